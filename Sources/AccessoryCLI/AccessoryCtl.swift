@@ -1,0 +1,79 @@
+/// `accessoryctl`: the command table and the dispatch over it.
+public enum AccessoryCtl {
+    public static let name = "accessoryctl"
+    public static let version = "0.1.0"
+
+    /// Every command, in the order `--help` lists them. Later commands join this table.
+    public static let commands: [Command] = [
+        ProfileValidateCommand.command,
+        MatchCommand.command,
+        CompletionCommand.command,
+    ]
+
+    /// Runs one command line (without the program name) and returns how it ended.
+    public static func run(_ arguments: [String], console: Console) async -> ExitCode {
+        guard let first = arguments.first else {
+            console.error(Help.overview())
+            return .usage
+        }
+        switch first {
+        case "-h", "--help":
+            console.print(Help.overview())
+            return .success
+        case "help":
+            return help(for: Array(arguments.dropFirst()), console: console)
+        case "--version":
+            console.print("\(name) \(version)")
+            return .success
+        default:
+            break
+        }
+
+        guard let command = command(matching: arguments) else {
+            let words = arguments.prefix { !$0.hasPrefix("-") }
+            if !words.isEmpty, let group = Help.group(words.map { $0 }) {
+                console.error("\(name): error: '\(words.joined(separator: " "))' needs a command")
+                console.error("")
+                console.error(group)
+                return .usage
+            }
+            console.error("\(name): error: unknown command '\(first)'")
+            console.error("Run '\(name) --help' for the list of commands.")
+            return .usage
+        }
+        let rest = Array(arguments.dropFirst(command.path.count))
+        if rest.prefix(while: { $0 != "--" }).contains(where: { $0 == "--help" || $0 == "-h" }) {
+            console.print(Help.command(command))
+            return .success
+        }
+        do {
+            return await command.run(try command.parse(rest), console)
+        } catch {
+            console.error("\(name): error: \(error.message)")
+            console.error("Usage: \(command.synopsis)")
+            console.error("Run '\(name) \(command.name) --help' for more.")
+            return .usage
+        }
+    }
+
+    /// The command whose path is the longest run of leading words.
+    static func command(matching arguments: [String]) -> Command? {
+        commands
+            .filter { arguments.starts(with: $0.path) }
+            .max { $0.path.count < $1.path.count }
+    }
+
+    private static func help(for words: [String], console: Console) -> ExitCode {
+        if words.isEmpty {
+            console.print(Help.overview())
+        } else if let command = command(matching: words), command.path.count == words.count {
+            console.print(Help.command(command))
+        } else if let group = Help.group(words) {
+            console.print(group)
+        } else {
+            console.error("\(name): error: no help for '\(words.joined(separator: " "))': there is no such command")
+            return .usage
+        }
+        return .success
+    }
+}

@@ -1,0 +1,137 @@
+/// How `accessoryctl` ends: 0 success, 1 failure, 64 bad usage (`EX_USAGE`), 77 not authorized (`EX_NOPERM`).
+public struct ExitCode: RawRepresentable, Hashable, Sendable {
+    public let rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    public static let success = ExitCode(rawValue: 0)
+    public static let failure = ExitCode(rawValue: 1)
+    public static let usage = ExitCode(rawValue: 64)
+    public static let notAuthorized = ExitCode(rawValue: 77)
+}
+
+/// An option a command takes: a flag (`--json`) or an option with a value (`--scan FILE`).
+public struct OptionSpec: Sendable {
+    public var name: String
+    /// The placeholder of the value; `nil` for a flag.
+    public var valueName: String?
+    public var help: String
+    public var isRequired = false
+    public var isRepeatable = false
+
+    public static func flag(_ name: String, help: String) -> OptionSpec {
+        OptionSpec(name: name, valueName: nil, help: help)
+    }
+
+    public static func value(_ name: String, _ valueName: String, help: String, required: Bool = false, repeatable: Bool = false) -> OptionSpec {
+        OptionSpec(name: name, valueName: valueName, help: help, isRequired: required, isRepeatable: repeatable)
+    }
+
+    var synopsis: String {
+        let text = valueName.map { "--\(name) \($0)" } ?? "--\(name)"
+        let repeated = isRepeatable ? "\(text)..." : text
+        return isRequired ? repeated : "[\(repeated)]"
+    }
+}
+
+/// Positional arguments: a name and how many.
+public struct PositionalSpec: Sendable {
+    public var name: String
+    public var minimum: Int
+    public var maximum: Int?
+    public var help: String
+
+    var synopsis: String {
+        let many = maximum.map { $0 > 1 } ?? true
+        let text = many ? "\(name)..." : name
+        return minimum == 0 ? "[\(text)]" : text
+    }
+}
+
+/// One row of the command table.
+public struct Command: Sendable {
+    /// The words that name the command (`["profile", "validate"]`).
+    public var path: [String]
+    public var summary: String
+    public var discussion: String
+    public var options: [OptionSpec]
+    public var positionals: PositionalSpec?
+    public var examples: [String]
+    public var run: @Sendable (ParsedArguments, Console) async -> ExitCode
+
+    public var name: String { path.joined(separator: " ") }
+
+    public var synopsis: String {
+        ([AccessoryCtl.name, name] + options.map(\.synopsis) + [positionals?.synopsis].compactMap { $0 }).joined(separator: " ")
+    }
+
+    /// Splits `arguments` by this command's options; `--help` is handled by the caller.
+    func parse(_ arguments: [String]) throws(UsageError) -> ParsedArguments {
+        var parsed = ParsedArguments()
+        var index = 0
+        var onlyPositionals = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyPositionals || !argument.hasPrefix("-") || argument == "-" {
+                parsed.positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                onlyPositionals = true
+                continue
+            }
+            guard argument.hasPrefix("--") else { throw UsageError("unknown option '\(argument)'") }
+            let body = argument.dropFirst(2)
+            let name = String(body.prefix { $0 != "=" })
+            let inlineValue = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
+            guard let option = options.first(where: { $0.name == name }) else {
+                throw UsageError("unknown option '--\(name)'")
+            }
+            guard let valueName = option.valueName else {
+                if inlineValue != nil { throw UsageError("'--\(name)' takes no value") }
+                parsed.flags.insert(name)
+                continue
+            }
+            let value: String
+            if let inlineValue {
+                value = inlineValue
+            } else if index < arguments.count {
+                value = arguments[index]
+                index += 1
+            } else {
+                throw UsageError("'--\(name)' needs a value (\(valueName))")
+            }
+            if parsed.values[name] != nil && !option.isRepeatable {
+                throw UsageError("'--\(name)' is given more than once")
+            }
+            parsed.values[name, default: []].append(value)
+        }
+        for option in options where option.isRequired && parsed.values[option.name] == nil {
+            throw UsageError("'--\(option.name) \(option.valueName ?? "")' is required")
+        }
+        let count = parsed.positionals.count
+        let positional = positionals ?? PositionalSpec(name: "", minimum: 0, maximum: 0, help: "")
+        if count < positional.minimum { throw UsageError("missing \(positional.name)") }
+        if let maximum = positional.maximum, count > maximum {
+            throw UsageError("unexpected argument '\(parsed.positionals[maximum])'")
+        }
+        return parsed
+    }
+}
+
+/// The options and arguments a command was given.
+public struct ParsedArguments: Sendable {
+    public var flags: Set<String> = []
+    public var values: [String: [String]] = [:]
+    public var positionals: [String] = []
+
+    public func flag(_ name: String) -> Bool { flags.contains(name) }
+    public func value(_ name: String) -> String? { values[name]?.last }
+    public func all(_ name: String) -> [String] { values[name] ?? [] }
+}
+
+/// A command line that does not fit the command; exits 64.
+public struct UsageError: Error, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+}

@@ -1,0 +1,245 @@
+import Foundation
+
+extension AccessoryProfile {
+    /// Reads and validates a profile file, reporting every fault at once.
+    public static func load(contentsOf url: URL) throws(ProfileError) -> AccessoryProfile {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            let reason = (error as NSError).localizedDescription
+            throw .unreadable(path: url.path, reason: "cannot be read: \(reason)")
+        }
+        return try parse(data, path: url.path)
+    }
+
+    /// Reads and validates a profile; `path` names it in errors.
+    public static func parse(_ data: Data, path: String) throws(ProfileError) -> AccessoryProfile {
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(data)
+        } catch {
+            throw .invalid(path: path, issues: [error])
+        }
+        let diagnostics = FieldDiagnostics()
+        guard let object = JSONObjectReader(document, at: "", diagnostics: diagnostics),
+              let profile = AccessoryProfile(reading: object)
+        else {
+            throw .invalid(path: path, issues: diagnostics.issues)
+        }
+        return profile
+    }
+
+    static let keys = ["schemaVersion", "id", "vendor", "supports", "bluetooth", "hotspot", "handoff", "items", "sources"]
+
+    private init?(reading object: JSONObjectReader) {
+        object.rejectUnknownKeys(Self.keys)
+        if let version = object.integer("schemaVersion", in: 1...Int.max, required: true), version != Self.schemaVersion {
+            object.report("schemaVersion", "is \(version); this version reads schema \(Self.schemaVersion)")
+        }
+        let id = object.string("id", required: true)
+        if let id, !Self.isReverseDNS(id) {
+            object.report("id", "'\(id)' is not a reverse-DNS name (letters, digits, '-' in at least two labels separated by '.', like org.example.plug)")
+        }
+        let vendor = object.string("vendor", required: true)
+        let transports = object.choices(
+            "supports", from: ["wifi": Transport.wifi, "bluetooth": .bluetooth], required: true, allowEmpty: false)
+        let supports = Set(transports ?? [])
+        let bluetooth = Self.readBluetooth(object, supports: supports, known: transports != nil)
+        let handoff = object.choice("handoff", from: Self.handoffNames, required: true)
+        let hotspot = object.object("hotspot").flatMap(HotspotPolicy.init(reading:))
+        let items = object.array("items", required: true, allowEmpty: false)?.compactMap { value, field in
+            JSONObjectReader(value, at: field, diagnostics: object.diagnostics).flatMap {
+                PickerDisplayItem(reading: $0, supports: transports == nil ? nil : supports, declared: bluetooth)
+            }
+        }
+        let sources = object.array("sources")?.compactMap { value, field in
+            JSONObjectReader(value, at: field, diagnostics: object.diagnostics).flatMap(SourceReference.init(reading:))
+        }
+        if let handoff, transports != nil {
+            Self.checkHandoff(handoff, supports: supports, hasHotspot: object.has("hotspot"), object)
+        }
+        if object.has("hotspot") && transports != nil && !supports.contains(.wifi) {
+            object.report("hotspot", "a hotspot needs \"wifi\" in supports")
+        }
+
+        guard object.diagnostics.issues.isEmpty, let id, let vendor, let handoff, let items, let bluetooth else { return nil }
+        self.init(
+            id: id, vendor: vendor, supports: supports, bluetooth: bluetooth, hotspot: hotspot,
+            handoff: handoff, items: items, sources: sources ?? [])
+    }
+
+    static let handoffNames: KeyValuePairs<String, Handoff> = [
+        "none": .none, "joinHotspot": .joinHotspot, "bluetoothToWiFi": .bluetoothToWiFi, "improvWiFi": .improvWiFi,
+    ]
+
+    private static func readBluetooth(_ object: JSONObjectReader, supports: Set<Transport>, known: Bool) -> BluetoothDeclarations? {
+        guard let section = object.object("bluetooth") else {
+            if object.has("bluetooth") { return nil }
+            return BluetoothDeclarations()
+        }
+        if known && !supports.contains(.bluetooth) {
+            object.report("bluetooth", "declares Bluetooth values, but \"bluetooth\" is not in supports")
+        }
+        section.rejectUnknownKeys(["services", "names", "companyIdentifiers"])
+        let diagnostics = section.diagnostics
+        let before = diagnostics.issues.count
+        var declarations = BluetoothDeclarations()
+        for (value, field) in section.array("services") ?? [] {
+            guard case .string(let text) = value else {
+                diagnostics.report(field, "expected a UUID string, found \(value.kindName)")
+                continue
+            }
+            do { declarations.services.append(try BluetoothUUID(text)) } catch { diagnostics.report(field, error.description) }
+        }
+        for (value, field) in section.array("names") ?? [] {
+            guard case .string(let name) = value, !name.isEmpty else {
+                diagnostics.report(field, "expected a non-empty string")
+                continue
+            }
+            declarations.names.append(name)
+        }
+        for (value, field) in section.array("companyIdentifiers") ?? [] {
+            if let company = DiscoveryDescriptor.companyIdentifier(value, field: field, diagnostics: diagnostics) {
+                declarations.companyIdentifiers.append(company)
+            }
+        }
+        return diagnostics.issues.count == before ? declarations : nil
+    }
+
+    private static func checkHandoff(_ handoff: Handoff, supports: Set<Transport>, hasHotspot: Bool, _ object: JSONObjectReader) {
+        let needs: (wifi: Bool, bluetooth: Bool, hotspot: Bool) = switch handoff {
+        case .none: (false, false, false)
+        case .joinHotspot: (true, false, true)
+        case .bluetoothToWiFi: (true, true, true)
+        case .improvWiFi: (false, true, false)
+        }
+        if needs.wifi && !supports.contains(.wifi) {
+            object.report("handoff", "\(handoff.rawValue) needs \"wifi\" in supports")
+        }
+        if needs.bluetooth && !supports.contains(.bluetooth) {
+            object.report("handoff", "\(handoff.rawValue) needs \"bluetooth\" in supports")
+        }
+        if needs.hotspot && !hasHotspot {
+            object.report("hotspot", "is required by handoff \(handoff.rawValue): say how the accessory's hotspot is secured")
+        }
+    }
+
+    /// `org.example.plug`: two or more labels of letters, digits and `-`.
+    static func isReverseDNS(_ text: String) -> Bool {
+        let labels = text.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.count >= 2 && labels.allSatisfy { label in
+            !label.isEmpty && label.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-") }
+        }
+    }
+}
+
+extension PickerDisplayItem {
+    /// Reads an item and checks its descriptor against what the profile supports and declares.
+    /// `supports` is `nil` when the profile's own `supports` was unreadable.
+    init?(reading object: JSONObjectReader, supports: Set<AccessoryProfile.Transport>?, declared: AccessoryProfile.BluetoothDeclarations?) {
+        let before = object.diagnostics.issues.count
+        object.rejectUnknownKeys(["name", "productImage", "setupOptions", "descriptor"])
+        let name = object.string("name", required: true)
+        let productImage = object.string("productImage")
+        let options = object.choices("setupOptions", from: SetupOptions.names)
+        let descriptor = object.object("descriptor", required: true).flatMap(DiscoveryDescriptor.init(reading:))
+        if let descriptor, let supports {
+            Self.check(descriptor, against: supports, declared: declared, at: object.field("descriptor"), object.diagnostics)
+        }
+        guard object.diagnostics.issues.count == before, let name, let descriptor else { return nil }
+        self.init(name: name, productImage: productImage, descriptor: descriptor, setupOptions: SetupOptions(options ?? []))
+    }
+
+    private static func check(
+        _ descriptor: DiscoveryDescriptor, against supports: Set<AccessoryProfile.Transport>,
+        declared: AccessoryProfile.BluetoothDeclarations?, at path: String, _ diagnostics: FieldDiagnostics
+    ) {
+        if descriptor.hasWiFiIdentifier && !supports.contains(.wifi) {
+            diagnostics.report(path, "uses Wi-Fi identifiers, but \"wifi\" is not in the profile's supports")
+        }
+        if descriptor.hasBluetoothIdentifier && !supports.contains(.bluetooth) {
+            diagnostics.report(path, "uses Bluetooth identifiers, but \"bluetooth\" is not in the profile's supports")
+        }
+        guard let declared, supports.contains(.bluetooth) else { return }
+        if let service = descriptor.bluetoothServiceUUID, !declared.services.contains(service) {
+            diagnostics.report("\(path).bluetoothServiceUUID", "service \(service) is not declared in bluetooth.services")
+        }
+        if let company = descriptor.bluetoothCompanyIdentifier, !declared.companyIdentifiers.contains(company) {
+            diagnostics.report("\(path).bluetoothCompanyIdentifier", "company \(company) is not declared in bluetooth.companyIdentifiers")
+        }
+        if let name = descriptor.bluetoothNameSubstring, !declared.names.contains(name) {
+            diagnostics.report("\(path).bluetoothNameSubstring", "name '\(name)' is not declared in bluetooth.names")
+        }
+    }
+}
+
+extension HotspotPolicy {
+    static let securityNames: KeyValuePairs<String, Security> = [
+        "open": .open, "wep": .wep, "wpa2Personal": .wpa2Personal, "wpa3Personal": .wpa3Personal, "owe": .owe,
+    ]
+
+    init?(reading object: JSONObjectReader) {
+        let before = object.diagnostics.issues.count
+        object.rejectUnknownKeys(["security", "passphrase", "joinOnce", "lifetimeInDays", "hidden"])
+        let security = object.choice("security", from: Self.securityNames, required: true)
+        let passphrase = object.object("passphrase", required: true).flatMap { Self.readPassphrase($0, security: security) }
+        let joinOnce = object.bool("joinOnce") ?? true
+        let lifetime = object.integer("lifetimeInDays", in: HotspotConfiguration.lifetimeRange)
+        if lifetime != nil && joinOnce {
+            object.report("lifetimeInDays", "applies only to a stored profile; set joinOnce to false or drop it")
+        }
+        let hidden = object.bool("hidden") ?? false
+        guard object.diagnostics.issues.count == before, let security, let passphrase else { return nil }
+        self.init(security: security, passphrase: passphrase, joinOnce: joinOnce, lifetimeInDays: lifetime, hidden: hidden)
+    }
+
+    private enum SourceKind: String { case none, fixed, prompt, handoff }
+
+    private static func readPassphrase(_ object: JSONObjectReader, security: Security?) -> PassphraseSource? {
+        let kinds: KeyValuePairs<String, SourceKind> = ["none": .none, "fixed": .fixed, "prompt": .prompt, "handoff": .handoff]
+        let kind = object.choice("source", from: kinds, required: true)
+        object.rejectUnknownKeys(kind == .fixed ? ["source", "value"] : kind == .prompt ? ["source", "hint"] : ["source"])
+        let result: PassphraseSource?
+        switch kind {
+        case .none?: result = PassphraseSource.none
+        // The value itself is never echoed in a fault.
+        case .fixed?: result = object.string("value", required: true, allowEmpty: true).map { .fixed(Secret($0)) }
+        case .prompt?: result = .prompt(hint: object.string("hint"))
+        case .handoff?: result = .handoff
+        case nil: result = nil
+        }
+        guard let security, let result else { return nil }
+        switch (security.needsPassphrase, result) {
+        case (false, .none), (true, .fixed), (true, .prompt), (true, .handoff):
+            break
+        case (false, _):
+            object.report("source", "a \(security.rawValue) hotspot has no passphrase; use \"none\"")
+        case (true, .none):
+            object.report("source", "a \(security.rawValue) hotspot needs a passphrase; use \"fixed\", \"prompt\" or \"handoff\"")
+        }
+        if case .fixed(let secret) = result {
+            do {
+                switch security {
+                case .wep: try HotspotSecurity.wep(secret).validate()
+                case .wpa2Personal: try HotspotSecurity.wpa2Personal(secret).validate()
+                case .wpa3Personal: try HotspotSecurity.wpa3Personal(secret).validate()
+                case .open, .owe: break
+                }
+            } catch {
+                object.report("value", error.message)
+            }
+        }
+        return result
+    }
+}
+
+extension SourceReference {
+    init?(reading object: JSONObjectReader) {
+        object.rejectUnknownKeys(["fact", "reference"])
+        guard let fact = object.string("fact", required: true), let reference = object.string("reference", required: true) else {
+            return nil
+        }
+        self.init(fact: fact, reference: reference)
+    }
+}

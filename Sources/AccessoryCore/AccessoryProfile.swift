@@ -1,0 +1,144 @@
+import Foundation
+
+/// What a client may discover and how its accessories are set up: the counterpart of the
+/// AccessorySetupKit keys in `Info.plist` plus the app's picker items. The file format is
+/// documented in `profiles/README.md`.
+public struct AccessoryProfile: Hashable, Sendable {
+    public static let schemaVersion = 1
+
+    public enum Transport: String, Hashable, Sendable, CaseIterable {
+        case wifi, bluetooth
+    }
+
+    /// The Bluetooth values descriptors may use (`NSAccessorySetupBluetooth*`).
+    public struct BluetoothDeclarations: Hashable, Sendable {
+        public var services: [BluetoothUUID] = []
+        public var names: [String] = []
+        public var companyIdentifiers: [BluetoothCompanyIdentifier] = []
+
+        public init(services: [BluetoothUUID] = [], names: [String] = [], companyIdentifiers: [BluetoothCompanyIdentifier] = []) {
+            self.services = services
+            self.names = names
+            self.companyIdentifiers = companyIdentifiers
+        }
+    }
+
+    /// What happens after a person picks an accessory.
+    public enum Handoff: String, Hashable, Sendable, CaseIterable {
+        /// Discovery and authorization only.
+        case none
+        /// Join the accessory's setup hotspot, then return to the previous network.
+        case joinHotspot
+        /// Discover over Bluetooth LE, learn the hotspot over GATT, join it.
+        case bluetoothToWiFi
+        /// Give the accessory the home network over Bluetooth LE with Improv Wi-Fi.
+        case improvWiFi
+    }
+
+    public var id: String
+    public var vendor: String
+    public var supports: Set<Transport>
+    public var bluetooth: BluetoothDeclarations
+    public var hotspot: HotspotPolicy?
+    public var handoff: Handoff
+    public var items: [PickerDisplayItem]
+    public var sources: [SourceReference]
+
+    public init(
+        id: String, vendor: String, supports: Set<Transport>, bluetooth: BluetoothDeclarations = .init(),
+        hotspot: HotspotPolicy? = nil, handoff: Handoff, items: [PickerDisplayItem], sources: [SourceReference] = []
+    ) {
+        self.id = id
+        self.vendor = vendor
+        self.supports = supports
+        self.bluetooth = bluetooth
+        self.hotspot = hotspot
+        self.handoff = handoff
+        self.items = items
+        self.sources = sources
+    }
+}
+
+/// How an accessory's setup hotspot is secured and where its passphrase comes from.
+public struct HotspotPolicy: Hashable, Sendable {
+    public enum Security: String, Hashable, Sendable, CaseIterable {
+        case open, wep, wpa2Personal, wpa3Personal, owe
+
+        var needsPassphrase: Bool { self != .open && self != .owe }
+    }
+
+    public enum PassphraseSource: Hashable, Sendable {
+        case none
+        /// A default the vendor publishes.
+        case fixed(Secret)
+        /// Asked of the person, for example a code printed on the label.
+        case prompt(hint: String?)
+        /// Learned from the accessory during the Bluetooth handoff.
+        case handoff
+    }
+
+    public var security: Security
+    public var passphrase: PassphraseSource
+    public var joinOnce: Bool
+    public var lifetimeInDays: Int?
+    public var hidden: Bool
+
+    public init(security: Security, passphrase: PassphraseSource, joinOnce: Bool = true, lifetimeInDays: Int? = nil, hidden: Bool = false) {
+        self.security = security
+        self.passphrase = passphrase
+        self.joinOnce = joinOnce
+        self.lifetimeInDays = lifetimeInDays
+        self.hidden = hidden
+    }
+
+    /// The configuration to join `target` with, once the passphrase is known.
+    public func configuration(for target: HotspotConfiguration.Target, passphrase: Secret?) throws(HotspotConfigurationError) -> HotspotConfiguration {
+        let secret = passphrase ?? Secret("")
+        let security: HotspotSecurity
+        switch self.security {
+        case .open: security = .open
+        case .owe: security = .owe
+        case .wep: security = .wep(secret)
+        case .wpa2Personal: security = .wpa2Personal(secret)
+        case .wpa3Personal: security = .wpa3Personal(secret)
+        }
+        return try HotspotConfiguration(
+            target: target, security: security, joinOnce: joinOnce, lifetimeInDays: lifetimeInDays, hidden: hidden)
+    }
+}
+
+/// Where a fact in a profile comes from.
+public struct SourceReference: Hashable, Sendable {
+    public var fact: String
+    public var reference: String
+
+    public init(fact: String, reference: String) {
+        self.fact = fact
+        self.reference = reference
+    }
+}
+
+/// Why a profile file was refused: every fault found, each naming its field.
+public enum ProfileError: Error, Hashable, Sendable, CustomStringConvertible {
+    case unreadable(path: String, reason: String)
+    case invalid(path: String, issues: [FieldIssue])
+
+    public var path: String {
+        switch self {
+        case .unreadable(let path, _), .invalid(let path, _): path
+        }
+    }
+
+    /// The faults as `field: message`; an unreadable file is one fault about the whole file.
+    public var issues: [FieldIssue] {
+        switch self {
+        case .unreadable(_, let reason): [FieldIssue(field: "(file)", message: reason)]
+        case .invalid(_, let issues): issues
+        }
+    }
+
+    /// One line per fault: `FILE: field: message`.
+    public var description: String {
+        issues.map { "\(path): \($0)" }.joined(separator: "\n")
+    }
+}

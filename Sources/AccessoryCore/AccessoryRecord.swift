@@ -1,0 +1,80 @@
+import Foundation
+
+/// `ASAccessory.AccessoryState`, with Apple's raw values.
+public enum AccessoryState: Int, Hashable, Sendable, CaseIterable {
+    /// Invalid, or no longer authorized.
+    case unauthorized = 0
+    /// Picked, but the client has not finished authorization yet.
+    case awaitingAuthorization = 10
+    case authorized = 20
+
+    public var name: String {
+        switch self {
+        case .unauthorized: "unauthorized"
+        case .awaitingAuthorization: "awaitingAuthorization"
+        case .authorized: "authorized"
+        }
+    }
+}
+
+extension AccessoryState: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let name = try container.decode(String.self)
+        guard let state = Self.allCases.first(where: { $0.name == name }) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "unknown accessory state '\(name)'")
+        }
+        self = state
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(name)
+    }
+}
+
+/// The client an authorization belongs to: a user and the profile it set the accessory up with.
+public struct AccessoryOwner: Hashable, Sendable, Codable {
+    public var uid: UInt32
+    public var profileID: String
+
+    public init(uid: UInt32, profileID: String) {
+        self.uid = uid
+        self.profileID = profileID
+    }
+}
+
+/// One accessory a person picked and what the agent knows of it: the counterpart of `ASAccessory`.
+public struct AccessoryRecord: Hashable, Sendable, Codable, Identifiable {
+    public var id: UUID
+    public var displayName: String
+    public var state: AccessoryState
+    /// The accessory's hotspot, to join it later.
+    public var ssid: SSID?
+    /// The accessory's Bluetooth address as BlueZ reports it.
+    public var bluetoothIdentifier: MACAddress?
+    /// The 6-byte classic-transport identifier for bridging (`bluetoothTransportBridgingIdentifier`).
+    public var bluetoothTransportBridgingIdentifier: MACAddress?
+    /// The descriptor that matched when the accessory was picked.
+    public var descriptor: DiscoveryDescriptor
+    public var owner: AccessoryOwner
+    public var created: Date
+    public var changed: Date
+
+    public init(
+        id: UUID = UUID(), displayName: String, state: AccessoryState, ssid: SSID? = nil,
+        bluetoothIdentifier: MACAddress? = nil, bluetoothTransportBridgingIdentifier: MACAddress? = nil,
+        descriptor: DiscoveryDescriptor, owner: AccessoryOwner, created: Date = Date(), changed: Date? = nil
+    ) {
+        self.id = id
+        self.displayName = displayName
+        self.state = state
+        self.ssid = ssid
+        self.bluetoothIdentifier = bluetoothIdentifier
+        self.bluetoothTransportBridgingIdentifier = bluetoothTransportBridgingIdentifier
+        self.descriptor = descriptor
+        self.owner = owner
+        self.created = created
+        self.changed = changed ?? created
+    }
+}

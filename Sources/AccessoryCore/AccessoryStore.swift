@@ -1,0 +1,195 @@
+import Foundation
+
+/// Keeps the authorization records in one JSON file that is never half-written.
+///
+/// A save writes a temporary file beside the store (mode 0600), flushes it to disk, renames it
+/// over the store and flushes the directory, so after a crash the file holds either the old
+/// records or the new ones. A file that cannot be decoded is moved aside, never replaced.
+/// One process writes a store; the agent is that process.
+public struct AccessoryStore: Sendable {
+    public static let schemaVersion = 1
+
+    public let url: URL
+
+    /// Runs between writing the temporary file and renaming it; tests throw here to stand
+    /// for a crash at that point.
+    var beforeRename: @Sendable () throws -> Void = {}
+
+    public init(url: URL) {
+        self.url = url
+    }
+
+    private var temporaryPrefix: String { "." + url.lastPathComponent + ".tmp-" }
+
+    /// The stored records; none when the file does not exist yet.
+    public func load() throws(AccessoryStoreError) -> [AccessoryRecord] {
+        let path = url.path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return [] }
+        guard !isDirectory.boolValue else { throw .unreadable(path: path, reason: "it is a directory") }
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw .unreadable(path: path, reason: Self.reason(error))
+        }
+
+        let version: Int
+        switch try? JSONValue.parse(data) {
+        case .object(let members)?:
+            guard case .number(let number)? = members["schemaVersion"], let integer = Int(exactly: number) else {
+                throw moveAside(reason: "it has no schemaVersion")
+            }
+            version = integer
+        default:
+            throw moveAside(reason: "it is not a JSON object")
+        }
+        guard version <= Self.schemaVersion else {
+            throw .unsupportedSchemaVersion(path: path, found: version, supported: Self.schemaVersion)
+        }
+        do {
+            return try Self.decoder.decode(StoreFile.self, from: data).records
+        } catch {
+            throw moveAside(reason: Self.reason(error))
+        }
+    }
+
+    /// Replaces the stored records with `records`, atomically and durably.
+    public func save(_ records: [AccessoryRecord]) throws(AccessoryStoreError) {
+        let directory = url.deletingLastPathComponent()
+        let data: Data
+        do {
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            data = try Self.encoder.encode(StoreFile(schemaVersion: Self.schemaVersion, records: records))
+        } catch {
+            throw .writeFailed(path: url.path, reason: Self.reason(error))
+        }
+        removeStaleTemporaryFiles(in: directory)
+
+        let temporary = directory.appendingPathComponent(temporaryPrefix + UUID().uuidString).path
+        do {
+            try Self.writeDurably(data, to: temporary)
+            try beforeRename()
+            try Self.check(rename(temporary, url.path), "rename \(temporary)")
+            try Self.syncDirectory(directory.path)
+        } catch {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw .writeFailed(path: url.path, reason: Self.reason(error))
+        }
+    }
+
+    private func moveAside(reason: String) -> AccessoryStoreError {
+        let stamp = Int(Date().timeIntervalSince1970)
+        let aside = url.path + ".corrupt-\(stamp)"
+        do {
+            try FileManager.default.moveItem(atPath: url.path, toPath: aside)
+        } catch {
+            return .corrupt(path: url.path, reason: reason, keptAt: nil)
+        }
+        return .corrupt(path: url.path, reason: reason, keptAt: aside)
+    }
+
+    /// Temporary files left by a save that crashed before its rename.
+    private func removeStaleTemporaryFiles(in directory: URL) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names where name.hasPrefix(temporaryPrefix) {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+    }
+
+    private static func writeDurably(_ data: Data, to path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        try check(descriptor, "create \(path)")
+        defer { close(descriptor) }
+        try data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                try check(written < 0 ? -1 : 0, "write \(path)")
+                offset += written
+            }
+        }
+        try check(fsync(descriptor), "fsync \(path)")
+    }
+
+    private static func syncDirectory(_ path: String) throws {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try check(descriptor, "open directory \(path)")
+        defer { close(descriptor) }
+        try check(fsync(descriptor), "fsync directory \(path)")
+    }
+
+    private static func check(_ result: Int32, _ operation: String) throws {
+        if result < 0 { throw SystemCallError(operation: operation, code: errno) }
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        switch error {
+        case let error as SystemCallError: error.description
+        case let error as DecodingError: describe(error)
+        default: (error as NSError).localizedDescription
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        let context: DecodingError.Context
+        switch error {
+        case .dataCorrupted(let c), .keyNotFound(_, let c), .typeMismatch(_, let c), .valueNotFound(_, let c): context = c
+        @unknown default: return "\(error)"
+        }
+        let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        return "\(path.isEmpty ? "" : "at \(path.dropFirst(path.hasPrefix(".") ? 1 : 0)): ")\(context.debugDescription)"
+    }
+
+    private struct StoreFile: Codable {
+        var schemaVersion: Int
+        var records: [AccessoryRecord]
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
+
+    private static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+}
+
+struct SystemCallError: Error, CustomStringConvertible {
+    var operation: String
+    var code: Int32
+
+    var description: String { "\(operation): \(String(cString: strerror(code)))" }
+}
+
+/// Why the accessory store could not be read or written.
+public enum AccessoryStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    case unreadable(path: String, reason: String)
+    /// The file is not a valid store; it was moved to `keptAt` so nothing is lost.
+    case corrupt(path: String, reason: String, keptAt: String?)
+    /// Written by a newer version of the agent; left untouched.
+    case unsupportedSchemaVersion(path: String, found: Int, supported: Int)
+    case writeFailed(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason):
+            "cannot read the accessory store \(path): \(reason)"
+        case .corrupt(let path, let reason, let keptAt?):
+            "the accessory store \(path) is damaged (\(reason)); it was moved to \(keptAt) for inspection and a new store will be started"
+        case .corrupt(let path, let reason, nil):
+            "the accessory store \(path) is damaged (\(reason)) and could not be moved aside; move it away by hand to start a new store"
+        case .unsupportedSchemaVersion(let path, let found, let supported):
+            "the accessory store \(path) has schema version \(found), newer than this version understands (\(supported)); upgrade the agent, the file was left untouched"
+        case .writeFailed(let path, let reason):
+            "cannot save the accessory store \(path): \(reason); the previous contents are unchanged"
+        }
+    }
+}
