@@ -35,10 +35,10 @@ enum Help {
         if !command.discussion.isEmpty {
             lines += ["", command.discussion]
         }
-        var rows: [[String]] = []
         if let positional = command.positionals {
-            rows.append(["  " + positional.name, positional.help])
+            lines += ["", "Arguments:"] + table([["  " + positional.name, positional.help]])
         }
+        var rows: [[String]] = []
         for option in command.options {
             rows.append(["  --\(option.name)" + (option.valueName.map { " \($0)" } ?? ""), option.help])
         }

@@ -143,12 +143,12 @@ extension PickerDisplayItem {
         let name = object.string("name", required: true)
         let productImage = object.string("productImage")
         let options = object.choices("setupOptions", from: SetupOptions.names)
-        let descriptor = object.object("descriptor", required: true).flatMap(DiscoveryDescriptor.init(reading:))
+        let descriptor = object.object("descriptor", required: true).map(DiscoveryDescriptor.read)
         if let descriptor, let supports {
-            Self.check(descriptor, against: supports, declared: declared, at: object.field("descriptor"), object.diagnostics)
+            Self.check(descriptor.descriptor, against: supports, declared: declared, at: object.field("descriptor"), object.diagnostics)
         }
         guard object.diagnostics.issues.count == before, let name, let descriptor else { return nil }
-        self.init(name: name, productImage: productImage, descriptor: descriptor, setupOptions: SetupOptions(options ?? []))
+        self.init(name: name, productImage: productImage, descriptor: descriptor.descriptor, setupOptions: SetupOptions(options ?? []))
     }
 
     private static func check(

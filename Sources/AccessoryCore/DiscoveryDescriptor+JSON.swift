@@ -21,9 +21,27 @@ extension DiscoveryDescriptor {
     /// Reads a descriptor, recording every fault (field types, values, and the rules of
     /// `validationErrors`) in the reader's diagnostics. Returns `nil` if there was any.
     public init?(reading object: JSONObjectReader) {
+        let (descriptor, valid) = Self.read(object)
+        guard valid else { return nil }
+        self = descriptor
+    }
+
+    /// The descriptor made of the fields that could be read, and whether there was no fault,
+    /// so callers can go on checking what did parse.
+    static func read(_ object: JSONObjectReader) -> (descriptor: DiscoveryDescriptor, valid: Bool) {
         let before = object.diagnostics.issues.count
-        object.rejectUnknownKeys(Self.keys)
-        self.init()
+        object.rejectUnknownKeys(keys)
+        var descriptor = DiscoveryDescriptor()
+        descriptor.fill(from: object)
+        for error in descriptor.validationErrors {
+            // A rule broken only because a field failed to parse would echo that field's fault.
+            if fieldsWhoseAbsenceBreaks(error).contains(where: object.has) { continue }
+            object.diagnostics.report(error == .noIdentifier ? object.path : object.field(error.field), error.message)
+        }
+        return (descriptor, object.diagnostics.issues.count == before)
+    }
+
+    private mutating func fill(from object: JSONObjectReader) {
         ssid = object.parsed("ssid", SSID.init(notation:))
         ssidPrefix = object.parsed("ssidPrefix", SSID.init(notation:))
         bssid = object.parsed("bssid", MACAddress.init)
@@ -41,12 +59,6 @@ extension DiscoveryDescriptor {
         if let options = object.choices("supportedOptions", from: Self.supportOptionNames) {
             supportedOptions = AccessorySupportOptions(options)
         }
-        for error in validationErrors {
-            // A rule broken only because a field failed to parse would echo that field's fault.
-            if Self.fieldsWhoseAbsenceBreaks(error).contains(where: object.has) { continue }
-            object.diagnostics.report(error == .noIdentifier ? object.path : object.field(error.field), error.message)
-        }
-        if object.diagnostics.issues.count > before { return nil }
     }
 
     private static func fieldsWhoseAbsenceBreaks(_ error: DiscoveryDescriptorError) -> [String] {

@@ -1,0 +1,106 @@
+import AccessoryCLI
+import Foundation
+import Testing
+
+/// Dispatch, usage errors and exit codes of the command table.
+@Suite struct AccessoryCtlTests {
+    @Test func noArgumentsIsAUsageErrorWithTheOverviewOnStandardError() async {
+        let run = await accessoryctl([])
+        #expect(run.code == .usage)
+        #expect(run.out.isEmpty)
+        #expect(run.err.contains("Commands:"))
+    }
+
+    @Test func unknownCommand() async {
+        let run = await accessoryctl("frobnicate")
+        #expect(run.code == .usage)
+        #expect(run.err.contains("unknown command 'frobnicate'"))
+    }
+
+    @Test func groupWithoutCommandListsItsCommands() async {
+        let run = await accessoryctl("profile")
+        #expect(run.code == .usage)
+        #expect(run.err.contains("'profile' needs a command"))
+        #expect(run.err.contains("profile validate"))
+    }
+
+    @Test(arguments: [
+        (["match", "--scan", "x.json"], "'--profile FILE' is required"),
+        (["match", "--profile", "p.json"], "'--scan FILE' is required"),
+        (["match", "--profile"], "'--profile' needs a value (FILE)"),
+        (["match", "--profile", "p", "--scan", "s", "--scan", "t"], "'--scan' is given more than once"),
+        (["match", "--profile", "p", "--scan", "s", "--colour"], "unknown option '--colour'"),
+        (["match", "--profile", "p", "--scan", "s", "-x"], "unknown option '-x'"),
+        (["match", "--profile", "p", "--scan", "s", "--json=yes"], "'--json' takes no value"),
+        (["match", "--profile", "p", "--scan", "s", "extra"], "unexpected argument 'extra'"),
+        (["profile", "validate"], "missing FILE"),
+        (["completion", "bash", "zsh"], "unexpected argument 'zsh'"),
+    ])
+    func usageErrorsExit64WithTheSynopsis(arguments: [String], message: String) async {
+        let run = await accessoryctl(arguments)
+        #expect(run.code == .usage)
+        #expect(run.err.contains("accessoryctl: error: \(message)"), "stderr was: \(run.err)")
+        #expect(run.err.contains("Usage: accessoryctl"))
+        #expect(run.out.isEmpty)
+    }
+
+    @Test func optionValueMayFollowAnEqualsSign() async {
+        let run = await accessoryctl("match", "--profile=\(Paths.profile("wled.json"))", "--scan=\(Paths.demoScan)")
+        #expect(run.code == .success)
+        #expect(run.out.contains("WLED-AP"))
+    }
+
+    @Test func helpForAnUnknownCommandIsAUsageError() async {
+        let run = await accessoryctl("help", "nothing")
+        #expect(run.code == .usage)
+        #expect(run.err.contains("no such command"))
+    }
+
+    @Test func version() async {
+        let run = await accessoryctl("--version")
+        #expect(run.code == .success)
+        #expect(run.out == "accessoryctl \(AccessoryCtl.version)\n")
+    }
+
+    @Test func bashCompletionCoversEveryCommandAndOption() async {
+        let run = await accessoryctl("completion", "bash")
+        #expect(run.code == .success)
+        #expect(run.out.contains("complete -F _accessoryctl accessoryctl"))
+        for command in AccessoryCtl.commands {
+            #expect(run.out.contains("\"\(command.name)\") opts="))
+            for option in command.options { #expect(run.out.contains("--\(option.name)")) }
+        }
+        #expect(run.out.contains("\"profile\") words=\"validate\""))
+    }
+
+    @Test func completionForAnotherShellIsRefused() async {
+        let run = await accessoryctl("completion", "fish")
+        #expect(run.code == .usage)
+        #expect(run.err.contains("only bash is supported"))
+    }
+
+    /// The built executable, not only the library: exit status and streams as a shell sees them.
+    @Test func executableExitStatus() throws {
+        let binary = try #require(Self.executable(), "accessoryctl was not built next to the test bundle")
+        for (arguments, status) in [(["--version"], Int32(0)), (["bogus"], 64), (["profile", "validate", "/nonexistent.json"], 1)] {
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == status, "accessoryctl \(arguments.joined(separator: " "))")
+        }
+    }
+
+    static func executable() -> URL? {
+        let candidates = [
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("accessoryctl"),
+            Bundle.main.bundleURL.appendingPathComponent("accessoryctl"),
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("accessoryctl"),
+            Paths.packageRoot.appendingPathComponent(".build/debug/accessoryctl"),
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+}

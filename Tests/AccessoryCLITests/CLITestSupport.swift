@@ -1,0 +1,65 @@
+import AccessoryCLI
+import Foundation
+import Synchronization
+import Testing
+
+/// What one run of `accessoryctl` printed and how it ended.
+struct Run {
+    var code: ExitCode
+    var out: String
+    var err: String
+
+    var outLines: [String] { out.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) }
+}
+
+/// Runs a command line in-process with captured output.
+func accessoryctl(_ arguments: String...) async -> Run {
+    await accessoryctl(arguments)
+}
+
+func accessoryctl(_ arguments: [String]) async -> Run {
+    final class Buffers: Sendable {
+        let out = Mutex("")
+        let err = Mutex("")
+    }
+    let buffers = Buffers()
+    let console = Console(
+        isTerminal: false,
+        writeOut: { text in buffers.out.withLock { $0 += text } },
+        writeError: { text in buffers.err.withLock { $0 += text } })
+    let code = await AccessoryCtl.run(arguments, console: console)
+    return Run(code: code, out: buffers.out.withLock { $0 }, err: buffers.err.withLock { $0 })
+}
+
+enum Paths {
+    static let testsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    static let packageRoot = testsDirectory.deletingLastPathComponent().deletingLastPathComponent()
+    static let profiles = packageRoot.appendingPathComponent("profiles")
+    static let demoScan = packageRoot.appendingPathComponent("examples/scans/demo.json").path
+    static let fixtures = testsDirectory.appendingPathComponent("Fixtures")
+    static let snapshots = testsDirectory.appendingPathComponent("Snapshots")
+
+    static func profile(_ name: String) -> String { profiles.appendingPathComponent(name).path }
+    static func fixture(_ name: String) -> String { fixtures.appendingPathComponent(name).path }
+
+    static var shippedProfiles: [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: profiles.path)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.sorted().map(profile)
+    }
+}
+
+/// A temporary file holding `text`, removed when the test's scope ends.
+final class TemporaryFile {
+    let path: String
+
+    init(_ text: String, name: String = "file.json") throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("accessoryctl-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        path = directory.appendingPathComponent(name).path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path)
+    }
+}
