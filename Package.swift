@@ -11,8 +11,16 @@ let package = Package(
         // Layer 1: the pure-Swift model. Imports Foundation only, never a C library.
         .target(name: "AccessoryCore"),
 
+        // Layer 2: C libraries, each behind a system-library target, the shims Swift cannot
+        // import without (macros, varargs), and the Swift runtime for GLib main contexts.
+        .systemLibrary(name: "CGLib", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        .systemLibrary(name: "CNetworkManager", pkgConfig: "libnm", providers: [.apt(["libnm-dev"])]),
+        .target(name: "CGLibShim", dependencies: ["CGLib"]),
+        .target(name: "GLibRuntime", dependencies: ["CGLib", "CGLibShim"]),
+        .target(name: "NetworkManagerBackend", dependencies: ["AccessoryCore", "GLibRuntime", "CGLibShim", "CNetworkManager"]),
+
         // Layer 4: the commands of `accessoryctl`, as a library so tests can run them in-process.
-        .target(name: "AccessoryCLI", dependencies: ["AccessoryCore"]),
+        .target(name: "AccessoryCLI", dependencies: ["AccessoryCore", "NetworkManagerBackend"]),
         .executableTarget(name: "accessoryctl", dependencies: ["AccessoryCLI"]),
 
         .executableTarget(
@@ -21,7 +29,20 @@ let package = Package(
             path: "bench/MatchingBenchmark"
         ),
 
+        // Starts the services integration tests need: a private bus, python-dbusmock,
+        // NetworkManager in a network namespace.
+        .target(name: "ServiceHarness", path: "Tests/ServiceHarness", exclude: ["templates"]),
+
         .testTarget(name: "AccessoryCoreTests", dependencies: ["AccessoryCore"]),
-        .testTarget(name: "AccessoryCLITests", dependencies: ["AccessoryCLI", "AccessoryCore"]),
+        .testTarget(name: "GLibRuntimeTests", dependencies: ["GLibRuntime", "CGLib"]),
+        .testTarget(
+            name: "NetworkManagerBackendTests",
+            dependencies: ["NetworkManagerBackend", "AccessoryCore", "ServiceHarness"]
+        ),
+        .testTarget(
+            name: "AccessoryCLITests",
+            dependencies: ["AccessoryCLI", "AccessoryCore", "ServiceHarness"],
+            exclude: ["Fixtures", "Snapshots"]
+        ),
     ]
 )

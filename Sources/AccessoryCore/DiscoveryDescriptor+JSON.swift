@@ -36,7 +36,8 @@ extension DiscoveryDescriptor {
         for error in descriptor.validationErrors {
             // A rule broken only because a field failed to parse would echo that field's fault.
             if fieldsWhoseAbsenceBreaks(error).contains(where: object.has) { continue }
-            object.diagnostics.report(error == .noIdentifier ? object.path : object.field(error.field), error.message)
+            let field = error == .noIdentifier ? (object.path.isEmpty ? error.field : object.path) : object.field(error.field)
+            object.diagnostics.report(field, error.message)
         }
         return (descriptor, object.diagnostics.issues.count == before)
     }

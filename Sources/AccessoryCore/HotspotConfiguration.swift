@@ -25,9 +25,7 @@ public struct HotspotConfiguration: Hashable, Sendable {
         target: Target, security: HotspotSecurity = .open, joinOnce: Bool = false,
         lifetimeInDays: Int? = nil, hidden: Bool = false
     ) throws(HotspotConfigurationError) {
-        if case .ssidPrefix(let prefix) = target, prefix.count < Self.minimumPrefixLength {
-            throw .invalidSSIDPrefix("is \(prefix.count) bytes long; a prefix needs \(Self.minimumPrefixLength) to \(SSID.maximumLength) bytes")
-        }
+        if case .ssidPrefix(let prefix) = target { try Self.checkPrefixLength(prefix) }
         if case .ssidPrefix = target, hidden {
             throw .invalid(field: "hidden", "a hidden network cannot be found by prefix; give its full SSID")
         }
@@ -48,13 +46,22 @@ public struct HotspotConfiguration: Hashable, Sendable {
         self.hidden = hidden
     }
 
+    private static func checkPrefixLength(_ prefix: SSID) throws(HotspotConfigurationError) {
+        guard prefix.count >= minimumPrefixLength else {
+            throw .invalidSSIDPrefix("is \(prefix.count) bytes long; a prefix needs \(minimumPrefixLength) to \(SSID.maximumLength) bytes")
+        }
+    }
+
     /// Validates text as a target: an exact SSID, or a prefix of 3 to 32 bytes.
     public static func target(ssid: String?, ssidPrefix: String?) throws(HotspotConfigurationError) -> Target {
         switch (ssid, ssidPrefix) {
         case (let ssid?, nil):
             do { return .ssid(try SSID(notation: ssid)) } catch { throw .invalidSSID(error.description) }
         case (nil, let prefix?):
-            do { return .ssidPrefix(try SSID(notation: prefix)) } catch { throw .invalidSSIDPrefix(error.description) }
+            let bytes: SSID
+            do { bytes = try SSID(notation: prefix) } catch { throw .invalidSSIDPrefix(error.description) }
+            try checkPrefixLength(bytes)
+            return .ssidPrefix(bytes)
         case (nil, nil):
             throw .invalidSSID("give an SSID or an SSID prefix")
         case (_?, _?):

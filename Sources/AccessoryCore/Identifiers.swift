@@ -126,9 +126,10 @@ public struct BluetoothCompanyIdentifier: RawRepresentable, Hashable, Sendable, 
     public init(_ text: String) throws(IdentifierError) {
         let value: UInt16?
         if text.hasPrefix("0x") || text.hasPrefix("0X") {
-            value = UInt16(text.dropFirst(2), radix: 16)
+            let digits = text.dropFirst(2)
+            value = (1...4).contains(digits.count) && Hex.isHexDigits(digits) ? UInt16(digits, radix: 16) : nil
         } else {
-            value = UInt16(text)
+            value = !text.isEmpty && text.allSatisfy(\.isASCIIDigitCharacter) ? UInt16(text) : nil
         }
         guard let value else {
             throw .invalidCompanyIdentifier("'\(text)' is not a number from 0 to 65535 or 0x0000 to 0xFFFF")
@@ -204,4 +205,8 @@ public enum IdentifierError: Error, Hashable, Sendable, CustomStringConvertible 
             reason
         }
     }
+}
+
+extension Character {
+    fileprivate var isASCIIDigitCharacter: Bool { ("0"..."9").contains(self) }
 }

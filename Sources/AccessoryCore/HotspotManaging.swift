@@ -1,0 +1,242 @@
+import Foundation
+
+/// Joining, leaving and forgetting accessory hotspots: the `NEHotspotConfigurationManager`
+/// counterpart. The NetworkManager backend implements it; the agent and the CLI see only this.
+public protocol HotspotManaging: Sendable {
+    func wifiDevices() async throws(HotspotError) -> [WiFiDevice]
+    /// The access points a device hears; with `rescan`, after a fresh scan.
+    func accessPoints(device: String?, rescan: Bool) async throws(HotspotError) -> [WiFiScanEntry]
+    /// Joins the hotspot and returns once the connection is up, or throws why it is not.
+    /// A failed join leaves no profile behind and the device back on its previous network.
+    func join(_ configuration: HotspotConfiguration, options: JoinOptions) async throws(HotspotError) -> JoinedHotspot
+    /// Leaves the accessory hotspot and brings the previous connection back.
+    func leave(device: String?) async throws(HotspotError) -> LeftHotspot
+    /// Removes the profiles this project made for `ssid`; returns what was removed.
+    func forget(ssid: SSID) async throws(HotspotError) -> [ConfiguredHotspot]
+    /// The profiles this project made, never the user's own.
+    func configuredHotspots() async throws(HotspotError) -> [ConfiguredHotspot]
+}
+
+/// A Wi-Fi interface as NetworkManager sees it.
+public struct WiFiDevice: Hashable, Sendable, Codable {
+    public var interface: String
+    /// NetworkManager's device state, as `nmcli` names it (`disconnected`, `activated`, …).
+    public var state: String
+    public var hardwareAddress: String?
+    /// The profile active on the device, if any.
+    public var connection: String?
+    /// The SSID of the access point the device is associated with.
+    public var ssid: SSID?
+
+    public init(interface: String, state: String, hardwareAddress: String? = nil, connection: String? = nil, ssid: SSID? = nil) {
+        self.interface = interface
+        self.state = state
+        self.hardwareAddress = hardwareAddress
+        self.connection = connection
+        self.ssid = ssid
+    }
+}
+
+/// How to join.
+public struct JoinOptions: Sendable {
+    /// The interface to join on; the first Wi-Fi device when `nil`.
+    public var device: String?
+    /// How long association and addressing may take before the join is abandoned.
+    public var timeout: Duration = .seconds(45)
+    /// If nobody leaves the hotspot within this time (a crash, a closed lid), NetworkManager
+    /// itself restores the previous network (a checkpoint rollback). `nil`: never.
+    public var restoreAfter: Duration? = .seconds(900)
+    /// End a join-once connection when the joining D-Bus client leaves the bus.
+    public var bindToClient = false
+    /// The authorization record the connection belongs to, exported to dispatcher scripts.
+    public var recordID: UUID?
+    /// Called with each step of the join, for progress output.
+    public var progress: (@Sendable (JoinStep) -> Void)?
+
+    public init(device: String? = nil) {
+        self.device = device
+    }
+}
+
+/// The steps a join goes through.
+public enum JoinStep: String, Sendable, Hashable {
+    case scanning, checkpoint, adding, associating, configuringAddress
+}
+
+/// A hotspot the device is now connected to.
+public struct JoinedHotspot: Hashable, Sendable, Codable {
+    public var device: String
+    public var ssid: SSID
+    public var bssid: MACAddress?
+    public var connectionID: String
+    public var connectionUUID: String
+    public var ipv4Address: String?
+    /// The profile that was active before, which leaving brings back.
+    public var previousConnection: String?
+    /// When NetworkManager restores the previous network by itself if nobody leaves.
+    public var restoreDeadline: Date?
+
+    public init(
+        device: String, ssid: SSID, bssid: MACAddress?, connectionID: String, connectionUUID: String,
+        ipv4Address: String?, previousConnection: String?, restoreDeadline: Date?
+    ) {
+        self.device = device
+        self.ssid = ssid
+        self.bssid = bssid
+        self.connectionID = connectionID
+        self.connectionUUID = connectionUUID
+        self.ipv4Address = ipv4Address
+        self.previousConnection = previousConnection
+        self.restoreDeadline = restoreDeadline
+    }
+}
+
+/// What leaving did.
+public struct LeftHotspot: Hashable, Sendable, Codable {
+    public var device: String
+    public var ssid: SSID?
+    /// Whether the accessory profile was deleted (join-once profiles are).
+    public var deleted: Bool
+    /// The previous connection that was brought back, if there was one.
+    public var restored: String?
+
+    public init(device: String, ssid: SSID?, deleted: Bool, restored: String?) {
+        self.device = device
+        self.ssid = ssid
+        self.deleted = deleted
+        self.restored = restored
+    }
+}
+
+/// A NetworkManager profile this project made for an accessory hotspot.
+public struct ConfiguredHotspot: Hashable, Sendable, Codable {
+    public var ssid: SSID
+    public var connectionID: String
+    public var connectionUUID: String
+    public var joinOnce: Bool
+    public var expires: Date?
+    public var recordID: UUID?
+    public var active: Bool
+
+    public init(ssid: SSID, connectionID: String, connectionUUID: String, joinOnce: Bool, expires: Date?, recordID: UUID?, active: Bool) {
+        self.ssid = ssid
+        self.connectionID = connectionID
+        self.connectionUUID = connectionUUID
+        self.joinOnce = joinOnce
+        self.expires = expires
+        self.recordID = recordID
+        self.active = active
+    }
+}
+
+/// Why joining, leaving or listing failed. Cases with a counterpart in
+/// `NEHotspotConfigurationError` carry its name and raw value as `code`.
+public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// NetworkManager (or the configuration) refused the configuration.
+    case invalidConfiguration(HotspotConfigurationError)
+    case alreadyAssociated(SSID)
+    /// Another accessory join is still in place on the device.
+    case pending(device: String)
+    case notAuthorized(String)
+    case networkManagerUnavailable(String)
+    case noWiFiDevice(String?)
+    case wifiDisabled
+    /// No access point with the SSID (or prefix) was found.
+    case notFound(String)
+    /// The hotspot refused the passphrase (NetworkManager: no secrets, supplicant disconnect).
+    case wrongPassphrase(SSID)
+    case associationTimeout(SSID)
+    /// Associated, but no address was obtained (DHCP failed).
+    case addressingFailed(SSID)
+    /// The connection failed for another reason NetworkManager gave.
+    case activationFailed(SSID, reason: String)
+    /// The join did not settle within the timeout.
+    case timedOut(SSID, seconds: Int)
+    case notJoined(device: String)
+    case cancelled
+    case `internal`(String)
+
+    /// A stable number: `NEHotspotConfigurationError`'s raw value where it has one, else 100 and up.
+    public var code: Int {
+        switch self {
+        case .invalidConfiguration(let error): error.code
+        case .alreadyAssociated: 13
+        case .pending: 9
+        case .notAuthorized: 7
+        case .internal: 8
+        case .networkManagerUnavailable: 100
+        case .noWiFiDevice: 101
+        case .wifiDisabled: 102
+        case .notFound: 103
+        case .wrongPassphrase: 104
+        case .associationTimeout: 105
+        case .addressingFailed: 106
+        case .activationFailed: 107
+        case .timedOut: 108
+        case .notJoined: 109
+        case .cancelled: 110
+        }
+    }
+
+    /// The D-Bus error name the agent will reply with.
+    public var dbusName: String {
+        let name = switch self {
+        case .invalidConfiguration: "InvalidConfiguration"
+        case .alreadyAssociated: "AlreadyAssociated"
+        case .pending: "Pending"
+        case .notAuthorized: "NotAuthorized"
+        case .networkManagerUnavailable: "NetworkManagerUnavailable"
+        case .noWiFiDevice: "NoWiFiDevice"
+        case .wifiDisabled: "WiFiDisabled"
+        case .notFound: "NotFound"
+        case .wrongPassphrase: "WrongPassphrase"
+        case .associationTimeout: "AssociationTimeout"
+        case .addressingFailed: "AddressingFailed"
+        case .activationFailed: "ActivationFailed"
+        case .timedOut: "TimedOut"
+        case .notJoined: "NotJoined"
+        case .cancelled: "Cancelled"
+        case .internal: "Internal"
+        }
+        return "io.accessorysetup.Error.\(name)"
+    }
+
+    public var description: String {
+        switch self {
+        case .invalidConfiguration(let error):
+            "the configuration was refused: \(error)"
+        case .alreadyAssociated(let ssid):
+            "already connected to \(ssid)"
+        case .pending(let device):
+            "an accessory join is already in place on \(device); run 'accessoryctl leave' first"
+        case .notAuthorized(let reason):
+            "not authorized: \(reason)"
+        case .networkManagerUnavailable(let reason):
+            "NetworkManager is not reachable (\(reason)); is it running?"
+        case .noWiFiDevice(let name?):
+            "there is no Wi-Fi device named \(name) that NetworkManager manages"
+        case .noWiFiDevice(nil):
+            "NetworkManager manages no Wi-Fi device"
+        case .wifiDisabled:
+            "Wi-Fi is switched off; turn it on with 'nmcli radio wifi on'"
+        case .notFound(let what):
+            "no access point \(what) is in range"
+        case .wrongPassphrase(let ssid):
+            "\(ssid) refused the passphrase; check it and try again"
+        case .associationTimeout(let ssid):
+            "\(ssid) did not accept the association in time; move closer or check the accessory is in setup mode"
+        case .addressingFailed(let ssid):
+            "joined \(ssid) but got no IP address from it (DHCP failed)"
+        case .activationFailed(let ssid, let reason):
+            "could not connect to \(ssid): \(reason)"
+        case .timedOut(let ssid, let seconds):
+            "connecting to \(ssid) did not finish within \(seconds) s"
+        case .notJoined(let device):
+            "\(device) is not connected to an accessory hotspot"
+        case .cancelled:
+            "cancelled"
+        case .internal(let reason):
+            "NetworkManager failed: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,47 @@
+/*
+ * Typed wrappers for the GLib macros and variadic functions Swift cannot import.
+ * Every symbol is prefixed cglib_. Nothing here holds state.
+ */
+#ifndef CGLIB_SHIM_H
+#define CGLIB_SHIM_H
+
+#include <gio/gio.h>
+
+/* G_OBJECT_TYPE_NAME */
+const char *cglib_type_name(gpointer instance);
+
+/* g_object_set / g_object_get with one property of a known type. */
+void cglib_object_set_string(gpointer object, const char *property, const char *value);
+void cglib_object_set_boolean(gpointer object, const char *property, gboolean value);
+void cglib_object_set_uint(gpointer object, const char *property, guint value);
+void cglib_object_set_int(gpointer object, const char *property, gint value);
+void cglib_object_set_boxed(gpointer object, const char *property, gconstpointer value);
+void cglib_object_set_strv(gpointer object, const char *property, const char *const *value);
+
+/* g_initable_new(type, cancellable, error, property, object, NULL) */
+gpointer cglib_initable_new_with_object(GType type, const char *property, gpointer value,
+                                        GCancellable *cancellable, GError **error);
+
+/* g_signal_connect_data with handlers of fixed shapes. */
+typedef void (*cglib_pointer_handler)(gpointer instance, gpointer argument, gpointer user_data);
+typedef void (*cglib_uint2_handler)(gpointer instance, guint first, guint second, gpointer user_data);
+typedef void (*cglib_uint3_handler)(gpointer instance, guint first, guint second, guint third, gpointer user_data);
+
+gulong cglib_signal_connect_pointer(gpointer instance, const char *signal, cglib_pointer_handler handler,
+                                    gpointer user_data, GClosureNotify destroy);
+gulong cglib_signal_connect_uint2(gpointer instance, const char *signal, cglib_uint2_handler handler,
+                                  gpointer user_data, GClosureNotify destroy);
+gulong cglib_signal_connect_uint3(gpointer instance, const char *signal, cglib_uint3_handler handler,
+                                  gpointer user_data, GClosureNotify destroy);
+
+/* a{sv} dictionaries, built without G_VARIANT_TYPE or g_variant_new. */
+GVariantBuilder *cglib_vardict_builder_new(void);
+void cglib_vardict_add_string(GVariantBuilder *builder, const char *key, const char *value);
+void cglib_vardict_add_bytestring_array(GVariantBuilder *builder, const char *key, GBytes *const *values, gsize count);
+/* Ends the builder and frees it; the result is floating. */
+GVariant *cglib_vardict_builder_end(GVariantBuilder *builder);
+
+/* A GPtrArray of borrowed pointers (no free function). */
+GPtrArray *cglib_ptr_array_new(void);
+
+#endif

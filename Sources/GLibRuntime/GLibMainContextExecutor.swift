@@ -1,0 +1,97 @@
+import CGLib
+import Foundation
+
+/// A serial executor that runs jobs on one dedicated thread iterating a private `GMainContext`.
+///
+/// libnm and GDBus deliver every callback and signal on the main context that was the
+/// thread default when an object was created. A backend actor whose `unownedExecutor` is this
+/// executor therefore runs its methods, its GLib callbacks and its signal handlers on the
+/// same thread, and GObject pointers never cross threads.
+public final class GLibMainContextExecutor: SerialExecutor, @unchecked Sendable {
+    // Immutable after init; the only calls made on them from other threads
+    // (g_source_attach, g_main_context_wakeup, g_main_loop_quit) are thread-safe in GLib.
+    private let context: OpaquePointer
+    private let loop: OpaquePointer
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Starts the thread; `name` shows in debuggers and `ps -L`.
+    public init(name: String) {
+        context = g_main_context_new()
+        loop = g_main_loop_new(context, 0)
+        let started = DispatchSemaphore(value: 0)
+        let pointers = UncheckedSendable((context, loop))
+        let finished = self.finished
+        let thread = Thread {
+            let (context, loop) = pointers.value
+            g_main_context_push_thread_default(context)
+            started.signal()
+            g_main_loop_run(loop)
+            // Run what was queued before the quit, so no continuation is left hanging.
+            while g_main_context_iteration(context, 0) != 0 {}
+            g_main_context_pop_thread_default(context)
+            finished.signal()
+        }
+        thread.name = name
+        thread.start()
+        started.wait()
+    }
+
+    deinit {
+        g_main_loop_unref(loop)
+        g_main_context_unref(context)
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedSerialExecutor()
+        invoke { job.runSynchronously(on: executor) }
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    public func checkIsolated() {
+        precondition(isOnContextThread, "not on the GLib main context thread of this executor")
+    }
+
+    /// Whether the calling thread is the one iterating this executor's main context.
+    public var isOnContextThread: Bool {
+        g_main_context_is_owner(context) != 0
+    }
+
+    /// Runs `body` on the context thread, after what is already queued. Never inline,
+    /// even when called on that thread, so it cannot re-enter a running job.
+    public func invoke(_ body: @escaping @Sendable () -> Void) {
+        let source = g_idle_source_new()
+        g_source_set_priority(source, G_PRIORITY_DEFAULT)
+        let box = Unmanaged.passRetained(Closure(body)).toOpaque()
+        g_source_set_callback(source, { data in
+            Unmanaged<Closure>.fromOpaque(data!).takeUnretainedValue().body()
+            return 0  // G_SOURCE_REMOVE
+        }, box, { data in
+            Unmanaged<Closure>.fromOpaque(data!).release()
+        })
+        g_source_attach(source, context)
+        g_source_unref(source)
+    }
+
+    /// Stops the loop after the queued jobs have run and waits for the thread to end.
+    public func shutdown() {
+        let loop = UncheckedSendable(self.loop)
+        invoke { g_main_loop_quit(loop.value) }
+        finished.wait()
+    }
+
+    private final class Closure {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+}
+
+/// Carries a value the compiler cannot prove Sendable across a boundary where it is safe:
+/// a pointer handed to the thread that alone will use it.
+public struct UncheckedSendable<Value>: @unchecked Sendable {
+    public let value: Value
+    public init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,155 @@
+import AccessoryCore
+import CGLib
+import CGLibShim
+import CNetworkManager
+import Foundation
+import GLibRuntime
+
+/// NetworkManager through libnm: Wi-Fi devices, access points, and joining, leaving and
+/// forgetting accessory hotspots.
+///
+/// The actor runs on its own GLib thread, which owns the `NMClient` and every libnm object;
+/// callers get value snapshots from `AccessoryCore` only.
+public actor NetworkManagerClient: HotspotManaging {
+    let executor: GLibMainContextExecutor
+    let client: GObjectRef
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    private init(executor: GLibMainContextExecutor, client: GObjectRef) {
+        self.executor = executor
+        self.client = client
+    }
+
+    /// Connects to NetworkManager on the system bus (`DBUS_SYSTEM_BUS_ADDRESS` is honoured),
+    /// or on the bus at `busAddress`.
+    public static func connect(busAddress: String? = nil) async throws(HotspotError) -> NetworkManagerClient {
+        let executor = GLibMainContextExecutor(name: "libnm")
+        let result: Result<GObjectRef, HotspotError> = await withCheckedContinuation { continuation in
+            executor.invoke {
+                continuation.resume(returning: Result { () throws(HotspotError) in try makeClient(busAddress: busAddress) })
+            }
+        }
+        switch result {
+        case .success(let client):
+            return NetworkManagerClient(executor: executor, client: client)
+        case .failure(let error):
+            executor.shutdown()
+            throw error
+        }
+    }
+
+    /// Runs on the GLib thread, so the `NMClient` binds to its main context.
+    private static func makeClient(busAddress: String?) throws(HotspotError) -> GObjectRef {
+        do throws(GLibError) {
+            let client: OpaquePointer
+            if let busAddress {
+                let flags = GDBusConnectionFlags(
+                    G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
+                let bus = try withGError("connect to \(busAddress)") {
+                    g_dbus_connection_new_for_address_sync(busAddress, flags, nil, nil, $0)
+                }
+                defer { g_object_unref(gpointer(bus)) }
+                client = OpaquePointer(try withGError("connect to NetworkManager") {
+                    cglib_initable_new_with_object(nm_client_get_type(), NM_CLIENT_DBUS_CONNECTION, gpointer(bus), nil, $0)
+                })
+            } else {
+                client = try withGError("connect to NetworkManager") { nm_client_new(nil, $0) }
+            }
+            let reference = GObjectRef(adopting: client)
+            guard nm_client_get_nm_running(client) != 0 else {
+                throw GLibError(domain: "accessory-setup", code: 0, message: "org.freedesktop.NetworkManager is not on the bus")
+            }
+            return reference
+        } catch {
+            throw .networkManagerUnavailable(error.message)
+        }
+    }
+
+    deinit {
+        // libnm objects are released on their own thread; then the thread ends.
+        let client = UncheckedSendable(self.client)
+        let executor = self.executor
+        executor.invoke { _ = client }
+        if !executor.isOnContextThread { executor.shutdown() }
+    }
+
+    // MARK: Devices and access points
+
+    public func wifiDevices() throws(HotspotError) -> [WiFiDevice] {
+        wifiDevicePointers().map(LibNM.wifiDevice)
+    }
+
+    public func accessPoints(device name: String?, rescan: Bool) async throws(HotspotError) -> [WiFiScanEntry] {
+        let device = try wifiDevice(named: name)
+        if rescan { try await scan(device, ssids: []) }
+        return LibNM.accessPoints(of: device.pointer).compactMap(LibNM.scanEntry)
+    }
+
+    /// Access points appearing and vanishing on a device, as NetworkManager reports them.
+    public func accessPointEvents(device name: String?) throws(HotspotError) -> AsyncStream<AccessPointEvent> {
+        let device = try wifiDevice(named: name)
+        let (stream, continuation) = AsyncStream.makeStream(of: AccessPointEvent.self)
+        let added = device.connect("access-point-added") { ap in
+            if let ap, let entry = LibNM.scanEntry(ap) { continuation.yield(.appeared(entry)) }
+        }
+        let removed = device.connect("access-point-removed") { ap in
+            if let ap, let bssid = try? MACAddress(string(nm_access_point_get_bssid(ap)) ?? "") {
+                continuation.yield(.vanished(bssid))
+            }
+        }
+        let connections = UncheckedSendable([added, removed])
+        let executor = self.executor
+        continuation.onTermination = { _ in executor.invoke { connections.value.forEach { $0.disconnect() } } }
+        return stream
+    }
+
+    func wifiDevicePointers() -> [OpaquePointer] {
+        elements(of: nm_client_get_devices(client.pointer)).filter { $0.isA(nm_device_wifi_get_type()) }
+    }
+
+    func wifiDevice(named name: String?) throws(HotspotError) -> GObjectRef {
+        guard nm_client_wireless_get_enabled(client.pointer) != 0 else { throw .wifiDisabled }
+        let devices = wifiDevicePointers()
+        let device = name.map { name in devices.first { LibNM.interface($0) == name } } ?? devices.first
+        guard let device else { throw .noWiFiDevice(name) }
+        return GObjectRef(retaining: device)
+    }
+
+    /// Asks for a scan (probing for `ssids`, which finds hidden networks) and waits until
+    /// NetworkManager reports it done through `LastScan`.
+    func scan(_ device: GObjectRef, ssids: [SSID], timeout: Duration = .seconds(15)) async throws(HotspotError) {
+        let before = nm_device_wifi_get_last_scan(device.pointer)
+        let builder = cglib_vardict_builder_new()
+        if !ssids.isEmpty {
+            let values = ssids.map { ssid in ssid.bytes.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count)) } }
+            values.withUnsafeBufferPointer { cglib_vardict_add_bytestring_array(builder, "ssids", $0.baseAddress, gsize($0.count)) }
+            values.forEach { g_bytes_unref($0) }
+        }
+        let options = UncheckedSendable(cglib_vardict_builder_end(builder))
+        do {
+            _ = try await gAsync("request a Wi-Fi scan") { cancellable, callback, data in
+                nm_device_wifi_request_scan_options_async(device.pointer, options.value, cancellable, callback, data)
+            } finish: { source, result, error in
+                nm_device_wifi_request_scan_finish(OpaquePointer(source), result, error) != 0 ? true : nil
+            }
+        } catch {
+            let mapped = LibNM.hotspotError(error)
+            // A scan refused because one just ran still leaves fresh results; anything else is real.
+            if case .notAuthorized = mapped { throw mapped }
+            if case .cancelled = mapped { throw mapped }
+            return
+        }
+        _ = await waitForSignal(timeout: timeout) { fire in
+            [device.connect("notify::last-scan") { _ in
+                if nm_device_wifi_get_last_scan(device.pointer) != before { fire(true) }
+            }]
+        }
+    }
+}
+
+/// An access point coming into or going out of range.
+public enum AccessPointEvent: Hashable, Sendable {
+    case appeared(WiFiScanEntry)
+    case vanished(MACAddress)
+}

@@ -1,0 +1,476 @@
+import Foundation
+import Testing
+@testable import AccessoryCore
+
+private typealias JSON = [String: Any]
+
+/// A minimal valid Wi-Fi profile.
+private func wifiProfile() -> JSON {
+    [
+        "schemaVersion": 1,
+        "id": "org.example.plug",
+        "vendor": "Example",
+        "supports": ["wifi"],
+        "hotspot": ["security": "wpa2Personal", "passphrase": ["source": "fixed", "value": "wled1234"]] as JSON,
+        "handoff": "joinHotspot",
+        "items": [["name": "Example plug", "descriptor": ["ssidPrefix": "plug-"] as JSON] as JSON],
+    ]
+}
+
+/// A valid Bluetooth profile using every Bluetooth declaration.
+private func bluetoothProfile() -> JSON {
+    [
+        "schemaVersion": 1,
+        "id": "cloud.shelly.blu",
+        "vendor": "Shelly",
+        "supports": ["bluetooth"],
+        "bluetooth": ["services": ["180d"], "names": ["SBBT"], "companyIdentifiers": ["0x0BA9", 76]] as JSON,
+        "handoff": "none",
+        "items": [
+            [
+                "name": "Door sensor",
+                "productImage": "images/door.png",
+                "setupOptions": ["rename", "finishInApp"],
+                "descriptor": ["bluetoothCompanyIdentifier": "0x0BA9", "bluetoothNameSubstring": "SBBT"] as JSON,
+            ] as JSON,
+            ["name": "Heart rate", "descriptor": ["bluetoothServiceUUID": "0000180D-0000-1000-8000-00805F9B34FB"] as JSON] as JSON,
+        ],
+        "sources": [["fact": "Shelly uses 0x0BA9", "reference": "https://example.org"] as JSON],
+    ]
+}
+
+private func data(_ object: JSON) -> Data {
+    try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+}
+
+/// Returns `object` changed by `change`.
+private func with(_ object: JSON, _ change: (inout JSON) -> Void) -> JSON {
+    var copy = object
+    change(&copy)
+    return copy
+}
+
+/// Changes the member `key` (an object) of `object`.
+private func edit(_ object: inout JSON, _ key: String, _ change: (inout JSON) -> Void) {
+    var member = object[key] as! JSON
+    change(&member)
+    object[key] = member
+}
+
+/// Changes the first item of `object`.
+private func editItem(_ object: inout JSON, _ change: (inout JSON) -> Void) {
+    var items = object["items"] as! [JSON]
+    change(&items[0])
+    object["items"] = items
+}
+
+/// The faults of a profile that must not parse.
+private func issues(_ object: JSON, sourceLocation: SourceLocation = #_sourceLocation) -> [FieldIssue] {
+    issues(data(object), sourceLocation: sourceLocation)
+}
+
+private func issues(_ data: Data, sourceLocation: SourceLocation = #_sourceLocation) -> [FieldIssue] {
+    do {
+        let profile = try AccessoryProfile.parse(data, path: "test.json")
+        Issue.record("expected faults, the profile parsed: \(profile)", sourceLocation: sourceLocation)
+        return []
+    } catch {
+        #expect(error.path == "test.json", sourceLocation: sourceLocation)
+        return error.issues
+    }
+}
+
+/// One broken rule of the profile format.
+struct ProfileRule: Sendable, CustomTestStringConvertible {
+    var name: String
+    var make: @Sendable () -> Data
+    var expected: [FieldIssue]
+    var testDescription: String { name }
+
+    init(_ name: String, _ expected: [(String, String)], _ make: @escaping @Sendable () -> [String: Any]) {
+        self.name = name
+        self.make = { data(make()) }
+        self.expected = expected.map { FieldIssue(field: $0.0, message: $0.1) }
+    }
+}
+
+private let knownTopLevel = "is not a known key (known: schemaVersion, id, vendor, supports, bluetooth, hotspot, handoff, items, sources)"
+private let wpaLength = "a WPA passphrase has 8 to 63 printable ASCII characters, or is 64 hex digits"
+private let handoffChoices = #""none", "joinHotspot", "bluetoothToWiFi", "improvWiFi""#
+private let securityChoices = #""open", "wep", "wpa2Personal", "wpa3Personal", "owe""#
+
+@Suite("AccessoryProfile")
+struct AccessoryProfileTests {
+    @Test("a minimal Wi-Fi profile parses with its values")
+    func wifi() throws {
+        let profile = try AccessoryProfile.parse(data(wifiProfile()), path: "plug.json")
+        #expect(profile.id == "org.example.plug")
+        #expect(profile.vendor == "Example")
+        #expect(profile.supports == [.wifi])
+        #expect(profile.bluetooth == AccessoryProfile.BluetoothDeclarations())
+        #expect(profile.handoff == .joinHotspot)
+        #expect(profile.hotspot == HotspotPolicy(security: .wpa2Personal, passphrase: .fixed(Secret("wled1234")), joinOnce: true))
+        #expect(profile.items.count == 1)
+        #expect(profile.items[0].name == "Example plug")
+        #expect(profile.items[0].productImage == nil)
+        #expect(profile.items[0].setupOptions == [])
+        var descriptor = DiscoveryDescriptor()
+        descriptor.ssidPrefix = try SSID("plug-")
+        #expect(profile.items[0].descriptor == descriptor)
+        #expect(profile.sources == [])
+    }
+
+    @Test("a Bluetooth profile parses with its declarations, options and sources")
+    func bluetooth() throws {
+        let profile = try AccessoryProfile.parse(data(bluetoothProfile()), path: "blu.json")
+        #expect(profile.supports == [.bluetooth])
+        #expect(profile.hotspot == nil)
+        #expect(profile.handoff == AccessoryProfile.Handoff.none)
+        #expect(profile.bluetooth.services == [BluetoothUUID(assigned: 0x180D)])
+        #expect(profile.bluetooth.names == ["SBBT"])
+        #expect(profile.bluetooth.companyIdentifiers.map(\.rawValue) == [0x0BA9, 0x004C])
+        #expect(profile.items.map(\.name) == ["Door sensor", "Heart rate"])
+        #expect(profile.items[0].productImage == "images/door.png")
+        #expect(profile.items[0].setupOptions == [.rename, .finishInApp])
+        #expect(profile.items[0].descriptor.bluetoothCompanyIdentifier?.rawValue == 0x0BA9)
+        #expect(profile.items[0].descriptor.bluetoothNameSubstring == "SBBT")
+        #expect(profile.items[1].descriptor.bluetoothServiceUUID == BluetoothUUID(assigned: 0x180D))
+        #expect(profile.sources == [SourceReference(fact: "Shelly uses 0x0BA9", reference: "https://example.org")])
+    }
+
+    @Test("hotspot settings: a stored profile with a lifetime, hidden, and each passphrase source")
+    func hotspotSettings() throws {
+        let stored = with(wifiProfile()) {
+            $0["hotspot"] = ["security": "wpa3Personal", "passphrase": ["source": "prompt", "hint": "on the label"],
+                             "joinOnce": false, "lifetimeInDays": 365, "hidden": true] as JSON
+            editItem(&$0) { $0["descriptor"] = ["ssid": "Setup"] as JSON }
+        }
+        #expect(try AccessoryProfile.parse(data(stored), path: "p").hotspot
+            == HotspotPolicy(security: .wpa3Personal, passphrase: .prompt(hint: "on the label"), joinOnce: false, lifetimeInDays: 365, hidden: true))
+
+        let handoff = with(wifiProfile()) {
+            $0["hotspot"] = ["security": "wep", "passphrase": ["source": "handoff"], "joinOnce": false, "lifetimeInDays": 1] as JSON
+        }
+        #expect(try AccessoryProfile.parse(data(handoff), path: "p").hotspot
+            == HotspotPolicy(security: .wep, passphrase: .handoff, joinOnce: false, lifetimeInDays: 1))
+
+        let open = with(wifiProfile()) { $0["hotspot"] = ["security": "owe", "passphrase": ["source": "none"]] as JSON }
+        #expect(try AccessoryProfile.parse(data(open), path: "p").hotspot == HotspotPolicy(security: .owe, passphrase: .none))
+    }
+
+    @Test("bluetoothToWiFi with both transports, a hotspot and a descriptor of both kinds parses")
+    func bluetoothToWiFi() throws {
+        let profile = with(bluetoothProfile()) {
+            $0["supports"] = ["wifi", "bluetooth"]
+            $0["handoff"] = "bluetoothToWiFi"
+            $0["hotspot"] = ["security": "wpa2Personal", "passphrase": ["source": "handoff"]] as JSON
+            editItem(&$0) { $0["descriptor"] = ["ssidPrefix": "PROV_", "bluetoothServiceUUID": "180d"] as JSON }
+        }
+        let parsed = try AccessoryProfile.parse(data(profile), path: "p")
+        #expect(parsed.supports == [.wifi, .bluetooth])
+        #expect(parsed.handoff == .bluetoothToWiFi)
+    }
+
+    static let rules: [ProfileRule] = [
+        // Required keys
+        .init("schemaVersion missing", [("schemaVersion", "is required")]) { with(wifiProfile()) { $0["schemaVersion"] = nil } },
+        .init("id missing", [("id", "is required")]) { with(wifiProfile()) { $0["id"] = nil } },
+        .init("vendor missing", [("vendor", "is required")]) { with(wifiProfile()) { $0["vendor"] = nil } },
+        .init("supports missing", [("supports", "is required")]) { with(wifiProfile()) { $0["supports"] = nil } },
+        .init("handoff missing", [("handoff", "is required")]) { with(wifiProfile()) { $0["handoff"] = nil } },
+        .init("items missing", [("items", "is required")]) { with(wifiProfile()) { $0["items"] = nil } },
+        // schemaVersion
+        .init("schemaVersion 2", [("schemaVersion", "is 2; this version reads schema 1")]) { with(wifiProfile()) { $0["schemaVersion"] = 2 } },
+        .init("schemaVersion 0", [("schemaVersion", "is 0; it must be from 1 to \(Int.max)")]) { with(wifiProfile()) { $0["schemaVersion"] = 0 } },
+        .init("schemaVersion as a string", [("schemaVersion", "expected a whole number, found a string")]) {
+            with(wifiProfile()) { $0["schemaVersion"] = "1" }
+        },
+        // id, vendor
+        .init("id of one label", [("id", "'plug' is not a reverse-DNS name (letters, digits, '-' in at least two labels separated by '.', like org.example.plug)")]) {
+            with(wifiProfile()) { $0["id"] = "plug" }
+        },
+        .init("id with an empty label", [("id", "'org..plug' is not a reverse-DNS name (letters, digits, '-' in at least two labels separated by '.', like org.example.plug)")]) {
+            with(wifiProfile()) { $0["id"] = "org..plug" }
+        },
+        .init("id with a space", [("id", "'org.my plug' is not a reverse-DNS name (letters, digits, '-' in at least two labels separated by '.', like org.example.plug)")]) {
+            with(wifiProfile()) { $0["id"] = "org.my plug" }
+        },
+        .init("id with a non-ASCII letter", [("id", "'org.exämple' is not a reverse-DNS name (letters, digits, '-' in at least two labels separated by '.', like org.example.plug)")]) {
+            with(wifiProfile()) { $0["id"] = "org.exämple" }
+        },
+        .init("id of another type", [("id", "expected a string, found a number")]) { with(wifiProfile()) { $0["id"] = 7 } },
+        .init("empty vendor", [("vendor", "must not be empty")]) { with(wifiProfile()) { $0["vendor"] = "" } },
+        // supports
+        .init("supports empty", [("supports", "must not be empty")]) { with(wifiProfile()) { $0["supports"] = [String]() } },
+        .init("supports unknown", [("supports[1]", #"expected one of "wifi", "bluetooth""#)]) {
+            with(wifiProfile()) { $0["supports"] = ["wifi", "zigbee"] }
+        },
+        .init("supports repeated", [("supports[1]", #""wifi" is listed twice"#)]) { with(wifiProfile()) { $0["supports"] = ["wifi", "wifi"] } },
+        .init("supports not an array", [("supports", "expected an array, found a string")]) { with(wifiProfile()) { $0["supports"] = "wifi" } },
+        // Unknown keys
+        .init("unknown top-level key", [("vendorName", knownTopLevel)]) { with(wifiProfile()) { $0["vendorName"] = "Example" } },
+        // items
+        .init("items empty", [("items", "must not be empty")]) { with(wifiProfile()) { $0["items"] = [JSON]() } },
+        .init("item name missing", [("items[0].name", "is required")]) { with(wifiProfile()) { editItem(&$0) { $0["name"] = nil } } },
+        .init("item name empty", [("items[0].name", "must not be empty")]) { with(wifiProfile()) { editItem(&$0) { $0["name"] = "" } } },
+        .init("item not an object", [("items[0]", "expected an object, found a string")]) { with(wifiProfile()) { $0["items"] = ["plug"] } },
+        .init("item unknown key", [("items[0].image", "is not a known key (known: name, productImage, setupOptions, descriptor)")]) {
+            with(wifiProfile()) { editItem(&$0) { $0["image"] = "x.png" } }
+        },
+        .init("unknown setupOptions", [("items[0].setupOptions[1]", #"expected one of "rename", "confirmAuthorization", "finishInApp""#)]) {
+            with(wifiProfile()) { editItem(&$0) { $0["setupOptions"] = ["rename", "reboot"] } }
+        },
+        .init("descriptor missing", [("items[0].descriptor", "is required")]) { with(wifiProfile()) { editItem(&$0) { $0["descriptor"] = nil } } },
+        .init("descriptor fault", [("items[0].descriptor.ssidPrefix", "must not be empty")]) {
+            with(wifiProfile()) { editItem(&$0) { $0["descriptor"] = ["ssidPrefix": ""] as JSON } }
+        },
+        .init("descriptor rule", [("items[0].descriptor", DiscoveryDescriptorError.noIdentifier.message)]) {
+            with(wifiProfile()) { editItem(&$0) { $0["descriptor"] = [:] as JSON } }
+        },
+        // Bluetooth declarations
+        .init("service UUID not declared", [("items[1].descriptor.bluetoothServiceUUID", "service 0000180f-0000-1000-8000-00805f9b34fb is not declared in bluetooth.services")]) {
+            with(bluetoothProfile()) {
+                var items = $0["items"] as! [JSON]
+                items[1]["descriptor"] = ["bluetoothServiceUUID": "180f"] as JSON
+                $0["items"] = items
+            }
+        },
+        .init("company identifier not declared", [("items[0].descriptor.bluetoothCompanyIdentifier", "company 0x004D is not declared in bluetooth.companyIdentifiers")]) {
+            with(bluetoothProfile()) { editItem(&$0) { $0["descriptor"] = ["bluetoothCompanyIdentifier": 77, "bluetoothNameSubstring": "SBBT"] as JSON } }
+        },
+        .init("name not declared", [("items[0].descriptor.bluetoothNameSubstring", "name 'SBB' is not declared in bluetooth.names")]) {
+            with(bluetoothProfile()) { editItem(&$0) { $0["descriptor"] = ["bluetoothCompanyIdentifier": "0x0BA9", "bluetoothNameSubstring": "SBB"] as JSON } }
+        },
+        .init("Bluetooth values without a bluetooth section", [("items[0].descriptor.bluetoothServiceUUID", "service 0000180d-0000-1000-8000-00805f9b34fb is not declared in bluetooth.services")]) {
+            with(bluetoothProfile()) {
+                $0["bluetooth"] = nil
+                $0["items"] = [["name": "Heart rate", "descriptor": ["bluetoothServiceUUID": "180d"] as JSON] as JSON]
+            }
+        },
+        .init("bluetooth section with an unknown key", [("bluetooth.service", "is not a known key (known: services, names, companyIdentifiers)")]) {
+            with(bluetoothProfile()) { edit(&$0, "bluetooth") { $0["service"] = ["180d"] } }
+        },
+        .init("bluetooth service that is not a UUID", [("bluetooth.services[1]", "'18' is not a 16-bit (180d), 32-bit or 128-bit Bluetooth UUID")]) {
+            with(bluetoothProfile()) { edit(&$0, "bluetooth") { $0["services"] = ["180d", "18"] } }
+        },
+        .init("bluetooth name empty", [("bluetooth.names[1]", "expected a non-empty string")]) {
+            with(bluetoothProfile()) { edit(&$0, "bluetooth") { $0["names"] = ["SBBT", ""] } }
+        },
+        .init("bluetooth company out of range", [("bluetooth.companyIdentifiers[2]", "is 70000; it must be from 0 to 65535")]) {
+            with(bluetoothProfile()) { edit(&$0, "bluetooth") { $0["companyIdentifiers"] = ["0x0BA9", 76, 70000] } }
+        },
+        // Transports
+        .init("Wi-Fi descriptor without wifi in supports", [("items[0].descriptor", #"uses Wi-Fi identifiers, but "wifi" is not in the profile's supports"#)]) {
+            with(bluetoothProfile()) { editItem(&$0) { $0["descriptor"] = ["ssid": "SBBT-setup"] as JSON } }
+        },
+        .init("Bluetooth descriptor without bluetooth in supports", [("items[0].descriptor", #"uses Bluetooth identifiers, but "bluetooth" is not in the profile's supports"#)]) {
+            with(wifiProfile()) { editItem(&$0) { $0["descriptor"] = ["ssidPrefix": "plug-", "bluetoothServiceUUID": "180d"] as JSON } }
+        },
+        .init("bluetooth section without bluetooth in supports", [("bluetooth", #"declares Bluetooth values, but "bluetooth" is not in supports"#)]) {
+            with(wifiProfile()) { $0["bluetooth"] = ["services": ["180d"]] as JSON }
+        },
+        .init("hotspot without wifi in supports", [("hotspot", #"a hotspot needs "wifi" in supports"#)]) {
+            with(bluetoothProfile()) { $0["hotspot"] = ["security": "open", "passphrase": ["source": "none"]] as JSON }
+        },
+        // Handoff
+        .init("handoff unknown", [("handoff", #""teleport" is not one of \#(handoffChoices)"#)]) { with(wifiProfile()) { $0["handoff"] = "teleport" } },
+        .init("joinHotspot without a hotspot", [("hotspot", "is required by handoff joinHotspot: say how the accessory's hotspot is secured")]) {
+            with(wifiProfile()) { $0["hotspot"] = nil }
+        },
+        .init("improvWiFi without bluetooth", [("handoff", #"improvWiFi needs "bluetooth" in supports"#)]) {
+            with(wifiProfile()) { $0["handoff"] = "improvWiFi" }
+        },
+        .init("bluetoothToWiFi without bluetooth", [("handoff", #"bluetoothToWiFi needs "bluetooth" in supports"#)]) {
+            with(wifiProfile()) { $0["handoff"] = "bluetoothToWiFi" }
+        },
+        .init("joinHotspot without wifi", [
+            ("handoff", #"joinHotspot needs "wifi" in supports"#),
+            ("hotspot", "is required by handoff joinHotspot: say how the accessory's hotspot is secured"),
+        ]) {
+            with(bluetoothProfile()) { $0["handoff"] = "joinHotspot" }
+        },
+        // Hotspot
+        .init("hotspot security unknown", [("hotspot.security", #""wpa9" is not one of \#(securityChoices)"#)]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["security"] = "wpa9" } }
+        },
+        .init("hotspot security missing", [("hotspot.security", "is required")]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["security"] = nil } }
+        },
+        .init("hotspot passphrase missing", [("hotspot.passphrase", "is required")]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["passphrase"] = nil } }
+        },
+        .init("hotspot unknown key", [("hotspot.ssid", "is not a known key (known: security, passphrase, joinOnce, lifetimeInDays, hidden)")]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["ssid"] = "x" } }
+        },
+        .init("passphrase source none for wpa2Personal", [("hotspot.passphrase.source", #"a wpa2Personal hotspot needs a passphrase; use "fixed", "prompt" or "handoff""#)]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["passphrase"] = ["source": "none"] } }
+        },
+        .init("passphrase source unknown", [("hotspot.passphrase.source", #""guess" is not one of "none", "fixed", "prompt", "handoff""#)]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["passphrase"] = ["source": "guess"] } }
+        },
+        .init("fixed passphrase too short for wpa2Personal", [("hotspot.passphrase.value", "has 5 characters; \(wpaLength)")]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["passphrase"] = ["source": "fixed", "value": "s3cr7"] } }
+        },
+        .init("fixed WEP key of the wrong length", [("hotspot.passphrase.value", "a WEP key is 10 hex digits (64-bit) or 26 hex digits (128-bit)")]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["security"] = "wep"; $0["passphrase"] = ["source": "fixed", "value": "abcde"] } }
+        },
+        .init("fixed passphrase without a value", [("hotspot.passphrase.value", "is required")]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["passphrase"] = ["source": "fixed"] } }
+        },
+        .init("source fixed for open", [("hotspot.passphrase.source", #"a open hotspot has no passphrase; use "none""#)]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["security"] = "open" } }
+        },
+        .init("source prompt for owe", [("hotspot.passphrase.source", #"a owe hotspot has no passphrase; use "none""#)]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["security"] = "owe"; $0["passphrase"] = ["source": "prompt"] } }
+        },
+        .init("a value with source none", [("hotspot.passphrase.value", "is not a known key (known: source)")]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["security"] = "open"; $0["passphrase"] = ["source": "none", "value": "x"] } }
+        },
+        .init("lifetimeInDays with joinOnce true", [("hotspot.lifetimeInDays", "applies only to a stored profile; set joinOnce to false or drop it")]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["joinOnce"] = true; $0["lifetimeInDays"] = 30 } }
+        },
+        .init("lifetimeInDays with joinOnce left at its default", [("hotspot.lifetimeInDays", "applies only to a stored profile; set joinOnce to false or drop it")]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["lifetimeInDays"] = 30 } }
+        },
+        .init("lifetimeInDays 400", [("hotspot.lifetimeInDays", "is 400; it must be from 1 to 365")]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["joinOnce"] = false; $0["lifetimeInDays"] = 400 } }
+        },
+        .init("lifetimeInDays 0", [("hotspot.lifetimeInDays", "is 0; it must be from 1 to 365")]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["joinOnce"] = false; $0["lifetimeInDays"] = 0 } }
+        },
+        .init("joinOnce not a boolean", [("hotspot.joinOnce", "expected true or false, found a string")]) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["joinOnce"] = "no" } }
+        },
+        // Sources
+        .init("source without reference", [("sources[0].reference", "is required")]) {
+            with(bluetoothProfile()) { $0["sources"] = [["fact": "f"]] }
+        },
+    ]
+
+    @Test("each broken rule is reported with its field and message, and nothing else", arguments: rules)
+    func brokenRule(rule: ProfileRule) {
+        #expect(issues(rule.make()) == rule.expected)
+    }
+
+    @Test("the fault about a fixed passphrase never contains the passphrase", arguments: [
+        ("wpa2Personal", "s3cr7"), ("wpa2Personal", "pässwörd-geheim"), ("wep", "abcde"), ("wpa3Personal", ""),
+    ])
+    func faultHidesPassphrase(security: String, passphrase: String) throws {
+        let profile = with(wifiProfile()) {
+            edit(&$0, "hotspot") { $0["security"] = security; $0["passphrase"] = ["source": "fixed", "value": passphrase] }
+        }
+        do {
+            _ = try AccessoryProfile.parse(data(profile), path: "p.json")
+            Issue.record("a bad fixed passphrase was accepted")
+        } catch {
+            #expect(error.issues.map(\.field) == ["hotspot.passphrase.value"])
+            if !passphrase.isEmpty {
+                #expect(!error.description.contains(passphrase))
+                #expect(!error.issues[0].message.contains(passphrase))
+            }
+        }
+    }
+
+    @Test("invalid JSON is a single (document) fault", arguments: [
+        #"{"schemaVersion": 1,"#, "", "not json", #"{"id": "a" "vendor": "b"}"#,
+    ])
+    func invalidJSON(text: String) {
+        let found = issues(Data(text.utf8))
+        #expect(found.count == 1)
+        #expect(found.first?.field == "(document)")
+        #expect(found.first?.message.hasPrefix("is not valid JSON") == true)
+    }
+
+    @Test("a document that is not an object is one fault")
+    func notAnObject() {
+        #expect(issues(Data("[1, 2]".utf8)) == [FieldIssue(field: "", message: "expected an object, found an array")])
+    }
+
+    @Test("every fault of a profile is reported, each with its field")
+    func manyFaults() {
+        let json = #"""
+        {
+          "schemaVersion": 2,
+          "id": "plug",
+          "vendor": "",
+          "supports": ["wifi"],
+          "handoff": "joinHotspot",
+          "hotspot": { "security": "wpa2Personal", "passphrase": { "source": "none" }, "lifetimeInDays": 400 },
+          "items": [
+            { "descriptor": { "ssid": "x", "ssidPrefix": "y" } },
+            { "name": "B", "descriptor": { "bluetoothServiceUUID": "180d" } }
+          ],
+          "colour": "red"
+        }
+        """#
+        let found = issues(Data(json.utf8))
+        #expect(found.map(\.field) == [
+            "colour",
+            "schemaVersion",
+            "id",
+            "vendor",
+            "hotspot.passphrase.source",
+            "hotspot.lifetimeInDays",
+            "items[0].name",
+            "items[0].descriptor.ssidPrefix",
+            "items[1].descriptor",
+        ])
+    }
+
+    @Test("ProfileError prints one FILE: field: message line per fault")
+    func errorDescription() {
+        let error = ProfileError.invalid(path: "p.json", issues: [
+            FieldIssue(field: "id", message: "is required"), FieldIssue(field: "items", message: "must not be empty"),
+        ])
+        #expect(error.description == "p.json: id: is required\np.json: items: must not be empty")
+        let unreadable = ProfileError.unreadable(path: "q.json", reason: "cannot be read: gone")
+        #expect(unreadable.issues == [FieldIssue(field: "(file)", message: "cannot be read: gone")])
+        #expect(unreadable.description == "q.json: (file): cannot be read: gone")
+    }
+
+    @Test("loading a file that does not exist is unreadable")
+    func loadMissingFile() {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("no-such-profile-\(UUID().uuidString).json")
+        do {
+            _ = try AccessoryProfile.load(contentsOf: url)
+            Issue.record("loaded a missing file")
+        } catch {
+            guard case .unreadable(let path, _) = error else {
+                Issue.record("expected unreadable, got \(error)")
+                return
+            }
+            #expect(path == url.path)
+            #expect(error.issues.map(\.field) == ["(file)"])
+        }
+    }
+
+    static let profilesDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("profiles")
+
+    static func shippedProfiles() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: profilesDirectory.path)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.sorted()
+    }
+
+    @Test("profiles/ ships the expected profiles")
+    func shippedProfilesExist() {
+        #expect(Self.shippedProfiles().count >= 7, "found \(Self.shippedProfiles()) in \(Self.profilesDirectory.path)")
+        #expect(Self.shippedProfiles().contains("wled.json"))
+    }
+
+    @Test("every shipped profile parses", arguments: shippedProfiles())
+    func shippedProfileParses(name: String) throws {
+        let profile = try AccessoryProfile.load(contentsOf: Self.profilesDirectory.appendingPathComponent(name))
+        #expect(!profile.items.isEmpty)
+        #expect(AccessoryProfile.isReverseDNS(profile.id))
+    }
+
+    @Test("the shipped WLED profile has its published values")
+    func wledProfile() throws {
+        let profile = try AccessoryProfile.load(contentsOf: Self.profilesDirectory.appendingPathComponent("wled.json"))
+        #expect(profile.id == "ge.wled.softap")
+        #expect(profile.hotspot?.passphrase == .fixed(Secret("wled1234")))
+        #expect(profile.items.first?.descriptor.ssid == (try SSID("WLED-AP")))
+    }
+}

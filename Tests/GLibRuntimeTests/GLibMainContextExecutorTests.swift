@@ -1,0 +1,70 @@
+import CGLib
+import Foundation
+import GLibRuntime
+import Testing
+
+/// An actor pinned to the GLib thread, as the backends are.
+private actor Pinned {
+    let executor: GLibMainContextExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    init(_ executor: GLibMainContextExecutor) { self.executor = executor }
+
+    func onContextThread() -> Bool { executor.isOnContextThread }
+
+    /// A GLib timeout on this thread's default context, awaited through `waitForSignal`'s machinery.
+    func sleepThroughGLib(milliseconds: UInt32) async -> Bool? {
+        await waitForSignal(timeout: .milliseconds(Int(milliseconds))) { (_: @escaping (Bool) -> Void) in [] }
+    }
+
+    func threadDefaultContextIsOurs() -> Bool {
+        guard let context = g_main_context_ref_thread_default() else { return false }
+        defer { g_main_context_unref(context) }
+        return g_main_context_is_owner(context) != 0
+    }
+}
+
+@Suite struct GLibMainContextExecutorTests {
+    @Test func actorMethodsRunOnTheContextThread() async {
+        let executor = GLibMainContextExecutor(name: "test-glib")
+        let actor = Pinned(executor)
+        #expect(await actor.onContextThread())
+        #expect(await actor.threadDefaultContextIsOurs())
+        #expect(!executor.isOnContextThread)
+        executor.shutdown()
+    }
+
+    @Test func waitTimesOutThroughAGLibTimeout() async {
+        let executor = GLibMainContextExecutor(name: "test-glib")
+        let actor = Pinned(executor)
+        let start = ContinuousClock.now
+        #expect(await actor.sleepThroughGLib(milliseconds: 50) == nil)
+        #expect(ContinuousClock.now - start >= .milliseconds(50))
+        #expect(await actor.onContextThread(), "the actor resumes on its thread")
+        executor.shutdown()
+    }
+
+    @Test func cancellingAWaitEndsIt() async {
+        let executor = GLibMainContextExecutor(name: "test-glib")
+        let actor = Pinned(executor)
+        let task = Task { await actor.sleepThroughGLib(milliseconds: 60_000) }
+        try? await Task.sleep(for: .milliseconds(50))
+        task.cancel()
+        #expect(await task.value == nil)
+        executor.shutdown()
+    }
+
+    @Test func invokeRunsInOrder() async {
+        let executor = GLibMainContextExecutor(name: "test-glib")
+        let order = await withCheckedContinuation { (continuation: CheckedContinuation<[Int], Never>) in
+            let box = UncheckedSendable(NSMutableArray())
+            for index in 0..<5 {
+                executor.invoke {
+                    box.value.add(index)
+                    if index == 4 { continuation.resume(returning: box.value.compactMap { $0 as? Int }) }
+                }
+            }
+        }
+        #expect(order == [0, 1, 2, 3, 4])
+        executor.shutdown()
+    }
+}

@@ -1,0 +1,91 @@
+import AccessoryCore
+import Foundation
+@testable import NetworkManagerBackend
+import ServiceHarness
+import Testing
+
+/// Devices, access points and scans against python-dbusmock's NetworkManager on a private bus.
+@Suite(.serialized) struct MockNetworkManagerScanTests {
+    @Test func listsEveryAccessPointWithItsSecurity() async throws {
+        let mock = try NetworkManagerMock()
+        let device = try mock.addWiFiDevice("wlan0")
+        let kinds: [(String, NetworkManagerMock.Security, WiFiSecurity)] = [
+            ("Open", .open, []), ("Wep", .wep, [.wep]), ("Wpa2", .wpa2, [.psk]), ("Wpa3", .wpa3, [.sae]),
+            ("Mixed", .transition, [.psk, .sae]), ("Owe", .owe, [.owe]), ("Corp", .enterprise, [.enterprise]),
+        ]
+        for (index, kind) in kinds.enumerated() {
+            try mock.addAccessPoint(device, name: kind.0, ssid: "Acme-\(kind.0)", bssid: "02:00:00:00:00:0\(index)",
+                                    frequency: 2412 + UInt32(index) * 5, strength: UInt8(40 + index), security: kind.1)
+        }
+        let client = try await NetworkManagerClient.connect(busAddress: mock.bus.address)
+        let devices = try await client.wifiDevices()
+        #expect(devices.map(\.interface) == ["wlan0"])
+        #expect(devices.first?.state == "disconnected")
+
+        let entries = try await client.accessPoints(device: nil, rescan: false).sorted { $0.bssid < $1.bssid }
+        #expect(entries.count == kinds.count)
+        for (entry, (index, kind)) in zip(entries, kinds.enumerated()) {
+            #expect(entry.ssid == (try SSID("Acme-\(kind.0)")))
+            #expect(entry.bssid == (try MACAddress("02:00:00:00:00:0\(index)")))
+            #expect(entry.frequency == 2412 + index * 5)
+            #expect(entry.strength == 40 + index)
+            #expect(entry.security == kind.2, "security of \(kind.0)")
+        }
+    }
+
+    @Test func nonUTF8SSIDsAreKeptAsBytes() async throws {
+        let mock = try NetworkManagerMock()
+        let device = try mock.addWiFiDevice("wlan0")
+        try mock.addAccessPoint(device, name: "odd", ssid: [0x43, 0x61, 0xFE, 0x00], bssid: "02:00:00:00:00:01")
+        let client = try await NetworkManagerClient.connect(busAddress: mock.bus.address)
+        let entries = try await client.accessPoints(device: "wlan0", rescan: false)
+        #expect(entries.first?.ssid?.bytes == [0x43, 0x61, 0xFE, 0x00])
+        #expect(entries.first?.ssid?.escaped == "Ca\\xfe\\x00")
+    }
+
+    @Test func rescanWaitsForLastScanAndFindsNothingNewInAnEmptyRoom() async throws {
+        let mock = try NetworkManagerMock()
+        try mock.addWiFiDevice("wlan0")
+        let client = try await NetworkManagerClient.connect(busAddress: mock.bus.address)
+        let entries = try await client.accessPoints(device: nil, rescan: true)
+        #expect(entries.isEmpty)
+        #expect(try mock.scanRequests() == [[]], "one scan, probing for no SSID in particular")
+    }
+
+    @Test func accessPointsAppearingAndVanishingAreStreamed() async throws {
+        let mock = try NetworkManagerMock()
+        let device = try mock.addWiFiDevice("wlan0")
+        let client = try await NetworkManagerClient.connect(busAddress: mock.bus.address)
+        let events = try await client.accessPointEvents(device: nil)
+        let ap = try mock.addAccessPoint(device, name: "late", ssid: "Acme-Late", bssid: "02:00:00:00:00:09", strength: 55)
+        try mock.removeAccessPoint(device, ap)
+        var iterator = events.makeAsyncIterator()
+        let first = await iterator.next()
+        let second = await iterator.next()
+        guard case .appeared(let entry)? = first else {
+            Issue.record("expected an appearing access point, got \(String(describing: first))")
+            return
+        }
+        #expect(entry.ssid == (try SSID("Acme-Late")))
+        #expect(entry.strength == 55)
+        #expect(second == .vanished(try MACAddress("02:00:00:00:00:09")))
+    }
+
+    @Test func unknownDeviceAndNoDevice() async throws {
+        let mock = try NetworkManagerMock()
+        let client = try await NetworkManagerClient.connect(busAddress: mock.bus.address)
+        await #expect(throws: HotspotError.noWiFiDevice(nil)) { try await client.accessPoints(device: nil, rescan: false) }
+        try mock.addWiFiDevice("wlan0")
+        await #expect(throws: HotspotError.noWiFiDevice("wlan9")) { try await client.accessPoints(device: "wlan9", rescan: false) }
+    }
+
+    @Test func noNetworkManagerOnTheBus() async throws {
+        let bus = try PrivateSystemBus()
+        await #expect {
+            _ = try await NetworkManagerClient.connect(busAddress: bus.address)
+        } throws: { error in
+            guard case HotspotError.networkManagerUnavailable = error else { return false }
+            return true
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+
+/// python-dbusmock's NetworkManager on a private bus, with the project's template
+/// (`templates/networkmanager_accessory.py`), driven through its `org.freedesktop.DBus.Mock` calls.
+public final class NetworkManagerMock: @unchecked Sendable {
+    public let bus: PrivateSystemBus
+    private let mock: ServiceProcess
+
+    public static let template = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("templates/networkmanager_accessory.py").path
+
+    public init(version: String = "1.42.4") throws {
+        bus = try PrivateSystemBus()
+        mock = try ServiceProcess(
+            name: "python-dbusmock (NetworkManager)", executable: "/usr/bin/python3",
+            arguments: ["-m", "dbusmock", "--system", "--template", Self.template, "-p", "{\"Version\": \"\(version)\"}"],
+            environment: bus.environment, logFile: bus.directory.url.appendingPathComponent("dbusmock.log"))
+        try mock.wait(for: "owning org.freedesktop.NetworkManager") { bus.hasOwner("org.freedesktop.NetworkManager") }
+    }
+
+    /// The mock's log: every D-Bus call it received.
+    public var log: String { mock.log }
+
+    /// Calls a method of the mock's control interface; arguments in GVariant text form.
+    @discardableResult
+    public func mockCall(_ method: String, _ arguments: [String]) throws -> String {
+        try run("/usr/bin/gdbus", [
+            "call", "--system", "--dest", "org.freedesktop.NetworkManager", "--object-path", "/org/freedesktop",
+            "--method", "org.freedesktop.DBus.Mock.\(method)",
+        ] + arguments, environment: bus.environment)
+    }
+
+    /// Adds a Wi-Fi device (NetworkManager state 30, disconnected, by default); returns its path.
+    @discardableResult
+    public func addWiFiDevice(_ interface: String, state: UInt32 = 30) throws -> String {
+        try objectPath(mockCall("AddAccessoryWiFiDevice", ["'\(interface)'", "'\(interface)'", "'\(state)'"]))
+    }
+
+    /// The security an access point advertises, as NetworkManager's AP flags and WPA / RSN flags.
+    public enum Security: Sendable {
+        case open, wep, wpa2, wpa3, transition, owe, enterprise
+
+        var flags: (privacy: UInt32, wpa: UInt32, rsn: UInt32) {
+            // NM_802_11_AP_SEC_*: PAIR_CCMP 0x8, GROUP_CCMP 0x80, KEY_MGMT_PSK 0x100,
+            // KEY_MGMT_802_1X 0x200, KEY_MGMT_SAE 0x400, KEY_MGMT_OWE 0x800.
+            switch self {
+            case .open: (0, 0, 0)
+            case .wep: (1, 0, 0)
+            case .wpa2: (1, 0, 0x188)
+            case .wpa3: (1, 0, 0x488)
+            case .transition: (1, 0, 0x588)
+            case .owe: (1, 0, 0x888)
+            case .enterprise: (1, 0x288, 0x288)
+            }
+        }
+    }
+
+    /// Adds an access point in range of `device`; returns its path.
+    @discardableResult
+    public func addAccessPoint(
+        _ device: String, name: String, ssid: [UInt8], bssid: String, frequency: UInt32 = 2412,
+        strength: UInt8 = 70, security: Security = .open
+    ) throws -> String {
+        try objectPath(mockCall("AddAccessPointWithFlags", accessPointArguments(device, name, ssid, bssid, frequency, strength, security)))
+    }
+
+    @discardableResult
+    public func addAccessPoint(
+        _ device: String, name: String, ssid: String, bssid: String, frequency: UInt32 = 2412,
+        strength: UInt8 = 70, security: Security = .open
+    ) throws -> String {
+        try addAccessPoint(device, name: name, ssid: Array(ssid.utf8), bssid: bssid, frequency: frequency, strength: strength, security: security)
+    }
+
+    /// An access point that appears only when a scan probes for its SSID.
+    public func addHiddenAccessPoint(_ device: String, name: String, ssid: String, bssid: String, security: Security = .open) throws {
+        try mockCall("AddHiddenAccessPoint", accessPointArguments(device, name, Array(ssid.utf8), bssid, 2437, 60, security))
+    }
+
+    public func removeAccessPoint(_ device: String, _ accessPoint: String) throws {
+        try mockCall("RemoveAccessPoint", ["'\(device)'", "'\(accessPoint)'"])
+    }
+
+    /// A saved profile for `ssid`, active on `device`: the network the machine was on.
+    public func connectHomeNetwork(_ device: String, accessPoint: String, ssid: String) throws {
+        let connection = try objectPath(mockCall("AddWiFiConnection", ["'\(device)'", "'home'", "'\(ssid)'", "'wpa-psk'"]))
+        try mockCall("AddActiveConnection", ["['\(device)']", "'\(connection)'", "'\(accessPoint)'", "'home-active'", "uint32 2"])
+    }
+
+    /// Makes joins of `ssid` fail with these NetworkManager state reasons.
+    public func failActivations(of ssid: String, deviceReason: UInt32, connectionReason: UInt32 = 0) throws {
+        try mockCall("SetActivationFailure", [bytes(Array(ssid.utf8)), "uint32 \(deviceReason)", "uint32 \(connectionReason)"])
+    }
+
+    public func stallActivations(of ssid: String) throws {
+        try mockCall("SetActivationStall", [bytes(Array(ssid.utf8))])
+    }
+
+    /// The SSIDs each scan request probed for, oldest first (an empty list: a scan of everything).
+    public func scanRequests() throws -> [[[UInt8]]] {
+        // "([['4142'], []],)"
+        let reply = try mockCall("GetScanRequests", [])
+        guard let open = reply.firstIndex(of: "["), let close = reply.lastIndex(of: "]") else {
+            throw HarnessError("unexpected reply '\(reply)'")
+        }
+        let body = reply[reply.index(after: open)..<close]
+        return body.split(separator: "]", omittingEmptySubsequences: true).compactMap { group in
+            guard group.contains("[") else { return nil }
+            return group.split(separator: "'").enumerated().filter { $0.offset % 2 == 1 }.map { hex in
+                stride(from: 0, to: hex.element.count, by: 2).map { offset in
+                    let start = hex.element.index(hex.element.startIndex, offsetBy: offset)
+                    return UInt8(hex.element[start..<hex.element.index(start, offsetBy: 2)], radix: 16)!
+                }
+            }
+        }
+    }
+
+    /// A property of an object, in GVariant text form.
+    public func property(_ path: String, _ interface: String, _ name: String) throws -> String {
+        try run("/usr/bin/gdbus", [
+            "call", "--system", "--dest", "org.freedesktop.NetworkManager", "--object-path", path,
+            "--method", "org.freedesktop.DBus.Properties.Get", interface, name,
+        ], environment: bus.environment).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The profiles NetworkManager holds, by object path.
+    public func connectionPaths() throws -> [String] {
+        let text = try property("/org/freedesktop/NetworkManager/Settings", "org.freedesktop.NetworkManager.Settings", "Connections")
+        return Self.objectPaths(in: text)
+    }
+
+    public func activeConnectionPaths() throws -> [String] {
+        Self.objectPaths(in: try property("/org/freedesktop/NetworkManager", "org.freedesktop.NetworkManager", "ActiveConnections"))
+    }
+
+    /// The id of the profile active on `device`, or `nil`.
+    public func activeConnectionID(on device: String) throws -> String? {
+        let active = try objectPath(property(device, "org.freedesktop.NetworkManager.Device", "ActiveConnection"))
+        guard active != "/" else { return nil }
+        let id = try property(active, "org.freedesktop.NetworkManager.Connection.Active", "Id")
+        return id.split(separator: "'").dropFirst().first.map(String.init)
+    }
+
+    public func stop() {
+        mock.stop()
+        bus.stop()
+    }
+
+    private func accessPointArguments(
+        _ device: String, _ name: String, _ ssid: [UInt8], _ bssid: String, _ frequency: UInt32, _ strength: UInt8, _ security: Security
+    ) -> [String] {
+        let flags = security.flags
+        return ["'\(device)'", "'\(name)'", bytes(ssid), "'\(bssid)'", "uint32 \(frequency)", "byte \(strength)",
+                "uint32 \(flags.privacy)", "uint32 \(flags.wpa)", "uint32 \(flags.rsn)"]
+    }
+
+    private func bytes(_ value: [UInt8]) -> String {
+        "[" + value.map { "byte \($0)" }.joined(separator: ", ") + "]"
+    }
+
+    private func objectPath(_ reply: String) throws -> String {
+        guard let path = Self.objectPaths(in: reply).first else { throw HarnessError("no object path in '\(reply)'") }
+        return path
+    }
+
+    static func objectPaths(in text: String) -> [String] {
+        text.split(separator: "'").filter { $0.hasPrefix("/") }.map(String.init)
+    }
+}

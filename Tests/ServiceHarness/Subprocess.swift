@@ -1,0 +1,110 @@
+import Foundation
+
+/// Failures of the harness itself: a service that would not start is a test failure with
+/// the reason, never a skip.
+public struct HarnessError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Runs a program to completion and returns its standard output; throws with its standard
+/// error when it exits non-zero.
+@discardableResult
+public func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 30) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let output = Pipe(), errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    // Read before waiting so a full pipe cannot block the child.
+    let out = output.fileHandleForReading.readDataToEndOfFile()
+    let err = errors.fileHandleForReading.readDataToEndOfFile()
+    let deadline = Date() + timeout
+    while process.isRunning && Date() < deadline { usleep(10_000) }
+    if process.isRunning {
+        process.terminate()
+        throw HarnessError("\(executable) \(arguments.joined(separator: " ")) did not finish within \(Int(timeout)) s")
+    }
+    guard process.terminationStatus == 0 else {
+        throw HarnessError("\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(String(decoding: err, as: UTF8.self))")
+    }
+    return String(decoding: out, as: UTF8.self)
+}
+
+/// A long-running service process, stopped (SIGTERM, then SIGKILL) by `stop()` or deinit.
+public final class ServiceProcess: @unchecked Sendable {
+    public let name: String
+    public let logFile: URL
+    private let process = Process()
+
+    public init(name: String, executable: String, arguments: [String], environment: [String: String] = [:], logFile: URL) throws {
+        self.name = name
+        self.logFile = logFile
+        guard FileManager.default.createFile(atPath: logFile.path, contents: nil) else {
+            throw HarnessError("cannot create the log file \(logFile.path)")
+        }
+        let log = try FileHandle(forWritingTo: logFile)
+        // Children inherit the test runner's blocked signals, and a service that blocks
+        // SIGTERM cannot be stopped cleanly; this exec trampoline unblocks them first.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            "-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
+            executable,
+        ] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            throw HarnessError("cannot start \(name) (\(executable)): \(error)")
+        }
+    }
+
+    public var isRunning: Bool { process.isRunning }
+
+    public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    /// Waits until `condition` holds; throws with the service's log if it exits or times out.
+    public func wait(for what: String, timeout: TimeInterval = 10, until condition: () -> Bool) throws {
+        let deadline = Date() + timeout
+        while Date() < deadline {
+            if condition() { return }
+            guard process.isRunning else {
+                throw HarnessError("\(name) exited (\(process.terminationStatus)) before \(what):\n\(log)")
+            }
+            usleep(20_000)
+        }
+        throw HarnessError("\(name) did not reach \(what) within \(Int(timeout)) s:\n\(log)")
+    }
+
+    public func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date() + 5
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}
+
+/// A directory under the system temporary directory, removed when released.
+public final class ScratchDirectory: @unchecked Sendable {
+    public let url: URL
+
+    public init(_ prefix: String) throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}

@@ -1,0 +1,255 @@
+'''python-dbusmock template: NetworkManager for accessory-setup's tests.
+
+It loads python-dbusmock's own networkmanager template and adds what NetworkManager 1.42 has
+and that template lacks, with NetworkManager's behaviour:
+
+- Settings.AddConnection2 and AddAndActivateConnection2 (persist "volatile" deletes the
+  profile when its connection goes down), checkpoints (CheckpointCreate, CheckpointRollback
+  with the rollback timeout, CheckpointDestroy), the Wi-Fi device's LastScan, updated by
+  RequestScan, which also brings hidden access points into range when their SSID is probed.
+
+and, on org.freedesktop.DBus.Mock, ways to make an activation fail or stall the way a real
+one does: the device goes to FAILED with a reason and the active connection to DEACTIVATED.
+'''
+
+import time
+
+import dbus
+import dbusmock
+from dbusmock import MOCK_IFACE
+from dbusmock.templates import networkmanager as base
+# The stock template's D-Bus methods (AddWiFiDevice, SettingsAddConnection, ...) become this
+# template's, so python-dbusmock installs them on the mock as it does for the stock one.
+from dbusmock.templates.networkmanager import *  # noqa: F401,F403 pylint: disable=wildcard-import,unused-wildcard-import
+from gi.repository import GLib
+
+BUS_NAME = base.BUS_NAME
+MAIN_OBJ = base.MAIN_OBJ
+SYSTEM_BUS = True
+IS_OBJECT_MANAGER = True
+
+CHECKPOINT_IFACE = 'org.freedesktop.NetworkManager.Checkpoint'
+DEVICE_STATE_ACTIVATED = 100
+DEVICE_STATE_FAILED = 120
+AC_STATE_ACTIVATING = 1
+AC_STATE_DEACTIVATED = 4
+
+
+def boottime_ms():
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * 1000)
+
+
+def load(mock, parameters):
+    base.load(mock, parameters)
+    mock.failures = {}        # SSID bytes -> (device reason, active connection reason) or None to stall
+    mock.volatile = set()     # connection paths deleted when they go down
+    mock.checkpoints = {}     # path -> {device path: connection path or None}
+    mock.hidden_aps = {}      # SSID bytes -> AddAccessPointWithFlags arguments
+    mock.scan_requests = []   # the SSIDs each RequestScan probed for
+
+    manager = dbusmock.get_object(base.MANAGER_OBJ)
+    manager.AddProperty(base.MANAGER_IFACE, 'Checkpoints', dbus.Array([], signature='o'))
+    manager.AddMethods(base.MANAGER_IFACE, [
+        ('AddAndActivateConnection2', 'a{sa{sv}}ooa{sv}', 'ooa{sv}',
+         'ret = self.mock.add_and_activate2(args[0], args[1], args[2], args[3])'),
+        ('DeactivateConnection', 'o', '', 'self.mock.deactivate(args[0])'),
+        ('CheckpointCreate', 'aouu', 'o', 'ret = self.mock.checkpoint_create(args[0], args[1], args[2])'),
+        ('CheckpointDestroy', 'o', '', 'self.mock.checkpoint_remove(args[0])'),
+        ('CheckpointRollback', 'o', 'a{su}', 'ret = self.mock.checkpoint_rollback(args[0])'),
+        ('CheckpointAdjustRollbackTimeout', 'ou', '', ''),
+    ])
+    manager.mock = mock
+    settings = dbusmock.get_object(base.SETTINGS_OBJ)
+    settings.AddMethods(base.SETTINGS_IFACE, [
+        ('AddConnection2', 'a{sa{sv}}ua{sv}', 'oa{sv}',
+         'ret = (self.SettingsAddConnection(args[0]), dbus.Dictionary({}, signature="sv"))'),
+    ])
+
+    mock.add_and_activate2 = lambda *args: add_and_activate2(mock, *args)
+    mock.deactivate = lambda path: deactivate(mock, path)
+    mock.checkpoint_create = lambda *args: checkpoint_create(mock, *args)
+    mock.checkpoint_remove = lambda path: checkpoint_remove(mock, path)
+    mock.checkpoint_rollback = lambda path: checkpoint_rollback(mock, path)
+
+
+def ssid_of(settings):
+    return bytes(settings.get('802-11-wireless', {}).get('ssid', b''))
+
+
+def add_and_activate2(mock, settings, device, specific_object, options):
+    settings_obj = dbusmock.get_object(base.SETTINGS_OBJ)
+    connection = settings_obj.SettingsAddConnection(settings)
+    if str(options.get('persist', 'disk')) == 'volatile':
+        mock.volatile.add(str(connection))
+    ssid = ssid_of(settings)
+    if ssid in mock.failures:
+        active = start_failing_activation(mock, connection, device, specific_object, mock.failures[ssid])
+    else:
+        active = base.activate_connection(dbusmock.get_object(base.MANAGER_OBJ), connection, device, specific_object)
+    return (connection, active, dbus.Dictionary({}, signature='sv'))
+
+
+def start_failing_activation(mock, connection, device, specific_object, reasons):
+    '''An active connection that stays ACTIVATING, then fails as NetworkManager reports it.'''
+    manager = dbusmock.get_object(base.MANAGER_OBJ)
+    name = 'failing%d' % len(manager.Get(base.MANAGER_IFACE, 'ActiveConnections'))
+    active = base.AddActiveConnection(mock, [device], connection, specific_object, name, dbus.UInt32(AC_STATE_ACTIVATING))
+    device_obj = dbusmock.get_object(device)
+    device_obj.Set(base.DEVICE_IFACE, 'State', dbus.UInt32(50))
+    if reasons is None:
+        return active  # stalls until the client gives up
+
+    device_reason, connection_reason = reasons
+
+    def fail():
+        device_obj.Set(base.DEVICE_IFACE, 'StateReason', (dbus.UInt32(DEVICE_STATE_FAILED), dbus.UInt32(device_reason)))
+        device_obj.Set(base.DEVICE_IFACE, 'State', dbus.UInt32(DEVICE_STATE_FAILED))
+        device_obj.EmitSignal(base.DEVICE_IFACE, 'StateChanged', 'uuu',
+                              [dbus.UInt32(DEVICE_STATE_FAILED), dbus.UInt32(50), dbus.UInt32(device_reason)])
+        active_obj = dbusmock.get_object(active)
+        active_obj.Set(base.ACTIVE_CONNECTION_IFACE, 'State', dbus.UInt32(AC_STATE_DEACTIVATED))
+        active_obj.EmitSignal(base.ACTIVE_CONNECTION_IFACE, 'StateChanged', 'uu',
+                              [dbus.UInt32(AC_STATE_DEACTIVATED), dbus.UInt32(connection_reason)])
+        GLib.timeout_add(200, lambda: (deactivate(mock, active), False)[1])
+        return False
+
+    GLib.timeout_add(100, fail)
+    return active
+
+
+def deactivate(mock, active):
+    '''Takes an active connection down; a volatile profile goes with it.'''
+    if active not in dbusmock.get_object(base.MANAGER_OBJ).Get(base.MANAGER_IFACE, 'ActiveConnections'):
+        return
+    connection = str(dbusmock.get_object(active).Get(base.ACTIVE_CONNECTION_IFACE, 'Connection'))
+    base.deactivate_connection(mock, active)
+    if connection in mock.volatile:
+        mock.volatile.discard(connection)
+        dbusmock.get_object(connection).ConnectionDelete(dbusmock.get_object(connection))
+
+
+def checkpoint_create(mock, devices, rollback_timeout, _flags):
+    manager = dbusmock.get_object(base.MANAGER_OBJ)
+    devices = [str(d) for d in devices] or [str(d) for d in manager.GetDevices()]
+    for taken in mock.checkpoints.values():
+        if set(taken) & set(devices):
+            raise dbus.exceptions.DBusException('a checkpoint already covers the device',
+                                                name='org.freedesktop.NetworkManager.InvalidArguments')
+    path = '/org/freedesktop/NetworkManager/Checkpoint/%d' % (len(mock.checkpoints) + 1)
+    while path in mock.checkpoints:
+        path += '0'
+    saved = {}
+    for device in devices:
+        active = str(dbusmock.get_object(device).Get(base.DEVICE_IFACE, 'ActiveConnection'))
+        saved[device] = None if active == '/' else str(dbusmock.get_object(active).Get(base.ACTIVE_CONNECTION_IFACE, 'Connection'))
+    mock.checkpoints[path] = saved
+    mock.AddObject(path, CHECKPOINT_IFACE, {
+        'Devices': dbus.Array([dbus.ObjectPath(d) for d in devices], signature='o'),
+        'Created': dbus.Int64(boottime_ms()),
+        'RollbackTimeout': dbus.UInt32(rollback_timeout),
+    }, [])
+    mock.object_manager_emit_added(path)
+    manager.Set(base.MANAGER_IFACE, 'Checkpoints', dbus.Array([dbus.ObjectPath(p) for p in mock.checkpoints], signature='o'))
+    if rollback_timeout > 0:
+        GLib.timeout_add_seconds(rollback_timeout, lambda: (path in mock.checkpoints and checkpoint_rollback(mock, path), False)[1])
+    return path
+
+
+def checkpoint_remove(mock, path):
+    if path not in mock.checkpoints:
+        raise dbus.exceptions.DBusException('no checkpoint ' + path, name='org.freedesktop.NetworkManager.InvalidArguments')
+    saved = mock.checkpoints.pop(path)
+    manager = dbusmock.get_object(base.MANAGER_OBJ)
+    manager.Set(base.MANAGER_IFACE, 'Checkpoints', dbus.Array([dbus.ObjectPath(p) for p in mock.checkpoints], signature='o'))
+    mock.object_manager_emit_removed(path)
+    mock.RemoveObject(path)
+    return saved
+
+
+def checkpoint_rollback(mock, path):
+    '''Puts each device back on the connection it had when the checkpoint was made.'''
+    saved = checkpoint_remove(mock, path)
+    manager = dbusmock.get_object(base.MANAGER_OBJ)
+    for device, connection in saved.items():
+        active = str(dbusmock.get_object(device).Get(base.DEVICE_IFACE, 'ActiveConnection'))
+        if active != '/':
+            deactivate(mock, active)
+        if connection and connection in dbusmock.get_object(base.SETTINGS_OBJ).ListConnections():
+            base.activate_connection(manager, connection, device, '/')
+    return dbus.Dictionary({dbus.String(d): dbus.UInt32(0) for d in saved}, signature='su')
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='sss', out_signature='s')
+def AddAccessoryWiFiDevice(self, device_name, iface_name, state):
+    '''A Wi-Fi device with LastScan, whose RequestScan completes a scan as NetworkManager does.'''
+    path = self.AddWiFiDevice(device_name, iface_name, dbus.UInt32(int(state)))
+    device = dbusmock.get_object(path)
+    device.AddProperty(base.WIRELESS_DEVICE_IFACE, 'LastScan', dbus.Int64(-1))
+    device.AddMethod(base.WIRELESS_DEVICE_IFACE, 'RequestScan', 'a{sv}', '', 'self.mock.request_scan(self, args[0])')
+    device.mock = self
+    self.request_scan = lambda dev, options: request_scan(self, dev, options)
+    return path
+
+
+def request_scan(mock, device, options):
+    probed = [bytes(s) for s in options.get('ssids', [])]
+    mock.scan_requests.append(probed)
+    path = device.path if hasattr(device, 'path') else device.__dbus_object_path__
+    for ssid in probed:
+        if ssid in mock.hidden_aps:
+            mock.AddAccessPointWithFlags(path, *mock.hidden_aps.pop(ssid))
+
+    def done():
+        device.Set(base.WIRELESS_DEVICE_IFACE, 'LastScan', dbus.Int64(boottime_ms()))
+        return False
+    GLib.timeout_add(50, done)
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ssaysuyuuu', out_signature='s')
+def AddAccessPointWithFlags(self, device, ap_name, ssid, bssid, frequency, strength, flags, wpa_flags, rsn_flags):
+    '''An access point with any SSID bytes and separate WPA and RSN flags, announced complete.'''
+    device_obj = dbusmock.get_object(device)
+    path = '/org/freedesktop/NetworkManager/AccessPoint/' + ap_name
+    self.AddObject(path, base.ACCESS_POINT_IFACE, {
+        'Ssid': dbus.ByteArray(bytes(ssid)),
+        'HwAddress': dbus.String(bssid),
+        'Flags': dbus.UInt32(flags),
+        'WpaFlags': dbus.UInt32(wpa_flags),
+        'RsnFlags': dbus.UInt32(rsn_flags),
+        'LastSeen': dbus.Int32(boottime_ms() // 1000),
+        'Frequency': dbus.UInt32(frequency),
+        'MaxBitrate': dbus.UInt32(54000),
+        'Mode': dbus.UInt32(2),
+        'Strength': dbus.Byte(strength),
+    }, [])
+    self.object_manager_emit_added(path)
+    device_obj.access_points.append(path)
+    device_obj.Set(base.WIRELESS_DEVICE_IFACE, 'AccessPoints',
+                   dbus.Array([dbus.ObjectPath(p) for p in device_obj.access_points], signature='o'))
+    device_obj.EmitSignal(base.WIRELESS_DEVICE_IFACE, 'AccessPointAdded', 'o', [path])
+    return path
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ssaysuyuuu', out_signature='')
+def AddHiddenAccessPoint(self, device, ap_name, ssid, bssid, frequency, strength, flags, wpa_flags, rsn_flags):
+    '''An access point that is found only by a scan probing for its SSID.'''
+    self.hidden_aps[bytes(ssid)] = (ap_name, ssid, bssid, frequency, strength, flags, wpa_flags, rsn_flags)
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ayuu', out_signature='')
+def SetActivationFailure(self, ssid, device_reason, connection_reason):
+    '''Activations of this SSID fail with these NMDeviceStateReason and NMActiveConnectionStateReason.'''
+    self.failures[bytes(ssid)] = (int(device_reason), int(connection_reason))
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ay', out_signature='')
+def SetActivationStall(self, ssid):
+    '''Activations of this SSID never finish.'''
+    self.failures[bytes(ssid)] = None
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='', out_signature='aas')
+def GetScanRequests(self):
+    '''The SSIDs each scan request probed for, oldest first, in hex.'''
+    return dbus.Array([dbus.Array([ssid.hex() for ssid in probed], signature='s') for probed in self.scan_requests],
+                      signature='as')
