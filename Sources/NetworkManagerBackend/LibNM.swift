@@ -50,12 +50,14 @@ enum LibNM {
 
     static func wifiDevice(_ device: OpaquePointer) -> WiFiDevice {
         let active = nm_device_get_active_connection(device)
-        let ap = nm_device_wifi_get_active_access_point(device)
+        // The associated AP's SSID, else the active profile's (a hidden AP may not report one).
+        let apSSID = nm_device_wifi_get_active_access_point(device).flatMap { try? SSID(bytes: bytes(of: nm_access_point_get_ssid($0))) }
+        let profileSSID = active.flatMap(nm_active_connection_get_connection).flatMap(profile).flatMap { try? SSID(bytes: $0.ssid) }
         return WiFiDevice(
             interface: interface(device), state: state(device).name,
             hardwareAddress: string(nm_device_get_hw_address(device)),
             connection: active.flatMap { string(nm_active_connection_get_id($0)) },
-            ssid: ap.flatMap { try? SSID(bytes: bytes(of: nm_access_point_get_ssid($0))) })
+            ssid: apSSID ?? profileSSID)
     }
 
     static func path(_ object: OpaquePointer) -> String {

@@ -81,10 +81,10 @@ public final class NetworkManagerMock: @unchecked Sendable {
         try mockCall("RemoveAccessPoint", ["'\(device)'", "'\(accessPoint)'"])
     }
 
-    /// A saved profile for `ssid`, active on `device`: the network the machine was on.
+    /// A saved profile for `ssid` (its id is the SSID), active on `device`: the network the machine was on.
     public func connectHomeNetwork(_ device: String, accessPoint: String, ssid: String) throws {
         let connection = try objectPath(mockCall("AddWiFiConnection", ["'\(device)'", "'home'", "'\(ssid)'", "'wpa-psk'"]))
-        try mockCall("AddActiveConnection", ["['\(device)']", "'\(connection)'", "'\(accessPoint)'", "'home-active'", "uint32 2"])
+        try mockCall("AddActiveConnection", ["['\(device)']", "'\(connection)'", "'\(accessPoint)'", "'home_active'", "uint32 2"])
     }
 
     /// Makes joins of `ssid` fail with these NetworkManager state reasons.

@@ -61,9 +61,11 @@ def load(mock, parameters):
     manager.mock = mock
     settings = dbusmock.get_object(base.SETTINGS_OBJ)
     settings.AddMethods(base.SETTINGS_IFACE, [
-        ('AddConnection2', 'a{sa{sv}}ua{sv}', 'oa{sv}',
-         'ret = (self.SettingsAddConnection(args[0]), dbus.Dictionary({}, signature="sv"))'),
+        ('AddConnection2', 'a{sa{sv}}ua{sv}', 'oa{sv}', 'ret = (self.add_connection(args[0]), dbus.Dictionary({}, signature="sv"))'),
+        ('AddConnection', 'a{sa{sv}}', 'o', 'ret = self.add_connection(args[0])'),
+        ('AddConnectionUnsaved', 'a{sa{sv}}', 'o', 'ret = self.add_connection(args[0])'),
     ])
+    settings.add_connection = add_connection
 
     mock.add_and_activate2 = lambda *args: add_and_activate2(mock, *args)
     mock.deactivate = lambda path: deactivate(mock, path)
@@ -76,9 +78,25 @@ def ssid_of(settings):
     return bytes(settings.get('802-11-wireless', {}).get('ssid', b''))
 
 
-def add_and_activate2(mock, settings, device, specific_object, options):
+SECRET_KEYS = {'psk', 'wep-key0', 'wep-key1', 'wep-key2', 'wep-key3', 'password', 'private-key-password'}
+
+
+def add_connection(settings):
+    '''Adds a profile whose GetSettings leaves the secrets out and GetSecrets gives them, as NetworkManager does.'''
     settings_obj = dbusmock.get_object(base.SETTINGS_OBJ)
-    connection = settings_obj.SettingsAddConnection(settings)
+    path = settings_obj.SettingsAddConnection(settings)
+    connection = dbusmock.get_object(path)
+    connection.ConnectionGetSettings = lambda self: dbus.Dictionary({
+        name: dbus.Dictionary({k: v for k, v in values.items() if k not in SECRET_KEYS}, signature='sv')
+        for name, values in self.settings.items()}, signature='sa{sv}')
+    connection.ConnectionGetSecrets = lambda self, setting: dbus.Dictionary({
+        setting: dbus.Dictionary({k: v for k, v in self.settings.get(setting, {}).items() if k in SECRET_KEYS}, signature='sv')},
+        signature='sa{sv}')
+    return path
+
+
+def add_and_activate2(mock, settings, device, specific_object, options):
+    connection = add_connection(settings)
     if str(options.get('persist', 'disk')) == 'volatile':
         mock.volatile.add(str(connection))
     ssid = ssid_of(settings)
@@ -107,9 +125,9 @@ def start_failing_activation(mock, connection, device, specific_object, reasons)
         device_obj.EmitSignal(base.DEVICE_IFACE, 'StateChanged', 'uuu',
                               [dbus.UInt32(DEVICE_STATE_FAILED), dbus.UInt32(50), dbus.UInt32(device_reason)])
         active_obj = dbusmock.get_object(active)
-        active_obj.Set(base.ACTIVE_CONNECTION_IFACE, 'State', dbus.UInt32(AC_STATE_DEACTIVATED))
         active_obj.EmitSignal(base.ACTIVE_CONNECTION_IFACE, 'StateChanged', 'uu',
                               [dbus.UInt32(AC_STATE_DEACTIVATED), dbus.UInt32(connection_reason)])
+        active_obj.Set(base.ACTIVE_CONNECTION_IFACE, 'State', dbus.UInt32(AC_STATE_DEACTIVATED))
         GLib.timeout_add(200, lambda: (deactivate(mock, active), False)[1])
         return False
 

@@ -1,0 +1,234 @@
+import AccessoryCore
+import Foundation
+@testable import NetworkManagerBackend
+import ServiceHarness
+import Testing
+
+/// Joining, leaving, forgetting and listing against python-dbusmock's NetworkManager, with a
+/// home network the device is on before each join.
+@Suite(.serialized) final class MockNetworkManagerJoinTests {
+    let mock: NetworkManagerMock
+    let device: String
+    let home: String
+
+    init() throws {
+        mock = try NetworkManagerMock()
+        device = try mock.addWiFiDevice("wlan0")
+        home = try mock.addAccessPoint(device, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
+        try mock.connectHomeNetwork(device, accessPoint: home, ssid: "HomeNet")
+    }
+
+    deinit { mock.stop() }
+
+    func client() async throws -> NetworkManagerClient {
+        try await NetworkManagerClient.connect(busAddress: mock.bus.address)
+    }
+
+    func configuration(_ ssid: String, _ security: HotspotSecurity = .open, joinOnce: Bool = true, lifetime: Int? = nil, hidden: Bool = false) throws -> HotspotConfiguration {
+        try HotspotConfiguration(target: .ssid(SSID(ssid)), security: security, joinOnce: joinOnce, lifetimeInDays: lifetime, hidden: hidden)
+    }
+
+    /// Only the person's own profile is left, and the device is back on it.
+    func expectBackHome(_ comment: Comment? = nil) throws {
+        #expect(try mock.connectionPaths().count == 1, comment)
+        #expect(try mock.activeConnectionID(on: device) == "HomeNet", comment)
+        #expect(try mock.property("/org/freedesktop/NetworkManager", "org.freedesktop.NetworkManager", "Checkpoints").contains("@ao []"), comment)
+    }
+
+    @Test func joinOnceThenLeaveRestoresTheHomeNetwork() async throws {
+        try mock.addAccessPoint(device, name: "plug", ssid: "Acme-Setup", bssid: "02:00:00:00:00:10", strength: 60)
+        let client = try await client()
+        var options = JoinOptions()
+        let record = UUID()
+        options.recordID = record
+        let joined = try await client.join(try configuration("Acme-Setup"), options: options)
+        #expect(joined.device == "wlan0")
+        #expect(joined.ssid == (try SSID("Acme-Setup")))
+        #expect(joined.connectionID == "Accessory Acme-Setup")
+        #expect(joined.previousConnection == "HomeNet")
+        #expect(joined.restoreDeadline != nil)
+        #expect(try mock.activeConnectionID(on: device) == "Accessory Acme-Setup")
+
+        let stored = try #require(try await client.storedProfile(uuid: joined.connectionUUID))
+        #expect(stored.profile.ssid == Array("Acme-Setup".utf8))
+        #expect(stored.profile.keyManagement == nil)
+        #expect(stored.autoconnect == false)
+        #expect(stored.ipv4NeverDefault && stored.ipv6NeverDefault)
+        #expect(stored.profile.userData[ProfileTag.managed] == "1")
+        #expect(stored.profile.userData[ProfileTag.joinOnce] == "1")
+        #expect(stored.profile.userData[ProfileTag.recordID] == record.uuidString.lowercased())
+        #expect(stored.profile.userData[ProfileTag.checkpoint]?.hasPrefix("/org/freedesktop/NetworkManager/Checkpoint/") == true)
+        #expect(stored.profile.userData[ProfileTag.previousConnection] != nil)
+        #expect(mock.log.contains("AddAndActivateConnection2"), "join-once uses AddAndActivateConnection2")
+        #expect(mock.log.contains("\"persist\": \"volatile\""))
+
+        let configured = try await client.configuredHotspots()
+        #expect(configured.map(\.connectionID) == ["Accessory Acme-Setup"])
+        #expect(configured.first?.active == true)
+        #expect(configured.first?.recordID == record)
+
+        let left = try await client.leave(device: nil)
+        #expect(left == LeftHotspot(device: "wlan0", ssid: try SSID("Acme-Setup"), deleted: true, restored: "HomeNet"))
+        try expectBackHome()
+        #expect(try await client.configuredHotspots().isEmpty)
+    }
+
+    @Test func prefixJoinPicksTheStrongestMatchAfterAFreshScan() async throws {
+        try mock.addAccessPoint(device, name: "a1", ssid: "Acme-1111", bssid: "02:00:00:00:00:11", strength: 40)
+        try mock.addAccessPoint(device, name: "a2", ssid: "Acme-2222", bssid: "02:00:00:00:00:12", strength: 80)
+        try mock.addAccessPoint(device, name: "other", ssid: "Other-3333", bssid: "02:00:00:00:00:13", strength: 95)
+        let client = try await client()
+        let joined = try await client.join(HotspotConfiguration(target: .ssidPrefix(SSID("Acme-")), joinOnce: true), options: JoinOptions())
+        #expect(joined.ssid == (try SSID("Acme-2222")))
+        #expect(try mock.scanRequests() == [[]], "the cached results had never been scanned, so one full scan ran")
+        _ = try await client.leave(device: "wlan0")
+        try expectBackHome()
+    }
+
+    @Test func persistentProfileOutlivesLeaveUntilForgotten() async throws {
+        try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Setup", bssid: "02:00:00:00:00:20", security: .wpa2)
+        let client = try await client()
+        let joined = try await client.join(
+            try configuration("Cam-Setup", .wpa2Personal(Secret("camera-pass")), joinOnce: false, lifetime: 7), options: JoinOptions())
+        #expect(!mock.log.contains("AddAndActivateConnection2"), "a stored profile is added, then activated")
+        let stored = try #require(try await client.storedProfile(uuid: joined.connectionUUID))
+        #expect(stored.profile.keyManagement == "wpa-psk")
+        #expect(stored.profile.psk == "camera-pass")
+        let expires = try #require(stored.profile.expires)
+        #expect(abs(expires.timeIntervalSinceNow - 7 * 86_400) < 60)
+
+        let left = try await client.leave(device: nil)
+        #expect(left.deleted == false)
+        #expect(try mock.activeConnectionID(on: device) == "HomeNet")
+        let configured = try await client.configuredHotspots()
+        #expect(configured.map(\.ssid) == [try SSID("Cam-Setup")])
+        #expect(configured.first?.active == false)
+        #expect(configured.first?.joinOnce == false)
+
+        let forgotten = try await client.forget(ssid: try SSID("Cam-Setup"))
+        #expect(forgotten.map(\.connectionUUID) == [joined.connectionUUID])
+        try expectBackHome()
+    }
+
+    @Test func forgettingAnActiveHotspotLeavesItFirst() async throws {
+        try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Setup", bssid: "02:00:00:00:00:20")
+        let client = try await client()
+        _ = try await client.join(try configuration("Cam-Setup", joinOnce: false), options: JoinOptions())
+        let forgotten = try await client.forget(ssid: try SSID("Cam-Setup"))
+        #expect(forgotten.count == 1)
+        try expectBackHome()
+    }
+
+    @Test func hiddenNetworkIsFoundByAProbeForItsSSID() async throws {
+        try mock.addHiddenAccessPoint(device, name: "hidden", ssid: "Quiet-Setup", bssid: "02:00:00:00:00:30")
+        let client = try await client()
+        let joined = try await client.join(try configuration("Quiet-Setup", hidden: true), options: JoinOptions())
+        #expect(joined.ssid == (try SSID("Quiet-Setup")))
+        #expect(try mock.scanRequests() == [[Array("Quiet-Setup".utf8)]])
+        let stored = try #require(try await client.storedProfile(uuid: joined.connectionUUID))
+        #expect(stored.profile.hidden)
+        _ = try await client.leave(device: nil)
+        try expectBackHome()
+    }
+
+    @Test func absentNetworkIsNotFoundAndLeavesNothing() async throws {
+        let client = try await client()
+        await #expect(throws: HotspotError.notFound("named Nowhere-Setup")) {
+            try await client.join(try self.configuration("Nowhere-Setup"), options: JoinOptions())
+        }
+        await #expect(throws: HotspotError.notFound("whose SSID starts with Nowhere")) {
+            try await client.join(HotspotConfiguration(target: .ssidPrefix(SSID("Nowhere"))), options: JoinOptions())
+        }
+        try expectBackHome()
+    }
+
+    static let failures: [(deviceReason: UInt32, connectionReason: UInt32, expected: @Sendable (SSID) -> HotspotError)] = [
+        (7, 9, { .wrongPassphrase($0) }),            // NO_SECRETS: the passphrase was refused
+        (8, 0, { .wrongPassphrase($0) }),            // SUPPLICANT_DISCONNECT during the handshake
+        (11, 0, { .associationTimeout($0) }),        // SUPPLICANT_TIMEOUT
+        (53, 0, { _ in .notFound("named Plug-Setup") }), // SSID_NOT_FOUND: the AP went away
+        (17, 0, { .addressingFailed($0) }),          // DHCP_FAILED
+        (0, 6, { .associationTimeout($0) }),         // active connection CONNECT_TIMEOUT
+        (4, 0, { .activationFailed($0, reason: "the configuration failed") }),
+    ]
+
+    @Test(arguments: 0..<failures.count)
+    func failedJoinIsTypedAndLeavesNoProfile(index: Int) async throws {
+        let failure = Self.failures[index]
+        try mock.addAccessPoint(device, name: "plug", ssid: "Plug-Setup", bssid: "02:00:00:00:00:40", security: .wpa2)
+        try mock.failActivations(of: "Plug-Setup", deviceReason: failure.deviceReason, connectionReason: failure.connectionReason)
+        let client = try await client()
+        let ssid = try SSID("Plug-Setup")
+        await #expect(throws: failure.expected(ssid)) {
+            try await client.join(try self.configuration("Plug-Setup", .wpa2Personal(Secret("wrong-pass"))), options: JoinOptions())
+        }
+        try await Task.sleep(for: .milliseconds(300))  // the mock removes the failed activation after 200 ms
+        try expectBackHome("device reason \(failure.deviceReason)")
+    }
+
+    @Test func joinThatNeverSettlesTimesOutAndLeavesNoProfile() async throws {
+        try mock.addAccessPoint(device, name: "plug", ssid: "Slow-Setup", bssid: "02:00:00:00:00:50")
+        try mock.stallActivations(of: "Slow-Setup")
+        let client = try await client()
+        var options = JoinOptions()
+        options.timeout = .milliseconds(500)
+        let steps = StepLog()
+        options.progress = { steps.append($0) }
+        await #expect(throws: HotspotError.timedOut(try SSID("Slow-Setup"), seconds: 0)) {
+            try await client.join(try self.configuration("Slow-Setup"), options: options)
+        }
+        #expect(steps.values == [.scanning, .checkpoint, .adding, .associating])
+        try expectBackHome()
+    }
+
+    @Test func joiningTheNetworkAlreadyInUseIsAlreadyAssociated() async throws {
+        let client = try await client()
+        await #expect(throws: HotspotError.alreadyAssociated(try SSID("HomeNet"))) {
+            try await client.join(try self.configuration("HomeNet", .wpa2Personal(Secret("whatever1"))), options: JoinOptions())
+        }
+        try expectBackHome()
+    }
+
+    @Test func secondJoinWhileJoinedIsPending() async throws {
+        try mock.addAccessPoint(device, name: "a", ssid: "Acme-A", bssid: "02:00:00:00:00:61")
+        try mock.addAccessPoint(device, name: "b", ssid: "Acme-B", bssid: "02:00:00:00:00:62")
+        let client = try await client()
+        _ = try await client.join(try configuration("Acme-A"), options: JoinOptions())
+        await #expect(throws: HotspotError.pending(device: "wlan0")) {
+            try await client.join(try self.configuration("Acme-B"), options: JoinOptions())
+        }
+        _ = try await client.leave(device: nil)
+        try expectBackHome()
+    }
+
+    @Test func leavingWithoutAnAccessoryIsNotJoined() async throws {
+        let client = try await client()
+        await #expect(throws: HotspotError.notJoined(device: "wlan0")) { try await client.leave(device: nil) }
+        await #expect(throws: HotspotError.notJoined(device: "wlan0")) { try await client.leave(device: "wlan0") }
+    }
+
+    @Test func configuredListsOnlyThisProjectsProfilesAndDropsExpiredOnes() async throws {
+        let client = try await client()
+        var expired = WirelessProfile(id: "Accessory Old", uuid: UUID().uuidString.lowercased(), ssid: Array("Old-Setup".utf8))
+        expired.userData = [ProfileTag.managed: "1", ProfileTag.joinOnce: "0", ProfileTag.expires: "1000"]
+        var kept = WirelessProfile(id: "Accessory Kept", uuid: UUID().uuidString.lowercased(), ssid: Array("Kept-Setup".utf8))
+        kept.userData = [ProfileTag.managed: "1", ProfileTag.joinOnce: "0"]
+        try await client.add(expired, persistence: .disk)
+        try await client.add(kept, persistence: .disk)
+        #expect(try mock.connectionPaths().count == 3)
+
+        let configured = try await client.configuredHotspots()
+        #expect(configured.map(\.connectionID) == ["Accessory Kept"], "the person's 'home' profile is never listed")
+        #expect(await client.allProfileUUIDs().contains(expired.uuid) == false, "the expired profile was deleted")
+        _ = try await client.forget(ssid: try SSID("Kept-Setup"))
+        try expectBackHome()
+    }
+}
+
+/// Collects progress steps from the join's callback.
+final class StepLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var steps: [JoinStep] = []
+    func append(_ step: JoinStep) { lock.withLock { steps.append(step) } }
+    var values: [JoinStep] { lock.withLock { steps } }
+}
