@@ -39,10 +39,15 @@ extension NetworkManagerClient {
         for setting in [NM_SETTING_WIRELESS_SECURITY_SETTING_NAME, NM_SETTING_802_1X_SETTING_NAME]
         where nm_connection_get_setting_by_name(copy.pointer, setting) != nil {
             do throws(GLibError) {
-                let secrets = try await gAsync("read the secrets of \(setting)") { cancellable, callback, data in
+                let secrets: UncheckedSendable<OpaquePointer>
+                do {
+                    secrets = try await gAsync("read the secrets of \(setting)") { cancellable, callback, data in
                     nm_remote_connection_get_secrets_async(reference.pointer, setting, cancellable, callback, data)
-                } finish: { source, result, error in
-                    nm_remote_connection_get_secrets_finish(OpaquePointer(source), result, error).map(UncheckedSendable.init)
+                    } finish: { source, result, error in
+                        nm_remote_connection_get_secrets_finish(OpaquePointer(source), result, error).map(UncheckedSendable.init)
+                    }
+                } catch where error.remoteName?.hasSuffix(".AgentManager.NoSecrets") == true {
+                    continue  // the setting stores no secret (OWE, or 802.1X with only certificates)
                 }
                 defer { g_variant_unref(secrets.value) }
                 try withGErrorChecked("apply the secrets") { nm_connection_update_secrets(copy.pointer, setting, secrets.value, $0) }

@@ -1,0 +1,158 @@
+import AccessoryCore
+import Foundation
+@testable import NetworkManagerBackend
+import ServiceHarness
+import Testing
+
+/// Every kind of profile through the real NetworkManager daemon, confined to a network
+/// namespace with private state: added, read back field by field (secrets too), deleted;
+/// NetworkManager's own rejections come back as typed errors; nothing is left behind.
+@Suite(.serialized) final class RealNetworkManagerProfileTests {
+    let daemon: IsolatedNetworkManager
+
+    init() throws {
+        daemon = try IsolatedNetworkManager()
+    }
+
+    deinit { daemon.stop() }
+
+    func client() async throws -> NetworkManagerClient {
+        try await NetworkManagerClient.connect(busAddress: daemon.bus.address)
+    }
+
+    static func profile(_ configuration: HotspotConfiguration) throws -> WirelessProfile {
+        guard case .ssid(let ssid) = configuration.target else { throw HarnessError("an exact SSID is needed") }
+        var options = JoinOptions()
+        options.recordID = UUID(uuidString: "6f1c2a58-0d7e-4c57-9a1e-3c1b8f0e2d11")
+        return try WirelessProfile(configuration, ssid: ssid, options: options)
+    }
+
+    static let certificates = FileManager.default.temporaryDirectory.appendingPathComponent("accessory-certs")
+
+    /// Every security kind, as `accessoryctl join` would hand them over.
+    static func kinds() throws -> [(name: String, configuration: HotspotConfiguration)] {
+        var tls = EAPSettings(supportedEAPTypes: [.tls])
+        tls.username = "plug@example.org"
+        tls.clientCertificatePath = certificates.appendingPathComponent("client.pem").path
+        tls.privateKeyPath = certificates.appendingPathComponent("client.key").path
+        tls.privateKeyPassword = Secret("key-pass")
+        tls.trustedServerCertificatePaths = [certificates.appendingPathComponent("ca.pem").path]
+        tls.trustedServerNames = ["radius.example.org"]
+        var ttls = EAPSettings(supportedEAPTypes: [.ttls])
+        ttls.username = "installer"
+        ttls.password = Secret("ttls-pass")
+        ttls.outerIdentity = "anonymous"
+        ttls.ttlsInnerAuthenticationType = .mschapv2
+        var peap = EAPSettings(supportedEAPTypes: [.peap])
+        peap.username = "installer"
+        peap.password = Secret("peap-pass")
+        peap.preferredTLSVersion = .v1_1
+        return [
+            ("open", try HotspotConfiguration(target: .ssid(SSID("Open-Setup")))),
+            ("hidden", try HotspotConfiguration(target: .ssid(SSID("Quiet-Setup")), hidden: true)),
+            ("wep", try HotspotConfiguration(target: .ssid(SSID("Wep-Setup")), security: .wep(Secret("0123456789abcdef0123456789")))),
+            ("wpa2", try HotspotConfiguration(target: .ssid(SSID("Wpa-Setup")), security: .wpa2Personal(Secret("plug-pass-1")), lifetimeInDays: 30)),
+            ("wpa2-hex", try HotspotConfiguration(target: .ssid(SSID("Hex-Setup")), security: .wpa2Personal(Secret(String(repeating: "ab", count: 32))))),
+            ("sae", try HotspotConfiguration(target: .ssid(SSID("Sae-Setup")), security: .wpa3Personal(Secret("sae pass")))),
+            ("owe", try HotspotConfiguration(target: .ssid(SSID("Owe-Setup")), security: .owe)),
+            ("utf8", try HotspotConfiguration(target: .ssid(SSID("Caf\u{e9}-\u{1F50C}")))),
+            ("non-utf8", try HotspotConfiguration(target: .ssid(SSID(bytes: [0x43, 0xFE, 0x00, 0x01])))),
+            ("eap-tls", try HotspotConfiguration(target: .ssid(SSID("Tls-Setup")), security: .enterprise(tls))),
+            ("eap-ttls", try HotspotConfiguration(target: .ssid(SSID("Ttls-Setup")), security: .enterprise(ttls))),
+            ("eap-peap", try HotspotConfiguration(target: .ssid(SSID("Peap-Setup")), security: .enterprise(peap))),
+        ]
+    }
+
+    /// PEM files NetworkManager can load: a throwaway CA and client certificate.
+    static func makeCertificates() throws {
+        let directory = certificates.path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        guard !FileManager.default.fileExists(atPath: "\(directory)/client.key") else { return }
+        try run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca",
+                                     "-keyout", "\(directory)/ca.key", "-out", "\(directory)/ca.pem"])
+        try run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-days", "2", "-subj", "/CN=plug",
+                                     "-passout", "pass:key-pass", "-keyout", "\(directory)/client.key", "-out", "\(directory)/client.pem"])
+    }
+
+    @Test(arguments: ["open", "hidden", "wep", "wpa2", "wpa2-hex", "sae", "owe", "utf8", "non-utf8", "eap-tls", "eap-ttls", "eap-peap"])
+    func profileRoundTrip(kind: String) async throws {
+        try Self.makeCertificates()
+        let configuration = try #require(try Self.kinds().first { $0.name == kind }).configuration
+        let profile = try Self.profile(configuration)
+        let client = try await client()
+
+        try await client.add(profile, persistence: configuration.joinOnce ? .memory : .disk)
+        #expect(daemon.keyfiles() == ["\(profile.id).nmconnection"], "one keyfile for the stored profile")
+        let stored = try #require(try await client.storedProfile(uuid: profile.uuid), "NetworkManager has the profile")
+
+        #expect(stored.profile == profile, "every field, secrets included, reads back as written")
+        #expect(stored.autoconnect == false)
+        #expect(stored.ipv4NeverDefault)
+        #expect(stored.ipv6NeverDefault)
+        #expect(stored.unsaved == false)
+        #expect(stored.filename == daemon.keyfileDirectory.appendingPathComponent("\(profile.id).nmconnection").path)
+
+        #expect(try await client.deleteProfile(uuid: profile.uuid))
+        #expect(try await client.storedProfile(uuid: profile.uuid) == nil)
+        #expect(daemon.keyfiles().isEmpty, "the keyfile is gone")
+    }
+
+    @Test func inMemoryProfileNeverReachesTheKeyfileDirectory() async throws {
+        let profile = try Self.profile(try HotspotConfiguration(target: .ssid(SSID("Mem-Setup")), security: .wpa2Personal(Secret("memory-pass"))))
+        let client = try await client()
+        try await client.add(profile, persistence: .memory)
+        let stored = try #require(try await client.storedProfile(uuid: profile.uuid))
+        #expect(stored.unsaved)
+        #expect(stored.profile.psk == "memory-pass")
+        #expect(daemon.keyfiles().isEmpty)
+        #expect(try await client.deleteProfile(uuid: profile.uuid))
+        #expect(await client.allProfileUUIDs().isEmpty)
+    }
+
+    /// Profiles our own types cannot even express, handed straight to NetworkManager.
+    @Test(arguments: [
+        ("ssid", WirelessProfile(id: "Accessory Long", uuid: UUID().uuidString.lowercased(), ssid: Array(repeating: 0x41, count: 33))),
+        ("empty", WirelessProfile(id: "Accessory Empty", uuid: UUID().uuidString.lowercased(), ssid: [])),
+        ("psk", WirelessProfile(id: "Accessory Short", uuid: UUID().uuidString.lowercased(), ssid: Array("Short".utf8), keyManagement: "wpa-psk", psk: "7-chars")),
+        ("psk64", WirelessProfile(id: "Accessory NotHex", uuid: UUID().uuidString.lowercased(), ssid: Array("NotHex".utf8), keyManagement: "wpa-psk", psk: String(repeating: "z", count: 64))),
+        ("wep", WirelessProfile(id: "Accessory Wep", uuid: UUID().uuidString.lowercased(), ssid: Array("Wep".utf8), keyManagement: "none", wepKey: "0123")),
+    ])
+    func networkManagersRejectionsAreTyped(field: String, profile: WirelessProfile) async throws {
+        let client = try await client()
+        do {
+            try await client.add(profile, persistence: .disk, verifyLocally: false)
+            Issue.record("NetworkManager accepted \(profile.id)")
+        } catch {
+            switch (field, error) {
+            case ("ssid", .invalidConfiguration(.invalidSSID(let message))), ("empty", .invalidConfiguration(.invalidSSID(let message))):
+                #expect(message.contains("SSID length is out of range"), "\(message)")
+            case ("psk", .invalidConfiguration(.invalidWPAPassphrase(let message))), ("psk64", .invalidConfiguration(.invalidWPAPassphrase(let message))):
+                #expect(message.contains("property is invalid"), "\(message)")
+            case ("wep", .invalidConfiguration(.invalidWEPPassphrase)):
+                break
+            default:
+                Issue.record("\(field): unexpected error \(error)")
+            }
+        }
+        #expect(daemon.keyfiles().isEmpty)
+        #expect(await client.allProfileUUIDs().isEmpty)
+    }
+
+    @Test func localVerificationNamesTheFieldBeforeAnythingIsSent() async throws {
+        let client = try await client()
+        let short = WirelessProfile(id: "Accessory Short", uuid: UUID().uuidString.lowercased(), ssid: Array("Short".utf8), keyManagement: "wpa-psk", psk: "7-chars")
+        await #expect(throws: HotspotError.invalidConfiguration(.invalidWPAPassphrase("property is invalid"))) {
+            try await client.add(short, persistence: .disk)
+        }
+        #expect(daemon.keyfiles().isEmpty)
+    }
+
+    @Test func joinWithoutAWiFiDeviceSaysSo() async throws {
+        let client = try await client()
+        await #expect(throws: HotspotError.noWiFiDevice(nil)) {
+            try await client.join(try HotspotConfiguration(target: .ssid(SSID("Any-Setup"))), options: JoinOptions())
+        }
+        #expect(await client.allProfileUUIDs().isEmpty)
+        #expect(try await client.configuredHotspots().isEmpty)
+    }
+}
