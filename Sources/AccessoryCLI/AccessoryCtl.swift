@@ -7,6 +7,11 @@ public enum AccessoryCtl {
     public static let commands: [Command] = [
         ProfileValidateCommand.command,
         MatchCommand.command,
+        WiFiListCommand.command,
+        JoinCommand.command,
+        LeaveCommand.command,
+        ForgetCommand.command,
+        ConfiguredCommand.command,
         CompletionCommand.command,
     ]
 

@@ -140,6 +140,8 @@ public actor NetworkManagerClient: HotspotManaging {
             if case .cancelled = mapped { throw mapped }
             return
         }
+        // The scan may have finished while the request's reply was on its way.
+        guard nm_device_wifi_get_last_scan(device.pointer) == before else { return }
         _ = await waitForSignal(timeout: timeout) { fire in
             [device.connect("notify::last-scan") { _ in
                 if nm_device_wifi_get_last_scan(device.pointer) != before { fire(true) }

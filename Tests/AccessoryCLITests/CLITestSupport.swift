@@ -63,3 +63,25 @@ final class TemporaryFile {
         try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path)
     }
 }
+
+/// Runs the built `accessoryctl` executable, as a shell would, with `environment` added.
+func accessoryctlProcess(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> Run {
+    let binary = try #require(AccessoryCtlTests.executable(), "accessoryctl was not built next to the test bundle")
+    let process = Process()
+    process.executableURL = binary
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let output = Pipe(), errors = Pipe(), stdin = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+    try process.run()
+    if let input {
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+    }
+    let out = output.fileHandleForReading.readDataToEndOfFile()
+    let err = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return Run(code: ExitCode(rawValue: process.terminationStatus), out: String(decoding: out, as: UTF8.self), err: String(decoding: err, as: UTF8.self))
+}

@@ -52,6 +52,7 @@ def load(mock, parameters):
     manager.AddMethods(base.MANAGER_IFACE, [
         ('AddAndActivateConnection2', 'a{sa{sv}}ooa{sv}', 'ooa{sv}',
          'ret = self.mock.add_and_activate2(args[0], args[1], args[2], args[3])'),
+        ('ActivateConnection', 'ooo', 'o', 'ret = self.mock.activate(args[0], args[1], args[2])'),
         ('DeactivateConnection', 'o', '', 'self.mock.deactivate(args[0])'),
         ('CheckpointCreate', 'aouu', 'o', 'ret = self.mock.checkpoint_create(args[0], args[1], args[2])'),
         ('CheckpointDestroy', 'o', '', 'self.mock.checkpoint_remove(args[0])'),
@@ -68,6 +69,7 @@ def load(mock, parameters):
     settings.add_connection = add_connection
 
     mock.add_and_activate2 = lambda *args: add_and_activate2(mock, *args)
+    mock.activate = lambda *args: activate(mock, *args)
     mock.deactivate = lambda path: deactivate(mock, path)
     mock.checkpoint_create = lambda *args: checkpoint_create(mock, *args)
     mock.checkpoint_remove = lambda path: checkpoint_remove(mock, path)
@@ -105,6 +107,17 @@ def add_and_activate2(mock, settings, device, specific_object, options):
     else:
         active = base.activate_connection(dbusmock.get_object(base.MANAGER_OBJ), connection, device, specific_object)
     return (connection, active, dbus.Dictionary({}, signature='sv'))
+
+
+def activate(mock, connection, device, specific_object):
+    '''ActivateConnection, failing as SetActivationFailure asked for the profile's SSID.'''
+    manager = dbusmock.get_object(base.MANAGER_OBJ)
+    if str(device) == '/':
+        device = manager.GetDevices()[0]
+    ssid = ssid_of(dbusmock.get_object(connection).settings)
+    if ssid in mock.failures:
+        return start_failing_activation(mock, connection, device, specific_object, mock.failures[ssid])
+    return base.activate_connection(manager, connection, device, specific_object)
 
 
 def start_failing_activation(mock, connection, device, specific_object, reasons):

@@ -1,0 +1,60 @@
+import AccessoryCore
+import NetworkManagerBackend
+
+/// `accessoryctl wifi list`
+enum WiFiListCommand {
+    static let command = Command(
+        path: ["wifi", "list"],
+        summary: "List the Wi-Fi access points in range",
+        discussion: """
+            Lists the access points NetworkManager hears on a Wi-Fi device, strongest first:
+            SSID (escaped when it is not printable UTF-8), BSSID, signal strength, frequency
+            and the security each offers. With --rescan, asks for a fresh scan first and
+            waits for it to finish.
+            """,
+        options: [
+            .flag("rescan", help: "Scan before listing, and wait for the scan"),
+            HotspotCommand.deviceOption,
+            .flag("json", help: "Print the access points as JSON"),
+        ],
+        examples: [
+            "\(AccessoryCtl.name) wifi list",
+            "\(AccessoryCtl.name) wifi list --rescan --json",
+        ],
+        run: run)
+
+    private struct Output: Encodable {
+        var device: String
+        var accessPoints: [WiFiScanEntry]
+    }
+
+    private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
+        await HotspotCommand.run(console) { client throws(HotspotError) in
+            let device = try await client.wifiDevices().first { arguments.value("device") == nil || $0.interface == arguments.value("device") }
+            guard let device else { throw .noWiFiDevice(arguments.value("device")) }
+            let rescan = arguments.flag("rescan")
+            if rescan { HotspotCommand.progress(console)?("Scanning on \(device.interface)…") }
+            let entries = try await client.accessPoints(device: device.interface, rescan: rescan)
+                .sorted { ($0.strength, $1.bssid) > ($1.strength, $0.bssid) }
+            HotspotCommand.clearProgress(console)
+
+            if arguments.flag("json") {
+                console.printJSON(Output(device: device.interface, accessPoints: entries))
+                return .success
+            }
+            guard !entries.isEmpty else {
+                console.print("No access point in range of \(device.interface).")
+                return .success
+            }
+            var rows = [["SSID", "BSSID", "SIGNAL", "FREQ", "SECURITY"]]
+            for entry in entries {
+                rows.append([
+                    entry.ssid?.escaped ?? "(hidden)", entry.bssid.description, "\(entry.strength)%",
+                    "\(entry.frequency) MHz", entry.security.description,
+                ])
+            }
+            table(rows).forEach { console.print($0) }
+            return .success
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import AccessoryCore
+import Foundation
+import NetworkManagerBackend
+
+/// What the Wi-Fi commands share: connecting to NetworkManager, reporting its errors with
+/// the right exit status, and reading secrets without them touching the command line.
+enum HotspotCommand {
+    /// Runs `body` with a NetworkManager client, turning a `HotspotError` into a message and
+    /// an exit status (77 when NetworkManager refused for lack of authorization).
+    static func run(_ console: Console, _ body: (NetworkManagerClient) async throws(HotspotError) -> ExitCode) async -> ExitCode {
+        do {
+            let client = try await NetworkManagerClient.connect()
+            return try await body(client)
+        } catch {
+            return report(error, console)
+        }
+    }
+
+    static func report(_ error: HotspotError, _ console: Console) -> ExitCode {
+        console.error("\(AccessoryCtl.name): error: \(error)")
+        if case .notAuthorized = error {
+            console.error("Run it as root; the agent will let users join accessories they are authorized for.")
+            return .notAuthorized
+        }
+        return .failure
+    }
+
+    /// The passphrase from `--passphrase-file` or `--passphrase-stdin`, without its final
+    /// newline; `nil` when neither was given.
+    static func passphrase(_ arguments: ParsedArguments, _ console: Console) throws(UsageError) -> Secret? {
+        let file = arguments.value("passphrase-file")
+        let stdin = arguments.flag("passphrase-stdin")
+        switch (file, stdin) {
+        case (nil, false):
+            return nil
+        case (_?, true):
+            throw UsageError("give --passphrase-file or --passphrase-stdin, not both")
+        case (let path?, false):
+            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+                throw UsageError("cannot read the passphrase file \(path)")
+            }
+            return Secret(chompingNewline(text))
+        case (nil, true):
+            return Secret(chompingNewline(readStandardInput(prompt: "Passphrase: ", console)))
+        }
+    }
+
+    /// All of standard input; on a terminal, one line typed without echo.
+    private static func readStandardInput(prompt: String, _ console: Console) -> String {
+        guard isatty(STDIN_FILENO) == 1 else {
+            return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        }
+        var saved = termios()
+        tcgetattr(STDIN_FILENO, &saved)
+        var silent = saved
+        silent.c_lflag &= ~tcflag_t(ECHO)
+        tcsetattr(STDIN_FILENO, TCSANOW, &silent)
+        defer {
+            tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+            console.writeError("\n")
+        }
+        console.writeError(prompt)
+        return readLine(strippingNewline: true) ?? ""
+    }
+
+    private static func chompingNewline(_ text: String) -> String {
+        text.hasSuffix("\r\n") ? String(text.dropLast(2)) : text.hasSuffix("\n") ? String(text.dropLast()) : text
+    }
+
+    /// A progress line on standard error, rewritten in place, only on a terminal.
+    static func progress(_ console: Console) -> (@Sendable (String) -> Void)? {
+        guard isatty(STDERR_FILENO) == 1 else { return nil }
+        return { text in console.writeError("\r\u{1B}[K" + text) }
+    }
+
+    static func clearProgress(_ console: Console) {
+        if isatty(STDERR_FILENO) == 1 { console.writeError("\r\u{1B}[K") }
+    }
+
+    static let deviceOption = OptionSpec.value("device", "IFACE", help: "The Wi-Fi interface (default: the first one NetworkManager manages)")
+}

@@ -1,0 +1,158 @@
+import AccessoryCLI
+import Foundation
+import ServiceHarness
+import Testing
+
+/// The Wi-Fi commands of the built `accessoryctl` against python-dbusmock's NetworkManager
+/// on a private system bus.
+@Suite(.serialized) final class MockNetworkManagerCommandTests {
+    let mock: NetworkManagerMock
+    let device: String
+    let passphraseFile: TemporaryFile
+
+    init() throws {
+        mock = try NetworkManagerMock()
+        device = try mock.addWiFiDevice("wlan0")
+        let home = try mock.addAccessPoint(device, name: "home", ssid: "HomeNet", bssid: "3C:A6:2F:10:20:30", frequency: 5180, strength: 82, security: .transition)
+        try mock.connectHomeNetwork(device, accessPoint: home, ssid: "HomeNet")
+        try mock.addAccessPoint(device, name: "wled", ssid: "WLED-AP", bssid: "A4:CF:12:6B:00:01", frequency: 2412, strength: 64, security: .wpa2)
+        try mock.addAccessPoint(device, name: "prov", ssid: "PROV_261FCC", bssid: "7C:DF:A1:26:1F:CD", frequency: 2437, strength: 71)
+        try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Setup", bssid: "02:11:22:33:44:55", frequency: 5745, strength: 30, security: .wpa3)
+        passphraseFile = try TemporaryFile("wled1234\n", name: "wled.pass")
+    }
+
+    deinit { mock.stop() }
+
+    func accessoryctl(_ arguments: String..., input: String? = nil) throws -> Run {
+        try accessoryctlProcess(arguments, environment: mock.bus.environment, input: input)
+    }
+
+    @Test func wifiListJSONHasEveryAccessPoint() throws {
+        let run = try accessoryctl("wifi", "list", "--json")
+        #expect(run.code == .success, "\(run.err)")
+        struct Output: Decodable {
+            struct Entry: Decodable, Equatable {
+                var ssid: String?
+                var bssid: String
+                var strength: Int
+                var frequency: Int
+                var security: [String]
+            }
+            var device: String
+            var accessPoints: [Entry]
+        }
+        let output = try JSONDecoder().decode(Output.self, from: Data(run.out.utf8))
+        #expect(output.device == "wlan0")
+        #expect(output.accessPoints == [
+            .init(ssid: "HomeNet", bssid: "3C:A6:2F:10:20:30", strength: 82, frequency: 5180, security: ["wpa-psk", "sae"]),
+            .init(ssid: "PROV_261FCC", bssid: "7C:DF:A1:26:1F:CD", strength: 71, frequency: 2437, security: []),
+            .init(ssid: "WLED-AP", bssid: "A4:CF:12:6B:00:01", strength: 64, frequency: 2412, security: ["wpa-psk"]),
+            .init(ssid: "Cam-Setup", bssid: "02:11:22:33:44:55", strength: 30, frequency: 5745, security: ["sae"]),
+        ])
+    }
+
+    @Test func wifiListTable() throws {
+        let run = try accessoryctl("wifi", "list", "--rescan")
+        #expect(run.code == .success, "\(run.err)")
+        #expect(run.outLines.first?.hasPrefix("SSID") == true)
+        #expect(run.outLines.count == 5)
+        #expect(run.outLines[1].hasPrefix("HomeNet"))
+        #expect(run.outLines[2].contains("7C:DF:A1:26:1F:CD  71%"))
+        #expect(run.err.isEmpty, "no progress line when standard error is not a terminal")
+        #expect(try mock.scanRequests() == [[]])
+    }
+
+    @Test func joinLeaveAndNoSecretOnTheTerminal() throws {
+        let joined = try accessoryctl("join", "--ssid", "WLED-AP", "--passphrase-file", passphraseFile.path, "--once")
+        #expect(joined.code == .success, "\(joined.err)")
+        #expect(joined.outLines.first == "Joined WLED-AP on wlan0 (profile 'Accessory WLED-AP').")
+        #expect(joined.outLines.last?.hasPrefix("Run 'accessoryctl leave' to return to 'HomeNet'; NetworkManager restores") == true)
+        #expect(!joined.out.contains("wled1234") && !joined.err.contains("wled1234"))
+        #expect(try mock.activeConnectionID(on: device) == "Accessory WLED-AP")
+
+        let configured = try accessoryctl("configured", "--json")
+        #expect(configured.code == .success)
+        #expect(configured.out.contains("\"ssid\" : \"WLED-AP\""))
+        #expect(configured.out.contains("\"joinOnce\" : true"))
+        #expect(!configured.out.contains("wled1234"))
+
+        let left = try accessoryctl("leave")
+        #expect(left.code == .success, "\(left.err)")
+        #expect(left.out == "Left WLED-AP on wlan0 and deleted its profile; back on 'HomeNet'.\n")
+        #expect(try mock.activeConnectionID(on: device) == "HomeNet")
+        #expect(try mock.connectionPaths().count == 1)
+    }
+
+    @Test func prefixJoinFromStandardInputAsJSON() throws {
+        try mock.addAccessPoint(device, name: "prov2", ssid: "PROV_99AA00", bssid: "7C:DF:A1:99:AA:01", strength: 90)
+        let joined = try accessoryctl("join", "--ssid-prefix", "PROV_", "--once", "--json")
+        #expect(joined.code == .success, "\(joined.err)")
+        #expect(joined.out.contains("\"ssid\" : \"PROV_99AA00\""), "the strongest AP with the prefix")
+
+        let sae = try accessoryctl("join", "--ssid", "Cam-Setup", "--security", "wpa3", "--passphrase-stdin", input: "camera pass\n")
+        #expect(sae.code == .failure)
+        #expect(sae.err.contains("an accessory join is already in place on wlan0"))
+        _ = try accessoryctl("leave")
+    }
+
+    @Test func storedProfileIsListedThenForgotten() throws {
+        let joined = try accessoryctl("join", "--ssid", "Cam-Setup", "--security", "wpa3", "--passphrase-stdin", "--lifetime-days", "3", input: "camera pass\n")
+        #expect(joined.code == .success, "\(joined.err)")
+        #expect(try accessoryctl("leave").code == .success)
+        let listed = try accessoryctl("configured")
+        #expect(listed.outLines.count == 2)
+        #expect(listed.outLines[1].hasPrefix("Cam-Setup  Accessory Cam-Setup  no"))
+        #expect(listed.outLines[1].hasSuffix("no"), "not active after leave")
+
+        let forgotten = try accessoryctl("forget", "--ssid", "Cam-Setup")
+        #expect(forgotten.code == .success)
+        #expect(forgotten.out == "Forgot Cam-Setup (1 profile).\n")
+        let again = try accessoryctl("forget", "--ssid", "Cam-Setup")
+        #expect(again.code == .failure)
+        #expect(again.err.contains("no profile of this tool is stored for Cam-Setup"))
+        #expect(try mock.connectionPaths().count == 1)
+    }
+
+    @Test func wrongPassphraseIsReportedAndLeavesNoProfile() throws {
+        try mock.failActivations(of: "WLED-AP", deviceReason: 7, connectionReason: 9)
+        let run = try accessoryctl("join", "--ssid", "WLED-AP", "--passphrase-file", passphraseFile.path)
+        #expect(run.code == .failure)
+        #expect(run.err == "accessoryctl: error: WLED-AP refused the passphrase; check it and try again\n")
+        usleep(300_000)
+        #expect(try mock.connectionPaths().count == 1)
+        #expect(try mock.activeConnectionID(on: device) == "HomeNet")
+    }
+
+    @Test(arguments: [
+        (["join"], "give --ssid or --ssid-prefix"),
+        (["join", "--ssid", "A", "--ssid-prefix", "ABC"], "--ssid and --ssid-prefix are mutually exclusive"),
+        (["join", "--ssid", "WLED-AP", "--security", "wpa2"], "a wpa2 network needs --passphrase-file or --passphrase-stdin"),
+        (["join", "--ssid", "WLED-AP", "--security", "wpa9"], "--security 'wpa9' is not one of open, wep, wpa2, wpa3, owe, enterprise"),
+        (["join", "--ssid", "WLED-AP", "--timeout", "soon"], "--timeout 'soon' is not a number of seconds"),
+        (["join", "--ssid", "WLED-AP", "--passphrase-file", "/nonexistent"], "cannot read the passphrase file /nonexistent"),
+    ])
+    func joinUsageErrors(arguments: [String], message: String) throws {
+        let run = try accessoryctlProcess(arguments, environment: mock.bus.environment)
+        #expect(run.code == .usage)
+        #expect(run.err.hasPrefix("accessoryctl: error: \(message)\n"), "\(run.err)")
+    }
+
+    @Test(arguments: [
+        (["join", "--ssid-prefix", "AB"], "ssidPrefix: is 2 bytes long; a prefix needs 3 to 32 bytes"),
+        (["join", "--ssid", String(repeating: "x", count: 33)], "ssid: is 33 bytes long; an SSID has at most 32 bytes (UTF-8 bytes, not characters)"),
+        (["join", "--ssid", "WLED-AP", "--once", "--lifetime-days", "3"], "lifetimeInDays: a join-once configuration is never stored, so it has no lifetime"),
+    ])
+    func invalidConfigurationsNameTheField(arguments: [String], message: String) throws {
+        let run = try accessoryctlProcess(arguments, environment: mock.bus.environment)
+        #expect(run.code == .failure)
+        #expect(run.err == "accessoryctl: error: \(message)\n")
+    }
+
+    @Test func shortPassphraseNamesTheFieldWithoutPrintingIt() throws {
+        let short = try TemporaryFile("short\n", name: "short.pass")
+        let run = try accessoryctlProcess(["join", "--ssid", "WLED-AP", "--passphrase-file", short.path], environment: mock.bus.environment)
+        #expect(run.code == .failure)
+        #expect(run.err.hasPrefix("accessoryctl: error: passphrase: has 5 characters"))
+        #expect(!run.err.contains("short\n") && !run.err.contains(": short"))
+    }
+}
