@@ -56,12 +56,29 @@ public struct Command: Sendable {
     public var options: [OptionSpec]
     public var positionals: PositionalSpec?
     public var examples: [String]
+    /// A hand-written synopsis of the options, for commands with many; else generated.
+    public var usage: String?
     public var run: @Sendable (ParsedArguments, Console) async -> ExitCode
+
+    public init(
+        path: [String], summary: String, discussion: String, options: [OptionSpec], positionals: PositionalSpec? = nil,
+        examples: [String], usage: String? = nil, run: @escaping @Sendable (ParsedArguments, Console) async -> ExitCode
+    ) {
+        self.path = path
+        self.summary = summary
+        self.discussion = discussion
+        self.options = options
+        self.positionals = positionals
+        self.examples = examples
+        self.usage = usage
+        self.run = run
+    }
 
     public var name: String { path.joined(separator: " ") }
 
     public var synopsis: String {
-        ([AccessoryCtl.name, name] + options.map(\.synopsis) + [positionals?.synopsis].compactMap { $0 }).joined(separator: " ")
+        let arguments = usage.map { [$0] } ?? options.map(\.synopsis) + [positionals?.synopsis].compactMap { $0 }
+        return ([AccessoryCtl.name, name] + arguments).joined(separator: " ")
     }
 
     /// Splits `arguments` by this command's options; `--help` is handled by the caller.

@@ -11,6 +11,11 @@ import Testing
         (["match", "--help"], "match.txt"),
         (["completion", "--help"], "completion.txt"),
         (["help", "profile"], "profile.txt"),
+        (["wifi", "list", "--help"], "wifi-list.txt"),
+        (["join", "--help"], "join.txt"),
+        (["leave", "--help"], "leave.txt"),
+        (["forget", "--help"], "forget.txt"),
+        (["configured", "--help"], "configured.txt"),
     ]
 
     @Test(arguments: cases)

@@ -47,8 +47,9 @@ enum JoinCommand {
         examples: [
             "\(AccessoryCtl.name) join --ssid WLED-AP --passphrase-file /root/wled.pass --once",
             "\(AccessoryCtl.name) join --ssid-prefix PROV_ --once",
-            "printf %s \"$PASS\" | \(AccessoryCtl.name) join --ssid Cam-Setup --security wpa3 --passphrase-stdin",
+            "\(AccessoryCtl.name) join --ssid Cam-Setup --security wpa3 --passphrase-stdin   # asks for it, unseen",
         ],
+        usage: "(--ssid SSID | --ssid-prefix PREFIX) [--passphrase-file FILE | --passphrase-stdin] [--security KIND] [--once] [OPTIONS]",
         run: run)
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
