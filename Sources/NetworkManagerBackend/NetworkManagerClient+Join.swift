@@ -196,7 +196,9 @@ extension NetworkManagerClient {
             if let previousUUID { try await activate(uuid: previousUUID) }
         }
         if profile.isJoinOnce, let connection = nm_client_get_connection_by_uuid(client.pointer, profile.uuid) {
-            try await delete(GObjectRef(retaining: connection))
+            // A volatile profile is deleted by NetworkManager as its connection goes down, and
+            // may be gone by the time this request arrives; that is the outcome wanted.
+            try? await delete(GObjectRef(retaining: connection))
         }
         return LeftHotspot(
             device: LibNM.interface(device.pointer), ssid: try? SSID(bytes: profile.ssid),

@@ -1,0 +1,138 @@
+# Fixtures for the radio lab's scenarios, sourced inside the VM. A scenario is a bash file
+# in lab/scenarios/ that starts the access points it needs, drives accessoryctl, and
+# records each check with `check` or `expect`.
+#
+# The world (set up by runner.sh before the first scenario):
+#   netns "home": wlan0, the home network "HomeNet" (WPA2, 10.9.0.1), which the station is
+#                 connected to before each scenario
+#   netns "acc1": wlan1, accessory radio 1 (192.168.4.1 when an AP runs on it)
+#   netns "acc2": wlan2, accessory radio 2 (192.168.5.1)
+#   wlan3: the station, the only radio NetworkManager manages
+# Each accessory AP runs hostapd, a DHCP server and an HTTP "setup page" at http://<ip>/info.txt
+# that answers with the AP's name.
+
+STATION=wlan3
+HOME_SSID=HomeNet
+HOME_PASSPHRASE=home-network-pass
+ACCESSORYCTL=/lab/bin/accessoryctl
+OUT=${OUT:-/lab/out}
+
+declare -A AP_IFACE=([home]=wlan0 [acc1]=wlan1 [acc2]=wlan2)
+declare -A AP_SUBNET=([home]=10.9.0 [acc1]=192.168.4 [acc2]=192.168.5)
+
+note() { echo "[lab ${SCENARIO:-}] $*"; }
+
+# check NAME COMMAND...: passes when COMMAND exits 0.
+check() {
+    local name=$1
+    shift
+    if "$@" >>"$CASE_LOG" 2>&1; then
+        record "$name" PASS ""
+    else
+        record "$name" FAIL "command failed: $*"
+    fi
+}
+
+# expect NAME ACTUAL EXPECTED: passes when the two strings are equal.
+expect() {
+    if [[ $2 == "$3" ]]; then
+        record "$1" PASS "$2"
+    else
+        record "$1" FAIL "got '$2', expected '$3'"
+    fi
+}
+
+# expect_match NAME ACTUAL REGEX
+expect_match() {
+    if [[ $2 =~ $3 ]]; then
+        record "$1" PASS "$2"
+    else
+        record "$1" FAIL "got '$2', expected to match /$3/"
+    fi
+}
+
+# not COMMAND...: succeeds when COMMAND fails.
+not() { ! "$@"; }
+
+record() {
+    echo "RESULT $SCENARIO/$1 $2 $3"
+    echo "$SCENARIO/$1 $2 $3" >>"$OUT/results.txt"
+    [[ $2 == PASS ]] || echo "$1: $3" >>"$OUT/$SCENARIO.failed"
+}
+
+# start_ap NAME NETNS: starts hostapd on the netns's radio with the configuration on
+# standard input (ssid=..., security lines), plus DHCP and the HTTP setup page.
+start_ap() {
+    local name=$1 netns=$2 iface=${AP_IFACE[$2]} subnet=${AP_SUBNET[$2]}
+    local conf=/run/lab/hostapd-$name.conf channel=6
+    [[ $netns == home ]] && channel=1
+    mkdir -p /run/lab/www-$name
+    echo "setup-page-of-$name" >/run/lab/www-$name/info.txt
+    {
+        printf 'interface=%s\ndriver=nl80211\nctrl_interface=/run/lab/hostapd-%s\nhw_mode=g\nchannel=%s\n' \
+            "$iface" "$name" "$channel"
+        cat
+    } >"$conf"
+    ip netns exec "$netns" ip addr flush dev "$iface"
+    ip netns exec "$netns" ip addr add "$subnet.1/24" dev "$iface"
+    ip netns exec "$netns" hostapd -B -P "/run/lab/hostapd-$name.pid" -f "$OUT/logs/hostapd-$name.log" -d "$conf" >/dev/null || return 1
+    ip netns exec "$netns" dnsmasq --conf-file=/dev/null --user=root --interface="$iface" --bind-interfaces \
+        --except-interface=lo --port=0 --no-ping --dhcp-range="$subnet.10,$subnet.100,255.255.255.0,1h" \
+        --dhcp-authoritative --dhcp-leasefile="/run/lab/dnsmasq-$name.leases" --pid-file="/run/lab/dnsmasq-$name.pid" \
+        --log-dhcp --log-facility="$OUT/logs/dnsmasq-$name.log" || return 1
+    ip netns exec "$netns" python3 -m http.server 80 --bind "$subnet.1" --directory "/run/lab/www-$name" \
+        >/dev/null 2>&1 &
+    echo $! >"/run/lab/http-$name.pid"
+    echo "$name $netns" >>/run/lab/aps
+}
+
+stop_ap() {
+    local name=$1 netns iface
+    netns=$(awk -v n="$name" '$1 == n { print $2 }' /run/lab/aps)
+    for kind in hostapd dnsmasq http; do
+        [[ -f /run/lab/$kind-$name.pid ]] && kill "$(cat "/run/lab/$kind-$name.pid")" 2>/dev/null
+        rm -f "/run/lab/$kind-$name.pid"
+    done
+    sed -i "/^$name /d" /run/lab/aps
+    [[ -n $netns ]] && ip netns exec "$netns" ip addr flush dev "${AP_IFACE[$netns]}"
+    sleep 0.3
+}
+
+# Sets a radio's transmit power (mBm), which hwsim turns into the signal others receive.
+set_tx_power() {
+    ip netns exec "$1" iw dev "${AP_IFACE[$1]}" set txpower fixed "$2"
+}
+
+# The profile NetworkManager has active on the station, or nothing.
+station_connection() { nmcli -g GENERAL.CONNECTION device show "$STATION" 2>/dev/null; }
+
+station_ipv4() { ip -4 -o addr show dev "$STATION" | awk '{ print $4 }' | cut -d/ -f1; }
+
+# Waits up to $2 seconds (default 20) until the station is on the home network with an address.
+wait_home() {
+    local deadline=$((SECONDS + ${1:-20}))
+    while ((SECONDS < deadline)); do
+        [[ $(station_connection) == "$HOME_SSID" && $(station_ipv4) == 10.9.0.* ]] && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# Waits until a scan by NetworkManager lists the SSID (accessoryctl wifi list --rescan).
+wait_visible() {
+    local ssid=$1 deadline=$((SECONDS + ${2:-30}))
+    while ((SECONDS < deadline)); do
+        "$ACCESSORYCTL" wifi list --rescan --json 2>>"$CASE_LOG" | grep -q "\"ssid\" : \"$ssid\"" && return 0
+        sleep 0.5
+    done
+    return 1
+}
+
+# The setup page of the accessory at $1 (its IP), as the station fetches it.
+setup_page() { curl -s --max-time 5 "http://$1/info.txt"; }
+
+# How many profiles accessoryctl made are stored.
+our_profiles() { "$ACCESSORYCTL" configured --json | grep -c '"connectionUUID"'; }
+
+# Whether the default route goes through the accessory (it must never).
+default_route_via_accessory() { ip route show default | grep -q '192\.168\.[45]\.1'; }

@@ -1,0 +1,92 @@
+#!/bin/bash
+# Runs inside the lab VM: sets up the world (hwsim radios, the home network), then each
+# scenario of /lab/scenarios (or those named in /lab/selected), each after putting the
+# station back on the home network, and gathers the logs of any scenario with a failure.
+# Prints RESULT lines and a final LAB-SUMMARY line.
+set -u
+export OUT=/lab/out
+mkdir -p "$OUT/logs" /run/lab
+: >"$OUT/results.txt"
+: >/run/lab/aps
+source /lab/guest/lib.sh
+
+setup_world() {
+    modprobe mac80211_hwsim radios=4 regtest=5 || return 1
+    for _ in $(seq 100); do [[ -e /sys/class/net/wlan3 ]] && break; sleep 0.1; done
+    for netns in home acc1 acc2; do
+        local iface=${AP_IFACE[$netns]}
+        ip netns add "$netns"
+        iw phy "$(cat "/sys/class/net/$iface/phy80211/name")" set netns name "$netns"
+        ip netns exec "$netns" ip link set lo up
+        ip netns exec "$netns" ip link set "$iface" up
+    done
+    for _ in $(seq 300); do
+        [[ $(nmcli -g GENERAL.STATE device show "$STATION" 2>/dev/null) == 30* ]] && break
+        sleep 0.1
+    done
+    start_ap home home <<CONF || return 1
+ssid=$HOME_SSID
+wpa=2
+wpa_key_mgmt=WPA-PSK
+rsn_pairwise=CCMP
+wpa_passphrase=$HOME_PASSPHRASE
+CONF
+    for _ in $(seq 60); do
+        nmcli -t -f SSID device wifi list ifname "$STATION" --rescan yes 2>/dev/null | grep -qx "$HOME_SSID" && break
+        sleep 0.5
+    done
+    nmcli --wait 60 device wifi connect "$HOME_SSID" password "$HOME_PASSPHRASE" ifname "$STATION" >/dev/null && wait_home 30
+}
+
+SCENARIO=world
+CASE_LOG=$OUT/logs/world.log
+if setup_world >>"$CASE_LOG" 2>&1; then
+    record ready PASS "home network up, station on it"
+else
+    record ready FAIL "the world could not be set up (see logs/world.log)"
+    journalctl -b --no-pager >"$OUT/logs/journal.txt" 2>&1
+    echo "LAB-SUMMARY passed=0 failed=1"
+    exit 1
+fi
+
+scenarios=$(ls /lab/scenarios/*.sh | sort)
+if [[ -s /lab/selected ]]; then
+    scenarios=$(for name in $(cat /lab/selected); do ls /lab/scenarios/"$name"*.sh; done)
+fi
+
+for file in $scenarios; do
+    SCENARIO=$(basename "$file" .sh)
+    CASE_LOG=$OUT/logs/$SCENARIO.log
+    export SCENARIO CASE_LOG
+    echo "== $SCENARIO"
+    started=$SECONDS
+    if ! wait_home 5; then
+        nmcli --wait 30 connection up "$HOME_SSID" >>"$CASE_LOG" 2>&1
+        wait_home 20
+    fi
+    cursor=$(journalctl -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p')
+    timeout 180 bash -c "source /lab/guest/lib.sh; set -u; source '$file'" >>"$CASE_LOG" 2>&1
+    status=$?
+    if ((status != 0)); then
+        record "(scenario)" FAIL "the scenario exited $status (124: it ran over 180 s)"
+    fi
+    # Whatever the scenario left: its access points, an accessory join, our profiles.
+    while read -r name _; do [[ -n $name && $name != home ]] && stop_ap "$name"; done </run/lab/aps
+    "$ACCESSORYCTL" leave >>"$CASE_LOG" 2>&1
+    for uuid in $("$ACCESSORYCTL" configured --json 2>/dev/null | sed -n 's/.*"connectionUUID" : "\(.*\)".*/\1/p'); do
+        nmcli connection delete uuid "$uuid" >>"$CASE_LOG" 2>&1
+    done
+    echo "== $SCENARIO took $((SECONDS - started)) s"
+    if [[ -e $OUT/$SCENARIO.failed ]]; then
+        mkdir -p "$OUT/failed/$SCENARIO"
+        cp "$CASE_LOG" "$OUT/$SCENARIO.failed" "$OUT/failed/$SCENARIO/"
+        journalctl --after-cursor="$cursor" --no-pager -u NetworkManager >"$OUT/failed/$SCENARIO/NetworkManager.log" 2>&1
+        journalctl --after-cursor="$cursor" --no-pager -u wpa_supplicant >"$OUT/failed/$SCENARIO/wpa_supplicant.log" 2>&1
+        cp "$OUT"/logs/hostapd-*.log "$OUT"/logs/dnsmasq-*.log "$OUT/failed/$SCENARIO/" 2>/dev/null
+    fi
+done
+
+passed=$(grep -c ' PASS' "$OUT/results.txt")
+failed=$(grep -c ' FAIL' "$OUT/results.txt")
+journalctl -b --no-pager >"$OUT/logs/journal.txt" 2>&1
+echo "LAB-SUMMARY passed=$passed failed=$failed"

@@ -1,0 +1,15 @@
+# accessoryctl wifi list shows an accessory's setup hotspot with its security.
+start_ap plug acc1 <<CONF
+ssid=Acme-Setup-7F3A
+wpa=2
+wpa_key_mgmt=WPA-PSK
+rsn_pairwise=CCMP
+wpa_passphrase=accessory-pass
+CONF
+check visible wait_visible Acme-Setup-7F3A
+json=$("$ACCESSORYCTL" wifi list --json)
+entry=$(tr -d '\n ' <<<"$json" | grep -o '{[^{}]*"ssid":"Acme-Setup-7F3A"[^{}]*}')
+expect_match json_security "$entry" '"security":\["wpa-psk"\]'
+expect_match json_frequency "$entry" '"frequency":2437'
+table=$("$ACCESSORYCTL" wifi list)
+expect_match table_row "$(grep Acme-Setup-7F3A <<<"$table")" '^Acme-Setup-7F3A +[0-9A-F:]{17} +[0-9]+% +2437 MHz +wpa-psk$'

@@ -1,0 +1,18 @@
+# Joining a WPA2 setup hotspot with the passphrase from a file.
+start_ap cam acc1 <<CONF
+ssid=Cam-Setup-2002
+wpa=2
+wpa_key_mgmt=WPA-PSK
+rsn_pairwise=CCMP
+wpa_passphrase=camera-pass-2002
+CONF
+printf 'camera-pass-2002\n' >/run/lab/cam.pass
+chmod 600 /run/lab/cam.pass
+check visible wait_visible Cam-Setup-2002
+output=$("$ACCESSORYCTL" join --ssid Cam-Setup-2002 --passphrase-file /run/lab/cam.pass --once 2>&1)
+expect_match join "$output" "^Joined Cam-Setup-2002 on $STATION"
+check passphrase_not_printed not grep -q camera-pass-2002 <<<"$output"
+expect_match address "$(station_ipv4)" '^192\.168\.4\.'
+expect setup_page "$(setup_page 192.168.4.1)" setup-page-of-cam
+check leave "$ACCESSORYCTL" leave
+check back_home wait_home 20
