@@ -24,12 +24,12 @@ note() { echo "[lab ${SCENARIO:-}] $*"; }
 
 # check NAME COMMAND...: passes when COMMAND exits 0.
 check() {
-    local name=$1
+    local name=$1 started=$SECONDS
     shift
     if "$@" >>"$CASE_LOG" 2>&1; then
-        record "$name" PASS ""
+        record "$name" PASS "($((SECONDS - started)) s)"
     else
-        record "$name" FAIL "command failed: $*"
+        record "$name" FAIL "command failed after $((SECONDS - started)) s: $*"
     fi
 }
 

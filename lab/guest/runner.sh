@@ -76,6 +76,7 @@ for file in $scenarios; do
     for uuid in $("$ACCESSORYCTL" configured --json 2>/dev/null | sed -n 's/.*"connectionUUID" : "\(.*\)".*/\1/p'); do
         nmcli connection delete uuid "$uuid" >>"$CASE_LOG" 2>&1
     done
+    grep "^$SCENARIO/" "$OUT/results.txt" | sed 's/^/RESULT /'
     echo "== $SCENARIO took $((SECONDS - started)) s"
     if [[ -e $OUT/$SCENARIO.failed ]]; then
         mkdir -p "$OUT/failed/$SCENARIO"
