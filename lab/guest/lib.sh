@@ -55,9 +55,10 @@ expect_match() {
 not() { ! "$@"; }
 
 record() {
-    echo "RESULT $SCENARIO/$1 $2 $3"
-    echo "$SCENARIO/$1 $2 $3" >>"$OUT/results.txt"
-    [[ $2 == PASS ]] || echo "$1: $3" >>"$OUT/$SCENARIO.failed"
+    local detail=${3//$'\n'/ }
+    echo "RESULT $SCENARIO/$1 $2 $detail"
+    echo "$SCENARIO/$1 $2 $detail" >>"$OUT/results.txt"
+    [[ $2 == PASS ]] || echo "$1: $detail" >>"$OUT/$SCENARIO.failed"
 }
 
 # start_ap NAME NETNS: starts hostapd on the netns's radio with the configuration on
@@ -136,3 +137,28 @@ our_profiles() { "$ACCESSORYCTL" configured --json | grep -c '"connectionUUID"';
 
 # Whether the default route goes through the accessory (it must never).
 default_route_via_accessory() { ip route show default | grep -q '192\.168\.[45]\.1'; }
+
+# Two virtual Bluetooth LE controllers under one bluetoothd: hci0 for the accessory
+# (peripheral), hci1 for accessoryctl (central).
+start_bluetooth() {
+    [[ -e /sys/class/bluetooth/hci1 ]] && return 0
+    modprobe hci_vhci || return 1
+    btvirt -L -l2 >"$OUT/logs/btvirt.log" 2>&1 &
+    for _ in $(seq 100); do [[ -e /sys/class/bluetooth/hci1 ]] && break; sleep 0.1; done
+    systemctl start bluetooth.service
+    for _ in $(seq 100); do busctl --system introspect org.bluez /org/bluez/hci1 >/dev/null 2>&1 && return 0; sleep 0.1; done
+    return 1
+}
+
+# The Bluetooth address of a controller.
+adapter_address() { busctl --system get-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Address | cut -d'"' -f2; }
+
+# start_improv_accessory REPORT: the Improv peripheral on hci0, writing what it receives to REPORT.
+start_improv_accessory() {
+    python3 -u /lab/guest/improv_peripheral.py --adapter hci0 --report "$1" >"$OUT/logs/improv-peripheral.log" 2>&1 &
+    echo $! >/run/lab/improv.pid
+    for _ in $(seq 200); do grep -q READY "$OUT/logs/improv-peripheral.log" && return 0; sleep 0.1; done
+    return 1
+}
+
+stop_improv_accessory() { [[ -f /run/lab/improv.pid ]] && kill "$(cat /run/lab/improv.pid)" 2>/dev/null; rm -f /run/lab/improv.pid; }

@@ -1,0 +1,29 @@
+# Improv Wi-Fi over real BlueZ: the accessory advertises, `ble list` finds it by its Improv
+# service data, and `improv provision` hands it the home network; it reports what it got.
+check bluetooth start_bluetooth
+check accessory_advertising start_improv_accessory /run/lab/improv-received.txt
+accessory=$(adapter_address hci0)
+listed=$("$ACCESSORYCTL" ble list --adapter hci1 --timeout 25 --json)
+echo "$listed" >>"$CASE_LOG"
+service_data=$(python3 -c '
+import json, sys
+def find(node):
+    if isinstance(node, dict):
+        if node.get("address") == sys.argv[1]:
+            return node.get("serviceData", {}).get("00004677-0000-1000-8000-00805f9b34fb", "")
+        node = list(node.values())
+    if isinstance(node, list):
+        for child in node:
+            found = find(child)
+            if found:
+                return found
+    return ""
+print(find(json.load(sys.stdin)))' "$accessory" <<<"$listed")
+expect listed_with_improv_service_data "$service_data" 010100000000
+printf '%s\n' "$HOME_PASSPHRASE" >/run/lab/home.pass
+output=$("$ACCESSORYCTL" improv provision "$accessory" --adapter hci1 --ssid "$HOME_SSID" --passphrase-file /run/lab/home.pass 2>&1)
+echo "$output" >>"$CASE_LOG"
+expect_match redirect_url "$output" 'http://192\.168\.4\.1/setup'
+check passphrase_not_printed not grep -q "$HOME_PASSPHRASE" <<<"$output"
+expect accessory_received "$(cat /run/lab/improv-received.txt 2>/dev/null | tr '\n' ' ')" "ssid=$HOME_SSID passphrase=$HOME_PASSPHRASE "
+stop_improv_accessory
