@@ -8,7 +8,6 @@ wpa_passphrase=camera-pass-2002
 CONF
 printf 'camera-pass-2002\n' >/run/lab/cam.pass
 chmod 600 /run/lab/cam.pass
-check visible wait_visible Cam-Setup-2002
 output=$("$ACCESSORYCTL" join --ssid Cam-Setup-2002 --passphrase-file /run/lab/cam.pass --once 2>&1)
 expect_match join "$output" "^Joined Cam-Setup-2002 on $STATION"
 check passphrase_not_printed not grep -q camera-pass-2002 <<<"$output"

@@ -8,7 +8,6 @@ ieee80211w=2
 sae_password=sensor-pass-3003
 sae_pwe=2
 CONF
-check visible wait_visible Sensor-SAE-3003
 check join bash -c "printf 'sensor-pass-3003\n' | $ACCESSORYCTL join --ssid Sensor-SAE-3003 --security wpa3 --passphrase-stdin --once"
 expect_match address "$(station_ipv4)" '^192\.168\.4\.'
 expect setup_page "$(setup_page 192.168.4.1)" setup-page-of-sensor

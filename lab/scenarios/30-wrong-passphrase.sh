@@ -7,7 +7,6 @@ rsn_pairwise=CCMP
 wpa_passphrase=the-right-pass
 CONF
 printf 'not-the-right-pass\n' >/run/lab/wrong.pass
-check visible wait_visible Cam-Setup-5005
 output=$("$ACCESSORYCTL" join --ssid Cam-Setup-5005 --passphrase-file /run/lab/wrong.pass --timeout 60 2>&1)
 status=$?
 expect exit_status "$status" 1
