@@ -18,9 +18,10 @@ let package = Package(
         .target(name: "CGLibShim", dependencies: ["CGLib"]),
         .target(name: "GLibRuntime", dependencies: ["CGLib", "CGLibShim"]),
         .target(name: "NetworkManagerBackend", dependencies: ["AccessoryCore", "GLibRuntime", "CGLibShim", "CNetworkManager"]),
+        .target(name: "BlueZBackend", dependencies: ["AccessoryCore", "GLibRuntime", "CGLibShim", "CGLib"]),
 
         // Layer 4: the commands of `accessoryctl`, as a library so tests can run them in-process.
-        .target(name: "AccessoryCLI", dependencies: ["AccessoryCore", "NetworkManagerBackend"]),
+        .target(name: "AccessoryCLI", dependencies: ["AccessoryCore", "NetworkManagerBackend", "BlueZBackend"]),
         .executableTarget(name: "accessoryctl", dependencies: ["AccessoryCLI"]),
 
         .executableTarget(
@@ -38,6 +39,10 @@ let package = Package(
         .testTarget(
             name: "NetworkManagerBackendTests",
             dependencies: ["NetworkManagerBackend", "AccessoryCore", "ServiceHarness"]
+        ),
+        .testTarget(
+            name: "BlueZBackendTests",
+            dependencies: ["BlueZBackend", "AccessoryCore", "ServiceHarness"]
         ),
         .testTarget(
             name: "AccessoryCLITests",

@@ -12,6 +12,9 @@ public enum AccessoryCtl {
         LeaveCommand.command,
         ForgetCommand.command,
         ConfiguredCommand.command,
+        BLEListCommand.command,
+        ImprovIdentifyCommand.command,
+        ImprovProvisionCommand.command,
         CompletionCommand.command,
     ]
 

@@ -76,3 +76,17 @@ GVariant *cglib_vardict_builder_end(GVariantBuilder *builder) {
 GPtrArray *cglib_ptr_array_new(void) {
     return g_ptr_array_new();
 }
+
+GVariant *cglib_variant_new_bytes(const guint8 *data, gsize size) {
+    return g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, data, size, 1);
+}
+
+GVariant *cglib_variant_new_array(const char *element_type, GVariant *const *children, gsize count) {
+    return g_variant_new_array(G_VARIANT_TYPE(element_type), children, count);
+}
+
+const guint8 *cglib_variant_get_bytes(GVariant *value, gsize *size) {
+    *size = 0;
+    if (!g_variant_is_of_type(value, G_VARIANT_TYPE_BYTESTRING)) return NULL;
+    return g_variant_get_fixed_array(value, size, 1);
+}

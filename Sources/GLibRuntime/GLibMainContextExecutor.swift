@@ -19,7 +19,9 @@ public final class GLibMainContextExecutor: SerialExecutor, @unchecked Sendable 
         context = g_main_context_new()
         loop = g_main_loop_new(context, 0)
         let started = DispatchSemaphore(value: 0)
-        let pointers = UncheckedSendable((context, loop))
+        // The thread holds references of its own: the executor may be released (even from a
+        // job on this very thread) while the loop still runs.
+        let pointers = UncheckedSendable((g_main_context_ref(context)!, g_main_loop_ref(loop)!))
         let finished = self.finished
         let thread = Thread {
             let (context, loop) = pointers.value
@@ -29,6 +31,8 @@ public final class GLibMainContextExecutor: SerialExecutor, @unchecked Sendable 
             // Run what was queued before the quit, so no continuation is left hanging.
             while g_main_context_iteration(context, 0) != 0 {}
             g_main_context_pop_thread_default(context)
+            g_main_loop_unref(loop)
+            g_main_context_unref(context)
             finished.signal()
         }
         thread.name = name
@@ -36,8 +40,12 @@ public final class GLibMainContextExecutor: SerialExecutor, @unchecked Sendable 
         started.wait()
     }
 
+    /// Ends the thread, if `shutdown()` has not, without waiting for it: the last reference
+    /// may be dropped on that thread.
     deinit {
-        g_main_loop_unref(loop)
+        let loop = UncheckedSendable(self.loop)
+        invoke { g_main_loop_quit(loop.value) }
+        g_main_loop_unref(loop.value)
         g_main_context_unref(context)
     }
 

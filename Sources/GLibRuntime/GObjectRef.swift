@@ -71,3 +71,34 @@ public enum GObjectProperty {
         cglib_object_set_boxed(gpointer(object), property, UnsafeRawPointer(value))
     }
 }
+
+/// Tells whether a GObject has been finalized, without keeping it alive (`g_object_weak_ref`).
+public final class WeakReference {
+    public private(set) var isGone = false
+
+    public init(_ object: GObjectRef) {
+        g_object_weak_ref(UnsafeMutablePointer<GObject>(object.pointer), { data, _ in
+            Unmanaged<WeakReference>.fromOpaque(data!).takeRetainedValue().isGone = true
+        }, Unmanaged.passRetained(self).toOpaque())
+    }
+}
+
+/// Iterates the calling thread's default main context, blocking for events, until `done`
+/// holds or `limit` passes. For teardown on a GLib thread, where an object finishes
+/// releasing itself through callbacks on its context.
+public func iterateThreadDefaultContext(for limit: Duration, until done: () -> Bool) {
+    let context = g_main_context_ref_thread_default()
+    defer { g_main_context_unref(context) }
+    // A timeout source wakes the blocking iteration, so the limit holds without events.
+    let tick = g_timeout_source_new(50)
+    g_source_set_callback(tick, { _ in 1 }, nil, nil)  // G_SOURCE_CONTINUE
+    g_source_attach(tick, context)
+    defer {
+        g_source_destroy(tick)
+        g_source_unref(tick)
+    }
+    let deadline = ContinuousClock.now + limit
+    while !done() && ContinuousClock.now < deadline {
+        g_main_context_iteration(context, 1)
+    }
+}

@@ -12,27 +12,43 @@ import GLibRuntime
 /// callers get value snapshots from `AccessoryCore` only.
 public actor NetworkManagerClient: HotspotManaging {
     let executor: GLibMainContextExecutor
-    let client: GObjectRef
+    /// The libnm objects, held apart so the deinit can hand them to the GLib thread whole.
+    private let resources: Resources
+
+    var client: GObjectRef { resources.client! }
+
+    /// Sendable only so the deinit can hand it over; it is used on the GLib thread alone.
+    private final class Resources: @unchecked Sendable {
+        var client: GObjectRef?
+        /// The connection to a bus given by address, which must be closed: a GDBus connection
+        /// of its own is never freed (nor its socket closed) until it is.
+        let privateBus: GObjectRef?
+
+        init(client: GObjectRef, privateBus: GObjectRef?) {
+            self.client = client
+            self.privateBus = privateBus
+        }
+    }
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    private init(executor: GLibMainContextExecutor, client: GObjectRef) {
+    private init(executor: GLibMainContextExecutor, client: GObjectRef, privateBus: GObjectRef?) {
         self.executor = executor
-        self.client = client
+        self.resources = Resources(client: client, privateBus: privateBus)
     }
 
     /// Connects to NetworkManager on the system bus (`DBUS_SYSTEM_BUS_ADDRESS` is honoured),
     /// or on the bus at `busAddress`.
     public static func connect(busAddress: String? = nil) async throws(HotspotError) -> NetworkManagerClient {
         let executor = GLibMainContextExecutor(name: "libnm")
-        let result: Result<GObjectRef, HotspotError> = await withCheckedContinuation { continuation in
+        let result: Result<(GObjectRef, GObjectRef?), HotspotError> = await withCheckedContinuation { continuation in
             executor.invoke {
                 continuation.resume(returning: Result { () throws(HotspotError) in try makeClient(busAddress: busAddress) })
             }
         }
         switch result {
-        case .success(let client):
-            return NetworkManagerClient(executor: executor, client: client)
+        case .success(let (client, bus)):
+            return NetworkManagerClient(executor: executor, client: client, privateBus: bus)
         case .failure(let error):
             executor.shutdown()
             throw error
@@ -40,18 +56,15 @@ public actor NetworkManagerClient: HotspotManaging {
     }
 
     /// Runs on the GLib thread, so the `NMClient` binds to its main context.
-    private static func makeClient(busAddress: String?) throws(HotspotError) -> GObjectRef {
+    private static func makeClient(busAddress: String?) throws(HotspotError) -> (GObjectRef, GObjectRef?) {
+        var bus: GObjectRef?
         do throws(GLibError) {
             let client: OpaquePointer
             if let busAddress {
-                let flags = GDBusConnectionFlags(
-                    G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
-                let bus = try withGError("connect to \(busAddress)") {
-                    g_dbus_connection_new_for_address_sync(busAddress, flags, nil, nil, $0)
-                }
-                defer { g_object_unref(gpointer(bus)) }
+                let connection = try GDBusConnection.open(address: busAddress)
+                bus = connection
                 client = OpaquePointer(try withGError("connect to NetworkManager") {
-                    cglib_initable_new_with_object(nm_client_get_type(), NM_CLIENT_DBUS_CONNECTION, gpointer(bus), nil, $0)
+                    cglib_initable_new_with_object(nm_client_get_type(), NM_CLIENT_DBUS_CONNECTION, connection.raw, nil, $0)
                 })
             } else {
                 client = try withGError("connect to NetworkManager") { nm_client_new(nil, $0) }
@@ -60,17 +73,25 @@ public actor NetworkManagerClient: HotspotManaging {
             guard nm_client_get_nm_running(client) != 0 else {
                 throw GLibError(domain: "accessory-setup", code: 0, message: "org.freedesktop.NetworkManager is not on the bus")
             }
-            return reference
+            return (reference, bus)
         } catch {
+            bus.map(GDBusConnection.close)
             throw .networkManagerUnavailable(error.message)
         }
     }
 
     deinit {
-        // libnm objects are released on their own thread; then the thread ends.
-        let client = UncheckedSendable(self.client)
+        // The libnm objects are released on their own thread, and their context iterated
+        // until libnm has finished with it (its busy watcher is gone; stopping earlier leaks
+        // the context and what hangs on it). Then the private bus is closed and the thread ends.
+        let held = self.resources
         let executor = self.executor
-        executor.invoke { _ = client }
+        executor.invoke {
+            let released = WeakReference(GObjectRef(retaining: OpaquePointer(nm_client_get_context_busy_watcher(held.client!.pointer))))
+            held.client = nil
+            iterateThreadDefaultContext(for: .seconds(2)) { released.isGone }
+            held.privateBus.map(GDBusConnection.close)
+        }
         if !executor.isOnContextThread { executor.shutdown() }
     }
 

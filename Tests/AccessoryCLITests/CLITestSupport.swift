@@ -1,5 +1,6 @@
 import AccessoryCLI
 import Foundation
+import ServiceHarness
 import Synchronization
 import Testing
 
@@ -83,5 +84,6 @@ func accessoryctlProcess(_ arguments: [String], environment: [String: String] = 
     let out = output.fileHandleForReading.readDataToEndOfFile()
     let err = errors.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
+    closePipes(output, errors, stdin)
     return Run(code: ExitCode(rawValue: process.terminationStatus), out: String(decoding: out, as: UTF8.self), err: String(decoding: err, as: UTF8.self))
 }

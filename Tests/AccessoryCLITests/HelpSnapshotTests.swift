@@ -16,6 +16,10 @@ import Testing
         (["leave", "--help"], "leave.txt"),
         (["forget", "--help"], "forget.txt"),
         (["configured", "--help"], "configured.txt"),
+        (["ble", "list", "--help"], "ble-list.txt"),
+        (["improv", "identify", "--help"], "improv-identify.txt"),
+        (["help", "improv", "provision"], "improv-provision.txt"),
+        (["help", "improv"], "improv.txt"),
     ]
 
     @Test(arguments: cases)

@@ -89,3 +89,24 @@ import Testing
         }
     }
 }
+
+/// A client made for a bus address closes its connection when released: GDBus never frees a
+/// private connection that is not closed, and a test process that leaked one socket per test
+/// ran out of room for Foundation's Process.
+@Suite(.serialized) struct NetworkManagerClientLifetimeTests {
+    @Test func releasingClientsLeaksNoFileDescriptors() async throws {
+        let mock = try NetworkManagerMock()
+        try mock.addWiFiDevice("wlan0")
+        func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+        // The first client brings GLib's own one-time descriptors (its worker thread, its wakeups).
+        _ = try await NetworkManagerClient.connect(busAddress: mock.bus.address).wifiDevices()
+        let before = openDescriptors()
+        for _ in 0..<60 {
+            let client = try await NetworkManagerClient.connect(busAddress: mock.bus.address)
+            #expect(try await client.wifiDevices().count == 1)
+        }
+        // Other tests run alongside and hold descriptors of their own for a while; one leaked per
+        // client would be 60.
+        #expect(openDescriptors() <= before + 20, "before: \(before), after: \(openDescriptors())")
+    }
+}

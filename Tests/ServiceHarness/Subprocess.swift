@@ -23,6 +23,7 @@ public func run(_ executable: String, _ arguments: [String], environment: [Strin
     // Read before waiting so a full pipe cannot block the child.
     let out = output.fileHandleForReading.readDataToEndOfFile()
     let err = errors.fileHandleForReading.readDataToEndOfFile()
+    closePipes(output, errors)
     let deadline = Date() + timeout
     while process.isRunning && Date() < deadline { usleep(10_000) }
     if process.isRunning {
@@ -33,6 +34,15 @@ public func run(_ executable: String, _ arguments: [String], environment: [Strin
         throw HarnessError("\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(String(decoding: err, as: UTF8.self))")
     }
     return String(decoding: out, as: UTF8.self)
+}
+
+/// Closes both ends of pipes a finished child used: Foundation's Process leaves them open,
+/// and a test process that runs hundreds of children runs out of descriptors.
+public func closePipes(_ pipes: Pipe...) {
+    for pipe in pipes {
+        try? pipe.fileHandleForReading.close()
+        try? pipe.fileHandleForWriting.close()
+    }
 }
 
 /// A long-running service process, stopped (SIGTERM, then SIGKILL) by `stop()` or deinit.

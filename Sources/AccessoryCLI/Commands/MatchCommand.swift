@@ -1,27 +1,37 @@
 import AccessoryCore
+import BlueZBackend
 import Foundation
+import NetworkManagerBackend
 
-/// `accessoryctl match --profile FILE --scan FILE`
+/// `accessoryctl match --profile FILE (--scan FILE | --live)`
 enum MatchCommand {
     static let command = Command(
         path: ["match"],
-        summary: "Match a recorded scan against the display items of profiles",
+        summary: "Match a recorded or live scan against the display items of profiles",
         discussion: """
             Matches the Wi-Fi access points and Bluetooth LE advertisements of a recorded scan
-            (format: docs/scan-format.md) against the picker display items of one or more
-            profiles, as the picker would. Each device is reported once, for the first item
-            that matches it; access points are one device only when they share a BSSID.
-            Exits 0 whether or not anything matched, 1 when a file cannot be used.
+            (format: docs/scan-format.md), or with --live of a scan made now, against the
+            picker display items of one or more profiles, as the picker would. A live scan
+            listens for Bluetooth LE advertisements through BlueZ (with a discovery filter
+            built from the items) and, when NetworkManager is reachable, scans for Wi-Fi; a
+            source that is not available is reported and skipped. Each device is reported
+            once, for the first item that matches it; access points are one device only when
+            they share a BSSID. Exits 0 whether or not anything matched, 1 when a file cannot
+            be used or no source could scan.
             """,
         options: [
             .value("profile", "FILE", help: "A profile whose items to match (repeatable)", required: true, repeatable: true),
-            .value("scan", "FILE", help: "A recorded scan (JSON)", required: true),
+            .value("scan", "FILE", help: "A recorded scan (JSON)"),
+            .flag("live", help: "Scan now over Bluetooth LE and Wi-Fi instead of reading a file"),
+            .value("timeout", "SECONDS", help: "With --live, how long to listen for Bluetooth LE (default: 5)"),
             .flag("json", help: "Print the matches as JSON"),
         ],
         examples: [
             "\(AccessoryCtl.name) match --profile profiles/wled.json --scan examples/scans/demo.json",
             "\(AccessoryCtl.name) match --profile profiles/shelly.json --profile profiles/tasmota.json --scan scan.json --json",
+            "\(AccessoryCtl.name) match --profile profiles/improv.json --live --timeout 10",
         ],
+        usage: "--profile FILE... (--scan FILE | --live [--timeout SECONDS]) [--json]",
         run: run)
 
     private struct MatchOutput: Encodable {
@@ -34,6 +44,20 @@ enum MatchCommand {
     }
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
+        let live = arguments.flag("live")
+        let timeout: Duration
+        do throws(UsageError) {
+            switch (live, arguments.value("scan") != nil) {
+            case (false, false): throw UsageError("'--scan FILE' is required, or --live")
+            case (true, true): throw UsageError("give --scan FILE or --live, not both")
+            default: break
+            }
+            timeout = try BluetoothCommand.timeout(arguments, default: 5)
+        } catch {
+            console.error("\(AccessoryCtl.name): error: \(error.message)")
+            console.error("Usage: \(command.synopsis)")
+            return .usage
+        }
         var failed = false
         var items: [(profile: String, item: PickerDisplayItem)] = []
         for path in arguments.all("profile") {
@@ -45,14 +69,19 @@ enum MatchCommand {
                 failed = true
             }
         }
-        let scan: RecordedScan
-        do {
-            scan = try RecordedScan.load(contentsOf: URL(fileURLWithPath: arguments.value("scan")!))
-        } catch {
-            console.error(error.description)
-            return .failure
-        }
         if failed { return .failure }
+        let scan: RecordedScan
+        if live {
+            guard let liveScan = await liveScan(items.map(\.item.descriptor), timeout: timeout, console) else { return .failure }
+            scan = liveScan
+        } else {
+            do {
+                scan = try RecordedScan.load(contentsOf: URL(fileURLWithPath: arguments.value("scan")!))
+            } catch {
+                console.error(error.description)
+                return .failure
+            }
+        }
 
         let matcher = AccessoryMatcher(descriptors: items.map(\.item.descriptor))
         let matches = matcher.matches(wifi: scan.wifi, bluetooth: scan.bluetooth).map { match in
@@ -90,5 +119,34 @@ enum MatchCommand {
         }
         table(rows).forEach { console.print($0) }
         return .success
+    }
+
+    /// Bluetooth LE advertisements and Wi-Fi access points heard now; `nil` when no source could scan.
+    private static func liveScan(_ descriptors: [DiscoveryDescriptor], timeout: Duration, _ console: Console) async -> RecordedScan? {
+        var scan = RecordedScan()
+        var sources = 0
+        let bluetooth = descriptors.filter(\.hasBluetoothIdentifier)
+        if !bluetooth.isEmpty {
+            do throws(BluetoothError) {
+                let client = try await BlueZClient.connect()
+                HotspotCommand.progress(console)?("Listening for Bluetooth LE accessories…")
+                scan.bluetooth = try await BluetoothCommand.scan(client, bluetooth, adapter: nil, timeout: timeout)
+                sources += 1
+            } catch {
+                console.error("\(AccessoryCtl.name): Bluetooth LE skipped: \(error)")
+            }
+        }
+        if descriptors.contains(where: \.hasWiFiIdentifier) {
+            do throws(HotspotError) {
+                let client = try await NetworkManagerClient.connect()
+                HotspotCommand.progress(console)?("Scanning for Wi-Fi accessories…")
+                scan.wifi = try await client.accessPoints(device: nil, rescan: true)
+                sources += 1
+            } catch {
+                console.error("\(AccessoryCtl.name): Wi-Fi skipped: \(error)")
+            }
+        }
+        HotspotCommand.clearProgress(console)
+        return sources > 0 ? scan : nil
     }
 }

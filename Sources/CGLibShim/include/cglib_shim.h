@@ -44,4 +44,10 @@ GVariant *cglib_vardict_builder_end(GVariantBuilder *builder);
 /* A GPtrArray of borrowed pointers (no free function). */
 GPtrArray *cglib_ptr_array_new(void);
 
+/* GVariants of fixed types, built without the G_VARIANT_TYPE macro; results are floating. */
+GVariant *cglib_variant_new_bytes(const guint8 *data, gsize size);
+GVariant *cglib_variant_new_array(const char *element_type, GVariant *const *children, gsize count);
+/* The bytes of an "ay" GVariant, borrowed; NULL with size 0 when it is of another type. */
+const guint8 *cglib_variant_get_bytes(GVariant *value, gsize *size);
+
 #endif

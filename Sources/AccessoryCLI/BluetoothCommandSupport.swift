@@ -1,0 +1,65 @@
+import AccessoryCore
+import BlueZBackend
+import Foundation
+
+/// What the Bluetooth commands share: connecting to BlueZ, reporting its errors, parsing
+/// addresses and timeouts.
+enum BluetoothCommand {
+    /// Runs `body` with a BlueZ client, turning a `BluetoothError` into a message and exit status.
+    static func run(_ console: Console, _ body: (BlueZClient) async throws(BluetoothError) -> ExitCode) async -> ExitCode {
+        do {
+            let client = try await BlueZClient.connect()
+            return try await body(client)
+        } catch {
+            return report(error, console)
+        }
+    }
+
+    static func report(_ error: BluetoothError, _ console: Console) -> ExitCode {
+        console.error("\(AccessoryCtl.name): error: \(error)")
+        if case .notAuthorized = error { return .notAuthorized }
+        return .failure
+    }
+
+    static func report(_ error: ImprovError, _ console: Console) -> ExitCode {
+        if case .bluetooth(let error) = error { return report(error, console) }
+        console.error("\(AccessoryCtl.name): error: \(error)")
+        return .failure
+    }
+
+    static func timeout(_ arguments: ParsedArguments, default seconds: Double) throws(UsageError) -> Duration {
+        guard let text = arguments.value("timeout") else { return .milliseconds(Int(seconds * 1000)) }
+        guard let value = Double(text), value > 0, value <= 3600 else {
+            throw UsageError("'--timeout \(text)' is not a number of seconds from 0 to 3600")
+        }
+        return .milliseconds(Int(value * 1000))
+    }
+
+    static func address(_ arguments: ParsedArguments) throws(UsageError) -> MACAddress {
+        let text = arguments.positionals.first ?? ""
+        do { return try MACAddress(text) } catch { throw UsageError("ADDRESS: \(error)") }
+    }
+
+    /// LE discovery for `timeout`; the latest advertisement of each device still in range.
+    static func scan(_ client: BlueZClient, _ descriptors: [DiscoveryDescriptor], adapter: String?, timeout: Duration,
+                     seen: (@Sendable (Int) -> Void)? = nil) async throws(BluetoothError) -> [BLEAdvertisement] {
+        let events = try await client.discover(descriptors, adapter: adapter)
+        let stopper = Task {
+            try? await Task.sleep(for: timeout)
+            await client.stopDiscovery()
+        }
+        var devices: [MACAddress: BLEAdvertisement] = [:]
+        for await event in events {
+            switch event {
+            case .found(let advertisement), .updated(let advertisement): devices[advertisement.address] = advertisement
+            case .lost(let address): devices[address] = nil
+            }
+            seen?(devices.count)
+        }
+        stopper.cancel()
+        await client.stopDiscovery()
+        return devices.values.sorted { ($0.rssi ?? .min, $1.address) > ($1.rssi ?? .min, $0.address) }
+    }
+
+    static let adapterOption = OptionSpec.value("adapter", "NAME", help: "The Bluetooth adapter (default: the first one, such as hci0)")
+}

@@ -1,0 +1,107 @@
+import AccessoryCore
+import Foundation
+
+extension BlueZClient {
+    /// The path of the device with `address`, looking for it with LE discovery for up to
+    /// `timeout` when BlueZ does not know it yet.
+    func devicePath(_ address: MACAddress, adapter name: String?, timeout: Duration) async throws(BluetoothError) -> String {
+        let adapter = try usableAdapter(name)
+        let find = { () -> String? in
+            self.paths(with: Self.deviceInterface).first { path in
+                self.property(path, Self.deviceInterface, "Adapter")?.string == adapter
+                    && (try? MACAddress(self.property(path, Self.deviceInterface, "Address")?.string ?? "")) == address
+            }
+        }
+        if let path = find() { return path }
+        _ = try await discover([], adapter: name)
+        let found = await wait(timeout: timeout) { find() != nil }
+        await stopDiscovery()
+        guard found, let path = find() else { throw .deviceNotFound(address) }
+        return path
+    }
+
+    /// Connects to a device and waits until BlueZ has resolved its GATT services.
+    public func connect(_ address: MACAddress, adapter: String? = nil, timeout: Duration = .seconds(20)) async throws(BluetoothError) -> GATTDevice {
+        let path = try await devicePath(address, adapter: adapter, timeout: timeout)
+        if property(path, Self.deviceInterface, "Connected")?.bool != true {
+            do {
+                _ = try await call(path, Self.deviceInterface, "Connect", timeout: timeout)
+            } catch .failed(let message) where message.hasPrefix("AlreadyConnected") {
+                // Connected meanwhile by someone else: fine.
+            }
+        }
+        let resolved = await wait(timeout: timeout) { self.property(path, Self.deviceInterface, "ServicesResolved")?.bool == true }
+        guard resolved else {
+            _ = try? await call(path, Self.deviceInterface, "Disconnect")
+            throw .timedOut("resolving the GATT services of \(address)", seconds: Int(timeout.components.seconds))
+        }
+        return GATTDevice(address: address, services: services(of: path), handle: path)
+    }
+
+    private func services(of device: String) -> [GATTService] {
+        paths(with: Self.serviceInterface)
+            .filter { property($0, Self.serviceInterface, "Device")?.string == device }
+            .compactMap { path -> GATTService? in
+                guard let uuid = try? BluetoothUUID(property(path, Self.serviceInterface, "UUID")?.string ?? "") else { return nil }
+                let characteristics = paths(with: Self.characteristicInterface)
+                    .filter { property($0, Self.characteristicInterface, "Service")?.string == path }
+                    .compactMap { path -> GATTCharacteristic? in
+                        guard let uuid = try? BluetoothUUID(property(path, Self.characteristicInterface, "UUID")?.string ?? "") else { return nil }
+                        let flags = (property(path, Self.characteristicInterface, "Flags")?.elements ?? []).compactMap(\.string)
+                        return GATTCharacteristic(uuid: uuid, flags: flags, handle: path)
+                    }
+                return GATTService(uuid: uuid, characteristics: characteristics, handle: path)
+            }
+    }
+
+    public func disconnect(_ device: GATTDevice) async throws(BluetoothError) {
+        guard property(device.handle, Self.deviceInterface, "Connected")?.bool == true else { return }
+        _ = try await call(device.handle, Self.deviceInterface, "Disconnect")
+    }
+
+    public func read(_ characteristic: GATTCharacteristic, timeout: Duration = .seconds(10)) async throws(BluetoothError) -> [UInt8] {
+        let reply = try await call(characteristic.handle, Self.characteristicInterface, "ReadValue", [.vardict([])], timeout: timeout)
+        return reply.elements.first?.bytes ?? []
+    }
+
+    public func write(
+        _ characteristic: GATTCharacteristic, _ value: [UInt8], type: GATTWriteType = .request, timeout: Duration = .seconds(10)
+    ) async throws(BluetoothError) {
+        _ = try await call(
+            characteristic.handle, Self.characteristicInterface, "WriteValue",
+            [.bytes(value), .vardict([("type", .string(type.rawValue))])], timeout: timeout)
+    }
+
+    /// Turns notifications on (`StartNotify`) and streams each notified value. Ending the
+    /// stream or `stopNotifications` turns them off again.
+    public func notifications(_ characteristic: GATTCharacteristic, timeout: Duration = .seconds(10)) async throws(BluetoothError) -> AsyncStream<[UInt8]> {
+        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+        let path = characteristic.handle
+        let observer = observe { _, change in
+            if case .changed(path, Self.characteristicInterface, let properties) = change, let value = properties["Value"]?.bytes {
+                continuation.yield(value)
+            }
+        }
+        do {
+            _ = try await call(path, Self.characteristicInterface, "StartNotify", timeout: timeout)
+        } catch {
+            observers[observer] = nil
+            throw error
+        }
+        notifying[path, default: []].append((observer, continuation))
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.stopNotifications(characteristic) }
+        }
+        return stream
+    }
+
+    /// Turns notifications off and ends their streams.
+    public func stopNotifications(_ characteristic: GATTCharacteristic) async {
+        guard let sessions = notifying.removeValue(forKey: characteristic.handle) else { return }
+        for (observer, continuation) in sessions {
+            observers[observer] = nil
+            continuation.finish()
+        }
+        _ = try? await call(characteristic.handle, Self.characteristicInterface, "StopNotify")
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+
+/// python-dbusmock's BlueZ (`bluez5`) on a private bus, with the project's template
+/// (`templates/bluez_accessory.py`): recorded discovery, advertising devices and an Improv device.
+public final class BlueZMock: @unchecked Sendable {
+    public let bus: PrivateSystemBus
+    private let mock: ServiceProcess
+
+    public static let template = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("templates/bluez_accessory.py").path
+
+    public init() throws {
+        bus = try PrivateSystemBus()
+        mock = try ServiceProcess(
+            name: "python-dbusmock (BlueZ)", executable: "/usr/bin/python3",
+            arguments: ["-m", "dbusmock", "--system", "--template", Self.template],
+            environment: bus.environment, logFile: bus.directory.url.appendingPathComponent("dbusmock-bluez.log"))
+        try mock.wait(for: "owning org.bluez") { bus.hasOwner("org.bluez") }
+    }
+
+    /// Every D-Bus call the mock received.
+    public var log: String { mock.log }
+
+    @discardableResult
+    public func mockCall(_ method: String, _ arguments: [String]) throws -> String {
+        try call("/", "org.bluez.Mock", method, arguments)
+    }
+
+    @discardableResult
+    public func call(_ path: String, _ interface: String, _ method: String, _ arguments: [String]) throws -> String {
+        try run("/usr/bin/gdbus", [
+            "call", "--system", "--dest", "org.bluez", "--object-path", path, "--method", "\(interface).\(method)",
+        ] + arguments, environment: bus.environment)
+    }
+
+    /// Adds a powered adapter that records its discovery calls; returns its path.
+    @discardableResult
+    public func addAdapter(_ name: String = "hci0") throws -> String {
+        try Self.string(mockCall("AddAccessoryAdapter", [quoted(name), quoted("accessory-test")]))
+    }
+
+    public func setAdapterPower(_ name: String = "hci0", powered: Bool, powerState: String) throws {
+        try mockCall("SetAdapterPower", [quoted(name), powered ? "true" : "false", quoted(powerState)])
+    }
+
+    /// The discovery calls an adapter received and the filters it was given.
+    public struct AdapterLog: Decodable, Sendable {
+        public var calls: [String]
+        public var filters: [Filter]
+
+        public struct Filter: Decodable, Sendable, Equatable {
+            public var UUIDs: [String]?
+            public var Transport: String?
+            public var RSSI: Int?
+
+            public init(UUIDs: [String]?, Transport: String?, RSSI: Int?) {
+                self.UUIDs = UUIDs
+                self.Transport = Transport
+                self.RSSI = RSSI
+            }
+        }
+    }
+
+    public func adapterLog(_ name: String = "hci0") throws -> AdapterLog {
+        try JSONDecoder().decode(AdapterLog.self, from: Data(Self.string(mockCall("GetAdapterLog", [quoted(name)])).utf8))
+    }
+
+    /// A device announced with its advertisement; an empty name means none. Returns its path.
+    @discardableResult
+    public func addDevice(
+        _ address: String, adapter: String = "hci0", addressType: String = "public", name: String = "", rssi: Int = -60,
+        uuids: [String] = [], manufacturerData: [UInt16: [UInt8]] = [:], serviceData: [String: [UInt8]] = [:]
+    ) throws -> String {
+        try Self.string(mockCall("AddAdvertisingDevice", [
+            quoted(adapter), quoted(address), quoted(addressType), quoted(name), "int16 \(rssi)",
+            "@as [" + uuids.map(quoted).joined(separator: ", ") + "]",
+            Self.table(manufacturerData.map { ("uint16 \($0.key)", $0.value) }, type: "a{qay}"),
+            Self.table(serviceData.map { (quoted($0.key), $0.value) }, type: "a{say}"),
+        ]))
+    }
+
+    public func updateAdvertisement(_ path: String, rssi: Int, manufacturerData: [UInt16: [UInt8]] = [:], serviceData: [String: [UInt8]] = [:]) throws {
+        try mockCall("UpdateAdvertisement", [
+            quoted(path), "int16 \(rssi)",
+            Self.table(manufacturerData.map { ("uint16 \($0.key)", $0.value) }, type: "a{qay}"),
+            Self.table(serviceData.map { (quoted($0.key), $0.value) }, type: "a{say}"),
+        ])
+    }
+
+    /// BlueZ forgets the device (`Adapter1.RemoveDevice`, so `InterfacesRemoved`).
+    public func removeDevice(_ path: String, adapter: String = "hci0") throws {
+        try call("/org/bluez/\(adapter)", "org.bluez.Adapter1", "RemoveDevice", [quoted(path)])
+    }
+
+    /// An Improv device in `state` (1: authorization required, 2: authorized); returns its path.
+    @discardableResult
+    public func addImprovDevice(_ address: String, name: String = "Improv Plug", state: UInt8 = 2, capabilities: UInt8 = 0b111, adapter: String = "hci0") throws -> String {
+        try Self.string(mockCall("AddImprovDevice", [quoted(adapter), quoted(address), quoted(name), "byte \(state)", "byte \(capabilities)"]))
+    }
+
+    public enum ImprovMode: String, Sendable {
+        case normal, badChecksum = "bad-checksum", unknownRPC = "unknown-rpc", silent
+    }
+
+    public func setImprov(_ path: String, mode: ImprovMode? = nil, authorizeAfterMilliseconds: UInt32? = nil, failConnect: Bool? = nil, url: String? = nil) throws {
+        var options: [String] = []
+        if let mode { options.append("'mode': <'\(mode.rawValue)'>") }
+        if let authorizeAfterMilliseconds { options.append("'authorize_after_ms': <uint32 \(authorizeAfterMilliseconds)>") }
+        if let failConnect { options.append("'fail_connect': <\(failConnect)>") }
+        if let url { options.append("'url': <\(quoted(url))>") }
+        try mockCall("SetImprovBehaviour", [quoted(path), "{" + options.joined(separator: ", ") + "}"])
+    }
+
+    /// What the Improv device received.
+    public struct ImprovLog: Decodable, Sendable {
+        public var commands: [UInt8]
+        public var packets: [[UInt8]]
+        public var writeTypes: [String]
+        public var ssid: String?
+        public var password: String?
+        public var state: UInt8
+    }
+
+    public func improvLog(_ path: String) throws -> ImprovLog {
+        try JSONDecoder().decode(ImprovLog.self, from: Data(Self.string(mockCall("GetImprovLog", [quoted(path)])).utf8))
+    }
+
+    /// Reads and writes of the characteristic at `path` fail with `errorName` from now on.
+    public func failCharacteristic(_ path: String, with errorName: String) throws {
+        try mockCall("SetCharacteristicError", [quoted(path), quoted(errorName)])
+    }
+
+    public func stop() {
+        mock.stop()
+        bus.stop()
+    }
+
+    private func quoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+    }
+
+    private static func table(_ entries: [(String, [UInt8])], type: String) -> String {
+        "@\(type) {" + entries.map { "\($0.0): [" + $0.1.map { "byte \($0)" }.joined(separator: ", ") + "]" }.joined(separator: ", ") + "}"
+    }
+
+    /// The string of a one-string reply in GVariant text form: `('…',)`.
+    static func string(_ reply: String) throws -> String {
+        let text = reply.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.hasPrefix("('") || text.hasPrefix("(\""), text.hasSuffix(",)") else { throw HarnessError("unexpected reply '\(text)'") }
+        let quote = text.dropFirst().first!
+        var body = String(text.dropFirst(2).dropLast(3))
+        body = body.replacingOccurrences(of: "\\\(quote)", with: String(quote)).replacingOccurrences(of: "\\\\", with: "\\")
+        return body
+    }
+}

@@ -1,0 +1,398 @@
+'''python-dbusmock template: BlueZ for accessory-setup's tests.
+
+It loads python-dbusmock's bluez5 template and adds, on org.bluez.Mock:
+
+- adapters whose discovery calls and filters are recorded, and that refuse discovery when off;
+- devices that advertise (RSSI, service UUIDs, manufacturer and service data);
+- an Improv Wi-Fi device (improv-wifi.com/ble) with its GATT service, which connects, resolves
+  services, answers the RPCs with framed results, requires authorization when asked to, and can
+  be made to answer with a wrong checksum, an unknown-RPC error, nothing at all, or a failed join;
+- an error name that GATT reads and writes of a characteristic fail with.
+'''
+
+import json
+
+import dbus
+from dbusmock import OBJECT_MANAGER_IFACE, mockobject
+from dbusmock.templates import bluez5 as base
+from dbusmock.templates.bluez5 import *  # noqa: F401,F403 pylint: disable=wildcard-import,unused-wildcard-import
+from gi.repository import GLib
+
+BUS_NAME = base.BUS_NAME
+MAIN_OBJ = base.MAIN_OBJ
+SYSTEM_BUS = True
+IS_OBJECT_MANAGER = True
+
+MOCK_IFACE = base.BLUEZ_MOCK_IFACE
+ADAPTER_IFACE = base.ADAPTER_IFACE
+DEVICE_IFACE = base.DEVICE_IFACE
+SERVICE_IFACE = 'org.bluez.GattService1'
+CHRC_IFACE = 'org.bluez.GattCharacteristic1'
+
+IMPROV_SERVICE = '00467768-6228-2272-4663-277478268000'
+IMPROV_SERVICE_DATA = '00004677-0000-1000-8000-00805f9b34fb'
+STATE, ERROR, RPC, RESULT, CAPABILITIES = 'state', 'error', 'rpc', 'result', 'capabilities'
+IMPROV_CHARACTERISTICS = [  # (role, uuid suffix, flags)
+    (STATE, '1', ['read', 'notify']),
+    (ERROR, '2', ['read', 'notify']),
+    (RPC, '3', ['write']),
+    (RESULT, '4', ['read', 'notify']),
+    (CAPABILITIES, '5', ['read']),
+]
+
+
+def load(mock, parameters):
+    base.load(mock, parameters)
+
+
+def byte_array(values):
+    return dbus.Array([dbus.Byte(v) for v in values], signature='y')
+
+
+def emit_changed(obj, iface, changes):
+    obj.EmitSignal(dbus.PROPERTIES_IFACE, 'PropertiesChanged', 'sa{sv}as', [iface, changes, []])
+
+
+def set_props(obj, iface, changes):
+    for name, value in changes.items():
+        obj.props[iface][name] = value
+    emit_changed(obj, iface, changes)
+
+
+# Adapters
+
+
+def adapter_start_discovery(adapter):
+    adapter.calls.append('StartDiscovery')
+    if not adapter.props[ADAPTER_IFACE]['Powered']:
+        raise dbus.exceptions.DBusException('Resource Not Ready', name='org.bluez.Error.NotReady')
+    base.StartDiscovery(adapter)
+
+
+def adapter_stop_discovery(adapter):
+    adapter.calls.append('StopDiscovery')
+    base.StopDiscovery(adapter)
+
+
+def adapter_set_discovery_filter(adapter, discovery_filter):
+    adapter.calls.append('SetDiscoveryFilter')
+    adapter.filters.append({str(k): (str(v) if isinstance(v, dbus.String) else
+                                      [str(u) for u in v] if isinstance(v, dbus.Array) else int(v))
+                            for k, v in discovery_filter.items()})
+    base.SetDiscoveryFilter(adapter, discovery_filter)
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ss', out_signature='s')
+def AddAccessoryAdapter(self, device_name, system_name):
+    '''An adapter (powered, PowerState "on") whose discovery calls are recorded.'''
+    path = base.AddAdapter(self, device_name, system_name)
+    adapter = mockobject.objects[path]
+    adapter.calls = []
+    adapter.filters = []
+    adapter.props[ADAPTER_IFACE]['PowerState'] = dbus.String('on', variant_level=1)
+    adapter.AddMethods(ADAPTER_IFACE, [
+        ('StartDiscovery', '', '', adapter_start_discovery),
+        ('StopDiscovery', '', '', adapter_stop_discovery),
+        ('SetDiscoveryFilter', 'a{sv}', '', adapter_set_discovery_filter),
+    ])
+    return path
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='sbs', out_signature='')
+def SetAdapterPower(_self, device_name, powered, power_state):
+    '''Powered and PowerState ("off-blocked" is rfkill's block).'''
+    adapter = mockobject.objects['/org/bluez/' + device_name]
+    set_props(adapter, ADAPTER_IFACE, {
+        'Powered': dbus.Boolean(powered, variant_level=1),
+        'PowerState': dbus.String(power_state, variant_level=1),
+    })
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='s', out_signature='s')
+def GetAdapterLog(_self, device_name):
+    '''JSON: the discovery calls and the filters set, oldest first.'''
+    adapter = mockobject.objects['/org/bluez/' + device_name]
+    return json.dumps({'calls': adapter.calls, 'filters': adapter.filters})
+
+
+# Devices
+
+
+def advertisement_props(rssi, uuids, manufacturer, service_data):
+    return {
+        'RSSI': dbus.Int16(rssi, variant_level=1),
+        'UUIDs': dbus.Array([dbus.String(u) for u in uuids], signature='s', variant_level=1),
+        'ManufacturerData': dbus.Dictionary({dbus.UInt16(k): byte_array(v) for k, v in manufacturer.items()},
+                                            signature='qv', variant_level=1),
+        'ServiceData': dbus.Dictionary({dbus.String(k): byte_array(v) for k, v in service_data.items()},
+                                       signature='sv', variant_level=1),
+    }
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ssssnasa{qay}a{say}', out_signature='s')
+def AddAdvertisingDevice(self, adapter_name, address, address_type, name, rssi, uuids, manufacturer, service_data):
+    '''A device announced with its advertisement in one InterfacesAdded; an empty name means none.'''
+    adapter_path = '/org/bluez/' + adapter_name
+    path = adapter_path + '/dev_' + address.replace(':', '_').upper()
+    properties = {
+        'Address': dbus.String(address, variant_level=1),
+        'AddressType': dbus.String(address_type, variant_level=1),
+        'Alias': dbus.String(name or address.replace(':', '-'), variant_level=1),
+        'Paired': dbus.Boolean(False, variant_level=1),
+        'Connected': dbus.Boolean(False, variant_level=1),
+        'Trusted': dbus.Boolean(False, variant_level=1),
+        'Blocked': dbus.Boolean(False, variant_level=1),
+        'Adapter': dbus.ObjectPath(adapter_path, variant_level=1),
+        'LegacyPairing': dbus.Boolean(False, variant_level=1),
+        'TxPower': dbus.Int16(4, variant_level=1),
+        'ServicesResolved': dbus.Boolean(False, variant_level=1),
+    }
+    if name:
+        properties['Name'] = dbus.String(name, variant_level=1)
+    properties.update(advertisement_props(rssi, uuids, manufacturer, service_data))
+    self.AddObject(path, DEVICE_IFACE, properties, [
+        ('Connect', '', '', device_connect),
+        ('Disconnect', '', '', device_disconnect),
+        ('Pair', '', '', ''),
+        ('CancelPairing', '', '', ''),
+    ])
+    device = mockobject.objects[path]
+    device.improv = None
+    device.connects = 0
+    self.EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}', [
+        dbus.ObjectPath(path), {DEVICE_IFACE: properties}])
+    return path
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='sna{qay}a{say}', out_signature='')
+def UpdateAdvertisement(_self, path, rssi, manufacturer, service_data):
+    '''A new advertisement from a known device (PropertiesChanged).'''
+    device = mockobject.objects[path]
+    changes = advertisement_props(rssi, [], manufacturer, service_data)
+    del changes['UUIDs']
+    set_props(device, DEVICE_IFACE, changes)
+
+
+def device_connect(device):
+    if device.props[DEVICE_IFACE]['Connected']:
+        raise dbus.exceptions.DBusException('Already Connected', name='org.bluez.Error.AlreadyConnected')
+    device.connects += 1
+    set_props(device, DEVICE_IFACE, {'Connected': dbus.Boolean(True, variant_level=1)})
+    if device.improv is not None and not device.improv['exported']:
+        export_improv_service(device)
+
+    def resolved():
+        set_props(device, DEVICE_IFACE, {'ServicesResolved': dbus.Boolean(True, variant_level=1)})
+        return False
+    GLib.timeout_add(20, resolved)
+
+
+def device_disconnect(device):
+    if not device.props[DEVICE_IFACE]['Connected']:
+        raise dbus.exceptions.DBusException('Not Connected', name='org.bluez.Error.NotConnected')
+    set_props(device, DEVICE_IFACE, {
+        'Connected': dbus.Boolean(False, variant_level=1),
+        'ServicesResolved': dbus.Boolean(False, variant_level=1),
+    })
+
+
+# Improv
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='sssyy', out_signature='s')
+def AddImprovDevice(self, adapter_name, address, name, state, capabilities):
+    '''An Improv Wi-Fi device in `state` (1 authorization required, 2 authorized).'''
+    path = AddAdvertisingDevice(self, adapter_name, address, 'random', name, -58, [IMPROV_SERVICE], {},
+                                {IMPROV_SERVICE_DATA: [state, capabilities, 0, 0, 0, 0]})
+    device = mockobject.objects[path]
+    device.improv = {
+        'exported': False, 'state': state, 'error': 0, 'capabilities': capabilities, 'buffer': [],
+        'mode': 'normal', 'authorize_after_ms': 0, 'url': 'http://192.168.1.50/setup', 'fail_connect': False,
+        'commands': [], 'packets': [], 'write_types': [], 'ssid': None, 'password': None, 'name': name,
+        'chars': {},
+    }
+    return path
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='sa{sv}', out_signature='')
+def SetImprovBehaviour(_self, path, options):
+    '''mode: normal | bad-checksum | unknown-rpc | silent; authorize_after_ms (u): authorize that
+    long after the state's notifications start; fail_connect (b); url (s).'''
+    improv = mockobject.objects[path].improv
+    for key, value in options.items():
+        key = str(key)
+        improv[key] = bool(value) if key == 'fail_connect' else int(value) if key == 'authorize_after_ms' else str(value)
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='s', out_signature='')
+def AuthorizeImprovDevice(_self, path):
+    '''The person pressed the device's button.'''
+    set_improv_state(mockobject.objects[path], 2)
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='s', out_signature='s')
+def GetImprovLog(_self, path):
+    '''JSON: the commands received, the packets written and their write types, the credentials.'''
+    improv = mockobject.objects[path].improv
+    return json.dumps({
+        'commands': improv['commands'], 'packets': improv['packets'], 'writeTypes': improv['write_types'],
+        'ssid': improv['ssid'], 'password': improv['password'], 'state': improv['state'],
+    })
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ss', out_signature='')
+def SetCharacteristicError(_self, path, error_name):
+    '''Reads and writes of the characteristic fail with this BlueZ error ("" for none).'''
+    mockobject.objects[path].fail_with = str(error_name)
+
+
+def export_improv_service(device):
+    manager = mockobject.objects['/']
+    service_path = device.path + '/service0010'
+    service_props = {
+        'UUID': dbus.String(IMPROV_SERVICE, variant_level=1),
+        'Device': dbus.ObjectPath(device.path, variant_level=1),
+        'Primary': dbus.Boolean(True, variant_level=1),
+    }
+    manager.AddObject(service_path, SERVICE_IFACE, service_props, [])
+    manager.EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}', [
+        dbus.ObjectPath(service_path), {SERVICE_IFACE: service_props}])
+    for index, (role, suffix, flags) in enumerate(IMPROV_CHARACTERISTICS):
+        path = f'{service_path}/char{0x11 + 2 * index:04x}'
+        props = {
+            'UUID': dbus.String(IMPROV_SERVICE[:-1] + suffix, variant_level=1),
+            'Service': dbus.ObjectPath(service_path, variant_level=1),
+            'Value': byte_array(initial_value(device, role)),
+            'Notifying': dbus.Boolean(False, variant_level=1),
+            'Flags': dbus.Array(flags, signature='s', variant_level=1),
+        }
+        manager.AddObject(path, CHRC_IFACE, props, [
+            ('ReadValue', 'a{sv}', 'ay', chrc_read),
+            ('WriteValue', 'aya{sv}', '', chrc_write),
+            ('StartNotify', '', '', chrc_start_notify),
+            ('StopNotify', '', '', chrc_stop_notify),
+        ])
+        chrc = mockobject.objects[path]
+        chrc.role = role
+        chrc.device = device
+        chrc.fail_with = ''
+        device.improv['chars'][role] = chrc
+        manager.EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}', [
+            dbus.ObjectPath(path), {CHRC_IFACE: props}])
+    device.improv['exported'] = True
+
+
+def initial_value(device, role):
+    improv = device.improv
+    return {STATE: [improv['state']], ERROR: [improv['error']], CAPABILITIES: [improv['capabilities']]}.get(role, [])
+
+
+def check_failure(chrc):
+    if chrc.fail_with:
+        raise dbus.exceptions.DBusException('Operation is not permitted', name=chrc.fail_with)
+
+
+def chrc_read(chrc, _options):
+    check_failure(chrc)
+    return chrc.props[CHRC_IFACE]['Value']
+
+
+def chrc_start_notify(chrc):
+    if 'notify' not in chrc.props[CHRC_IFACE]['Flags']:
+        raise dbus.exceptions.DBusException('Notify not supported', name='org.bluez.Error.NotSupported')
+    set_props(chrc, CHRC_IFACE, {'Notifying': dbus.Boolean(True, variant_level=1)})
+    improv = chrc.device.improv
+    if chrc.role == STATE and improv['state'] == 1 and improv['authorize_after_ms']:
+        GLib.timeout_add(improv['authorize_after_ms'], lambda: set_improv_state(chrc.device, 2) and False)
+
+
+def chrc_stop_notify(chrc):
+    set_props(chrc, CHRC_IFACE, {'Notifying': dbus.Boolean(False, variant_level=1)})
+
+
+def notify_value(chrc, value):
+    '''Sets the value; sends it as a notification when a client asked for them.'''
+    chrc.props[CHRC_IFACE]['Value'] = byte_array(value)
+    if chrc.props[CHRC_IFACE]['Notifying']:
+        emit_changed(chrc, CHRC_IFACE, {'Value': byte_array(value)})
+
+
+def set_improv_state(device, state):
+    device.improv['state'] = state
+    if STATE in device.improv['chars']:
+        notify_value(device.improv['chars'][STATE], [state])
+
+
+def set_improv_error(device, error):
+    device.improv['error'] = error
+    notify_value(device.improv['chars'][ERROR], [error])
+
+
+def send_result(device, command, strings):
+    data = []
+    for text in strings:
+        encoded = list(text.encode())
+        data += [len(encoded)] + encoded
+    frame = [command, len(data)] + data
+    checksum = sum(frame) & 0xFF
+    if device.improv['mode'] == 'bad-checksum':
+        checksum = (checksum + 1) & 0xFF
+    notify_value(device.improv['chars'][RESULT], frame + [checksum])
+
+
+def chrc_write(chrc, value, options):
+    check_failure(chrc)
+    if chrc.role != RPC:
+        raise dbus.exceptions.DBusException('Writing is not permitted', name='org.bluez.Error.NotPermitted')
+    improv = chrc.device.improv
+    packet = [int(b) for b in value]
+    improv['packets'].append(packet)
+    improv['write_types'].append(str(options.get('type', 'request')))
+    improv['buffer'] += packet
+    buffer = improv['buffer']
+    if len(buffer) < 2 or len(buffer) < buffer[1] + 3:
+        return
+    frame = buffer[:buffer[1] + 3]
+    improv['buffer'] = []
+    # A device answers after the write's reply.
+    GLib.idle_add(lambda: handle_rpc(chrc.device, frame) and False)
+
+
+def handle_rpc(device, frame):
+    improv = device.improv
+    if improv['mode'] == 'silent':
+        return
+    if sum(frame[:-1]) & 0xFF != frame[-1]:
+        set_improv_error(device, 1)
+        return
+    command, data = frame[0], frame[2:-1]
+    improv['commands'].append(command)
+    if improv['mode'] == 'unknown-rpc' or command not in (1, 2, 3, 4):
+        set_improv_error(device, 2)
+        return
+    set_improv_error(device, 0)
+    if command == 3:
+        send_result(device, 3, ['MockFirmware', '2024.6.0', 'ESP32-C3', improv['name']])
+    elif command == 4:
+        send_result(device, 4, ['HomeNet', '-52', 'WPA2', 'Cafe Libre', '-80', 'NO'])
+    elif command == 1:
+        if improv['state'] != 2:
+            set_improv_error(device, 4)
+            return
+        ssid_length = data[0]
+        password_length = data[1 + ssid_length]
+        improv['ssid'] = bytes(data[1:1 + ssid_length]).decode(errors='replace')
+        improv['password'] = bytes(data[2 + ssid_length:2 + ssid_length + password_length]).decode(errors='replace')
+        set_improv_state(device, 3)
+        GLib.timeout_add(50, lambda: finish_provisioning(device) and False)
+
+
+def finish_provisioning(device):
+    improv = device.improv
+    if improv['fail_connect']:
+        set_improv_error(device, 3)
+        set_improv_state(device, 2)
+        return
+    # As ESPHome does: the state first, then the result with the redirect URL.
+    set_improv_state(device, 4)
+    send_result(device, 1, [improv['url']] if improv['url'] else [])
