@@ -154,6 +154,17 @@ def main():
     app = Application(bus, [service, state, error, command, result, capabilities])
     advertisement = Advertisement(bus, "improv-lab-light")
 
+    incoming = bytearray()
+
+    def on_write(data):
+        # The client splits frames longer than 20 bytes into several writes; the spec has the
+        # device put them back together from the length byte.
+        incoming.extend(data)
+        if len(incoming) >= 2 and len(incoming) >= incoming[1] + 3:
+            packet = bytes(incoming)
+            incoming.clear()
+            on_command(packet)
+
     def on_command(packet):
         print("RPC", packet.hex(), flush=True)
         if len(packet) < 3 or packet[1] != len(packet) - 3 or packet[-1] != checksum(packet[:-1]):
@@ -182,7 +193,7 @@ def main():
         else:
             error.set([UNKNOWN_RPC])
 
-    command.on_write = on_command
+    command.on_write = on_write
 
     def authorize():
         state.set([AUTHORIZED])
