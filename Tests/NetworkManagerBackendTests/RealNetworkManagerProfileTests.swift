@@ -27,10 +27,8 @@ import Testing
         return try WirelessProfile(configuration, ssid: ssid, options: options)
     }
 
-    static let certificates = FileManager.default.temporaryDirectory.appendingPathComponent("accessory-certs")
-
     /// Every security kind, as `accessoryctl join` would hand them over.
-    static func kinds() throws -> [(name: String, configuration: HotspotConfiguration)] {
+    static func kinds(certificates: URL) throws -> [(name: String, configuration: HotspotConfiguration)] {
         var tls = EAPSettings(supportedEAPTypes: [.tls])
         tls.username = "plug@example.org"
         tls.clientCertificatePath = certificates.appendingPathComponent("client.pem").path
@@ -63,21 +61,24 @@ import Testing
         ]
     }
 
-    /// PEM files NetworkManager can load: a throwaway CA and client certificate.
-    static func makeCertificates() throws {
-        let directory = certificates.path
+    /// PEM files NetworkManager can load, a throwaway CA and client certificate, in the
+    /// daemon's private directory, which goes with it.
+    func makeCertificates() throws -> URL {
+        let url = daemon.keyfileDirectory.deletingLastPathComponent().appendingPathComponent("certificates")
+        let directory = url.path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        guard !FileManager.default.fileExists(atPath: "\(directory)/client.key") else { return }
         try run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca",
                                      "-keyout", "\(directory)/ca.key", "-out", "\(directory)/ca.pem"])
         try run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-days", "2", "-subj", "/CN=plug",
                                      "-passout", "pass:key-pass", "-keyout", "\(directory)/client.key", "-out", "\(directory)/client.pem"])
+        return url
     }
 
     @Test(arguments: ["open", "hidden", "wep", "wpa2", "wpa2-hex", "sae", "owe", "utf8", "non-utf8", "eap-tls", "eap-ttls", "eap-peap"])
     func profileRoundTrip(kind: String) async throws {
-        try Self.makeCertificates()
-        let configuration = try #require(try Self.kinds().first { $0.name == kind }).configuration
+        // Only the TLS kind reads its certificate files.
+        let certificates = kind == "eap-tls" ? try makeCertificates() : daemon.keyfileDirectory
+        let configuration = try #require(try Self.kinds(certificates: certificates).first { $0.name == kind }).configuration
         let profile = try Self.profile(configuration)
         let client = try await client()
 
