@@ -3,8 +3,9 @@
 
 It follows the Improv BLE specification: service 00467768-6228-2272-4663-277478268000 with
 the current state, error state, RPC command, RPC result and capabilities characteristics,
-advertised with service data 4677 (state, capabilities) and manufacturer data of the test
-company 0xFFFF. It starts in "authorization
+advertised with service data 4677 (state, capabilities). (A legacy advertisement holds 31
+bytes: the flags, the 128-bit service UUID and the service data fill it, so there is no room
+for manufacturer data.) It starts in "authorization
 required" and becomes "authorized" a few seconds later, as if its button were pressed.
 When it receives Wi-Fi settings it writes them to the file given as --report, moves to
 "provisioned" and answers with a redirect URL.
@@ -121,8 +122,6 @@ class Advertisement(dbus.service.Object):
     def properties(self):
         return {"Type": "peripheral", "ServiceUUIDs": dbus.Array([SERVICE], signature="s"),
                 "ServiceData": dbus.Dictionary({"4677": dbus.Array(self.service_data, signature="y")}, signature="sv"),
-                # 0xFFFF: the Bluetooth SIG's company identifier for tests; a model and a version byte.
-                "ManufacturerData": dbus.Dictionary({dbus.UInt16(0xFFFF): dbus.Array([0x4C, 0x01], signature="y")}, signature="qv"),
                 "LocalName": self.name, "Includes": dbus.Array([], signature="s")}
 
     @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
