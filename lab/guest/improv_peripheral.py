@@ -3,9 +3,9 @@
 
 It follows the Improv BLE specification: service 00467768-6228-2272-4663-277478268000 with
 the current state, error state, RPC command, RPC result and capabilities characteristics,
-advertised with service data 4677 (state, capabilities). (A legacy advertisement holds 31
-bytes: the flags, the 128-bit service UUID and the service data fill it, so there is no room
-for manufacturer data.) It starts in "authorization
+advertised with service data 4677 (state, capabilities), and with manufacturer data in a
+second advertising instance: the flags, the 128-bit service UUID and the service data fill a
+31-byte legacy advertisement. It starts in "authorization
 required" and becomes "authorized" a few seconds later, as if its button were pressed.
 When it receives Wi-Fi settings it writes them to the file given as --report, moves to
 "provisioned" and answers with a redirect URL.
@@ -113,6 +113,8 @@ class Application(dbus.service.Object):
 
 
 class Advertisement(dbus.service.Object):
+    """Improv's advertisement: the service UUID and the 4677 service data, which fill it."""
+
     def __init__(self, bus, name):
         self.path = "/io/accessorysetup/lab/advertisement"
         self.name = name
@@ -123,6 +125,28 @@ class Advertisement(dbus.service.Object):
         return {"Type": "peripheral", "ServiceUUIDs": dbus.Array([SERVICE], signature="s"),
                 "ServiceData": dbus.Dictionary({"4677": dbus.Array(self.service_data, signature="y")}, signature="sv"),
                 "LocalName": self.name, "Includes": dbus.Array([], signature="s")}
+
+    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
+    def GetAll(self, interface):
+        return self.properties()
+
+    @dbus.service.method("org.bluez.LEAdvertisement1")
+    def Release(self):
+        pass
+
+
+class VendorAdvertisement(dbus.service.Object):
+    """A second advertising instance with the vendor's manufacturer data (test company
+    0xFFFF: a model and a version byte); the controller takes turns with the first."""
+
+    def __init__(self, bus):
+        self.path = "/io/accessorysetup/lab/advertisement1"
+        dbus.service.Object.__init__(self, bus, self.path)
+
+    def properties(self):
+        return {"Type": "peripheral", "Includes": dbus.Array([], signature="s"),
+                "ManufacturerData": dbus.Dictionary({dbus.UInt16(0xFFFF): dbus.Array([0x4C, 0x01], signature="y")},
+                                                    signature="qv")}
 
     @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
     def GetAll(self, interface):
@@ -155,6 +179,7 @@ def main():
     capabilities = Characteristic(bus, service, 4, CAPABILITIES, ["read"], [0x01])
     app = Application(bus, [service, state, error, command, result, capabilities])
     advertisement = Advertisement(bus, "improv-lab-light")
+    vendor_advertisement = VendorAdvertisement(bus)
 
     incoming = bytearray()
 
@@ -212,8 +237,11 @@ def main():
 
     gatt = dbus.Interface(bus.get_object(BLUEZ, adapter_path), "org.bluez.GattManager1")
     advertising = dbus.Interface(bus.get_object(BLUEZ, adapter_path), "org.bluez.LEAdvertisingManager1")
+    def register_vendor_advertisement():
+        advertising.RegisterAdvertisement(vendor_advertisement.path, {}, reply_handler=registered, error_handler=failed)
+
     gatt.RegisterApplication(app.path, {}, reply_handler=lambda: advertising.RegisterAdvertisement(
-        advertisement.path, {}, reply_handler=registered, error_handler=failed), error_handler=failed)
+        advertisement.path, {}, reply_handler=register_vendor_advertisement, error_handler=failed), error_handler=failed)
     GLib.MainLoop().run()
 
 

@@ -23,6 +23,7 @@ def find(node):
 print(json.dumps(find(json.load(sys.stdin)).get(sys.argv[2], {}), sort_keys=True))' "$accessory" "$1" <<<"$listed"
 }
 expect listed_with_improv_service_data "$(listed_field serviceData)" '{"00004677-0000-1000-8000-00805f9b34fb": "010100000000"}'
+expect listed_with_manufacturer_data "$(listed_field manufacturerData)" '{"0xFFFF": "4c01"}'
 expect listed_with_service_uuid "$(listed_field serviceUUIDs)" '["00467768-6228-2272-4663-277478268000"]'
 printf '%s\n' "$HOME_PASSPHRASE" >/run/lab/home.pass
 output=$("$ACCESSORYCTL" improv provision "$accessory" --adapter hci1 --ssid "$HOME_SSID" --passphrase-file /run/lab/home.pass 2>&1)
