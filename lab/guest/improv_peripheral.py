@@ -112,7 +112,19 @@ class Application(dbus.service.Object):
         return {dbus.ObjectPath(o.path): o.properties() for o in self.objects}
 
 
-class Advertisement(dbus.service.Object):
+class LEAdvertisement(dbus.service.Object):
+    """An org.bluez.LEAdvertisement1 whose properties() subclasses give."""
+
+    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
+    def GetAll(self, interface):
+        return self.properties()
+
+    @dbus.service.method("org.bluez.LEAdvertisement1")
+    def Release(self):
+        pass
+
+
+class Advertisement(LEAdvertisement):
     """Improv's advertisement: the service UUID and the 4677 service data, which fill it."""
 
     def __init__(self, bus, name):
@@ -126,16 +138,8 @@ class Advertisement(dbus.service.Object):
                 "ServiceData": dbus.Dictionary({"4677": dbus.Array(self.service_data, signature="y")}, signature="sv"),
                 "LocalName": self.name, "Includes": dbus.Array([], signature="s")}
 
-    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
-    def GetAll(self, interface):
-        return self.properties()
 
-    @dbus.service.method("org.bluez.LEAdvertisement1")
-    def Release(self):
-        pass
-
-
-class VendorAdvertisement(dbus.service.Object):
+class VendorAdvertisement(LEAdvertisement):
     """A second advertising instance with the vendor's manufacturer data (test company
     0xFFFF: a model and a version byte); the controller takes turns with the first."""
 
@@ -147,14 +151,6 @@ class VendorAdvertisement(dbus.service.Object):
         return {"Type": "peripheral", "Includes": dbus.Array([], signature="s"),
                 "ManufacturerData": dbus.Dictionary({dbus.UInt16(0xFFFF): dbus.Array([0x4C, 0x01], signature="y")},
                                                     signature="qv")}
-
-    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
-    def GetAll(self, interface):
-        return self.properties()
-
-    @dbus.service.method("org.bluez.LEAdvertisement1")
-    def Release(self):
-        pass
 
 
 def main():
