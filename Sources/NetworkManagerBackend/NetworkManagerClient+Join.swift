@@ -79,19 +79,25 @@ extension NetworkManagerClient {
         let lastScan = nm_device_wifi_get_last_scan(device.pointer)
         let stale = lastScan < 0 || nm_utils_get_timestamp_msec() - lastScan > 30_000
         if !stale, let found = best() { return found }
+        // An access point that has just come up, or a scan NetworkManager refused, can miss
+        // one scan; a few are tried before giving up.
+        let probe: [SSID]
+        if case .ssid(let ssid) = configuration.target { probe = [ssid] } else { probe = [] }
+        for _ in 0..<Self.scanAttempts {
+            try await scan(device, ssids: probe)
+            if let found = best() { return found }
+        }
         switch configuration.target {
         case .ssid(let ssid):
-            try await scan(device, ssids: [ssid])
-            if let found = best() { return found }
             // A hidden network may answer only the association's own probe.
             if configuration.hidden { return (ssid, nil) }
             throw .notFound("named \(ssid)")
         case .ssidPrefix(let prefix):
-            try await scan(device, ssids: [])
-            if let found = best() { return found }
             throw .notFound("whose SSID starts with \(prefix)")
         }
     }
+
+    static let scanAttempts = 3
 
     private func activate(
         _ connection: GObjectRef, on device: GObjectRef, accessPoint: String?, joinOnce: Bool, bind: Bool

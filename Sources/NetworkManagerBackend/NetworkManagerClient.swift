@@ -148,6 +148,7 @@ public actor NetworkManagerClient: HotspotManaging {
             values.forEach { g_bytes_unref($0) }
         }
         let options = UncheckedSendable(cglib_vardict_builder_end(builder))
+        var timeout = timeout
         do {
             _ = try await gAsync("request a Wi-Fi scan") { cancellable, callback, data in
                 nm_device_wifi_request_scan_options_async(device.pointer, options.value, cancellable, callback, data)
@@ -156,10 +157,11 @@ public actor NetworkManagerClient: HotspotManaging {
             }
         } catch {
             let mapped = LibNM.hotspotError(error)
-            // A scan refused because one just ran still leaves fresh results; anything else is real.
             if case .notAuthorized = mapped { throw mapped }
             if case .cancelled = mapped { throw mapped }
-            return
+            // NetworkManager refuses a scan while one runs (its results are as good, so wait
+            // for them) and right after one (then nothing comes, so do not wait long).
+            timeout = min(timeout, .seconds(5))
         }
         // The scan may have finished while the request's reply was on its way.
         guard nm_device_wifi_get_last_scan(device.pointer) == before else { return }

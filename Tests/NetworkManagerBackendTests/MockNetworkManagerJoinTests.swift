@@ -139,6 +139,9 @@ import Testing
         await #expect(throws: HotspotError.notFound("whose SSID starts with Nowhere")) {
             try await client.join(HotspotConfiguration(target: .ssidPrefix(SSID("Nowhere"))), options: JoinOptions())
         }
+        let probe = Array("Nowhere-Setup".utf8)
+        #expect(try mock.scanRequests() == [[probe], [probe], [probe], [], [], []],
+                "each join scans \(NetworkManagerClient.scanAttempts) times before giving up")
         try expectBackHome()
     }
 
