@@ -85,13 +85,7 @@ extension AccessoryProfile {
         let diagnostics = section.diagnostics
         let before = diagnostics.issues.count
         var declarations = BluetoothDeclarations()
-        for (value, field) in section.array("services") ?? [] {
-            guard case .string(let text) = value else {
-                diagnostics.report(field, "expected a UUID string, found \(value.kindName)")
-                continue
-            }
-            do { declarations.services.append(try BluetoothUUID(text)) } catch { diagnostics.report(field, error.description) }
-        }
+        declarations.services = section.parsedElements("services", expected: "a UUID string", BluetoothUUID.init) ?? []
         for (value, field) in section.array("names") ?? [] {
             guard case .string(let name) = value, !name.isEmpty else {
                 diagnostics.report(field, "expected a non-empty string")

@@ -201,6 +201,23 @@ public struct JSONObjectReader {
         }
     }
 
+    /// An array of strings, each turned into a value by `parse`; each element that is not a
+    /// string, or that `parse` refuses, is a fault of its own (`"expected <what>, found …"`).
+    public func parsedElements<T, E: Error & CustomStringConvertible>(
+        _ key: String, expected what: String, _ parse: (String) throws(E) -> T
+    ) -> [T]? {
+        guard let elements = array(key) else { return nil }
+        var result: [T] = []
+        for (value, field) in elements {
+            guard case .string(let text) = value else {
+                diagnostics.report(field, "expected \(what), found \(value.kindName)")
+                continue
+            }
+            do { result.append(try parse(text)) } catch { diagnostics.report(field, error.description) }
+        }
+        return result
+    }
+
     /// An array of strings, each drawn from `choices`, without repeats.
     public func choices<T>(_ key: String, from choices: KeyValuePairs<String, T>, required: Bool = false, allowEmpty: Bool = true) -> [T]? {
         guard let elements = array(key, required: required, allowEmpty: allowEmpty) else { return nil }

@@ -100,14 +100,7 @@ extension BLEAdvertisement {
         let name = object.string("name", allowEmpty: true)
         let rssi = object.integer("rssi", in: -127...20)
         let txPower = object.integer("txPower", in: -127...127)
-        var services: [BluetoothUUID] = []
-        for (value, field) in object.array("serviceUUIDs") ?? [] {
-            guard case .string(let text) = value else {
-                object.diagnostics.report(field, "expected a UUID string, found \(value.kindName)")
-                continue
-            }
-            do { services.append(try BluetoothUUID(text)) } catch { object.diagnostics.report(field, error.description) }
-        }
+        let services = object.parsedElements("serviceUUIDs", expected: "a UUID string", BluetoothUUID.init) ?? []
         var manufacturerData: [BluetoothCompanyIdentifier: [UInt8]] = [:]
         var serviceData: [BluetoothUUID: [UInt8]] = [:]
         if let table = object.object("manufacturerData") {

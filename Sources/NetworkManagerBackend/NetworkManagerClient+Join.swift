@@ -230,7 +230,7 @@ extension NetworkManagerClient {
 
     public func configuredHotspots() async throws(HotspotError) -> [ConfiguredHotspot] {
         try await removeExpiredProfiles()
-        let activeUUIDs = Set(elements(of: nm_client_get_active_connections(client.pointer)).compactMap { string(nm_active_connection_get_uuid($0)) })
+        let activeUUIDs = activeConnectionUUIDs()
         return ourProfiles().compactMap { _, profile in
             guard let ssid = try? SSID(bytes: profile.ssid) else { return nil }
             return ConfiguredHotspot(
@@ -241,10 +241,15 @@ extension NetworkManagerClient {
 
     /// Persistent profiles past their `lifetimeInDays` that are not in use.
     private func removeExpiredProfiles(now: Date = Date()) async throws(HotspotError) {
-        let activeUUIDs = Set(elements(of: nm_client_get_active_connections(client.pointer)).compactMap { string(nm_active_connection_get_uuid($0)) })
+        let activeUUIDs = activeConnectionUUIDs()
         for (connection, profile) in ourProfiles() where !activeUUIDs.contains(profile.uuid) {
             if let expires = profile.expires, expires <= now { try await delete(connection) }
         }
+    }
+
+    /// The UUIDs of the profiles active on any device.
+    private func activeConnectionUUIDs() -> Set<String> {
+        Set(elements(of: nm_client_get_active_connections(client.pointer)).compactMap { string(nm_active_connection_get_uuid($0)) })
     }
 
     private func ourProfiles() -> [(GObjectRef, WirelessProfile)] {
