@@ -87,13 +87,26 @@ public func waitForSignal<T: Sendable>(
             let wait = box.value
             wait.continuation = continuation
             wait.connections = install { wait.finish($0) }
-            let (seconds, attoseconds) = timeout.components
-            let milliseconds = UInt32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+            let milliseconds = timeout.saturatingMilliseconds(as: UInt32.self)
             wait.timeout = attachSource(g_timeout_source_new(milliseconds), to: context.value) { wait.finish(nil) }
         }
     } onCancel: {
         // Hop to the GLib thread, where the wait lives.
         g_source_unref(attachSource(g_idle_source_new(), to: context.value) { box.value.finish(nil) })
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds as the integer type a GLib call takes (`guint`, `gint`), saturating:
+    /// a timeout too long for it waits as long as GLib can instead of trapping on overflow, and a
+    /// negative one is 0.
+    public func saturatingMilliseconds<T: FixedWidthInteger>(as _: T.Type) -> T {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow else { return T.max }
+        let (total, carry) = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        return carry ? T.max : T(clamping: total)
     }
 }
 

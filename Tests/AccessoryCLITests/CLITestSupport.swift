@@ -9,6 +9,10 @@ struct Run {
     var code: ExitCode
     var out: String
     var err: String
+    /// The signal that ended the process, if one did (a trap shows as SIGTRAP or SIGILL).
+    var signal: Int32? = nil
+    /// Whether the process was killed for running past its deadline.
+    var timedOut = false
 
     var outLines: [String] { out.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) }
 }
@@ -66,7 +70,13 @@ final class TemporaryFile {
 }
 
 /// Runs the built `accessoryctl` executable, as a shell would, with `environment` added.
-func accessoryctlProcess(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> Run {
+///
+/// Standard input is `input`, or the file at `inputFile` (`< /dev/zero`), or empty. With a
+/// `deadline`, a process still running then is killed and the run says it timed out.
+func accessoryctlProcess(
+    _ arguments: [String], environment: [String: String] = [:], input: String? = nil, inputFile: String? = nil,
+    deadline: Duration? = nil
+) throws -> Run {
     let binary = try #require(AccessoryCtlTests.executable(), "accessoryctl was not built next to the test bundle")
     let process = Process()
     process.executableURL = binary
@@ -75,8 +85,24 @@ func accessoryctlProcess(_ arguments: [String], environment: [String: String] = 
     let output = Pipe(), errors = Pipe(), stdin = Pipe()
     process.standardOutput = output
     process.standardError = errors
-    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+    if let inputFile {
+        process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: inputFile))
+    } else {
+        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+    }
     try process.run()
+    final class Flag: Sendable { let value = Mutex(false) }
+    let timedOut = Flag()
+    if let deadline {
+        let pid = process.processIdentifier
+        let (seconds, attoseconds) = deadline.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+            guard process.isRunning else { return }
+            timedOut.value.withLock { $0 = true }
+            kill(pid, SIGKILL)
+        }
+    }
     if let input {
         stdin.fileHandleForWriting.write(Data(input.utf8))
         try stdin.fileHandleForWriting.close()
@@ -85,5 +111,9 @@ func accessoryctlProcess(_ arguments: [String], environment: [String: String] = 
     let err = errors.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     closePipes(output, errors, stdin)
-    return Run(code: ExitCode(rawValue: process.terminationStatus), out: String(decoding: out, as: UTF8.self), err: String(decoding: err, as: UTF8.self))
+    return Run(
+        code: ExitCode(rawValue: process.terminationStatus), out: String(decoding: out, as: UTF8.self),
+        err: String(decoding: err, as: UTF8.self),
+        signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil,
+        timedOut: timedOut.value.withLock { $0 })
 }

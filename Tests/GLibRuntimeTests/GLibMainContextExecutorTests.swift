@@ -68,3 +68,27 @@ private actor Pinned {
         executor.shutdown()
     }
 }
+
+@Suite struct WaitForSignalBoundsTests {
+    private actor Waiter {
+        let executor: GLibMainContextExecutor
+        nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+        init(_ executor: GLibMainContextExecutor) { self.executor = executor }
+
+        func wait(_ timeout: Duration) async -> Bool? {
+            await waitForSignal(timeout: timeout) { (_: @escaping (Bool) -> Void) in [] }
+        }
+    }
+
+    /// A library caller may pass any `Duration`; the wait saturates at GLib's longest instead of trapping.
+    @Test(arguments: [Duration.seconds(Int64.max), .seconds(Int64.max / 1000 + 1), .seconds(UInt32.max)])
+    func aHugeTimeoutWaitsUntilCancelled(timeout: Duration) async {
+        let executor = GLibMainContextExecutor(name: "test-glib")
+        let waiter = Waiter(executor)
+        let task = Task { await waiter.wait(timeout) }
+        try? await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        #expect(await task.value == nil)
+        executor.shutdown()
+    }
+}

@@ -23,7 +23,7 @@ enum MatchCommand {
             .value("profile", "FILE", help: "A profile whose items to match (repeatable)", required: true, repeatable: true),
             .value("scan", "FILE", help: "A recorded scan (JSON)"),
             .flag("live", help: "Scan now over Bluetooth LE and Wi-Fi instead of reading a file"),
-            .value("timeout", "SECONDS", help: "With --live, how long to listen for Bluetooth LE (default: 5)"),
+            BluetoothCommand.timeoutOption("With --live, how long to listen for Bluetooth LE (default: 5)"),
             .flag("json", help: "Print the matches as JSON"),
         ],
         examples: [
@@ -45,14 +45,13 @@ enum MatchCommand {
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
         let live = arguments.flag("live")
-        let timeout: Duration
+        let timeout = arguments.seconds("timeout") ?? .seconds(5)
         do throws(UsageError) {
             switch (live, arguments.value("scan") != nil) {
             case (false, false): throw UsageError("'--scan FILE' is required, or --live")
             case (true, true): throw UsageError("give --scan FILE or --live, not both")
             default: break
             }
-            timeout = try BluetoothCommand.timeout(arguments, default: 5)
         } catch {
             console.error("\(AccessoryCtl.name): error: \(error.message)")
             console.error("Usage: \(command.synopsis)")
