@@ -83,7 +83,7 @@ enum HotspotCommand {
     /// A progress line on standard error, rewritten in place, only on a terminal.
     static func progress(_ console: Console) -> (@Sendable (String) -> Void)? {
         guard isatty(STDERR_FILENO) == 1 else { return nil }
-        return { text in console.writeError("\r\u{1B}[K" + text) }
+        return { text in console.writeError("\r\u{1B}[K" + terminalSafe(text)) }
     }
 
     static func clearProgress(_ console: Console) {

@@ -48,12 +48,12 @@ enum BLEListCommand {
             var rows = [["ADDRESS", "NAME", "RSSI", "SERVICES", "COMPANIES"]]
             for device in devices {
                 rows.append([
-                    device.address.description, device.name.map(terminalSafe) ?? "-", device.rssi.map { "\($0) dBm" } ?? "-",
+                    device.address.description, device.name ?? "-", device.rssi.map { "\($0) dBm" } ?? "-",
                     device.serviceUUIDs.isEmpty ? "-" : device.serviceUUIDs.map(\.string).joined(separator: ","),
                     device.manufacturerData.isEmpty ? "-" : device.manufacturerData.keys.sorted().map(\.description).joined(separator: ","),
                 ])
             }
-            table(rows).forEach { console.print($0) }
+            console.printTable(rows)
             return .success
         }
     }

@@ -86,7 +86,7 @@ enum ImprovProvisionCommand {
                 url = try await client.improvProvision(
                     address, ssid: ssid, passphrase: passphrase, adapter: arguments.value("adapter"), timeout: timeout
                 ) { step in
-                    let text = switch step {
+                    let text: TerminalText = switch step {
                     case .connecting: "Connecting to \(address)…"
                     case .awaitingAuthorization: "The device asks for authorization: press its button (or do what its manual says)…"
                     case .authorized: "Authorized."
@@ -100,7 +100,7 @@ enum ImprovProvisionCommand {
                 return BluetoothCommand.report(error, console)
             }
             if let url {
-                console.print(url)
+                console.print("\(url)")
             } else {
                 console.print("Provisioned; the device gave no URL.")
             }

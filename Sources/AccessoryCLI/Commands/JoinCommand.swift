@@ -102,13 +102,15 @@ enum JoinCommand {
                 return .success
             }
             let address = joined.ipv4Address.map { ", address \($0)" } ?? ""
-            console.print("Joined \(joined.ssid.escaped) on \(joined.device) (profile '\(terminalSafe(joined.connectionID))'\(address)).")
-            let back = joined.previousConnection.map { " to return to '\(terminalSafe($0))'" } ?? ""
-            var leave = "Run '\(AccessoryCtl.name) leave'\(back)"
+            console.print(
+                "Joined \(joined.ssid.escaped) on \(joined.device) (profile '\(joined.connectionID)'\(address)).")
+            let back: TerminalText = joined.previousConnection.map { " to return to '\($0)'" } ?? ""
+            var leave: TerminalText = "Run '\(AccessoryCtl.name) leave'\(back)"
             if let deadline = joined.restoreDeadline {
-                leave += "; NetworkManager restores the previous network by itself at \(deadline.formatted(.iso8601))"
+                let restore = deadline.formatted(.iso8601)
+                leave = "\(leave); NetworkManager restores the previous network by itself at \(restore)"
             }
-            console.print(leave + ".")
+            console.print("\(leave).")
             return .success
         }
     }

@@ -64,7 +64,7 @@ enum MatchCommand {
                 let profile = try AccessoryProfile.load(contentsOf: URL(fileURLWithPath: path))
                 items += profile.items.map { (profile.id, $0) }
             } catch {
-                console.error(error.description)
+                for issue in error.issues { console.error("\(error.path): \(issue)") }
                 failed = true
             }
         }
@@ -77,7 +77,7 @@ enum MatchCommand {
             do {
                 scan = try RecordedScan.load(contentsOf: URL(fileURLWithPath: arguments.value("scan")!))
             } catch {
-                console.error(error.description)
+                for issue in error.issues { console.error("\(error.path): \(issue)") }
                 return .failure
             }
         }
@@ -106,17 +106,17 @@ enum MatchCommand {
         for match in matches {
             if let entry = match.wifi {
                 rows.append([
-                    terminalSafe(match.item), match.profile, "Wi-Fi", entry.ssid?.escaped ?? "(hidden)",
+                    match.item, match.profile, "Wi-Fi", entry.ssid?.escaped ?? "(hidden)",
                     entry.bssid.description, "\(entry.strength)% \(entry.frequency) MHz \(entry.security)",
                 ])
             } else if let advertisement = match.bluetooth {
                 rows.append([
-                    terminalSafe(match.item), match.profile, "Bluetooth", advertisement.name.map(terminalSafe) ?? "(no name)",
+                    match.item, match.profile, "Bluetooth", advertisement.name ?? "(no name)",
                     advertisement.address.description, advertisement.rssi.map { "\($0) dBm" } ?? "-",
                 ])
             }
         }
-        table(rows).forEach { console.print($0) }
+        console.printTable(rows)
         return .success
     }
 
