@@ -97,6 +97,10 @@ public func waitForSignal<T: Sendable>(
 }
 
 extension Duration {
+    /// The longest wait a GLib timeout source can express, `G_MAXUINT` milliseconds (about 49.7
+    /// days). Longer waits are cut to it, since `Task.sleep` traps when its deadline passes `Int64` seconds.
+    public static let longestWait = Duration.milliseconds(UInt32.max)
+
     /// Whole milliseconds as the integer type a GLib call takes (`guint`, `gint`), saturating:
     /// a timeout too long for it waits as long as GLib can instead of trapping on overflow, and a
     /// negative one is 0.
