@@ -185,7 +185,7 @@ public actor BlueZClient {
             await withCheckedContinuation { continuation in
                 waiters[id] = Waiter(condition: condition, continuation: continuation)
                 waiters[id]?.timer = Task { [weak self] in
-                    try? await Task.sleep(for: timeout)
+                    try? await Task.sleep(for: min(timeout, .longestWait))
                     await self?.endWait(id, false)
                 }
             }
