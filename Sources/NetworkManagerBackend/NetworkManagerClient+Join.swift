@@ -236,13 +236,13 @@ extension NetworkManagerClient {
         }
         // A join whose connection went down by itself, as when the hotspot went away: its
         // checkpoint (or its join-once profile) is still there, and leaving cleans up after it.
+        let activeUUIDs = activeConnectionUUIDs()
+        let inactive = ourProfiles().map(\.1).filter { !activeUUIDs.contains($0.uuid) }
         for device in devices {
-            let stale = ourProfiles().first { _, profile in
-                guard !activeConnectionUUIDs().contains(profile.uuid) else { return false }
-                if let checkpoint = liveCheckpoint(of: profile) { return covers(checkpoint, device) }
-                return profile.isJoinOnce && profile.userData[ProfileTag.checkpoint] == nil
+            let stale = inactive.first { profile in
+                liveCheckpoint(of: profile).map { covers($0, device) } ?? profile.isJoinOnce
             }
-            if let (_, profile) = stale { return try await end(profile, on: GObjectRef(retaining: device), active: nil) }
+            if let stale { return try await end(stale, on: GObjectRef(retaining: device), active: nil) }
         }
         throw .notJoined(device: name ?? devices.first.map(LibNM.interface) ?? "any Wi-Fi device")
     }
