@@ -417,7 +417,7 @@ extension NetworkManagerClient {
     // MARK: NetworkManager calls
 
     /// `gAsync` with NetworkManager's errors typed.
-    private func call<T: Sendable>(
+    func call<T: Sendable>(
         _ operation: String,
         start: (_ cancellable: UnsafeMutablePointer<GCancellable>, _ callback: GAsyncReadyCallback, _ userData: gpointer) -> Void,
         finish: @escaping (
