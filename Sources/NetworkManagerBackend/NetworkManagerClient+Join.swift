@@ -37,11 +37,20 @@ extension NetworkManagerClient {
         // From here on every way out but success undoes the join, whatever the task's state.
         do throws(HotspotError) {
             if let checkpoint { try LibNM.setUserData(connection, ProfileTag.checkpoint, checkpoint.tag) }
+            // The device's reason for failing, caught as it fails: by the time the wait looks,
+            // NetworkManager may have moved the device on to disconnected and reset its reason.
+            let reasons = FailureReason()
+            let recorder = device.connect("state-changed") { (new: UInt32, _: UInt32, reason: UInt32) in
+                if new == DeviceState.failed.rawValue { reasons.device = DeviceStateReason(rawValue: reason) }
+            }
+            defer { recorder.disconnect() }
             options.progress?(.adding)
             let active = try await activate(
                 connection, on: device, accessPoint: accessPoint, joinOnce: configuration.joinOnce, bind: options.bindToClient)
             options.progress?(.associating)
-            switch await waitForActivation(of: active, on: device, timeout: options.timeout, progress: options.progress) {
+            let settled = await waitForActivation(
+                of: active, on: device, failure: reasons, timeout: options.timeout, progress: options.progress)
+            switch settled {
             case .fired(.activated):
                 break
             case .fired(.networkManagerGone):
@@ -65,6 +74,11 @@ extension NetworkManagerClient {
             await runToCompletion { await self.undo(attempt) }
             throw error
         }
+    }
+
+    /// The reason the device gave when it failed, recorded from its `state-changed` signal.
+    private final class FailureReason {
+        var device: DeviceStateReason?
     }
 
     /// What undoing a join needs, by name and UUID, so that it still works after NetworkManager
@@ -153,7 +167,8 @@ extension NetworkManagerClient {
 
     /// Waits until the activation succeeds or fails, or NetworkManager goes away.
     private func waitForActivation(
-        of active: GObjectRef, on device: GObjectRef, timeout: Duration, progress: (@Sendable (JoinStep) -> Void)?
+        of active: GObjectRef, on device: GObjectRef, failure: FailureReason, timeout: Duration,
+        progress: (@Sendable (JoinStep) -> Void)?
     ) async -> SignalWait<ActivationOutcome> {
         var reported: JoinStep = .associating
         let client = self.client
@@ -166,7 +181,7 @@ extension NetworkManagerClient {
             if state == .activated && !removed { return .activated }
             if state == .deactivated || removed {
                 return .failed(
-                    device: DeviceStateReason(rawValue: nm_device_get_state_reason(device.pointer).rawValue),
+                    device: failure.device ?? DeviceStateReason(rawValue: nm_device_get_state_reason(device.pointer).rawValue),
                     connection: ActiveConnectionStateReason(rawValue: nm_active_connection_get_state_reason(active.pointer).rawValue))
             }
             if LibNM.state(device.pointer) == .ipConfig && reported != .configuringAddress {
