@@ -40,8 +40,10 @@ public final class Interruption: Sendable {
                 }
                 if let reading {
                     if var saved = reading { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
-                    FileHandle.standardError.write(Data("\n".utf8))
-                    exit(128 + number)
+                    // _exit, not exit: the reading thread is blocked inside stdio holding its
+                    // locks, and there is nothing to flush or tear down yet.
+                    _ = "\n".withCString { Glibc.write(STDERR_FILENO, $0, 1) }
+                    _exit(128 + number)
                 }
                 if first { onSignal?() }
             }
