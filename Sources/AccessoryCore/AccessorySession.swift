@@ -381,7 +381,7 @@ extension AccessorySession {
         for (index, item) in items.enumerated() {
             guard let entry = picker.matched[item.entryID] else {
                 throw .invalidRequest(
-                    field: "items[\(index)].entryID", reason: "\(item.entryID) is not an accessory discovered now")
+                    field: "items[\(index)].entry", reason: "\(item.entryID) is not an accessory discovered now")
             }
             try Self.validateName(item.name, field: "items[\(index)].name")
             picker.clientItems[item.entryID] = item

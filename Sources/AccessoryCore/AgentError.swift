@@ -16,6 +16,8 @@ public enum AgentError: Error, Hashable, Sendable, CustomStringConvertible {
     case noSuchPickerAgent(path: String)
     /// A method argument is malformed; `field` names it.
     case invalidArguments(field: String, reason: String)
+    /// The kiosk policy file was refused; the agent keeps the policy it had.
+    case invalidKioskPolicy(KioskPolicyError)
 
     public enum Code: String, Hashable, Sendable, CaseIterable {
         case notAuthorized = "NotAuthorized"
@@ -25,6 +27,7 @@ public enum AgentError: Error, Hashable, Sendable, CustomStringConvertible {
         case pickerAgentAlreadyRegistered = "AlreadyExists"
         case noSuchPickerAgent = "DoesNotExist"
         case invalidArguments = "InvalidArguments"
+        case invalidKioskPolicy = "InvalidKioskPolicy"
 
         public var dbusName: String { "io.accessorysetup.Error." + rawValue }
     }
@@ -38,6 +41,7 @@ public enum AgentError: Error, Hashable, Sendable, CustomStringConvertible {
         case .pickerAgentAlreadyRegistered: .pickerAgentAlreadyRegistered
         case .noSuchPickerAgent: .noSuchPickerAgent
         case .invalidArguments: .invalidArguments
+        case .invalidKioskPolicy: .invalidKioskPolicy
         }
     }
 
@@ -60,6 +64,8 @@ public enum AgentError: Error, Hashable, Sendable, CustomStringConvertible {
             "no picker agent of yours is registered at \(path)"
         case .invalidArguments(let field, let reason):
             "\(field): \(reason)"
+        case .invalidKioskPolicy(let error):
+            "the kiosk policy was refused and the previous one is kept:\n\(error)"
         }
     }
 }

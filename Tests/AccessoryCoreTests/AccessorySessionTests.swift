@@ -125,7 +125,7 @@ struct AccessorySessionPickerTests {
         }
         #expect(entries.map(\.name) == ["Kitchen plug"])
         #expect(removed.isEmpty)
-        #expect(run.refusal(.updatePicker([DiscoveredDisplayItem(entryID: 2, name: "Gone")]))?.field == "items[0].entryID",
+        #expect(run.refusal(.updatePicker([DiscoveredDisplayItem(entryID: 2, name: "Gone")]))?.field == "items[0].entry",
                 "plug-0002 is no longer heard")
         #expect(run.refusal(.updatePicker([DiscoveredDisplayItem(entryID: 1, name: " ")]))?.field == "items[0].name")
 
