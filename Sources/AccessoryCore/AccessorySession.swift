@@ -71,6 +71,8 @@ public struct AccessorySession: Sendable {
         case lookUpMigrations([MigrationDisplayItem])
         /// Pair or bridge the picked device over BlueZ, then send `setupFinished`.
         case setUp(SetupStep, PickerEntry)
+        /// Abandon the running step (BlueZ `CancelPairing`); no `setupFinished` is expected.
+        case cancelSetUp(SetupStep, PickerEntry)
         /// Store the record durably (added or changed).
         case save(AccessoryRecord)
         /// Delete the record, and the NetworkManager profiles made for it.
@@ -146,17 +148,13 @@ public struct AccessorySession: Sendable {
             if case .invalidate = input { return [] }
             throw .invalidated
         }
-        if case .activate = input {
+        switch input {
+        case .activate:
             guard !activated else { throw .invalidRequest(field: "session", reason: "is already activated") }
             activated = true
             return [.emit(.activated(accessories))]
-        }
-        guard activated else {
+        case _ where !activated:
             throw .invalidRequest(field: "session", reason: "is not activated yet; call Activate first")
-        }
-        switch input {
-        case .activate:
-            return []
         case .showPicker(let items, let settings, let frontEnd):
             return try showPicker(items, settings: settings, frontEnd: frontEnd)
         case .wifiScanned(let entries):
@@ -177,7 +175,7 @@ public struct AccessorySession: Sendable {
         case .pickerDismissed(let error):
             guard let picker else { return [] }
             self.picker = nil
-            return stopDiscovery(picker) + [.emit(.pickerDidDismiss(error))]
+            return stopDiscovery(picker) + Self.cancelSetUp(picker) + [.emit(.pickerDidDismiss(error))]
         case .setupFinished(let step, let error):
             return try setupFinished(step, error: error, at: now)
         case .migrationsLookedUp(let lookups):
@@ -219,7 +217,8 @@ public struct AccessorySession: Sendable {
         case .invalidate(let error):
             var effects: [Effect] = []
             if let picker {
-                effects += stopDiscovery(picker) + dismissFrontEnd(picker) + [.emit(.pickerDidDismiss(.invalidated))]
+                effects += stopDiscovery(picker) + Self.cancelSetUp(picker) + dismissFrontEnd(picker)
+                effects.append(.emit(.pickerDidDismiss(.invalidated)))
                 self.picker = nil
             }
             pendingMigrations = nil
@@ -281,13 +280,13 @@ extension AccessorySession {
         guard picker == nil && pendingMigrations == nil else { throw .pickerAlreadyActive }
         guard !items.isEmpty else { throw .invalidRequest(field: "items", reason: "must not be empty") }
         guard items.count <= Self.maximumItems else {
-            throw .invalidRequest(field: "items", reason: "has \(items.count) items; at most \(Self.maximumItems) are allowed")
-        }
-        if case .duration(let timeout) = settings.discoveryTimeout,
-           timeout <= .zero || timeout > PickerDisplaySettings.DiscoveryTimeout.maximum {
             throw .invalidRequest(
-                field: "settings.discoveryTimeout",
-                reason: "must be more than 0 and at most \(PickerDisplaySettings.DiscoveryTimeout.maximum), or unbounded")
+                field: "items", reason: "has \(items.count) items; at most \(Self.maximumItems) are allowed")
+        }
+        let longest = PickerDisplaySettings.DiscoveryTimeout.maximum
+        if case .duration(let timeout) = settings.discoveryTimeout, timeout <= .zero || timeout > longest {
+            throw .invalidRequest(
+                field: "settings.discoveryTimeout", reason: "must be more than 0 and at most \(longest), or unbounded")
         }
         var display: [PickerDisplayItem] = []
         var migrations: [(item: MigrationDisplayItem, field: String)] = []
@@ -326,7 +325,9 @@ extension AccessorySession {
     }
 
     private func choosingPicker() throws(AccessorySessionError) -> Picker {
-        guard let picker else { throw .invalidRequest(field: "session", reason: "no picker is shown; call ShowPicker first") }
+        guard let picker else {
+            throw .invalidRequest(field: "session", reason: "no picker is shown; call ShowPicker first")
+        }
         guard case .choosing = picker.stage else {
             throw .invalidRequest(field: "session", reason: "the picked accessory is being set up")
         }
@@ -337,11 +338,12 @@ extension AccessorySession {
     private mutating func rematch(at now: Date) throws(AccessorySessionError) -> [Effect] {
         guard var picker else { return [] }
         let matches = picker.matcher.matches(wifi: picker.wifi, bluetooth: picker.bluetooth)
-        picker.matched = Dictionary(uniqueKeysWithValues: entryTable.entries(for: matches, items: picker.items).map { ($0.id, $0) })
+        let entries = entryTable.entries(for: matches, items: picker.items)
+        picker.matched = Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0) })
         var effects: [Effect] = []
         var shown: [Int: PickerEntry] = [:]
         if picker.filters {
-            for entry in picker.matched.values.sorted(by: { $0.id < $1.id }) where !picker.announced.contains(entry.id) {
+            for entry in entries.sorted(by: { $0.id < $1.id }) where !picker.announced.contains(entry.id) {
                 picker.announced.insert(entry.id)
                 effects.append(.emit(.accessoryDiscovered(entry)))
             }
@@ -364,14 +366,18 @@ extension AccessorySession {
         return entry
     }
 
-    private static func pickerUpdate(from old: [Int: PickerEntry], to new: [Int: PickerEntry], frontEnd: PickerFrontEnd) -> [Effect] {
+    private static func pickerUpdate(
+        from old: [Int: PickerEntry], to new: [Int: PickerEntry], frontEnd: PickerFrontEnd
+    ) -> [Effect] {
         guard frontEnd == .agent else { return [] }
         let shown = new.values.filter { old[$0.id] != $0 }.sorted { $0.id < $1.id }
         let removed = old.keys.filter { new[$0] == nil }.sorted()
         return shown.isEmpty && removed.isEmpty ? [] : [.updatePicker(shown: shown, removed: removed)]
     }
 
-    private mutating func updatePicker(_ items: [DiscoveredDisplayItem], at now: Date) throws(AccessorySessionError) -> [Effect] {
+    private mutating func updatePicker(
+        _ items: [DiscoveredDisplayItem], at now: Date
+    ) throws(AccessorySessionError) -> [Effect] {
         var picker = try choosingPicker()
         guard picker.filters else {
             throw .invalidRequest(
@@ -414,7 +420,9 @@ extension AccessorySession {
     }
 
     private mutating func timerFired(_ timer: Timer, at now: Date) throws(AccessorySessionError) -> [Effect] {
-        guard var picker, timer.picker == picker.number, picker.runningTimers.remove(timer.kind) != nil else { return [] }
+        guard var picker, timer.picker == picker.number, picker.runningTimers.remove(timer.kind) != nil else {
+            return []
+        }
         self.picker = picker
         switch timer.kind {
         case .discovery:
@@ -461,11 +469,18 @@ extension AccessorySession {
         return effects + Self.begin(step, entry)
     }
 
+    private static func cancelSetUp(_ picker: Picker) -> [Effect] {
+        guard case .settingUp(let entry, _, let steps) = picker.stage, let step = steps.first else { return [] }
+        return [.cancelSetUp(step, entry)]
+    }
+
     private static func begin(_ step: SetupStep, _ entry: PickerEntry) -> [Effect] {
         [.emit(step == .pairing ? .pickerSetupPairing : .pickerSetupBridging), .setUp(step, entry)]
     }
 
-    private mutating func setupFinished(_ step: SetupStep, error: AccessorySessionError?, at now: Date) throws(AccessorySessionError) -> [Effect] {
+    private mutating func setupFinished(
+        _ step: SetupStep, error: AccessorySessionError?, at now: Date
+    ) throws(AccessorySessionError) -> [Effect] {
         guard let picker, case .settingUp(let entry, let choice, let steps) = picker.stage, steps.first == step else {
             throw .invalidRequest(field: "step", reason: "no \(step.rawValue) step is running")
         }
@@ -491,19 +506,23 @@ extension AccessorySession {
         accessories.append(record)
         passphrases[record.id] = choice.passphrase
         self.picker = nil
-        return [.save(record), .emit(.accessoryAdded(record))] + dismissFrontEnd(picker) + [.emit(.pickerDidDismiss(nil))]
+        return [.save(record), .emit(.accessoryAdded(record))]
+            + dismissFrontEnd(picker) + [.emit(.pickerDidDismiss(nil))]
     }
 }
 
 // MARK: - Migration
 
 extension AccessorySession {
-    private mutating func migrate(_ lookups: [MigrationLookup], at now: Date) throws(AccessorySessionError) -> [Effect] {
+    private mutating func migrate(
+        _ lookups: [MigrationLookup], at now: Date
+    ) throws(AccessorySessionError) -> [Effect] {
         guard let pending = pendingMigrations else {
             throw .invalidRequest(field: "migrations", reason: "no migration is pending")
         }
         guard lookups.count == pending.count else {
-            throw .invalidRequest(field: "migrations", reason: "has \(lookups.count) lookups for \(pending.count) items")
+            throw .invalidRequest(
+                field: "migrations", reason: "has \(lookups.count) lookups for \(pending.count) items")
         }
         pendingMigrations = nil
         var effects: [Effect] = []
@@ -552,7 +571,9 @@ extension AccessorySession {
         return [.save(record), .emit(.accessoryChanged(record))]
     }
 
-    private mutating func finishAuthorization(_ id: UUID, settings: AccessorySettings, at now: Date) throws(AccessorySessionError) -> [Effect] {
+    private mutating func finishAuthorization(
+        _ id: UUID, settings: AccessorySettings, at now: Date
+    ) throws(AccessorySessionError) -> [Effect] {
         let index = try recordIndex(id)
         let record = accessories[index]
         try requireAwaiting(record)
@@ -561,7 +582,8 @@ extension AccessorySession {
                 ? [record.descriptor] : profile.items.map(\.descriptor).filter(\.hasWiFiIdentifier)
             guard descriptors.contains(where: { $0.accepts(ssid) }) else {
                 throw .invalidRequest(
-                    field: "settings.ssid", reason: "'\(ssid)' is not a hotspot profile \(profile.id) lets this client discover")
+                    field: "settings.ssid",
+                    reason: "'\(ssid)' is not a hotspot profile \(profile.id) lets this client discover")
             }
         }
         return change(index, at: now) {
@@ -572,7 +594,9 @@ extension AccessorySession {
         }
     }
 
-    private mutating func rename(_ id: UUID, to name: String, options: RenameOptions, at now: Date) throws(AccessorySessionError) -> [Effect] {
+    private mutating func rename(
+        _ id: UUID, to name: String, options: RenameOptions, at now: Date
+    ) throws(AccessorySessionError) -> [Effect] {
         let index = try recordIndex(id)
         try Self.validateName(name, field: "name")
         var ssid = accessories[index].ssid
@@ -599,7 +623,8 @@ extension AccessorySession {
     static func validateName(_ name: String, field: String) throws(AccessorySessionError) {
         guard !name.allSatisfy(\.isWhitespace) else { throw .invalidRequest(field: field, reason: "must not be empty") }
         guard name.utf8.count <= maximumNameLength else {
-            throw .invalidRequest(field: field, reason: "is \(name.utf8.count) bytes long; at most \(maximumNameLength) are allowed")
+            throw .invalidRequest(
+                field: field, reason: "is \(name.utf8.count) bytes long; at most \(maximumNameLength) are allowed")
         }
         guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw .invalidRequest(field: field, reason: "must not contain control characters")
@@ -618,11 +643,13 @@ extension AccessorySession {
         }
         if let ssid = migration.hotspotSSID, !migration.item.descriptor.accepts(ssid) {
             throw .invalidRequest(
-                field: "\(path).hotspotSSID", reason: "'\(ssid)' is not matched by the item's descriptor (ssid or ssidPrefix)")
+                field: "\(path).hotspotSSID",
+                reason: "'\(ssid)' is not matched by the item's descriptor (ssid or ssidPrefix)")
         }
         if migration.peripheralAddress != nil && !migration.item.descriptor.hasBluetoothIdentifier {
             throw .invalidRequest(
-                field: "\(path).peripheralAddress", reason: "the item's descriptor has no Bluetooth identifier to check the device with")
+                field: "\(path).peripheralAddress",
+                reason: "the item's descriptor has no Bluetooth identifier to check the device with")
         }
     }
 
@@ -631,16 +658,19 @@ extension AccessorySession {
     /// wider than its own items look for.
     private func validate(_ descriptor: DiscoveryDescriptor, at path: String) throws(AccessorySessionError) {
         if let error = descriptor.validationErrors.first {
-            throw .invalidRequest(field: error == .noIdentifier ? path : "\(path).\(error.field)", reason: error.message)
+            let field = error == .noIdentifier ? path : "\(path).\(error.field)"
+            throw .invalidRequest(field: field, reason: error.message)
         }
         if descriptor.hasWiFiIdentifier {
             let key = descriptor.ssid != nil ? "ssid" : descriptor.ssidPrefix != nil ? "ssidPrefix" : "bssid"
             guard profile.supports.contains(.wifi) else {
                 throw .invalidRequest(field: "\(path).\(key)", reason: "profile \(profile.id) does not support Wi-Fi")
             }
-            guard profile.items.contains(where: { $0.descriptor.hasWiFiIdentifier && descriptor.isWiFiNarrower(than: $0.descriptor) }) else {
+            let declared = profile.items.map(\.descriptor).filter(\.hasWiFiIdentifier)
+            guard declared.contains(where: descriptor.isWiFiNarrower) else {
                 throw .invalidRequest(
-                    field: "\(path).\(key)", reason: "looks for networks outside those profile \(profile.id) declares in its items")
+                    field: "\(path).\(key)",
+                    reason: "looks for networks outside those profile \(profile.id) declares in its items")
             }
         }
         guard descriptor.hasBluetoothIdentifier else { return }
@@ -651,15 +681,18 @@ extension AccessorySession {
         }
         if let service = descriptor.bluetoothServiceUUID, !declared.services.contains(service) {
             throw .invalidRequest(
-                field: "\(path).bluetoothServiceUUID", reason: "service \(service) is not declared by profile \(profile.id)")
+                field: "\(path).bluetoothServiceUUID",
+                reason: "service \(service) is not declared by profile \(profile.id)")
         }
         if let company = descriptor.bluetoothCompanyIdentifier, !declared.companyIdentifiers.contains(company) {
             throw .invalidRequest(
-                field: "\(path).bluetoothCompanyIdentifier", reason: "company \(company) is not declared by profile \(profile.id)")
+                field: "\(path).bluetoothCompanyIdentifier",
+                reason: "company \(company) is not declared by profile \(profile.id)")
         }
         if let name = descriptor.bluetoothNameSubstring, !declared.names.contains(name) {
             throw .invalidRequest(
-                field: "\(path).bluetoothNameSubstring", reason: "name '\(name)' is not declared by profile \(profile.id)")
+                field: "\(path).bluetoothNameSubstring",
+                reason: "name '\(name)' is not declared by profile \(profile.id)")
         }
     }
 }
@@ -682,7 +715,9 @@ extension DiscoveryDescriptor {
         if let theirs = other.bssid {
             let all = MACAddress(rawValue: .max)
             let theirMask = other.bssidMask ?? all, myMask = bssidMask ?? all
-            guard let mine = bssid, myMask & theirMask == theirMask, mine & theirMask == theirs & theirMask else { return false }
+            guard let mine = bssid, myMask & theirMask == theirMask, mine & theirMask == theirs & theirMask else {
+                return false
+            }
         }
         return true
     }

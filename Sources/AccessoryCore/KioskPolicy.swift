@@ -132,7 +132,8 @@ extension KioskPolicy {
         do {
             attributes = try FileManager.default.attributesOfItem(atPath: path)
         } catch {
-            throw .unsafePassphraseFile(path: path, reason: "cannot be read: \((error as NSError).localizedDescription)")
+            let reason = (error as NSError).localizedDescription
+            throw .unsafePassphraseFile(path: path, reason: "cannot be read: \(reason)")
         }
         guard attributes[.type] as? FileAttributeType == .typeRegular else {
             throw .unsafePassphraseFile(path: path, reason: "is not a regular file (a symbolic link is not followed)")
@@ -168,7 +169,8 @@ extension KioskPolicy.Policy {
         let before = object.diagnostics.issues.count
         if object.has("passphrase") {
             object.report(
-                "passphrase", "secrets are never written in the policy; put it in a root-only file and name it in passphraseFile")
+                "passphrase",
+                "secrets are never written in the policy; put it in a root-only file and name it in passphraseFile")
         }
         object.rejectUnknownKeys(Self.keys + (object.has("passphrase") ? ["passphrase"] : []))
         let profiles = Self.profiles(object)
@@ -190,7 +192,8 @@ extension KioskPolicy.Policy {
         }
         let passphraseFile = object.string("passphraseFile")
         if let passphraseFile, !Self.isPlainAbsolutePath(passphraseFile) {
-            object.report("passphraseFile", "'\(passphraseFile)' is not an absolute path without '.' or '..' components")
+            object.report(
+                "passphraseFile", "'\(passphraseFile)' is not an absolute path without '.' or '..' components")
         }
         guard object.diagnostics.issues.count == before, let profiles, let users, let ruleName else { return nil }
         let rule: KioskPolicy.Rule = switch ruleName {
@@ -220,7 +223,8 @@ extension KioskPolicy.Policy {
         for (value, field) in elements {
             switch value {
             case .number:
-                if let uid = JSONObjectReader.integer(value, in: 0...Int(UInt32.max - 1), field: field, diagnostics: object.diagnostics) {
+                let uids = 0...Int(UInt32.max - 1)
+                if let uid = JSONObjectReader.integer(value, in: uids, field: field, diagnostics: object.diagnostics) {
                     users.append(.uid(UInt32(uid)))
                 }
             case .string(let name) where isUserName(name):

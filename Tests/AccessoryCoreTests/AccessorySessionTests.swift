@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AccessoryCore
 
 private typealias Fixture = SessionFixture
@@ -8,32 +9,37 @@ private let discoveryTimer = AccessorySession.Timer(kind: .discovery, picker: 1)
 @Suite("The session: event order, picker, discovery")
 struct AccessorySessionPickerTests {
     @Test func aPickAddsTheAccessoryThenDismissesInApplesOrder() throws {
-        let earlier = Fixture.record("Old plug", state: .authorized, descriptor: Fixture.plugItem.descriptor, ssid: "plug-0001")
+        let earlier = Fixture.record(
+            "Old plug", state: .authorized, descriptor: Fixture.plugItem.descriptor, ssid: "plug-0001")
         var run = SessionRun(accessories: [earlier])
         #expect(run.events == [.activated([earlier])])
 
         let presented = run.showPicker([Fixture.plugItem])
-        #expect(presented == [
-            .presentPicker([Fixture.plugItem]),
-            .startDiscovery([Fixture.plugItem.descriptor]),
-            .startTimer(discoveryTimer, after: .seconds(30)),
-            .emit(.pickerDidPresent),
-        ])
+        #expect(
+            presented == [
+                .presentPicker([Fixture.plugItem]),
+                .startDiscovery([Fixture.plugItem.descriptor]),
+                .startTimer(discoveryTimer, after: .seconds(30)),
+                .emit(.pickerDidPresent),
+            ])
         #expect(run.session.phase == .picking)
 
-        let heard = run.send(.wifiScanned([
-            Fixture.accessPoint("HomeNet", "00:11:22:33:44:55", strength: 90),
-            Fixture.accessPoint("plug-4F2A", "24:0A:C4:00:00:01"),
-        ]))
-        let entry = PickerEntry(id: 1, itemIndex: 0, name: "Example plug", wifi: Fixture.accessPoint("plug-4F2A", "24:0A:C4:00:00:01"))
+        let heard = run.send(
+            .wifiScanned([
+                Fixture.accessPoint("HomeNet", "00:11:22:33:44:55", strength: 90),
+                Fixture.accessPoint("plug-4F2A", "24:0A:C4:00:00:01"),
+            ]))
+        let entry = PickerEntry(
+            id: 1, itemIndex: 0, name: "Example plug", wifi: Fixture.accessPoint("plug-4F2A", "24:0A:C4:00:00:01"))
         #expect(heard == [.updatePicker(shown: [entry], removed: [])])
 
         let picked = run.send(.picked(PickerChoice(entryID: 1)))
         let record = try #require(run.session.accessories.last)
-        #expect(picked == [
-            .stopDiscovery, .cancelTimer(discoveryTimer),
-            .save(record), .emit(.accessoryAdded(record)), .dismissPicker, .emit(.pickerDidDismiss(nil)),
-        ])
+        #expect(
+            picked == [
+                .stopDiscovery, .cancelTimer(discoveryTimer),
+                .save(record), .emit(.accessoryAdded(record)), .dismissPicker, .emit(.pickerDidDismiss(nil)),
+            ])
         #expect(record.displayName == "Example plug")
         #expect(record.ssid == (try SSID("plug-4F2A")))
         #expect(record.state == .authorized)
@@ -69,8 +75,9 @@ struct AccessorySessionPickerTests {
         run.send(.wifiScanned([Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01")]))
         #expect(run.send(.timerFired(discoveryTimer)) == [.stopDiscovery])
         #expect(run.session.phase == .picking)
-        #expect(run.send(.wifiScanned([Fixture.accessPoint("plug-0002", "24:0A:C4:00:00:11")])).isEmpty,
-                "nothing new is shown once discovery has stopped")
+        #expect(
+            run.send(.wifiScanned([Fixture.accessPoint("plug-0002", "24:0A:C4:00:00:11")])).isEmpty,
+            "nothing new is shown once discovery has stopped")
         #expect(run.session.pickerEntries.map(\.id) == [1])
         #expect(run.send(.picked(PickerChoice(entryID: 1))).contains(.emit(.pickerDidDismiss(nil))))
     }
@@ -88,7 +95,8 @@ struct AccessorySessionPickerTests {
 
         run.send(.pickerDismissed(.userCancelled))
         for timeout in [Duration.zero, .seconds(-1), .seconds(3601)] {
-            let refused = run.refusal(.showPicker([.display(Fixture.plugItem)], .init(discoveryTimeout: .duration(timeout)), .agent))
+            let refused = run.refusal(
+                .showPicker([.display(Fixture.plugItem)], .init(discoveryTimeout: .duration(timeout)), .agent))
             #expect(refused?.field == "settings.discoveryTimeout")
         }
     }
@@ -109,14 +117,17 @@ struct AccessorySessionPickerTests {
         let settings = PickerDisplaySettings(discoveryTimeout: .unbounded, options: .filterDiscoveryResults)
         run.showPicker([Fixture.plugItem, Fixture.sensorItem], settings: settings)
 
-        let heard = run.send(.wifiScanned([
-            Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01"), Fixture.accessPoint("plug-0002", "30:AE:A4:00:00:01"),
-        ]))
+        let heard = run.send(
+            .wifiScanned([
+                Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01"),
+                Fixture.accessPoint("plug-0002", "30:AE:A4:00:00:01"),
+            ]))
         let discovered = heard.compactMap { if case .emit(.accessoryDiscovered(let entry)) = $0 { entry } else { nil } }
         #expect(discovered.map(\.id) == [1, 2])
         #expect(heard.count == 2, "nothing reaches the picker before updatePicker")
-        #expect(run.send(.wifiScanned([Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01")])).isEmpty,
-                "an accessory is announced once")
+        #expect(
+            run.send(.wifiScanned([Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01")])).isEmpty,
+            "an accessory is announced once")
 
         let shown = run.send(.updatePicker([DiscoveredDisplayItem(entryID: 1, name: "Kitchen plug")]))
         guard case .updatePicker(let entries, let removed)? = shown.first else {
@@ -125,24 +136,31 @@ struct AccessorySessionPickerTests {
         }
         #expect(entries.map(\.name) == ["Kitchen plug"])
         #expect(removed.isEmpty)
-        #expect(run.refusal(.updatePicker([DiscoveredDisplayItem(entryID: 2, name: "Gone")]))?.field == "items[0].entry",
-                "plug-0002 is no longer heard")
+        #expect(
+            run.refusal(.updatePicker([DiscoveredDisplayItem(entryID: 2, name: "Gone")]))?.field == "items[0].entry",
+            "plug-0002 is no longer heard")
         #expect(run.refusal(.updatePicker([DiscoveredDisplayItem(entryID: 1, name: " ")]))?.field == "items[0].name")
 
         #expect(run.send(.finishPickerDiscovery) == [.stopDiscovery])
         #expect(run.session.phase == .picking)
         run.send(.picked(PickerChoice(entryID: 1)))
         #expect(run.session.accessories.map(\.displayName) == ["Kitchen plug"])
-        #expect(run.eventTypes == [
-            .activated, .pickerDidPresent, .accessoryDiscovered, .accessoryDiscovered, .accessoryAdded, .pickerDidDismiss,
-        ])
+        #expect(
+            run.eventTypes == [
+                .activated, .pickerDidPresent, .accessoryDiscovered, .accessoryDiscovered, .accessoryAdded,
+                .pickerDidDismiss,
+            ])
     }
 
     @Test func finishingFilteredDiscoveryWithNothingShownIsADiscoveryTimeout() {
         var run = SessionRun()
-        run.showPicker([Fixture.plugItem], settings: .init(discoveryTimeout: .unbounded, options: .filterDiscoveryResults))
+        run.showPicker(
+            [Fixture.plugItem], settings: .init(discoveryTimeout: .unbounded, options: .filterDiscoveryResults))
         run.send(.wifiScanned([Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01")]))
-        #expect(run.send(.finishPickerDiscovery) == [.stopDiscovery, .dismissPicker, .emit(.pickerDidDismiss(.discoveryTimeout))])
+        #expect(
+            run.send(.finishPickerDiscovery) == [
+                .stopDiscovery, .dismissPicker, .emit(.pickerDidDismiss(.discoveryTimeout)),
+            ])
     }
 
     @Test func updatePickerNeedsAFilteringPicker() {
@@ -154,7 +172,8 @@ struct AccessorySessionPickerTests {
 
     @Test func oneEntryPerDeviceAcrossRadiosAndDescriptors() throws {
         var run = SessionRun()
-        let exact = PickerDisplayItem(name: "Plug 0001", descriptor: Fixture.descriptor { $0.ssid = try! SSID("plug-0001") })
+        let exact = PickerDisplayItem(
+            name: "Plug 0001", descriptor: Fixture.descriptor { $0.ssid = try! SSID("plug-0001") })
         run.showPicker([Fixture.sensorItem, exact, Fixture.plugItem])
 
         // Heard over Bluetooth first: BlueZ's address is the Wi-Fi base + 2, the SoftAP's + 1.
@@ -176,20 +195,29 @@ struct AccessorySessionPickerTests {
     @Test func entriesComeAndGoWithWhatIsHeard() {
         var run = SessionRun()
         run.showPicker([Fixture.plugItem])
-        run.send(.wifiScanned([Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01"), Fixture.accessPoint("plug-0002", "30:AE:A4:00:00:01")]))
+        run.send(
+            .wifiScanned([
+                Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01"),
+                Fixture.accessPoint("plug-0002", "30:AE:A4:00:00:01"),
+            ]))
         let weaker = Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01", strength: 20)
         let changed = run.send(.wifiScanned([weaker]))
-        #expect(changed == [.updatePicker(shown: [PickerEntry(id: 1, itemIndex: 0, name: "Example plug", wifi: weaker)], removed: [2])])
+        #expect(
+            changed == [
+                .updatePicker(
+                    shown: [PickerEntry(id: 1, itemIndex: 0, name: "Example plug", wifi: weaker)], removed: [2])
+            ])
     }
 
     @Test func invalidateEndsThePickerThenTheSession() {
         var run = SessionRun()
         run.showPicker([Fixture.plugItem])
         let ended = run.send(.invalidate(nil))
-        #expect(ended == [
-            .stopDiscovery, .cancelTimer(discoveryTimer), .dismissPicker,
-            .emit(.pickerDidDismiss(.invalidated)), .emit(.invalidated(nil)),
-        ])
+        #expect(
+            ended == [
+                .stopDiscovery, .cancelTimer(discoveryTimer), .dismissPicker,
+                .emit(.pickerDidDismiss(.invalidated)), .emit(.invalidated(nil)),
+            ])
         #expect(run.session.phase == .invalidated)
         #expect(run.refusal(.showPicker([.display(Fixture.plugItem)], .init(), .agent)) == .invalidated)
         #expect(run.send(.invalidate(nil)).isEmpty)
@@ -217,22 +245,28 @@ struct AccessorySessionValidationTests {
         #expect(field(refusing: undeclaredService) == "items[1].descriptor.bluetoothServiceUUID")
 
         let undeclaredCompany = PickerDisplayItem(
-            name: "Other", descriptor: Fixture.descriptor { $0.bluetoothCompanyIdentifier = BluetoothCompanyIdentifier(rawValue: 76) })
+            name: "Other",
+            descriptor: Fixture.descriptor { $0.bluetoothCompanyIdentifier = BluetoothCompanyIdentifier(rawValue: 76) })
         #expect(field(refusing: undeclaredCompany) == "items[1].descriptor.bluetoothCompanyIdentifier")
 
-        let undeclaredName = PickerDisplayItem(name: "Other", descriptor: Fixture.descriptor {
-            $0.bluetoothServiceUUID = Fixture.sensorService
-            $0.bluetoothNameSubstring = "Sensor"
-        })
+        let undeclaredName = PickerDisplayItem(
+            name: "Other",
+            descriptor: Fixture.descriptor {
+                $0.bluetoothServiceUUID = Fixture.sensorService
+                $0.bluetoothNameSubstring = "Sensor"
+            })
         #expect(field(refusing: undeclaredName) == "items[1].descriptor.bluetoothNameSubstring")
 
-        let homeNetwork = PickerDisplayItem(name: "Home", descriptor: Fixture.descriptor { $0.ssidPrefix = try! SSID("Home") })
+        let homeNetwork = PickerDisplayItem(
+            name: "Home", descriptor: Fixture.descriptor { $0.ssidPrefix = try! SSID("Home") })
         #expect(field(refusing: homeNetwork) == "items[1].descriptor.ssidPrefix")
 
-        let widerPrefix = PickerDisplayItem(name: "Any p", descriptor: Fixture.descriptor { $0.ssidPrefix = try! SSID("p") })
+        let widerPrefix = PickerDisplayItem(
+            name: "Any p", descriptor: Fixture.descriptor { $0.ssidPrefix = try! SSID("p") })
         #expect(field(refusing: widerPrefix) == "items[1].descriptor.ssidPrefix")
 
-        let bssidOnly = PickerDisplayItem(name: "By BSSID", descriptor: Fixture.descriptor { $0.bssid = try! MACAddress("24:0A:C4:00:00:01") })
+        let bssidOnly = PickerDisplayItem(
+            name: "By BSSID", descriptor: Fixture.descriptor { $0.bssid = try! MACAddress("24:0A:C4:00:00:01") })
         #expect(field(refusing: bssidOnly) == "items[1].descriptor.bssid")
 
         var wifiOnly = Fixture.profile
@@ -241,31 +275,42 @@ struct AccessorySessionValidationTests {
     }
 
     @Test func brokenDescriptorRulesAreRefusedNamingTheField() {
-        let both = PickerDisplayItem(name: "Both", descriptor: Fixture.descriptor {
-            $0.ssid = try! SSID("plug-0001")
-            $0.ssidPrefix = try! SSID("plug-")
-        })
+        let both = PickerDisplayItem(
+            name: "Both",
+            descriptor: Fixture.descriptor {
+                $0.ssid = try! SSID("plug-0001")
+                $0.ssidPrefix = try! SSID("plug-")
+            })
         #expect(field(refusing: both) == "items[1].descriptor.ssidPrefix")
-        #expect(field(refusing: PickerDisplayItem(name: "Empty", descriptor: DiscoveryDescriptor())) == "items[1].descriptor")
-        #expect(field(refusing: PickerDisplayItem(name: "", descriptor: Fixture.plugItem.descriptor)) == "items[1].name")
-        #expect(field(refusing: PickerDisplayItem(name: "Tab\there", descriptor: Fixture.plugItem.descriptor)) == "items[1].name")
+        #expect(
+            field(refusing: PickerDisplayItem(name: "Empty", descriptor: DiscoveryDescriptor()))
+                == "items[1].descriptor")
+        #expect(
+            field(refusing: PickerDisplayItem(name: "", descriptor: Fixture.plugItem.descriptor)) == "items[1].name")
+        #expect(
+            field(refusing: PickerDisplayItem(name: "Tab\there", descriptor: Fixture.plugItem.descriptor))
+                == "items[1].name")
     }
 
     @Test func narrowerDescriptorsThanTheProfilesAreAccepted() {
         var run = SessionRun()
-        let kitchen = PickerDisplayItem(name: "Kitchen", descriptor: Fixture.descriptor {
-            $0.ssidPrefix = try! SSID("plug-kitchen")
-            $0.bssid = try! MACAddress("24:0A:C4:00:00:00")
-            $0.bssidMask = try! MACAddress("FF:FF:FF:00:00:00")
-        })
-        let exact = PickerDisplayItem(name: "Exact", descriptor: Fixture.descriptor { $0.ssid = try! SSID("plug-0001") })
+        let kitchen = PickerDisplayItem(
+            name: "Kitchen",
+            descriptor: Fixture.descriptor {
+                $0.ssidPrefix = try! SSID("plug-kitchen")
+                $0.bssid = try! MACAddress("24:0A:C4:00:00:00")
+                $0.bssidMask = try! MACAddress("FF:FF:FF:00:00:00")
+            })
+        let exact = PickerDisplayItem(
+            name: "Exact", descriptor: Fixture.descriptor { $0.ssid = try! SSID("plug-0001") })
         #expect(run.showPicker([kitchen, exact, Fixture.sensorItem]).contains(.emit(.pickerDidPresent)))
     }
 
     @Test func emptyAndOversizedRequestsAreRefused() {
         var run = SessionRun()
         #expect(run.refusal(.showPicker([], .init(), .agent))?.field == "items")
-        let many = Array(repeating: PickerRequestItem.display(Fixture.plugItem), count: AccessorySession.maximumItems + 1)
+        let many = Array(
+            repeating: PickerRequestItem.display(Fixture.plugItem), count: AccessorySession.maximumItems + 1)
         #expect(run.refusal(.showPicker(many, .init(), .agent))?.field == "items")
     }
 }
@@ -287,18 +332,20 @@ struct AccessorySessionAuthorizationTests {
         run.showPicker([Self.pairingItem])
         run.send(.bluetoothHeard([Fixture.sensor("AC:67:B2:00:00:09")]))
         let entry = try #require(run.session.pickerEntries.first)
-        #expect(run.send(.picked(PickerChoice(entryID: entry.id, name: "Bedroom"))) == [
-            .stopDiscovery, .cancelTimer(discoveryTimer), .emit(.pickerSetupRename),
-            .emit(.pickerSetupPairing), .setUp(.pairing, entry),
-        ])
+        #expect(
+            run.send(.picked(PickerChoice(entryID: entry.id, name: "Bedroom"))) == [
+                .stopDiscovery, .cancelTimer(discoveryTimer), .emit(.pickerSetupRename),
+                .emit(.pickerSetupPairing), .setUp(.pairing, entry),
+            ])
         #expect(run.session.phase == .settingUp)
         #expect(run.refusal(.setupFinished(.bridging, nil))?.field == "step")
         #expect(run.send(.setupFinished(.pairing, nil)) == [.emit(.pickerSetupBridging), .setUp(.bridging, entry)])
         run.send(.setupFinished(.bridging, nil))
-        #expect(run.eventTypes == [
-            .activated, .pickerDidPresent, .pickerSetupRename, .pickerSetupPairing, .pickerSetupBridging,
-            .accessoryAdded, .pickerDidDismiss,
-        ])
+        #expect(
+            run.eventTypes == [
+                .activated, .pickerDidPresent, .pickerSetupRename, .pickerSetupPairing, .pickerSetupBridging,
+                .accessoryAdded, .pickerDidDismiss,
+            ])
         #expect(run.session.accessories.map(\.displayName) == ["Bedroom"])
     }
 
@@ -308,10 +355,25 @@ struct AccessorySessionAuthorizationTests {
         run.send(.bluetoothHeard([Fixture.sensor("AC:67:B2:00:00:09")]))
         run.send(.picked(PickerChoice(entryID: 1)))
         let failure = AccessorySessionError.connectionFailed(reason: "BlueZ: authentication failed")
-        #expect(run.send(.setupFinished(.pairing, failure)) == [
-            .emit(.pickerSetupFailed(failure)), .dismissPicker, .emit(.pickerDidDismiss(failure)),
-        ])
+        #expect(
+            run.send(.setupFinished(.pairing, failure)) == [
+                .emit(.pickerSetupFailed(failure)), .dismissPicker, .emit(.pickerDidDismiss(failure)),
+            ])
         #expect(run.session.accessories.isEmpty)
+    }
+
+    @Test func cancellingDuringSetupAbandonsTheStep() throws {
+        var run = SessionRun()
+        run.showPicker([Self.pairingItem])
+        run.send(.bluetoothHeard([Fixture.sensor("AC:67:B2:00:00:09")]))
+        let entry = try #require(run.session.pickerEntries.first)
+        run.send(.picked(PickerChoice(entryID: entry.id)))
+        #expect(
+            run.send(.pickerDismissed(.userCancelled)) == [
+                .cancelSetUp(.pairing, entry), .emit(.pickerDidDismiss(.userCancelled)),
+            ])
+        #expect(run.session.accessories.isEmpty)
+        #expect(run.refusal(.setupFinished(.pairing, nil))?.field == "step", "a late result is refused")
     }
 
     @Test func aNameIsTakenOnlyWhereTheItemOffersRenaming() {
@@ -367,7 +429,8 @@ struct AccessorySessionAuthorizationTests {
     }
 
     @Test func updateRenameAndRemove() throws {
-        let record = Fixture.record("Plug", state: .authorized, descriptor: Fixture.plugItem.descriptor, ssid: "plug-0001")
+        let record = Fixture.record(
+            "Plug", state: .authorized, descriptor: Fixture.plugItem.descriptor, ssid: "plug-0001")
         var run = SessionRun(accessories: [record])
 
         let withBluetooth = Fixture.descriptor {
@@ -384,14 +447,17 @@ struct AccessorySessionAuthorizationTests {
         #expect(run.session.accessories.first?.ssid == (try SSID("plug-0001")))
         run.send(.renameAccessory(record.id, name: "plug-desk", options: .ssid))
         #expect(run.session.accessories.first?.ssid == (try SSID("plug-desk")))
-        #expect(run.refusal(.renameAccessory(record.id, name: String(repeating: "x", count: 33), options: .ssid))?.field == "name")
+        #expect(
+            run.refusal(.renameAccessory(record.id, name: String(repeating: "x", count: 33), options: .ssid))?.field
+                == "name")
         #expect(run.refusal(.renameAccessory(record.id, name: "", options: []))?.field == "name")
         #expect(run.send(.renameAccessory(record.id, name: "plug-desk", options: .ssid)).isEmpty, "no change, no event")
 
         let current = try #require(run.session.accessories.first)
         #expect(run.send(.removeAccessory(record.id)) == [.delete(current), .emit(.accessoryRemoved(current))])
         #expect(run.refusal(.removeAccessory(record.id))?.field == "accessory")
-        #expect(run.eventTypes == [.activated, .accessoryChanged, .accessoryChanged, .accessoryChanged, .accessoryRemoved])
+        #expect(
+            run.eventTypes == [.activated, .accessoryChanged, .accessoryChanged, .accessoryChanged, .accessoryRemoved])
     }
 
     @Test func changesMadeElsewhereReachTheClientForItsOwnRecordsOnly() {
@@ -423,18 +489,22 @@ struct AccessorySessionMigrationTests {
     @Test func migrationAdoptsWhatIsFoundAndMatchesTheDescriptor() throws {
         var run = SessionRun()
         let hotspot = MigrationDisplayItem(item: Fixture.plugItem, hotspotSSID: try SSID("plug-0042"))
-        let sensor = MigrationDisplayItem(item: Fixture.sensorItem, peripheralAddress: try MACAddress("AC:67:B2:00:00:09"))
-        let keyboard = MigrationDisplayItem(item: Fixture.sensorItem, peripheralAddress: try MACAddress("AC:67:B2:00:00:0A"))
-        let effects = run.send(.showPicker([.migration(hotspot), .migration(sensor), .migration(keyboard)], .init(), .agent))
+        let sensor = MigrationDisplayItem(
+            item: Fixture.sensorItem, peripheralAddress: try MACAddress("AC:67:B2:00:00:09"))
+        let keyboard = MigrationDisplayItem(
+            item: Fixture.sensorItem, peripheralAddress: try MACAddress("AC:67:B2:00:00:0A"))
+        let effects = run.send(
+            .showPicker([.migration(hotspot), .migration(sensor), .migration(keyboard)], .init(), .agent))
         #expect(effects == [.lookUpMigrations([hotspot, sensor, keyboard])], "migration alone shows no picker")
         #expect(run.refusal(.showPicker([.display(Fixture.plugItem)], .init(), .agent)) == .pickerAlreadyActive)
 
         let notASensor = BLEAdvertisement(address: try MACAddress("AC:67:B2:00:00:0A"), name: "Keyboard")
-        run.send(.migrationsLookedUp([
-            MigrationLookup(hasHotspotProfile: true),
-            MigrationLookup(hasHotspotProfile: false, peripheral: Fixture.sensor("AC:67:B2:00:00:09")),
-            MigrationLookup(hasHotspotProfile: false, peripheral: notASensor),
-        ]))
+        run.send(
+            .migrationsLookedUp([
+                MigrationLookup(hasHotspotProfile: true),
+                MigrationLookup(hasHotspotProfile: false, peripheral: Fixture.sensor("AC:67:B2:00:00:09")),
+                MigrationLookup(hasHotspotProfile: false, peripheral: notASensor),
+            ]))
         let adopted = run.session.accessories
         #expect(adopted.map(\.ssid) == [try SSID("plug-0042"), nil])
         #expect(adopted.map(\.bluetoothIdentifier) == [nil, try MACAddress("AC:67:B2:00:00:09")])
@@ -447,7 +517,9 @@ struct AccessorySessionMigrationTests {
         let home = MigrationDisplayItem(item: Fixture.plugItem, hotspotSSID: try SSID("HomeNet"))
         #expect(run.refusal(.showPicker([.migration(home)], .init(), .agent))?.field == "items[0].hotspotSSID")
         let neither = MigrationDisplayItem(item: Fixture.plugItem)
-        #expect(run.refusal(.showPicker([.display(Fixture.plugItem), .migration(neither)], .init(), .agent))?.field == "items[1]")
+        #expect(
+            run.refusal(.showPicker([.display(Fixture.plugItem), .migration(neither)], .init(), .agent))?.field
+                == "items[1]")
         #expect(run.refusal(.migrationsLookedUp([]))?.field == "migrations")
     }
 }
@@ -457,7 +529,8 @@ struct AccessorySessionKioskTests {
     @Test func firstMatchPicksAsSoonAsSomethingIsHeard() throws {
         var run = SessionRun()
         let policy = KioskPolicy.Policy(
-            profiles: ["org.example.plug"], users: [.uid(1000)], rule: .firstMatch, passphraseFile: "/etc/accessory-setup/plug.pass")
+            profiles: ["org.example.plug"], users: [.uid(1000)], rule: .firstMatch,
+            passphraseFile: "/etc/accessory-setup/plug.pass")
         let shown = run.showPicker([Fixture.plugItem], frontEnd: .kiosk(policy))
         #expect(!shown.contains(.presentPicker([Fixture.plugItem])), "no picker agent is asked")
         run.send(.wifiScanned([Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01")]))
@@ -469,16 +542,19 @@ struct AccessorySessionKioskTests {
 
     @Test func strongestSignalWaitsToSettleThenPicksTheStrongest() throws {
         var run = SessionRun()
-        let policy = KioskPolicy.Policy(profiles: ["org.example.plug"], users: [.uid(1000)], rule: .strongestSignal(settle: .seconds(5)))
+        let policy = KioskPolicy.Policy(
+            profiles: ["org.example.plug"], users: [.uid(1000)], rule: .strongestSignal(settle: .seconds(5)))
         run.showPicker([Fixture.plugItem], frontEnd: .kiosk(policy))
         let settle = AccessorySession.Timer(kind: .kioskSettle, picker: 1)
-        #expect(run.send(.wifiScanned([Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01", strength: 40)])) == [
-            .startTimer(settle, after: .seconds(5)),
-        ])
-        run.send(.wifiScanned([
-            Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01", strength: 40),
-            Fixture.accessPoint("plug-0002", "30:AE:A4:00:00:01", strength: 80),
-        ]))
+        #expect(
+            run.send(.wifiScanned([Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01", strength: 40)])) == [
+                .startTimer(settle, after: .seconds(5))
+            ])
+        run.send(
+            .wifiScanned([
+                Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01", strength: 40),
+                Fixture.accessPoint("plug-0002", "30:AE:A4:00:00:01", strength: 80),
+            ]))
         #expect(run.session.accessories.isEmpty)
         let picked = run.send(.timerFired(settle))
         #expect(picked.first == .stopDiscovery)

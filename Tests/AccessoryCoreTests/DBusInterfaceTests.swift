@@ -1,9 +1,11 @@
 import Foundation
+import Testing
+
+@testable import AccessoryCore
+
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
-import Testing
-@testable import AccessoryCore
 
 /// The introspection XML in `dbus/` against the Swift error enums and `docs/dbus-api.md`.
 @Suite("The D-Bus interfaces, their errors and their documentation")
@@ -38,7 +40,8 @@ struct DBusInterfaceTests {
             case "annotation":
                 switch attributes["name"] {
                 case "io.accessorysetup.PolkitAction": member?.polkitAction = attributes["value"]
-                case "io.accessorysetup.Errors": member?.errors = (attributes["value"] ?? "").split(separator: " ").map(String.init)
+                case "io.accessorysetup.Errors":
+                    member?.errors = (attributes["value"] ?? "").split(separator: " ").map(String.init)
                 default: break
                 }
             default:
@@ -55,8 +58,13 @@ struct DBusInterfaceTests {
 
     static func introspect() throws -> [String: [Member]] {
         let directory = root.appendingPathComponent("dbus")
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".xml") }.sorted()
-        #expect(files == ["io.accessorysetup.Manager1.xml", "io.accessorysetup.PickerAgent1.xml", "io.accessorysetup.Session1.xml"])
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".xml") }
+            .sorted()
+        #expect(
+            files == [
+                "io.accessorysetup.Manager1.xml", "io.accessorysetup.PickerAgent1.xml",
+                "io.accessorysetup.Session1.xml",
+            ])
         let collected = Introspection()
         for file in files {
             let parser = try #require(XMLParser(contentsOf: directory.appendingPathComponent(file)))
@@ -73,18 +81,21 @@ struct DBusInterfaceTests {
     static let hotspotErrors: [HotspotError] = {
         let ssid = try! SSID("x")
         let samples: [HotspotError] = [
-            .invalidConfiguration(.joinOnceNotSupported), .alreadyAssociated(ssid), .pending(device: "d"), .notAuthorized("r"),
+            .invalidConfiguration(.joinOnceNotSupported), .alreadyAssociated(ssid), .pending(device: "d"),
+            .notAuthorized("r"),
             .networkManagerUnavailable("r"), .noWiFiDevice(nil), .wifiDisabled, .notFound("x"), .wrongPassphrase(ssid),
-            .authenticationRejected(ssid), .associationTimeout(ssid), .addressingFailed(ssid), .activationFailed(ssid, reason: "r"),
-            .timedOut(ssid, seconds: 1), .notJoined(device: "d"), .cancelled, .checkpointRefused(device: "d", reason: "r"),
+            .authenticationRejected(ssid), .associationTimeout(ssid), .addressingFailed(ssid),
+            .activationFailed(ssid, reason: "r"),
+            .timedOut(ssid, seconds: 1), .notJoined(device: "d"), .cancelled,
+            .checkpointRefused(device: "d", reason: "r"),
             .networkManagerRestarted, .internal("r"),
         ]
         for sample in samples {
             switch sample {
             case .invalidConfiguration, .alreadyAssociated, .pending, .notAuthorized, .networkManagerUnavailable,
-                 .noWiFiDevice, .wifiDisabled, .notFound, .wrongPassphrase, .authenticationRejected, .associationTimeout,
-                 .addressingFailed, .activationFailed, .timedOut, .notJoined, .cancelled, .checkpointRefused,
-                 .networkManagerRestarted, .internal:
+                .noWiFiDevice, .wifiDisabled, .notFound, .wrongPassphrase, .authenticationRejected, .associationTimeout,
+                .addressingFailed, .activationFailed, .timedOut, .notJoined, .cancelled, .checkpointRefused,
+                .networkManagerRestarted, .internal:
                 break
             }
         }
@@ -128,40 +139,50 @@ struct DBusInterfaceTests {
         let interfaces = try Self.introspect()
         let mentioned = Set(interfaces.values.joined().flatMap(\.errors))
         #expect(!mentioned.isEmpty)
-        #expect(mentioned.subtracting(Self.swiftErrorNames).isEmpty, "unknown: \(mentioned.subtracting(Self.swiftErrorNames).sorted())")
+        #expect(
+            mentioned.subtracting(Self.swiftErrorNames).isEmpty,
+            "unknown: \(mentioned.subtracting(Self.swiftErrorNames).sorted())")
     }
 
     @Test func everyErrorNameTheDocumentationMentionsIsOneTheSwiftEnumsProduce() throws {
         let text = try String(contentsOf: Self.documentation, encoding: .utf8)
         let mentioned = Self.errorNames(in: text)
         #expect(mentioned.count > 20)
-        #expect(mentioned.subtracting(Self.swiftErrorNames).isEmpty, "unknown: \(mentioned.subtracting(Self.swiftErrorNames).sorted())")
+        #expect(
+            mentioned.subtracting(Self.swiftErrorNames).isEmpty,
+            "unknown: \(mentioned.subtracting(Self.swiftErrorNames).sorted())")
     }
 
     @Test func everyMemberIsDocumentedWithItsErrorsAndPolkitAction() throws {
         let interfaces = try Self.introspect()
         let text = try String(contentsOf: Self.documentation, encoding: .utf8)
-        #expect(interfaces.keys.sorted() == [
-            "io.accessorysetup.Manager1", "io.accessorysetup.PickerAgent1", "io.accessorysetup.Session1",
-        ])
+        #expect(
+            interfaces.keys.sorted() == [
+                "io.accessorysetup.Manager1", "io.accessorysetup.PickerAgent1", "io.accessorysetup.Session1",
+            ])
         for (interface, members) in interfaces {
-            let section = try #require(Self.section(of: interface, in: text), "docs/dbus-api.md has no section \(interface)")
+            let section = try #require(
+                Self.section(of: interface, in: text), "docs/dbus-api.md has no section \(interface)")
             let entries = Self.entries(in: section)
             for member in members {
                 guard let entry = entries[member.name] else {
-                    Issue.record("docs/dbus-api.md does not document the \(member.kind.rawValue) \(interface).\(member.name)")
+                    Issue.record(
+                        "docs/dbus-api.md does not document the \(member.kind.rawValue) \(interface).\(member.name)")
                     continue
                 }
                 for error in member.errors where !entry.contains(error) {
                     Issue.record("\(interface).\(member.name): the documentation does not list \(error)")
                 }
                 if let action = member.polkitAction, !entry.contains("polkit: `\(action)`") {
-                    Issue.record("\(interface).\(member.name): the documentation does not name the polkit action \(action)")
+                    Issue.record(
+                        "\(interface).\(member.name): the documentation does not name the polkit action \(action)")
                 }
                 if member.kind == .method {
                     let documented = Self.errorNames(in: entry)
                     for error in documented.subtracting(member.errors) {
-                        Issue.record("\(interface).\(member.name): \(error) is documented but not in the XML's Errors annotation")
+                        Issue.record(
+                            "\(interface).\(member.name): \(error) is documented but not in the XML's Errors annotation"
+                        )
                     }
                 }
             }
@@ -181,7 +202,8 @@ struct DBusInterfaceTests {
     }
 
     @Test func everyEventTypeIsASessionSignal() throws {
-        let signals = try Self.introspect()["io.accessorysetup.Session1", default: []].filter { $0.kind == .signal }.map(\.name)
+        let signals = try Self.introspect()["io.accessorysetup.Session1", default: []].filter { $0.kind == .signal }
+            .map(\.name)
         let events = AccessoryEventType.allCases.filter { $0 != .unknown }.map(\.signalName)
         #expect(signals.sorted() == events.sorted())
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AccessoryCore
 
 @Suite("The kiosk policy")
@@ -32,12 +33,14 @@ struct KioskPolicyTests {
     }
 
     @Test func everyFaultNamesItsField() {
-        let found = issues("""
+        let found = issues(
+            """
             {
               "schemaVersion": 2,
               "policies": [
                 {"profiles": [], "users": ["kiosk"], "choose": "firstMatch"},
-                {"profiles": ["ge.wled.softap", "not a profile"], "users": ["kiosk", -1, "9lives", "x y"], "choose": "loudest"},
+                {"profiles": ["ge.wled.softap", "not a profile"], "users": ["kiosk", -1, "9lives", "x y"],
+                 "choose": "loudest"},
                 {"profiles": ["ge.wled.softap"], "users": [0], "choose": "ssidPattern", "settleSeconds": 5},
                 {"profiles": ["ge.wled.softap"], "users": [0], "choose": "strongestSignal", "settleSeconds": 301,
                  "passphraseFile": "etc/pass", "colour": "red"},
@@ -47,23 +50,24 @@ struct KioskPolicyTests {
               "extra": true
             }
             """)
-        #expect(found.map(\.field) == [
-            "extra",
-            "schemaVersion",
-            "policies[0].profiles",
-            "policies[1].profiles[1]",
-            "policies[1].users[1]",
-            "policies[1].users[2]",
-            "policies[1].users[3]",
-            "policies[1].choose",
-            "policies[2].settleSeconds",
-            "policies[2].ssidPattern",
-            "policies[3].colour",
-            "policies[3].settleSeconds",
-            "policies[3].passphraseFile",
-            "policies[4].passphrase",
-            "policies[5]",
-        ])
+        #expect(
+            found.map(\.field) == [
+                "extra",
+                "schemaVersion",
+                "policies[0].profiles",
+                "policies[1].profiles[1]",
+                "policies[1].users[1]",
+                "policies[1].users[2]",
+                "policies[1].users[3]",
+                "policies[1].choose",
+                "policies[2].settleSeconds",
+                "policies[2].ssidPattern",
+                "policies[3].colour",
+                "policies[3].settleSeconds",
+                "policies[3].passphraseFile",
+                "policies[4].passphrase",
+                "policies[5]",
+            ])
         #expect(!found.contains { $0.message.contains("wled1234") }, "the secret is not echoed")
         #expect(found.first { $0.field == "policies[4].passphrase" }?.message.contains("passphraseFile") == true)
     }
@@ -76,7 +80,11 @@ struct KioskPolicyTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let large = directory.appendingPathComponent("kiosk.json")
         try Data(count: BoundedInput.documentLimit + 1).write(to: large)
-        #expect(throws: KioskPolicyError.unreadable(path: large.path, reason: BoundedInputError.tooLarge(name: "", limit: BoundedInput.documentLimit).reason)) {
+        #expect(
+            throws: KioskPolicyError.unreadable(
+                path: large.path, reason: BoundedInputError.tooLarge(name: "", limit: BoundedInput.documentLimit).reason
+            )
+        ) {
             try KioskPolicy.load(contentsOf: large)
         }
     }
@@ -92,7 +100,9 @@ struct KioskPolicyTests {
 
     private static func entry(_ id: Int, ssid: [UInt8]? = nil, strength: Int? = nil, rssi: Int? = nil) -> PickerEntry {
         let wifi = ssid.map {
-            WiFiScanEntry(ssid: try! SSID(bytes: $0), bssid: MACAddress(rawValue: UInt64(id)), strength: strength ?? 0, frequency: 2412)
+            WiFiScanEntry(
+                ssid: try! SSID(bytes: $0), bssid: MACAddress(rawValue: UInt64(id)), strength: strength ?? 0,
+                frequency: 2412)
         }
         let bluetooth = rssi.map { BLEAdvertisement(address: MACAddress(rawValue: UInt64(id)), rssi: $0) }
         return PickerEntry(id: id, itemIndex: 0, name: "Entry \(id)", wifi: wifi, bluetooth: bluetooth)
@@ -111,19 +121,20 @@ struct KioskPolicyTests {
     @Test func strongestSignalComparesBothRadiosOnOneScale() {
         let entries = [
             Self.entry(1, ssid: Array("WLED-AP".utf8), strength: 50),
-            Self.entry(2, rssi: -52),   // 80 on NetworkManager's scale
+            Self.entry(2, rssi: -52),  // 80 on NetworkManager's scale
             Self.entry(3, ssid: Array("WLED-AP".utf8), strength: 80),
         ]
         let rule = KioskPolicy.Rule.strongestSignal(settle: .seconds(5))
         #expect(Self.policy(rule).choose(from: entries)?.id == 2, "equal signals: the one heard first")
-        #expect(Self.policy(rule).choose(from: [Self.entry(4)])?.id == 4, "an entry without a signal can still be chosen")
+        #expect(
+            Self.policy(rule).choose(from: [Self.entry(4)])?.id == 4, "an entry without a signal can still be chosen")
     }
 
     @Test func ssidPatternIsAGlobOverTheSSIDText() {
         let entries = [
             Self.entry(1, ssid: Array("HomeNet".utf8)),
             Self.entry(2, rssi: -40),
-            Self.entry(3, ssid: [0x43, 0x41, 0x4D, 0x2D, 0xFF, 0x31, 0x32, 0x33]),   // not UTF-8
+            Self.entry(3, ssid: [0x43, 0x41, 0x4D, 0x2D, 0xFF, 0x31, 0x32, 0x33]),  // not UTF-8
             Self.entry(4, ssid: Array("CAM-12a4".utf8)),
             Self.entry(5, ssid: Array("CAM-1234".utf8)),
         ]
@@ -143,7 +154,7 @@ struct KioskPassphraseFileTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("passphrase-\(UUID())").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data(contents.utf8)))
-        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)   // not narrowed by umask
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)  // not narrowed by umask
         return path
     }
 

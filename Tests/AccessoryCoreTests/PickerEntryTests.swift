@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AccessoryCore
 
 @Suite("Picker entries")
@@ -13,7 +14,11 @@ struct PickerEntryTests {
 
     @Test func theEntrysSignalIsItsStrongerRadio() {
         let wifi = SessionFixture.accessPoint("plug-1", "24:0A:C4:00:00:01", strength: 30)
-        #expect(PickerEntry(id: 1, itemIndex: 0, name: "", wifi: wifi, bluetooth: SessionFixture.sensor("24:0A:C4:00:00:02", rssi: -70))
+        #expect(
+            PickerEntry(
+                id: 1, itemIndex: 0, name: "", wifi: wifi,
+                bluetooth: SessionFixture.sensor("24:0A:C4:00:00:02", rssi: -70)
+            )
             .signalStrength == 50)
         #expect(PickerEntry(id: 1, itemIndex: 0, name: "", wifi: wifi).signalStrength == 30)
         #expect(PickerEntry(id: 1, itemIndex: 0, name: "").signalStrength == nil)
@@ -21,8 +26,11 @@ struct PickerEntryTests {
 
     @Test func anAccessPointAndAnAdvertiserAreOneDeviceByNameOrNeighbouringAddress() throws {
         let accessPoint = SessionFixture.accessPoint("Shelly-4F2A", "24:0A:C4:00:00:FF")
-        #expect(PickerEntryTable.sameDevice(accessPoint, SessionFixture.sensor("24:0A:C4:00:01:01")), "base + 2 across an octet")
-        #expect(PickerEntryTable.sameDevice(accessPoint, SessionFixture.sensor("AA:BB:CC:00:00:01", name: "Shelly-4F2A")))
+        #expect(
+            PickerEntryTable.sameDevice(accessPoint, SessionFixture.sensor("24:0A:C4:00:01:01")),
+            "base + 2 across an octet")
+        #expect(
+            PickerEntryTable.sameDevice(accessPoint, SessionFixture.sensor("AA:BB:CC:00:00:01", name: "Shelly-4F2A")))
         #expect(!PickerEntryTable.sameDevice(accessPoint, SessionFixture.sensor("24:0A:C4:00:01:03")), "4 apart")
         #expect(!PickerEntryTable.sameDevice(accessPoint, SessionFixture.sensor("30:0A:C4:00:00:FE")), "another OUI")
         var random = SessionFixture.sensor("24:0A:C4:00:00:FE")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AccessoryCore
 
 /// Builders and a driver shared by the session and kiosk tests.
@@ -32,14 +33,17 @@ enum SessionFixture {
     }
 
     static func accessPoint(_ ssid: String, _ bssid: String, strength: Int = 60) -> WiFiScanEntry {
-        WiFiScanEntry(ssid: try! SSID(ssid), bssid: try! MACAddress(bssid), strength: strength, frequency: 2412, security: .psk)
+        WiFiScanEntry(
+            ssid: try! SSID(ssid), bssid: try! MACAddress(bssid), strength: strength, frequency: 2412, security: .psk)
     }
 
     static func sensor(_ address: String, rssi: Int = -60, name: String? = nil) -> BLEAdvertisement {
         BLEAdvertisement(address: try! MACAddress(address), name: name, rssi: rssi, serviceUUIDs: [sensorService])
     }
 
-    static func record(_ name: String, state: AccessoryState, descriptor: DiscoveryDescriptor, ssid: String? = nil) -> AccessoryRecord {
+    static func record(
+        _ name: String, state: AccessoryState, descriptor: DiscoveryDescriptor, ssid: String? = nil
+    ) -> AccessoryRecord {
         AccessoryRecord(
             displayName: name, state: state, ssid: ssid.map { try! SSID($0) }, descriptor: descriptor,
             owner: owner, created: now)
@@ -53,7 +57,8 @@ struct SessionRun {
     var session: AccessorySession
     private(set) var effects: [Effect] = []
 
-    init(profile: AccessoryProfile = SessionFixture.profile, accessories: [AccessoryRecord] = [], activate: Bool = true) {
+    init(profile: AccessoryProfile = SessionFixture.profile, accessories: [AccessoryRecord] = [], activate: Bool = true)
+    {
         session = AccessorySession(profile: profile, owner: SessionFixture.owner, accessories: accessories)
         if activate { send(.activate) }
     }
@@ -85,7 +90,8 @@ struct SessionRun {
             effects += try session.handle(input, at: SessionFixture.now)
             return nil
         } catch {
-            #expect(before == (session.phase, session.accessories, session.pickerEntries), "a refusal changed the state")
+            #expect(
+                before == (session.phase, session.accessories, session.pickerEntries), "a refusal changed the state")
             return error
         }
     }
