@@ -548,7 +548,7 @@ extension AccessorySession {
 // MARK: - Records
 
 extension AccessorySession {
-    private func recordIndex(_ id: UUID) throws(AccessorySessionError) -> Int {
+    func recordIndex(_ id: UUID) throws(AccessorySessionError) -> Int {
         guard let index = accessories.firstIndex(where: { $0.id == id }) else {
             throw .invalidRequest(field: "accessory", reason: "no accessory \(id) belongs to this session's client")
         }
