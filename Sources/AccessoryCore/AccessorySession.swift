@@ -105,7 +105,7 @@ public struct AccessorySession: Sendable {
     private var activated = false
     private var isInvalidated = false
     private var picker: Picker?
-    private var pendingMigrations: [(item: MigrationDisplayItem, field: String)]?
+    private var pendingMigrations: [MigrationDisplayItem]?
     private var pickers = 0
     private var entryTable = PickerEntryTable()
     private var passphrases: [UUID: SuppliedPassphrase] = [:]
@@ -289,7 +289,7 @@ extension AccessorySession {
                 field: "settings.discoveryTimeout", reason: "must be more than 0 and at most \(longest), or unbounded")
         }
         var display: [PickerDisplayItem] = []
-        var migrations: [(item: MigrationDisplayItem, field: String)] = []
+        var migrations: [MigrationDisplayItem] = []
         for (index, item) in items.enumerated() {
             let field = "items[\(index)]"
             switch item {
@@ -298,7 +298,7 @@ extension AccessorySession {
                 display.append(item)
             case .migration(let migration):
                 try validate(migration, at: field)
-                migrations.append((migration, field))
+                migrations.append(migration)
             }
         }
 
@@ -319,7 +319,7 @@ extension AccessorySession {
         }
         if !migrations.isEmpty {
             pendingMigrations = migrations
-            effects.append(.lookUpMigrations(migrations.map(\.item)))
+            effects.append(.lookUpMigrations(migrations))
         }
         return effects
     }
@@ -527,7 +527,7 @@ extension AccessorySession {
         pendingMigrations = nil
         var effects: [Effect] = []
         var adopted: [AccessoryRecord] = []
-        for ((migration, _), lookup) in zip(pending, lookups) {
+        for (migration, lookup) in zip(pending, lookups) {
             let ssid = lookup.hasHotspotProfile ? migration.hotspotSSID : nil
             let peripheral = lookup.peripheral.flatMap { advertisement in
                 advertisement.address == migration.peripheralAddress && migration.item.descriptor.matches(advertisement)
