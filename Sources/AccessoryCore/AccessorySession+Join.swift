@@ -1,0 +1,55 @@
+import Foundation
+
+extension AccessorySession {
+    /// The configuration to join an accessory's hotspot with: the core of
+    /// `joinAccessoryHotspot(_:passphrase:)` and `joinAccessoryHotspotWithoutSecurity(_:)`.
+    ///
+    /// The accessory must be this client's, authorized, and have a hotspot. Its security comes
+    /// from the profile's `hotspot` policy; without one, a passphrase means WPA2/WPA3 personal
+    /// and none an open network. `passphrase` is the caller's own, else the one the picker or
+    /// the kiosk supplied (`suppliedPassphrase(for:)`, read by the service); without either, a
+    /// fixed passphrase of the profile is used.
+    public func hotspotConfiguration(
+        for id: UUID, passphrase: Secret?, withoutSecurity: Bool = false
+    ) throws(AccessorySessionError) -> HotspotConfiguration {
+        let record = accessories[try recordIndex(id)]
+        guard record.state == .authorized else {
+            throw .invalidRequest(
+                field: "accessory", reason: "\(record.id) is \(record.state.name); finish its authorization first")
+        }
+        guard let ssid = record.ssid else {
+            throw .invalidRequest(field: "accessory", reason: "\(record.id) has no hotspot to join")
+        }
+        let policy = profile.hotspot
+        var secret = passphrase
+        if withoutSecurity {
+            guard passphrase == nil else {
+                throw .invalidRequest(field: "passphrase", reason: "give a passphrase or withoutSecurity, not both")
+            }
+            if let policy, policy.security != .open {
+                throw .invalidRequest(
+                    field: "withoutSecurity",
+                    reason: "profile \(profile.id) says the hotspot is secured (\(policy.security.rawValue))")
+            }
+        } else if let policy {
+            if secret == nil, case .fixed(let fixed) = policy.passphrase { secret = fixed }
+            if policy.security.needsPassphrase && secret == nil {
+                throw .invalidRequest(field: "passphrase", reason: "the hotspot \(ssid) needs a passphrase")
+            }
+        }
+        do throws(HotspotConfigurationError) {
+            switch (withoutSecurity, policy) {
+            case (true, _):
+                return try HotspotConfiguration(
+                    target: .ssid(ssid), joinOnce: policy?.joinOnce ?? true, hidden: policy?.hidden ?? false)
+            case (false, nil):
+                let security: HotspotSecurity = secret.map { .wpa2Personal($0) } ?? .open
+                return try HotspotConfiguration(target: .ssid(ssid), security: security, joinOnce: true)
+            case (false, let policy?):
+                return try policy.configuration(for: .ssid(ssid), passphrase: secret)
+            }
+        } catch {
+            throw .invalidRequest(field: error.field, reason: error.message)
+        }
+    }
+}
