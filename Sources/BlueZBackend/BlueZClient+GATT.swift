@@ -13,9 +13,11 @@ extension BlueZClient {
             }
         }
         if let path = find() { return path }
-        _ = try await discover([], adapter: name)
+        // Discovery runs as long as its stream lives, so the stream is kept until the wait ends.
+        let discovery = try await startDiscovery([], adapter: name)
         let found = await wait(timeout: timeout) { find() != nil }
-        await stopDiscovery()
+        await endDiscovery(discovery.id)
+        withExtendedLifetime(discovery.events) {}
         guard found, let path = find() else { throw .deviceNotFound(address) }
         return path
     }
