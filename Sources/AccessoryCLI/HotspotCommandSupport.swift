@@ -48,19 +48,23 @@ enum HotspotCommand {
     /// All of standard input; on a terminal, one line typed without echo.
     private static func readStandardInput(prompt: String, _ console: Console) -> String {
         guard isatty(STDIN_FILENO) == 1 else {
-            return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            return Interruption.whileReadingInput {
+                String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            }
         }
         var saved = termios()
         tcgetattr(STDIN_FILENO, &saved)
         var silent = saved
         silent.c_lflag &= ~tcflag_t(ECHO)
-        tcsetattr(STDIN_FILENO, TCSANOW, &silent)
-        defer {
-            tcsetattr(STDIN_FILENO, TCSANOW, &saved)
-            console.writeError("\n")
+        return Interruption.whileReadingInput(restoring: saved) {
+            tcsetattr(STDIN_FILENO, TCSANOW, &silent)
+            defer {
+                tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+                console.writeError("\n")
+            }
+            console.writeError(prompt)
+            return readLine(strippingNewline: true) ?? ""
         }
-        console.writeError(prompt)
-        return readLine(strippingNewline: true) ?? ""
     }
 
     private static func chompingNewline(_ text: String) -> String {

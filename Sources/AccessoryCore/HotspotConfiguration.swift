@@ -83,6 +83,14 @@ public enum HotspotSecurity: Hashable, Sendable {
     case owe
     case enterprise(EAPSettings)
 
+    /// Whether joining takes a passphrase, key or credentials, which the hotspot can refuse.
+    public var hasCredentials: Bool {
+        switch self {
+        case .open, .owe: false
+        case .wep, .wpa2Personal, .wpa3Personal, .enterprise: true
+        }
+    }
+
     public func validate() throws(HotspotConfigurationError) {
         switch self {
         case .open, .owe:
@@ -139,8 +147,12 @@ public struct EAPSettings: Hashable, Sendable {
     public var outerIdentity: String?
     public var ttlsInnerAuthenticationType: TTLSInnerAuthentication = .eap
     public var trustedServerNames: [String] = []
-    /// PEM files of the CA certificates that may sign the server's (Apple: at most 10).
+    /// The PEM file of the CA certificates that may sign the server's. Apple takes up to 10;
+    /// NetworkManager takes one file, which may hold several certificates.
     public var trustedServerCertificatePaths: [String] = []
+
+    /// How many `trustedServerCertificatePaths` NetworkManager can use.
+    public static let maximumTrustedServerCertificateFiles = 1
     public var tlsClientCertificateRequired = false
     /// The client certificate and its private key for EAP-TLS (`setIdentity`).
     public var clientCertificatePath: String?
@@ -171,8 +183,10 @@ public struct EAPSettings: Hashable, Sendable {
                 throw .invalidEAPSettings(field: "clientCertificatePath", "EAP-TLS needs a client certificate and its private key")
             }
         }
-        guard trustedServerCertificatePaths.count <= 10 else {
-            throw .invalidEAPSettings(field: "trustedServerCertificatePaths", "at most 10 trusted server certificates")
+        guard trustedServerCertificatePaths.count <= Self.maximumTrustedServerCertificateFiles else {
+            throw .invalidEAPSettings(
+                field: "trustedServerCertificatePaths",
+                "NetworkManager takes one CA certificate file; put the certificates into one PEM bundle")
         }
         if let outerIdentity, outerIdentity.isEmpty {
             throw .invalidEAPSettings(field: "outerIdentity", "must not be empty when given")

@@ -99,12 +99,16 @@ public struct LeftHotspot: Hashable, Sendable, Codable {
     public var deleted: Bool
     /// The previous connection that was brought back, if there was one.
     public var restored: String?
+    /// The accessory connection had already gone down (the hotspot went away, say), so
+    /// leaving only cleaned up after it.
+    public var alreadyEnded: Bool
 
-    public init(device: String, ssid: SSID?, deleted: Bool, restored: String?) {
+    public init(device: String, ssid: SSID?, deleted: Bool, restored: String?, alreadyEnded: Bool = false) {
         self.device = device
         self.ssid = ssid
         self.deleted = deleted
         self.restored = restored
+        self.alreadyEnded = alreadyEnded
     }
 }
 
@@ -145,6 +149,9 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
     case notFound(String)
     /// The hotspot refused the passphrase (NetworkManager: no secrets, supplicant disconnect).
     case wrongPassphrase(SSID)
+    /// A secured hotspot that stayed in range turned the connection away without saying why
+    /// (WPA3-SAE refusing a password shows this way): most likely a wrong passphrase.
+    case authenticationRejected(SSID)
     case associationTimeout(SSID)
     /// Associated, but no address was obtained (DHCP failed).
     case addressingFailed(SSID)
@@ -154,6 +161,11 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
     case timedOut(SSID, seconds: Int)
     case notJoined(device: String)
     case cancelled
+    /// NetworkManager would not take a checkpoint of the device (another tool may hold one),
+    /// so it could not promise to restore the previous network by itself.
+    case checkpointRefused(device: String, reason: String)
+    /// NetworkManager stopped or restarted while the join was in progress.
+    case networkManagerRestarted
     case `internal`(String)
 
     /// A stable number: `NEHotspotConfigurationError`'s raw value where it has one, else 100 and up.
@@ -175,6 +187,9 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
         case .timedOut: 108
         case .notJoined: 109
         case .cancelled: 110
+        case .authenticationRejected: 111
+        case .checkpointRefused: 112
+        case .networkManagerRestarted: 113
         }
     }
 
@@ -196,6 +211,9 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
         case .timedOut: "TimedOut"
         case .notJoined: "NotJoined"
         case .cancelled: "Cancelled"
+        case .authenticationRejected: "AuthenticationRejected"
+        case .checkpointRefused: "CheckpointRefused"
+        case .networkManagerRestarted: "NetworkManagerRestarted"
         case .internal: "Internal"
         }
         return "io.accessorysetup.Error.\(name)"
@@ -235,6 +253,13 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(device) is not connected to an accessory hotspot"
         case .cancelled:
             "cancelled"
+        case .authenticationRejected(let ssid):
+            "\(ssid) rejected the connection; the passphrase is most likely wrong"
+        case .checkpointRefused(let device, let reason):
+            "NetworkManager would not save the state of \(device) (\(reason)); another tool may be changing the "
+                + "network. Try again later, or join with --restore-after 0 to go without the automatic restore"
+        case .networkManagerRestarted:
+            "NetworkManager stopped during the join; nothing of the join was kept"
         case .internal(let reason):
             "NetworkManager failed: \(reason)"
         }

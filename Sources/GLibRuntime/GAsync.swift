@@ -70,39 +70,77 @@ private final class AsyncCall<T: Sendable>: AsyncCompleting {
     }
 }
 
+/// How a `waitForSignal` ended.
+public enum SignalWait<T: Sendable>: Sendable {
+    case fired(T)
+    case timedOut
+    /// The waiting task was cancelled.
+    case cancelled
+
+    /// The value the handlers fired with; `nil` when the wait timed out or was cancelled.
+    public var value: T? {
+        if case .fired(let value) = self { value } else { nil }
+    }
+}
+
 /// Waits on the caller's GLib thread until `install`'s handlers call `fire` or `timeout` passes.
 ///
 /// `install` connects the signals to watch and returns their connections; they are
-/// disconnected as soon as the wait ends. Returns `nil` on timeout or task cancellation.
+/// disconnected as soon as the wait ends. A task cancelled before or during the wait ends it
+/// with `.cancelled`, which is never mistaken for a timeout.
 public func waitForSignal<T: Sendable>(
     isolation: isolated (any Actor)? = #isolation,
     timeout: Duration,
     install: (_ fire: @escaping (T) -> Void) -> [SignalConnection]
-) async -> T? {
+) async -> SignalWait<T> {
     let context = UncheckedSendable(g_main_context_ref_thread_default()!)
     defer { g_main_context_unref(context.value) }
     let box = UncheckedSendable(WaitBox<T>())
     return await withTaskCancellationHandler {
-        await withCheckedContinuation(isolation: isolation) { (continuation: CheckedContinuation<T?, Never>) in
+        await withCheckedContinuation(isolation: isolation) { (continuation: CheckedContinuation<SignalWait<T>, Never>) in
             let wait = box.value
             wait.continuation = continuation
-            wait.connections = install { wait.finish($0) }
-            let (seconds, attoseconds) = timeout.components
-            let milliseconds = UInt32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
-            wait.timeout = attachSource(g_timeout_source_new(milliseconds), to: context.value) { wait.finish(nil) }
+            guard !Task.isCancelled else {
+                wait.finish(.cancelled)
+                return
+            }
+            wait.connections = install { wait.finish(.fired($0)) }
+            wait.timeout = attachSource(g_timeout_source_new(UInt32(clamping: timeout.saturatingMilliseconds)), to: context.value) {
+                wait.finish(.timedOut)
+            }
         }
     } onCancel: {
         // Hop to the GLib thread, where the wait lives.
-        g_source_unref(attachSource(g_idle_source_new(), to: context.value) { box.value.finish(nil) })
+        g_source_unref(attachSource(g_idle_source_new(), to: context.value) { box.value.finish(.cancelled) })
     }
 }
 
+extension SignalWait: Equatable where T: Equatable {}
+
+extension Duration {
+    /// Whole milliseconds, saturating at `Int64`'s bounds where a huge duration would overflow.
+    public var saturatingMilliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        let (total, overflowToo) = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        if overflow || overflowToo { return seconds < 0 ? .min : .max }
+        return total
+    }
+}
+
+/// Runs `body` in a task of its own and waits for it to end, so that cancelling the caller
+/// cannot cut it short: for cleanup that must finish (undoing a failed join, stopping
+/// notifications, disconnecting) even in a task that is being cancelled.
+public func runToCompletion<T: Sendable>(_ body: @escaping @Sendable () async -> T) async -> T {
+    await Task { await body() }.value
+}
+
 private final class WaitBox<T: Sendable> {
-    var continuation: CheckedContinuation<T?, Never>?
+    var continuation: CheckedContinuation<SignalWait<T>, Never>?
     var connections: [SignalConnection] = []
     var timeout: UnsafeMutablePointer<GSource>?
 
-    func finish(_ value: T?) {
+    func finish(_ value: SignalWait<T>) {
         guard let continuation else { return }
         self.continuation = nil
         connections.forEach { $0.disconnect() }

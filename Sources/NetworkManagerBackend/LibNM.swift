@@ -90,12 +90,12 @@ enum LibNM {
             let security = nm_setting_wireless_security_new()!
             GObjectProperty.set(security, NM_SETTING_WIRELESS_SECURITY_KEY_MGMT, keyManagement)
             if let psk = profile.psk {
-                GObjectProperty.set(security, NM_SETTING_WIRELESS_SECURITY_PSK, psk)
+                GObjectProperty.set(security, NM_SETTING_WIRELESS_SECURITY_PSK, psk.reveal())
             }
             if let key = profile.wepKey {
                 GObjectProperty.set(security, NM_SETTING_WIRELESS_SECURITY_WEP_KEY_TYPE, NM_WEP_KEY_TYPE_KEY.rawValue)
                 GObjectProperty.set(security, NM_SETTING_WIRELESS_SECURITY_AUTH_ALG, "open")
-                nm_setting_wireless_security_set_wep_key(security, 0, key)
+                nm_setting_wireless_security_set_wep_key(security, 0, key.reveal())
             }
             nm_connection_add_setting(connection.pointer, security)
         }
@@ -131,7 +131,7 @@ enum LibNM {
         for method in eap.methods { _ = nm_setting_802_1x_add_eap_method(typed, method) }
         let strings: [(String, String?)] = [
             (NM_SETTING_802_1X_IDENTITY, eap.identity),
-            (NM_SETTING_802_1X_PASSWORD, eap.password),
+            (NM_SETTING_802_1X_PASSWORD, eap.password?.reveal()),
             (NM_SETTING_802_1X_ANONYMOUS_IDENTITY, eap.anonymousIdentity),
             (NM_SETTING_802_1X_PHASE2_AUTH, eap.phase2Auth),
             (NM_SETTING_802_1X_PHASE2_AUTHEAP, eap.phase2AuthEAP),
@@ -149,7 +149,7 @@ enum LibNM {
             }
             if let path = eap.privateKeyPath {
                 try withGErrorChecked("private key") {
-                    nm_setting_802_1x_set_private_key(typed, path, eap.privateKeyPassword, scheme, nil, $0)
+                    nm_setting_802_1x_set_private_key(typed, path, eap.privateKeyPassword?.reveal(), scheme, nil, $0)
                 }
             }
         } catch {
@@ -157,6 +157,18 @@ enum LibNM {
             throw .invalidConfiguration(.invalidEAPSettings(field: "certificates", error.message))
         }
         return setting
+    }
+
+    /// Sets one key of the `user` setting of a connection built by `connection(_:)`.
+    static func setUserData(_ connection: GObjectRef, _ key: String, _ value: String) throws(HotspotError) {
+        guard let user = nm_connection_get_setting_by_name(connection.pointer, NM_SETTING_USER_SETTING_NAME) else {
+            throw .internal("the profile has no user setting to record \(key) in")
+        }
+        do throws(GLibError) {
+            try withGErrorChecked("set user data \(key)") { nm_setting_user_set_data(user, key, value, $0) }
+        } catch {
+            throw .internal(error.message)
+        }
     }
 
     /// Reads back the fields of a connection, with the secrets it holds.
@@ -168,21 +180,21 @@ enum LibNM {
             hidden: nm_setting_wireless_get_hidden(wireless) != 0)
         if let security = nm_connection_get_setting_wireless_security(connection) {
             profile.keyManagement = string(nm_setting_wireless_security_get_key_mgmt(security))
-            profile.psk = string(nm_setting_wireless_security_get_psk(security))
-            profile.wepKey = string(nm_setting_wireless_security_get_wep_key(security, 0))
+            profile.psk = string(nm_setting_wireless_security_get_psk(security)).map(Secret.init)
+            profile.wepKey = string(nm_setting_wireless_security_get_wep_key(security, 0)).map(Secret.init)
         }
         if let setting = nm_connection_get_setting_802_1x(connection) {
             var eap = WirelessProfile.EAPProfile(
                 methods: (0..<nm_setting_802_1x_get_num_eap_methods(setting)).compactMap { string(nm_setting_802_1x_get_eap_method(setting, $0)) })
             eap.identity = string(nm_setting_802_1x_get_identity(setting))
-            eap.password = string(nm_setting_802_1x_get_password(setting))
+            eap.password = string(nm_setting_802_1x_get_password(setting)).map(Secret.init)
             eap.anonymousIdentity = string(nm_setting_802_1x_get_anonymous_identity(setting))
             eap.phase2Auth = string(nm_setting_802_1x_get_phase2_auth(setting))
             eap.phase2AuthEAP = string(nm_setting_802_1x_get_phase2_autheap(setting))
             eap.caCertificatePath = string(nm_setting_802_1x_get_ca_cert_path(setting))
             eap.clientCertificatePath = string(nm_setting_802_1x_get_client_cert_path(setting))
             eap.privateKeyPath = string(nm_setting_802_1x_get_private_key_path(setting))
-            eap.privateKeyPassword = string(nm_setting_802_1x_get_private_key_password(setting))
+            eap.privateKeyPassword = string(nm_setting_802_1x_get_private_key_password(setting)).map(Secret.init)
             eap.domainSuffixMatch = string(nm_setting_802_1x_get_domain_suffix_match(setting))
             eap.phase1AuthFlags = nm_setting_802_1x_get_phase1_auth_flags(setting).rawValue
             profile.eap = eap

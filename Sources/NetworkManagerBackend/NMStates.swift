@@ -104,19 +104,26 @@ struct ActiveConnectionStateReason: RawRepresentable, Hashable, Sendable {
 enum ActivationOutcome: Equatable, Sendable {
     case activated
     case failed(device: DeviceStateReason, connection: ActiveConnectionStateReason)
+    /// NetworkManager left the bus (stopped or restarted) before the activation settled.
+    case networkManagerGone
 
-    /// The typed error for a failed activation of `ssid`; `nil` when it succeeded.
-    func error(for ssid: SSID) -> HotspotError? {
-        guard case .failed(let device, let connection) = self else { return nil }
+    /// The typed error for a failed activation of `ssid`. NetworkManager's reasons that speak of
+    /// secrets mean a refused passphrase only where the join gave one (`secured`); an open or
+    /// OWE hotspot that drops the station has turned it away for some other reason.
+    static func error(
+        device: DeviceStateReason, connection: ActiveConnectionStateReason, joining ssid: SSID, secured: Bool
+    ) -> HotspotError {
         switch device {
-        case .noSecrets, .supplicantDisconnect: return .wrongPassphrase(ssid)
+        case .noSecrets, .supplicantDisconnect:
+            return secured ? .wrongPassphrase(ssid) : .activationFailed(ssid, reason: "the hotspot dropped the connection")
         case .supplicantTimeout: return .associationTimeout(ssid)
         case .ssidNotFound: return .notFound("named \(ssid)")
         case .ipConfigUnavailable, .ipConfigExpired, .dhcpStartFailed, .dhcpError, .dhcpFailed: return .addressingFailed(ssid)
         default: break
         }
         switch connection {
-        case .noSecrets, .loginFailed: return .wrongPassphrase(ssid)
+        case .noSecrets, .loginFailed:
+            return secured ? .wrongPassphrase(ssid) : .activationFailed(ssid, reason: "the hotspot dropped the connection")
         case .connectTimeout: return .associationTimeout(ssid)
         case .ipConfigInvalid: return .addressingFailed(ssid)
         default: break

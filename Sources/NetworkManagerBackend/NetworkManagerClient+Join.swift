@@ -11,54 +11,88 @@ extension NetworkManagerClient {
     public func join(_ configuration: HotspotConfiguration, options: JoinOptions) async throws(HotspotError) -> JoinedHotspot {
         let device = try wifiDevice(named: options.device)
         let interface = LibNM.interface(device.pointer)
-        try await removeExpiredProfiles()
+        try await removeStaleProfiles()
 
         options.progress?(.scanning)
         let (ssid, accessPoint) = try await target(of: configuration, on: device)
         if LibNM.state(device.pointer) == .activated, LibNM.wifiDevice(device.pointer).ssid == ssid {
             throw .alreadyAssociated(ssid)
         }
-        if checkpointPaths(covering: device).count > 0 { throw .pending(device: interface) }
+        if accessoryConnection(on: device.pointer) != nil { throw .pending(device: interface) }
         let previous = nm_device_get_active_connection(device.pointer).flatMap { active -> (uuid: String, id: String)? in
             guard let uuid = string(nm_active_connection_get_uuid(active)) else { return nil }
             return (uuid, string(nm_active_connection_get_id(active)) ?? uuid)
         }
 
+        // Everything that can be refused is built and checked before NetworkManager is asked
+        // for anything, so that a refusal leaves nothing behind to undo.
+        var profile = WirelessProfile(configuration, ssid: ssid, options: options)
+        profile.userData[ProfileTag.previousConnection] = previous?.uuid
+        let connection = try LibNM.connection(profile)
+        try LibNM.verify(connection)
+
         options.progress?(.checkpoint)
         let checkpoint = try await createCheckpoint(on: device, restoreAfter: options.restoreAfter)
-        var profile = try WirelessProfile(configuration, ssid: ssid, options: options)
-        profile.userData[ProfileTag.previousConnection] = previous?.uuid
-        profile.userData[ProfileTag.checkpoint] = checkpoint
-        let undo = { [profile] () async in await self.undoJoin(uuid: profile.uuid, checkpoint: checkpoint, previous: previous?.uuid) }
-
-        let active: GObjectRef
+        let attempt = JoinAttempt(device: interface, profileUUID: profile.uuid, checkpoint: checkpoint, previous: previous?.uuid)
+        // From here on every way out but success undoes the join, whatever the task's state.
         do throws(HotspotError) {
-            let connection = try LibNM.connection(profile)
-            try LibNM.verify(connection)
+            if let checkpoint { try LibNM.setUserData(connection, ProfileTag.checkpoint, checkpoint.tag) }
             options.progress?(.adding)
-            active = try await activate(
+            let active = try await activate(
                 connection, on: device, accessPoint: accessPoint, joinOnce: configuration.joinOnce, bind: options.bindToClient)
+            options.progress?(.associating)
+            switch await waitForActivation(of: active, on: device, timeout: options.timeout, progress: options.progress) {
+            case .fired(.activated):
+                break
+            case .fired(.networkManagerGone):
+                throw .networkManagerRestarted
+            case .fired(.failed(let deviceReason, let connectionReason)):
+                throw await failure(
+                    device: deviceReason, connection: connectionReason, joining: ssid, secured: configuration.security.hasCredentials,
+                    seenInScan: accessPoint != nil, on: device)
+            case .timedOut:
+                throw .timedOut(ssid, seconds: Int(options.timeout.components.seconds))
+            case .cancelled:
+                throw .cancelled
+            }
+            return JoinedHotspot(
+                device: interface, ssid: ssid,
+                bssid: nm_device_wifi_get_active_access_point(device.pointer).flatMap { LibNM.scanEntry($0)?.bssid },
+                connectionID: profile.id, connectionUUID: profile.uuid, ipv4Address: ipv4Address(of: active),
+                previousConnection: previous?.id,
+                restoreDeadline: options.restoreAfter.flatMap { checkpoint == nil ? nil : Date() + TimeInterval($0.components.seconds) })
         } catch {
-            await undo()
+            await runToCompletion { await self.undo(attempt) }
             throw error
         }
+    }
 
-        options.progress?(.associating)
-        let outcome = await waitForActivation(of: active, on: device, timeout: options.timeout, progress: options.progress)
-        guard let outcome else {
-            await undo()
-            throw .timedOut(ssid, seconds: Int(options.timeout.components.seconds))
+    /// What undoing a join needs, by name and UUID, so that it still works after NetworkManager
+    /// restarted and every libnm object of the join is gone.
+    private struct JoinAttempt: Sendable {
+        var device: String
+        var profileUUID: String
+        var checkpoint: Checkpoint?
+        var previous: String?
+    }
+
+    /// Why a failed activation failed, in terms of the join: a secured hotspot that is still in
+    /// range after turning the join away most likely refused the passphrase, whatever reason
+    /// NetworkManager gave (1.42 fails a refused WPA3-SAE password with SSID_NOT_FOUND after
+    /// "association took too long").
+    private func failure(
+        device: DeviceStateReason, connection: ActiveConnectionStateReason, joining ssid: SSID, secured: Bool,
+        seenInScan: Bool, on wifi: GObjectRef
+    ) async -> HotspotError {
+        let error = ActivationOutcome.error(device: device, connection: connection, joining: ssid, secured: secured)
+        guard case .notFound = error, seenInScan else { return error }
+        let scanned = nm_utils_get_timestamp_msec() / 1000
+        try? await scan(wifi, ssids: [ssid])
+        let inRange = LibNM.accessPoints(of: wifi.pointer).contains { ap in
+            nm_access_point_get_last_seen(ap) >= scanned && LibNM.scanEntry(ap)?.ssid == ssid
         }
-        if let error = outcome.error(for: ssid) {
-            await undo()
-            throw error
-        }
-        let deadline = options.restoreAfter.flatMap { checkpoint == nil ? nil : Date() + TimeInterval($0.components.seconds) }
-        return JoinedHotspot(
-            device: interface, ssid: ssid,
-            bssid: nm_device_wifi_get_active_access_point(device.pointer).flatMap { LibNM.scanEntry($0)?.bssid },
-            connectionID: profile.id, connectionUUID: profile.uuid, ipv4Address: ipv4Address(of: active),
-            previousConnection: previous?.id, restoreDeadline: deadline)
+        guard inRange else { return error }
+        return secured ? .authenticationRejected(ssid) : .activationFailed(ssid, reason: "the hotspot turned the connection away")
     }
 
     /// The SSID to join and the access point to join it through: the named SSID, or the
@@ -99,47 +133,35 @@ extension NetworkManagerClient {
 
     static let scanAttempts = 3
 
+    /// Adds the profile and activates it in one request: kept in memory only for a join-once
+    /// profile (deleted by whoever ends the join), written to disk otherwise.
     private func activate(
         _ connection: GObjectRef, on device: GObjectRef, accessPoint: String?, joinOnce: Bool, bind: Bool
     ) async throws(HotspotError) -> GObjectRef {
-        do throws(GLibError) {
-            let client = self.client
-            if joinOnce {
-                // Volatile: never written to disk, and deleted by NetworkManager when it goes down.
-                let builder = cglib_vardict_builder_new()
-                cglib_vardict_add_string(builder, "persist", "volatile")
-                if bind { cglib_vardict_add_string(builder, "bind-activation", "dbus-client") }
-                let options = UncheckedSendable(cglib_vardict_builder_end(builder))
-                return try await gAsync("add and activate the profile") { cancellable, callback, data in
-                    nm_client_add_and_activate_connection2(
-                        client.pointer, connection.pointer, device.pointer, accessPoint, options.value, cancellable, callback, data)
-                } finish: { _, result, error in
-                    nm_client_add_and_activate_connection2_finish(client.pointer, result, nil, error).map(GObjectRef.init(adopting:))
-                }
-            }
-            let settings = UncheckedSendable(nm_connection_to_dbus(connection.pointer, NM_CONNECTION_SERIALIZE_ALL))
-            let remote = try await gAsync("add the profile") { cancellable, callback, data in
-                nm_client_add_connection2(
-                    client.pointer, settings.value, NM_SETTINGS_ADD_CONNECTION2_FLAG_TO_DISK, nil, 1, cancellable, callback, data)
-            } finish: { _, result, error in
-                nm_client_add_connection2_finish(client.pointer, result, nil, error).map(GObjectRef.init(adopting:))
-            }
-            return try await gAsync("activate the profile") { cancellable, callback, data in
-                nm_client_activate_connection_async(client.pointer, remote.pointer, device.pointer, accessPoint, cancellable, callback, data)
-            } finish: { _, result, error in
-                nm_client_activate_connection_finish(client.pointer, result, error).map(GObjectRef.init(adopting:))
-            }
-        } catch {
-            throw LibNM.hotspotError(error)
+        let client = self.client
+        let builder = cglib_vardict_builder_new()
+        cglib_vardict_add_string(builder, "persist", joinOnce ? "memory" : "disk")
+        if bind { cglib_vardict_add_string(builder, "bind-activation", "dbus-client") }
+        let options = UncheckedSendable(cglib_vardict_builder_end(builder))
+        return try await call("add and activate the profile") { cancellable, callback, data in
+            nm_client_add_and_activate_connection2(
+                client.pointer, connection.pointer, device.pointer, accessPoint, options.value, cancellable, callback, data)
+        } finish: { _, result, error in
+            nm_client_add_and_activate_connection2_finish(client.pointer, result, nil, error).map(GObjectRef.init(adopting:))
         }
     }
 
-    /// Waits until the activation succeeds or fails; `nil` when `timeout` passes first.
+    /// Waits until the activation succeeds or fails, or NetworkManager goes away.
     private func waitForActivation(
         of active: GObjectRef, on device: GObjectRef, timeout: Duration, progress: (@Sendable (JoinStep) -> Void)?
-    ) async -> ActivationOutcome? {
+    ) async -> SignalWait<ActivationOutcome> {
         var reported: JoinStep = .associating
+        let client = self.client
         func outcome(removed: Bool = false) -> ActivationOutcome? {
+            // libnm drops every object when NetworkManager leaves the bus.
+            let gone = nm_client_get_nm_running(client.pointer) == 0
+                || !elements(of: nm_client_get_devices(client.pointer)).contains(device.pointer)
+            if gone { return .networkManagerGone }
             let state = ActiveConnectionState(rawValue: nm_active_connection_get_state(active.pointer).rawValue)
             if state == .activated && !removed { return .activated }
             if state == .deactivated || removed {
@@ -153,13 +175,14 @@ extension NetworkManagerClient {
             }
             return nil
         }
-        if let settled = outcome() { return settled }
+        if let settled = outcome() { return .fired(settled) }
         return await waitForSignal(timeout: timeout) { fire in
             let check = { (_: OpaquePointer?) in if let settled = outcome() { fire(settled) } }
             return [
                 active.connect("notify::state", check),
                 active.connect("notify::state-reason", check),
                 device.connect("notify::state", check),
+                client.connect("notify::nm-running", check),
                 client.connect("active-connection-removed") { removed in
                     if removed == active.pointer, let settled = outcome(removed: true) { fire(settled) }
                 },
@@ -172,50 +195,80 @@ extension NetworkManagerClient {
         return elements(of: nm_ip_config_get_addresses(config)).first.flatMap { string(nm_ip_address_get_address($0)) }
     }
 
-    /// After a failed join: no profile left, and the device back where it was.
-    private func undoJoin(uuid: String, checkpoint: String?, previous: String?) async {
-        if let connection = nm_client_get_connection_by_uuid(client.pointer, uuid) {
+    /// After a failed join: no profile left, and the device back where it was. Each step is
+    /// tried whatever became of the one before; when NetworkManager restarted, they wait for
+    /// it to come back, since its checkpoints went with it but the profile did not.
+    private func undo(_ attempt: JoinAttempt) async {
+        guard await networkManagerIsBack(device: attempt.device) else { return }
+        if let checkpoint = attempt.checkpoint, let path = liveCheckpointPath(checkpoint) {
+            // NetworkManager puts the device back on its previous connection and deletes the
+            // profiles added since the checkpoint.
+            try? await rollback(path)
+        }
+        if let connection = nm_client_get_connection_by_uuid(client.pointer, attempt.profileUUID) {
             try? await delete(GObjectRef(retaining: connection))
         }
-        if let checkpoint {
-            try? await rollback(checkpoint)
-        } else if let previous {
-            try? await activate(uuid: previous)
+        if let previous = attempt.previous, let device = try? wifiDevice(named: attempt.device) {
+            try? await reactivate(previous, on: device)
         }
+    }
+
+    /// Whether NetworkManager is on the bus with `device` known, waiting up to 30 s for it to
+    /// come back after a restart.
+    private func networkManagerIsBack(device name: String) async -> Bool {
+        let client = self.client
+        let ready = { nm_client_get_nm_running(client.pointer) != 0 && (try? self.wifiDevice(named: name)) != nil }
+        if ready() { return true }
+        return await waitForSignal(timeout: .seconds(30)) { fire in
+            [client.connect("notify::nm-running") { _ in if ready() { fire(true) } },
+             client.connect("device-added") { _ in if ready() { fire(true) } }]
+        } == .fired(true)
     }
 
     // MARK: Leave, forget, list
 
     public func leave(device name: String?) async throws(HotspotError) -> LeftHotspot {
         let devices = try name.map { name throws(HotspotError) in [try wifiDevice(named: name).pointer] } ?? wifiDevicePointers()
-        guard let (device, active, profile) = devices.lazy.compactMap(accessoryConnection(on:)).first else {
-            throw .notJoined(device: name ?? devices.first.map(LibNM.interface) ?? "any Wi-Fi device")
+        for device in devices {
+            if let (active, profile) = accessoryConnection(on: device) {
+                return try await end(profile, on: GObjectRef(retaining: device), active: active)
+            }
         }
+        // A join whose connection went down by itself, as when the hotspot went away: its
+        // checkpoint (or its join-once profile) is still there, and leaving cleans up after it.
+        for device in devices {
+            let stale = ourProfiles().first { _, profile in
+                guard !activeConnectionUUIDs().contains(profile.uuid) else { return false }
+                if let checkpoint = liveCheckpoint(of: profile) { return covers(checkpoint, device) }
+                return profile.isJoinOnce && profile.userData[ProfileTag.checkpoint] == nil
+            }
+            if let (_, profile) = stale { return try await end(profile, on: GObjectRef(retaining: device), active: nil) }
+        }
+        throw .notJoined(device: name ?? devices.first.map(LibNM.interface) ?? "any Wi-Fi device")
+    }
+
+    /// Ends the join of `profile`: its connection down, the previous one back, its checkpoint
+    /// destroyed last (so that a crash half-way still leaves NetworkManager to restore), and a
+    /// join-once profile deleted.
+    private func end(_ profile: WirelessProfile, on device: GObjectRef, active: GObjectRef?) async throws(HotspotError) -> LeftHotspot {
         let previousUUID = profile.userData[ProfileTag.previousConnection]
-        let previousID = previousUUID.flatMap { nm_client_get_connection_by_uuid(client.pointer, $0) }.flatMap { string(nm_connection_get_id($0)) }
-        if let checkpoint = profile.userData[ProfileTag.checkpoint], checkpointPaths(covering: device).contains(checkpoint) {
-            // NetworkManager puts the device back as it was: the accessory connection goes
-            // down and the previous one comes back.
-            try await rollback(checkpoint)
-        } else {
-            try await deactivate(active)
-            if let previousUUID { try await activate(uuid: previousUUID) }
-        }
+        let previous = previousUUID.flatMap { nm_client_get_connection_by_uuid(client.pointer, $0) }
+        if let active { try await deactivate(active) }
+        if let previousUUID, previous != nil { try await reactivate(previousUUID, on: device) }
+        if let checkpoint = liveCheckpoint(of: profile) { try await destroy(checkpoint) }
         if profile.isJoinOnce, let connection = nm_client_get_connection_by_uuid(client.pointer, profile.uuid) {
-            // A volatile profile is deleted by NetworkManager as its connection goes down, and
-            // may be gone by the time this request arrives; that is the outcome wanted.
-            try? await delete(GObjectRef(retaining: connection))
+            try await delete(GObjectRef(retaining: connection))
         }
         return LeftHotspot(
-            device: LibNM.interface(device.pointer), ssid: try? SSID(bytes: profile.ssid),
-            deleted: profile.isJoinOnce, restored: previousID)
+            device: LibNM.interface(device.pointer), ssid: try? SSID(bytes: profile.ssid), deleted: profile.isJoinOnce,
+            restored: previous.flatMap { string(nm_connection_get_id($0)) }, alreadyEnded: active == nil)
     }
 
     public func forget(ssid: SSID) async throws(HotspotError) -> [ConfiguredHotspot] {
         let forgotten = try await configuredHotspots().filter { $0.ssid == ssid }
         for hotspot in forgotten where hotspot.active {
             for device in wifiDevicePointers() {
-                if let (_, _, profile) = accessoryConnection(on: device), profile.uuid == hotspot.connectionUUID {
+                if let (_, profile) = accessoryConnection(on: device), profile.uuid == hotspot.connectionUUID {
                     _ = try await leave(device: LibNM.interface(device))
                 }
             }
@@ -229,7 +282,7 @@ extension NetworkManagerClient {
     }
 
     public func configuredHotspots() async throws(HotspotError) -> [ConfiguredHotspot] {
-        try await removeExpiredProfiles()
+        try await removeStaleProfiles()
         let activeUUIDs = activeConnectionUUIDs()
         return ourProfiles().compactMap { _, profile in
             guard let ssid = try? SSID(bytes: profile.ssid) else { return nil }
@@ -239,11 +292,15 @@ extension NetworkManagerClient {
         }.sorted { ($0.ssid, $0.connectionUUID) < ($1.ssid, $1.connectionUUID) }
     }
 
-    /// Persistent profiles past their `lifetimeInDays` that are not in use.
-    private func removeExpiredProfiles(now: Date = Date()) async throws(HotspotError) {
+    /// Cleans up after joins that ended without this project: the checkpoints of profiles no
+    /// longer in use, join-once profiles whose connection went down, and persistent profiles
+    /// past their `lifetimeInDays`.
+    private func removeStaleProfiles(now: Date = Date()) async throws(HotspotError) {
         let activeUUIDs = activeConnectionUUIDs()
         for (connection, profile) in ourProfiles() where !activeUUIDs.contains(profile.uuid) {
-            if let expires = profile.expires, expires <= now { try await delete(connection) }
+            if let checkpoint = liveCheckpoint(of: profile) { try await destroy(checkpoint) }
+            let expired = profile.expires.map { $0 <= now } ?? false
+            if profile.isJoinOnce || expired { try await delete(connection) }
         }
     }
 
@@ -259,56 +316,117 @@ extension NetworkManagerClient {
         }
     }
 
-    /// The device's active connection when it is one of this project's profiles.
-    private func accessoryConnection(on device: OpaquePointer) -> (GObjectRef, GObjectRef, WirelessProfile)? {
+    /// The device's active (or activating) connection when it is one of this project's profiles.
+    private func accessoryConnection(on device: OpaquePointer) -> (GObjectRef, WirelessProfile)? {
         guard let active = nm_device_get_active_connection(device),
               let connection = nm_active_connection_get_connection(active),
               let profile = LibNM.profile(connection), profile.isOurs
         else { return nil }
-        return (GObjectRef(retaining: device), GObjectRef(retaining: active), profile)
+        return (GObjectRef(retaining: active), profile)
     }
 
-    // MARK: NetworkManager calls
+    // MARK: Checkpoints
 
-    private func checkpointPaths(covering device: GObjectRef) -> [String] {
-        elements(of: nm_client_get_checkpoints(client.pointer)).filter { checkpoint in
-            elements(of: nm_checkpoint_get_devices(checkpoint)).contains(device.pointer)
-        }.map(LibNM.path)
+    /// A checkpoint this project took, as recorded in its profile: the object path and the
+    /// time NetworkManager created it, since paths are numbered anew when NetworkManager
+    /// restarts and an old path may name another tool's checkpoint by then.
+    struct Checkpoint: Hashable, Sendable {
+        var path: String
+        var created: Int
+
+        var tag: String { "\(path) \(created)" }
+
+        init(path: String, created: Int) {
+            self.path = path
+            self.created = created
+        }
+
+        init?(tag: String) {
+            let parts = tag.split(separator: " ")
+            guard parts.count == 2, let created = Int(parts[1]) else { return nil }
+            self.init(path: String(parts[0]), created: created)
+        }
     }
 
-    /// A checkpoint of the device, so NetworkManager restores it by itself after
-    /// `restoreAfter` if nobody leaves first. `nil` when NetworkManager refuses one.
-    private func createCheckpoint(on device: GObjectRef, restoreAfter: Duration?) async throws(HotspotError) -> String? {
+    /// The checkpoint `profile` records, if NetworkManager still holds that very one.
+    private func liveCheckpoint(of profile: WirelessProfile) -> OpaquePointer? {
+        profile.userData[ProfileTag.checkpoint].flatMap(Checkpoint.init(tag:)).flatMap(liveCheckpoint)
+    }
+
+    private func liveCheckpoint(_ checkpoint: Checkpoint) -> OpaquePointer? {
+        elements(of: nm_client_get_checkpoints(client.pointer)).first {
+            LibNM.path($0) == checkpoint.path && nm_checkpoint_get_created($0) == checkpoint.created
+        }
+    }
+
+    private func liveCheckpointPath(_ checkpoint: Checkpoint) -> String? {
+        liveCheckpoint(checkpoint).map(LibNM.path)
+    }
+
+    private func covers(_ checkpoint: OpaquePointer, _ device: OpaquePointer) -> Bool {
+        elements(of: nm_checkpoint_get_devices(checkpoint)).contains(device)
+    }
+
+    /// A checkpoint of the device, so that NetworkManager restores it by itself after
+    /// `restoreAfter` if nobody ends the join first (a crash, a kill), deleting the profiles
+    /// added since. `nil` when the caller asked for no automatic restore; a refusal is an error.
+    private func createCheckpoint(on device: GObjectRef, restoreAfter: Duration?) async throws(HotspotError) -> Checkpoint? {
+        guard let restoreAfter else { return nil }
         let client = self.client
         let devices = UncheckedSendable(cglib_ptr_array_new()!)
         g_ptr_array_add(devices.value, device.raw)
         defer { g_ptr_array_unref(devices.value) }
-        let seconds = UInt32(clamping: restoreAfter?.components.seconds ?? 0)
-        do {
+        let seconds = UInt32(clamping: restoreAfter.components.seconds)
+        do throws(GLibError) {
             let checkpoint = try await gAsync("create a checkpoint") { cancellable, callback, data in
-                nm_client_checkpoint_create(client.pointer, devices.value, seconds, NM_CHECKPOINT_CREATE_FLAG_NONE, cancellable, callback, data)
+                nm_client_checkpoint_create(
+                    client.pointer, devices.value, seconds, NM_CHECKPOINT_CREATE_FLAG_DELETE_NEW_CONNECTIONS, cancellable, callback, data)
             } finish: { _, result, error in
                 nm_client_checkpoint_create_finish(client.pointer, result, error).map(GObjectRef.init(adopting:))
             }
-            return LibNM.path(checkpoint.pointer)
+            return Checkpoint(path: LibNM.path(checkpoint.pointer), created: nm_checkpoint_get_created(checkpoint.pointer))
+        } catch where error.isCancelled {
+            throw .cancelled
         } catch {
-            let mapped = LibNM.hotspotError(error)
-            if case .cancelled = mapped { throw mapped }
-            return nil
+            throw .checkpointRefused(device: LibNM.interface(device.pointer), reason: error.message)
         }
     }
 
-    private func rollback(_ checkpoint: String) async throws(HotspotError) {
+    private func rollback(_ path: String) async throws(HotspotError) {
         let client = self.client
-        do {
-            _ = try await gAsync("roll back to the checkpoint") { cancellable, callback, data in
-                nm_client_checkpoint_rollback(client.pointer, checkpoint, cancellable, callback, data)
-            } finish: { _, result, error in
-                nm_client_checkpoint_rollback_finish(client.pointer, result, error).map { table in
-                    g_hash_table_unref(table)
-                    return true
-                }
+        _ = try await call("roll back to the checkpoint") { cancellable, callback, data in
+            nm_client_checkpoint_rollback(client.pointer, path, cancellable, callback, data)
+        } finish: { _, result, error in
+            nm_client_checkpoint_rollback_finish(client.pointer, result, error).map { table in
+                g_hash_table_unref(table)
+                return true
             }
+        }
+    }
+
+    private func destroy(_ checkpoint: OpaquePointer) async throws(HotspotError) {
+        let client = self.client
+        let path = LibNM.path(checkpoint)
+        _ = try await call("destroy the checkpoint") { cancellable, callback, data in
+            nm_client_checkpoint_destroy(client.pointer, path, cancellable, callback, data)
+        } finish: { _, result, error in
+            nm_client_checkpoint_destroy_finish(client.pointer, result, error) != 0 ? true : nil
+        }
+    }
+
+    // MARK: NetworkManager calls
+
+    /// `gAsync` with NetworkManager's errors typed.
+    private func call<T: Sendable>(
+        _ operation: String,
+        start: (_ cancellable: UnsafeMutablePointer<GCancellable>, _ callback: GAsyncReadyCallback, _ userData: gpointer) -> Void,
+        finish: @escaping (
+            _ source: UnsafeMutablePointer<GObject>?, _ result: OpaquePointer?,
+            _ error: UnsafeMutablePointer<UnsafeMutablePointer<GError>?>
+        ) -> T?
+    ) async throws(HotspotError) -> T {
+        do {
+            return try await gAsync(operation, start: start, finish: finish)
         } catch {
             throw LibNM.hotspotError(error)
         }
@@ -316,41 +434,33 @@ extension NetworkManagerClient {
 
     private func deactivate(_ active: GObjectRef) async throws(HotspotError) {
         let client = self.client
-        do {
-            _ = try await gAsync("deactivate the connection") { cancellable, callback, data in
-                nm_client_deactivate_connection_async(client.pointer, active.pointer, cancellable, callback, data)
-            } finish: { _, result, error in
-                nm_client_deactivate_connection_finish(client.pointer, result, error) != 0 ? true : nil
-            }
-        } catch {
-            throw LibNM.hotspotError(error)
+        _ = try await call("deactivate the connection") { cancellable, callback, data in
+            nm_client_deactivate_connection_async(client.pointer, active.pointer, cancellable, callback, data)
+        } finish: { _, result, error in
+            nm_client_deactivate_connection_finish(client.pointer, result, error) != 0 ? true : nil
         }
     }
 
-    private func activate(uuid: String) async throws(HotspotError) {
+    /// Activates the profile `uuid` on `device` unless it is already active (or activating) there.
+    private func reactivate(_ uuid: String, on device: GObjectRef) async throws(HotspotError) {
+        if let active = nm_device_get_active_connection(device.pointer), string(nm_active_connection_get_uuid(active)) == uuid {
+            return
+        }
         guard let connection = nm_client_get_connection_by_uuid(client.pointer, uuid) else { return }
         let client = self.client
         let remote = GObjectRef(retaining: connection)
-        do {
-            _ = try await gAsync("activate the previous connection") { cancellable, callback, data in
-                nm_client_activate_connection_async(client.pointer, remote.pointer, nil, nil, cancellable, callback, data)
-            } finish: { _, result, error in
-                nm_client_activate_connection_finish(client.pointer, result, error).map(GObjectRef.init(adopting:))
-            }
-        } catch {
-            throw LibNM.hotspotError(error)
+        _ = try await call("activate the previous connection") { cancellable, callback, data in
+            nm_client_activate_connection_async(client.pointer, remote.pointer, device.pointer, nil, cancellable, callback, data)
+        } finish: { _, result, error in
+            nm_client_activate_connection_finish(client.pointer, result, error).map(GObjectRef.init(adopting:))
         }
     }
 
     func delete(_ connection: GObjectRef) async throws(HotspotError) {
-        do {
-            _ = try await gAsync("delete the profile") { cancellable, callback, data in
-                nm_remote_connection_delete_async(connection.pointer, cancellable, callback, data)
-            } finish: { source, result, error in
-                nm_remote_connection_delete_finish(OpaquePointer(source), result, error) != 0 ? true : nil
-            }
-        } catch {
-            throw LibNM.hotspotError(error)
+        _ = try await call("delete the profile") { cancellable, callback, data in
+            nm_remote_connection_delete_async(connection.pointer, cancellable, callback, data)
+        } finish: { source, result, error in
+            nm_remote_connection_delete_finish(OpaquePointer(source), result, error) != 0 ? true : nil
         }
     }
 }

@@ -1,7 +1,8 @@
 import AccessoryCore
 import Foundation
 
-/// The fields of a NetworkManager Wi-Fi profile that this project sets, as plain values.
+/// The fields of a NetworkManager Wi-Fi profile that this project sets, as plain values;
+/// the secrets as `Secret`s, so that no print or dump of a profile shows them.
 ///
 /// `HotspotConfiguration` is validated; this is not, so that tests can hand NetworkManager a
 /// profile it must refuse (a 33-byte SSID, a 7-character PSK) and see its rejection mapped.
@@ -12,22 +13,22 @@ struct WirelessProfile: Hashable, Sendable {
     var hidden = false
     /// `802-11-wireless-security.key-mgmt`; `nil` for an open network (no security setting).
     var keyManagement: String?
-    var psk: String?
-    var wepKey: String?
+    var psk: Secret?
+    var wepKey: Secret?
     var eap: EAPProfile?
     var userData: [String: String] = [:]
 
     struct EAPProfile: Hashable, Sendable {
         var methods: [String]
         var identity: String?
-        var password: String?
+        var password: Secret?
         var anonymousIdentity: String?
         var phase2Auth: String?
         var phase2AuthEAP: String?
         var caCertificatePath: String?
         var clientCertificatePath: String?
         var privateKeyPath: String?
-        var privateKeyPassword: String?
+        var privateKeyPassword: Secret?
         var domainSuffixMatch: String?
         var phase1AuthFlags: UInt32 = 0
     }
@@ -46,7 +47,7 @@ enum ProfileTag {
 
 extension WirelessProfile {
     /// The profile for joining `configuration`, tagged as this project's.
-    init(_ configuration: HotspotConfiguration, ssid: SSID, options: JoinOptions, now: Date = Date()) throws(HotspotError) {
+    init(_ configuration: HotspotConfiguration, ssid: SSID, options: JoinOptions, now: Date = Date()) {
         self.init(id: "Accessory \(ssid.escaped)", uuid: UUID().uuidString.lowercased(), ssid: ssid.bytes, hidden: configuration.hidden)
         switch configuration.security {
         case .open:
@@ -55,16 +56,16 @@ extension WirelessProfile {
             keyManagement = "owe"
         case .wep(let key):
             keyManagement = "none"
-            wepKey = key.reveal()
+            wepKey = key
         case .wpa2Personal(let passphrase):
             keyManagement = "wpa-psk"
-            psk = passphrase.reveal()
+            psk = passphrase
         case .wpa3Personal(let password):
             keyManagement = "sae"
-            psk = password.reveal()
+            psk = password
         case .enterprise(let settings):
             keyManagement = "wpa-eap"
-            eap = try EAPProfile(settings)
+            eap = EAPProfile(settings)
         }
         userData[ProfileTag.managed] = "1"
         userData[ProfileTag.joinOnce] = configuration.joinOnce ? "1" : "0"
@@ -83,7 +84,7 @@ extension WirelessProfile {
 }
 
 extension WirelessProfile.EAPProfile {
-    init(_ settings: EAPSettings) throws(HotspotError) {
+    init(_ settings: EAPSettings) {
         methods = settings.supportedEAPTypes.map {
             switch $0 {
             case .tls: "tls"
@@ -93,7 +94,7 @@ extension WirelessProfile.EAPProfile {
             }
         }
         identity = settings.username
-        password = settings.password?.reveal()
+        password = settings.password
         anonymousIdentity = settings.outerIdentity
         if settings.supportedEAPTypes.contains(.ttls) {
             if settings.ttlsInnerAuthenticationType == .eap {
@@ -104,15 +105,10 @@ extension WirelessProfile.EAPProfile {
         } else if settings.supportedEAPTypes.contains(.peap) {
             phase2Auth = "mschapv2"
         }
-        guard settings.trustedServerCertificatePaths.count <= 1 else {
-            throw .invalidConfiguration(.invalidEAPSettings(
-                field: "trustedServerCertificatePaths",
-                "NetworkManager takes one CA certificate file; put the certificates into one PEM bundle"))
-        }
         caCertificatePath = settings.trustedServerCertificatePaths.first
         clientCertificatePath = settings.clientCertificatePath
         privateKeyPath = settings.privateKeyPath
-        privateKeyPassword = settings.privateKeyPassword?.reveal()
+        privateKeyPassword = settings.privateKeyPassword
         domainSuffixMatch = settings.trustedServerNames.isEmpty ? nil : settings.trustedServerNames.joined(separator: ";")
         // Apple's preferred TLS version becomes the lowest one allowed.
         switch settings.preferredTLSVersion {

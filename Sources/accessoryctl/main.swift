@@ -1,5 +1,5 @@
 import AccessoryCLI
 import Foundation
 
-let code = await AccessoryCtl.run(Array(CommandLine.arguments.dropFirst()), console: .standard)
+let code = await AccessoryCtl.main(Array(CommandLine.arguments.dropFirst()), console: .standard)
 exit(code.rawValue)

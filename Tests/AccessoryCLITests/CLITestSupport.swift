@@ -67,23 +67,50 @@ final class TemporaryFile {
 
 /// Runs the built `accessoryctl` executable, as a shell would, with `environment` added.
 func accessoryctlProcess(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> Run {
-    let binary = try #require(AccessoryCtlTests.executable(), "accessoryctl was not built next to the test bundle")
+    try RunningAccessoryctl(arguments, environment: environment, input: input).finish()
+}
+
+/// The built `accessoryctl` started in the background, for tests that act while it runs.
+final class RunningAccessoryctl {
     let process = Process()
-    process.executableURL = binary
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let output = Pipe(), errors = Pipe(), stdin = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-    try process.run()
-    if let input {
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
+    private let output = Pipe(), errors = Pipe(), stdin = Pipe()
+
+    init(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws {
+        let binary = try #require(AccessoryCtlTests.executable(), "accessoryctl was not built next to the test bundle")
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+        try process.run()
+        if let input {
+            stdin.fileHandleForWriting.write(Data(input.utf8))
+            try stdin.fileHandleForWriting.close()
+        }
     }
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    let err = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    closePipes(output, errors, stdin)
-    return Run(code: ExitCode(rawValue: process.terminationStatus), out: String(decoding: out, as: UTF8.self), err: String(decoding: err, as: UTF8.self))
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Waits for the process to end and returns what it printed.
+    func finish() -> Run {
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        closePipes(output, errors, stdin)
+        let code = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        return Run(code: ExitCode(rawValue: code), out: String(decoding: out, as: UTF8.self), err: String(decoding: err, as: UTF8.self))
+    }
+}
+
+/// Polls `condition` every 20 ms until it holds; fails the test after `timeout`.
+func waitUntil(_ what: Comment, timeout: Duration = .seconds(20), _ condition: () throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while try !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out waiting until \(what)")
+            return
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
 }

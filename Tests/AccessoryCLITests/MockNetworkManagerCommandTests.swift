@@ -155,4 +155,42 @@ import Testing
         #expect(run.err.hasPrefix("accessoryctl: error: passphrase: has 5 characters"))
         #expect(!run.err.contains("short\n") && !run.err.contains(": short"))
     }
+
+    /// Ctrl-C or a stop request in the middle of a join: the join is undone before the process
+    /// exits with 128 plus the signal's number.
+    @Test(arguments: [SIGINT, SIGTERM])
+    func signalDuringAJoinUndoesIt(signal: Int32) async throws {
+        try mock.addAccessPoint(device, name: "slow", ssid: "Slow-Setup", bssid: "02:11:22:33:44:66")
+        try mock.stallActivations(of: "Slow-Setup")
+        let join = try RunningAccessoryctl(["join", "--ssid", "Slow-Setup", "--once"], environment: mock.bus.environment)
+        try await waitUntil("the join is under way") { try mock.activeConnectionID(on: device) == "Accessory Slow-Setup" }
+        join.signal(signal)
+        let run = join.finish()
+        #expect(run.code.rawValue == 128 + signal, "\(run.err)")
+        #expect(try mock.activeConnectionID(on: device) == "HomeNet")
+        #expect(try mock.connectionPaths().count == 1, "only the home network's profile is left")
+        #expect(try mock.checkpointPaths().isEmpty)
+    }
+
+    /// Ctrl-C at the hidden passphrase prompt gives the terminal its echo back.
+    @Test func interruptAtThePassphrasePromptRestoresEcho() throws {
+        let binary = try #require(AccessoryCtlTests.executable())
+        let script = #"""
+            import os, pty, select, sys, termios, time
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execv(sys.argv[1], [sys.argv[1], "join", "--ssid", "Cam-Setup", "--security", "wpa3", "--passphrase-stdin"])
+            seen, deadline = b"", time.time() + 20
+            while b"Passphrase:" not in seen and time.time() < deadline:
+                if select.select([fd], [], [], 0.5)[0]:
+                    seen += os.read(fd, 1024)
+            echo_off = not termios.tcgetattr(fd)[3] & termios.ECHO
+            os.write(fd, b"\x03")
+            status = os.waitpid(pid, 0)[1]
+            echo_back = bool(termios.tcgetattr(fd)[3] & termios.ECHO)
+            print(f"prompt={b'Passphrase:' in seen} echo_off={echo_off} exit={os.waitstatus_to_exitcode(status)} echo_back={echo_back}")
+            """#
+        let output = try ServiceHarness.run("/usr/bin/python3", ["-c", script, binary.path], environment: mock.bus.environment)
+        #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "prompt=True echo_off=True exit=130 echo_back=True")
+    }
 }

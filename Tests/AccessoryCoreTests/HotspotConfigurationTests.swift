@@ -254,14 +254,16 @@ struct HotspotConfigurationTests {
         #expect(error { try settings.validate() }?.field == "eap.clientCertificatePath")
     }
 
-    @Test("more than 10 trusted server certificates are refused, 10 accepted")
+    @Test("one CA certificate file is accepted, more are refused: NetworkManager takes one")
     func eapTrustedCertificates() throws {
         var settings = validEAP()
-        settings.trustedServerCertificatePaths = (1...10).map { "/ca\($0).pem" }
+        settings.trustedServerCertificatePaths = ["/ca-bundle.pem"]
         try settings.validate()
-        settings.trustedServerCertificatePaths.append("/ca11.pem")
+        settings.trustedServerCertificatePaths.append("/ca2.pem")
         let thrown = error { try settings.validate() }
-        #expect(thrown == .invalidEAPSettings(field: "trustedServerCertificatePaths", "at most 10 trusted server certificates"))
+        #expect(thrown == .invalidEAPSettings(
+            field: "trustedServerCertificatePaths",
+            "NetworkManager takes one CA certificate file; put the certificates into one PEM bundle"))
     }
 
     @Test("an empty outer identity is refused")

@@ -12,8 +12,12 @@ private actor Pinned {
     func onContextThread() -> Bool { executor.isOnContextThread }
 
     /// A GLib timeout on this thread's default context, awaited through `waitForSignal`'s machinery.
-    func sleepThroughGLib(milliseconds: UInt32) async -> Bool? {
-        await waitForSignal(timeout: .milliseconds(Int(milliseconds))) { (_: @escaping (Bool) -> Void) in [] }
+    func sleepThroughGLib(milliseconds: UInt32) async -> SignalWait<Bool> {
+        await sleepThroughGLib(for: .milliseconds(Int(milliseconds)))
+    }
+
+    func sleepThroughGLib(for duration: Duration) async -> SignalWait<Bool> {
+        await waitForSignal(timeout: duration) { (_: @escaping (Bool) -> Void) in [] }
     }
 
     func threadDefaultContextIsOurs() -> Bool {
@@ -37,7 +41,7 @@ private actor Pinned {
         let executor = GLibMainContextExecutor(name: "test-glib")
         let actor = Pinned(executor)
         let start = ContinuousClock.now
-        #expect(await actor.sleepThroughGLib(milliseconds: 50) == nil)
+        #expect(await actor.sleepThroughGLib(milliseconds: 50) == .timedOut)
         #expect(ContinuousClock.now - start >= .milliseconds(50))
         #expect(await actor.onContextThread(), "the actor resumes on its thread")
         executor.shutdown()
@@ -49,8 +53,43 @@ private actor Pinned {
         let task = Task { await actor.sleepThroughGLib(milliseconds: 60_000) }
         try? await Task.sleep(for: .milliseconds(50))
         task.cancel()
-        #expect(await task.value == nil)
+        #expect(await task.value == .cancelled, "a cancelled wait is not a timeout")
         executor.shutdown()
+    }
+
+    @Test func waitInAnAlreadyCancelledTaskEndsAtOnce() async {
+        let executor = GLibMainContextExecutor(name: "test-glib")
+        let actor = Pinned(executor)
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await actor.sleepThroughGLib(milliseconds: 60_000)
+        }
+        #expect(await task.value == .cancelled)
+        executor.shutdown()
+    }
+
+    @Test func hugeTimeoutsSaturateInsteadOfOverflowing() async {
+        #expect(Duration.seconds(Int64.max).saturatingMilliseconds == Int64.max)
+        #expect(Duration.seconds(Int64.min).saturatingMilliseconds == Int64.min)
+        #expect(Duration.milliseconds(1500).saturatingMilliseconds == 1500)
+        let executor = GLibMainContextExecutor(name: "test-glib")
+        let actor = Pinned(executor)
+        let task = Task { await actor.sleepThroughGLib(for: .seconds(Int64.max)) }
+        try? await Task.sleep(for: .milliseconds(50))
+        task.cancel()
+        #expect(await task.value == .cancelled)
+        executor.shutdown()
+    }
+
+    @Test func runToCompletionFinishesInACancelledTask() async {
+        let finished = await Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await runToCompletion {
+                try? await Task.sleep(for: .milliseconds(20))
+                return !Task.isCancelled
+            }
+        }.value
+        #expect(finished, "the body ran in a task of its own, which nobody cancelled")
     }
 
     @Test func invokeRunsInOrder() async {

@@ -60,7 +60,7 @@ import Testing
         #expect(stored.profile.userData[ProfileTag.checkpoint]?.hasPrefix("/org/freedesktop/NetworkManager/Checkpoint/") == true)
         #expect(stored.profile.userData[ProfileTag.previousConnection] != nil)
         #expect(mock.log.contains("AddAndActivateConnection2"), "join-once uses AddAndActivateConnection2")
-        #expect(mock.log.contains("\"persist\": \"volatile\""))
+        #expect(mock.log.contains("\"persist\": \"memory\""), "join-once profiles are never written to disk")
 
         let configured = try await client.configuredHotspots()
         #expect(configured.map(\.connectionID) == ["Accessory Acme-Setup"])
@@ -90,10 +90,10 @@ import Testing
         let client = try await client()
         let joined = try await client.join(
             try configuration("Cam-Setup", .wpa2Personal(Secret("camera-pass")), joinOnce: false, lifetime: 7), options: JoinOptions())
-        #expect(!mock.log.contains("AddAndActivateConnection2"), "a stored profile is added, then activated")
+        #expect(mock.log.contains("\"persist\": \"disk\""), "a stored profile is written to disk")
         let stored = try #require(try await client.storedProfile(uuid: joined.connectionUUID))
         #expect(stored.profile.keyManagement == "wpa-psk")
-        #expect(stored.profile.psk == "camera-pass")
+        #expect(stored.profile.psk == Secret("camera-pass"))
         let expires = try #require(stored.profile.expires)
         #expect(abs(expires.timeIntervalSinceNow - 7 * 86_400) < 60)
 
@@ -149,7 +149,7 @@ import Testing
         (7, 9, { .wrongPassphrase($0) }),            // NO_SECRETS: the passphrase was refused
         (8, 0, { .wrongPassphrase($0) }),            // SUPPLICANT_DISCONNECT during the handshake
         (11, 0, { .associationTimeout($0) }),        // SUPPLICANT_TIMEOUT
-        (53, 0, { _ in .notFound("named Plug-Setup") }), // SSID_NOT_FOUND: the AP went away
+        (53, 0, { .authenticationRejected($0) }),    // SSID_NOT_FOUND, the AP still in range: turned away
         (17, 0, { .addressingFailed($0) }),          // DHCP_FAILED
         (0, 6, { .associationTimeout($0) }),         // active connection CONNECT_TIMEOUT
         (4, 0, { .activationFailed($0, reason: "the configuration failed") }),
@@ -167,6 +167,128 @@ import Testing
         }
         try await Task.sleep(for: .milliseconds(300))  // the mock removes the failed activation after 200 ms
         try expectBackHome("device reason \(failure.deviceReason)")
+    }
+
+    /// A hotspot that is still in range after turning the join away, with a passphrase given:
+    /// NetworkManager 1.42 reports a WPA3-SAE password refusal as SSID_NOT_FOUND.
+    @Test func securedHotspotInRangeThatTurnsTheJoinAwayIsAPassphraseProblem() async throws {
+        try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Sae", bssid: "02:00:00:00:00:41", security: .wpa3)
+        try mock.failActivations(of: "Cam-Sae", deviceReason: 53)
+        let client = try await client()
+        await #expect(throws: HotspotError.authenticationRejected(try SSID("Cam-Sae"))) {
+            try await client.join(try self.configuration("Cam-Sae", .wpa3Personal(Secret("not-the-password"))), options: JoinOptions())
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        try expectBackHome()
+    }
+
+    @Test func hotspotThatGoesOutOfRangeDuringTheJoinIsNotFound() async throws {
+        let ap = try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Gone", bssid: "02:00:00:00:00:42", security: .wpa3)
+        try mock.vanishDuringActivation(of: "Cam-Gone", accessPoint: ap)
+        let client = try await client()
+        await #expect(throws: HotspotError.notFound("named Cam-Gone")) {
+            try await client.join(try self.configuration("Cam-Gone", .wpa3Personal(Secret("the-password"))), options: JoinOptions())
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        try expectBackHome()
+    }
+
+    /// Without a passphrase there is no passphrase to blame.
+    @Test(arguments: [(HotspotSecurity.open, NetworkManagerMock.Security.open, UInt32(8), UInt32(0)),
+                      (.owe, .owe, 8, 0), (.open, .open, 7, 9), (.owe, .owe, 53, 0)])
+    func openHotspotThatDropsTheJoinIsNotAPassphraseProblem(
+        security: HotspotSecurity, advertised: NetworkManagerMock.Security, deviceReason: UInt32, connectionReason: UInt32
+    ) async throws {
+        try mock.addAccessPoint(device, name: "plug", ssid: "Open-Setup", bssid: "02:00:00:00:00:43", security: advertised)
+        try mock.failActivations(of: "Open-Setup", deviceReason: deviceReason, connectionReason: connectionReason)
+        let client = try await client()
+        await #expect {
+            try await client.join(try self.configuration("Open-Setup", security), options: JoinOptions())
+        } throws: { error in
+            guard case .activationFailed(let ssid, _) = error as? HotspotError else { return false }
+            return ssid == (try? SSID("Open-Setup"))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        try expectBackHome()
+    }
+
+    /// A profile that libnm refuses is refused before NetworkManager is asked for anything, so
+    /// no checkpoint is left to block the joins after it.
+    @Test func refusedProfileLeavesNoCheckpointAndTheNextJoinWorks() async throws {
+        try mock.addAccessPoint(device, name: "corp", ssid: "Corp-Setup", bssid: "02:00:00:00:00:44", security: .enterprise)
+        try mock.addAccessPoint(device, name: "plug", ssid: "Plug-Setup", bssid: "02:00:00:00:00:45")
+        var settings = EAPSettings(supportedEAPTypes: [.ttls])
+        settings.username = "user"
+        settings.password = Secret("password")
+        settings.trustedServerCertificatePaths = ["/nonexistent/ca.pem"]
+        let corporate = try HotspotConfiguration(target: .ssid(SSID("Corp-Setup")), security: .enterprise(settings))
+        let client = try await client()
+        await #expect {
+            try await client.join(corporate, options: JoinOptions())
+        } throws: { error in
+            guard case .invalidConfiguration(.invalidEAPSettings) = error as? HotspotError else { return false }
+            return true
+        }
+        try expectBackHome()
+        #expect(!mock.log.contains("CheckpointCreate"))
+        _ = try await client.join(try configuration("Plug-Setup"), options: JoinOptions())
+        _ = try await client.leave(device: nil)
+        try expectBackHome()
+    }
+
+    /// nmstate and Cockpit take checkpoints too: theirs is not a join of ours, and
+    /// NetworkManager's refusal of a second one is reported, never swallowed.
+    @Test func checkpointOfAnotherToolIsNotAPendingJoin() async throws {
+        try mock.addAccessPoint(device, name: "plug", ssid: "Plug-Setup", bssid: "02:00:00:00:00:46")
+        let foreign = try mock.createCheckpoint(of: device)
+        let client = try await client()
+        await #expect {
+            try await client.join(try self.configuration("Plug-Setup"), options: JoinOptions())
+        } throws: { error in
+            guard case .checkpointRefused(let device, _) = error as? HotspotError else { return false }
+            return device == "wlan0"
+        }
+        #expect(try mock.connectionPaths().count == 1, "no profile was added")
+        #expect(try mock.activeConnectionID(on: device) == "HomeNet")
+
+        var options = JoinOptions()
+        options.restoreAfter = nil
+        let joined = try await client.join(try configuration("Plug-Setup"), options: options)
+        #expect(joined.restoreDeadline == nil)
+        #expect(try mock.checkpointPaths() == [foreign], "a join without automatic restore takes no checkpoint")
+        let left = try await client.leave(device: nil)
+        #expect(left.restored == "HomeNet")
+        #expect(try mock.activeConnectionID(on: device) == "HomeNet")
+        #expect(try mock.connectionPaths().count == 1)
+    }
+
+    @Test func cancelledJoinIsCancelledAndUndoneCompletely() async throws {
+        try mock.addAccessPoint(device, name: "plug", ssid: "Slow-Setup", bssid: "02:00:00:00:00:47")
+        try mock.stallActivations(of: "Slow-Setup")
+        let client = try await client()
+        let steps = StepLog()
+        var options = JoinOptions()
+        options.progress = { steps.append($0) }
+        let configuration = try configuration("Slow-Setup")
+        let join = Task { try await client.join(configuration, options: options) }
+        for _ in 0..<250 where !steps.values.contains(.associating) { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(steps.values.contains(.associating))
+        join.cancel()
+        await #expect(throws: HotspotError.cancelled) { try await join.value }
+        try expectBackHome()
+    }
+
+    /// The hotspot went away while joined: leaving cleans up after it and says so.
+    @Test func leavingAfterTheHotspotWentAwayCleansUp() async throws {
+        let ap = try mock.addAccessPoint(device, name: "plug", ssid: "Plug-Setup", bssid: "02:00:00:00:00:48")
+        let client = try await client()
+        _ = try await client.join(try configuration("Plug-Setup"), options: JoinOptions())
+        try mock.removeAccessPoint(device, ap)
+        try mock.dropActiveConnection(on: device)
+        let left = try await client.leave(device: nil)
+        #expect(left.alreadyEnded)
+        #expect(left.restored == "HomeNet")
+        try expectBackHome()
     }
 
     @Test func joinThatNeverSettlesTimesOutAndLeavesNoProfile() async throws {

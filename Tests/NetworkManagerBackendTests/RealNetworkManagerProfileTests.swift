@@ -24,7 +24,7 @@ import Testing
         guard case .ssid(let ssid) = configuration.target else { throw HarnessError("an exact SSID is needed") }
         var options = JoinOptions()
         options.recordID = UUID(uuidString: "6f1c2a58-0d7e-4c57-9a1e-3c1b8f0e2d11")
-        return try WirelessProfile(configuration, ssid: ssid, options: options)
+        return WirelessProfile(configuration, ssid: ssid, options: options)
     }
 
     /// Every security kind, as `accessoryctl join` would hand them over.
@@ -65,12 +65,7 @@ import Testing
     /// daemon's private directory, which goes with it.
     func makeCertificates() throws -> URL {
         let url = daemon.keyfileDirectory.deletingLastPathComponent().appendingPathComponent("certificates")
-        let directory = url.path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca",
-                                     "-keyout", "\(directory)/ca.key", "-out", "\(directory)/ca.pem"])
-        try run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-days", "2", "-subj", "/CN=plug",
-                                     "-passout", "pass:key-pass", "-keyout", "\(directory)/client.key", "-out", "\(directory)/client.pem"])
+        try makeTestCertificates(in: url.path)
         return url
     }
 
@@ -104,7 +99,7 @@ import Testing
         try await client.add(profile, persistence: .memory)
         let stored = try #require(try await client.storedProfile(uuid: profile.uuid))
         #expect(stored.unsaved)
-        #expect(stored.profile.psk == "memory-pass")
+        #expect(stored.profile.psk == Secret("memory-pass"))
         #expect(daemon.keyfiles().isEmpty)
         #expect(try await client.deleteProfile(uuid: profile.uuid))
         #expect(await client.allProfileUUIDs().isEmpty)
@@ -114,9 +109,9 @@ import Testing
     @Test(arguments: [
         ("ssid", WirelessProfile(id: "Accessory Long", uuid: UUID().uuidString.lowercased(), ssid: Array(repeating: 0x41, count: 33))),
         ("empty", WirelessProfile(id: "Accessory Empty", uuid: UUID().uuidString.lowercased(), ssid: [])),
-        ("psk", WirelessProfile(id: "Accessory Short", uuid: UUID().uuidString.lowercased(), ssid: Array("Short".utf8), keyManagement: "wpa-psk", psk: "7-chars")),
-        ("psk64", WirelessProfile(id: "Accessory NotHex", uuid: UUID().uuidString.lowercased(), ssid: Array("NotHex".utf8), keyManagement: "wpa-psk", psk: String(repeating: "z", count: 64))),
-        ("wep", WirelessProfile(id: "Accessory Wep", uuid: UUID().uuidString.lowercased(), ssid: Array("Wep".utf8), keyManagement: "none", wepKey: "0123")),
+        ("psk", WirelessProfile(id: "Accessory Short", uuid: UUID().uuidString.lowercased(), ssid: Array("Short".utf8), keyManagement: "wpa-psk", psk: Secret("7-chars"))),
+        ("psk64", WirelessProfile(id: "Accessory NotHex", uuid: UUID().uuidString.lowercased(), ssid: Array("NotHex".utf8), keyManagement: "wpa-psk", psk: Secret(String(repeating: "z", count: 64)))),
+        ("wep", WirelessProfile(id: "Accessory Wep", uuid: UUID().uuidString.lowercased(), ssid: Array("Wep".utf8), keyManagement: "none", wepKey: Secret("0123"))),
     ])
     func networkManagersRejectionsAreTyped(field: String, profile: WirelessProfile) async throws {
         let client = try await client()
@@ -141,7 +136,7 @@ import Testing
 
     @Test func localVerificationNamesTheFieldBeforeAnythingIsSent() async throws {
         let client = try await client()
-        let short = WirelessProfile(id: "Accessory Short", uuid: UUID().uuidString.lowercased(), ssid: Array("Short".utf8), keyManagement: "wpa-psk", psk: "7-chars")
+        let short = WirelessProfile(id: "Accessory Short", uuid: UUID().uuidString.lowercased(), ssid: Array("Short".utf8), keyManagement: "wpa-psk", psk: Secret("7-chars"))
         await #expect(throws: HotspotError.invalidConfiguration(.invalidWPAPassphrase("property is invalid"))) {
             try await client.add(short, persistence: .disk)
         }

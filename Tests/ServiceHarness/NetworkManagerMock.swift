@@ -96,6 +96,32 @@ public final class NetworkManagerMock: @unchecked Sendable {
         try mockCall("SetActivationStall", [bytes(Array(ssid.utf8))])
     }
 
+    /// Makes joins of `ssid` fail as its access point goes out of range during the join.
+    public func vanishDuringActivation(of ssid: String, accessPoint: String) throws {
+        try mockCall("SetActivationVanish", [bytes(Array(ssid.utf8)), "objectpath '\(accessPoint)'"])
+    }
+
+    /// The device's connection goes down by itself, as when its access point goes away.
+    public func dropActiveConnection(on device: String) throws {
+        let active = try objectPath(property(device, "org.freedesktop.NetworkManager.Device", "ActiveConnection"))
+        try mockCall("DropActiveConnection", ["objectpath '\(active)'"])
+    }
+
+    /// A checkpoint of `device` made through NetworkManager's own API, as nmstate or Cockpit
+    /// make them; returns its path.
+    @discardableResult
+    public func createCheckpoint(of device: String, rollbackTimeout: UInt32 = 0) throws -> String {
+        try objectPath(run("/usr/bin/gdbus", [
+            "call", "--system", "--dest", "org.freedesktop.NetworkManager", "--object-path", "/org/freedesktop/NetworkManager",
+            "--method", "org.freedesktop.NetworkManager.CheckpointCreate", "['\(device)']", "uint32 \(rollbackTimeout)", "uint32 0",
+        ], environment: bus.environment))
+    }
+
+    /// The checkpoints NetworkManager holds, by object path.
+    public func checkpointPaths() throws -> [String] {
+        Self.objectPaths(in: try property("/org/freedesktop/NetworkManager", "org.freedesktop.NetworkManager", "Checkpoints"))
+    }
+
     /// The SSIDs each scan request probed for, oldest first (an empty list: a scan of everything).
     public func scanRequests() throws -> [[[UInt8]]] {
         // "([['4142'], []],)"

@@ -118,3 +118,13 @@ public final class ScratchDirectory: @unchecked Sendable {
 
     deinit { try? FileManager.default.removeItem(at: url) }
 }
+
+/// Writes a throwaway CA (`ca.pem`) and a client certificate (`client.pem`, its key
+/// `client.key` encrypted with "key-pass") into `directory`, made with openssl.
+public func makeTestCertificates(in directory: String) throws {
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    try run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca",
+                                 "-keyout", "\(directory)/ca.key", "-out", "\(directory)/ca.pem"])
+    try run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-days", "2", "-subj", "/CN=plug",
+                                 "-passout", "pass:key-pass", "-keyout", "\(directory)/client.key", "-out", "\(directory)/client.pem"])
+}

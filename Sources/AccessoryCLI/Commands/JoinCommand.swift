@@ -17,7 +17,9 @@ enum JoinCommand {
 
             Until 'accessoryctl leave' runs, NetworkManager holds a checkpoint of the device;
             if nobody leaves within --restore-after seconds (a crash, a closed lid), it puts
-            the device back on its previous network by itself.
+            the device back on its previous network by itself and deletes the profiles added
+            since. If NetworkManager will not take the checkpoint (another tool may hold one),
+            the join is refused; --restore-after 0 joins without one. Ctrl-C undoes the join.
 
             --security defaults to wpa2 with a passphrase and open without one. For an
             enterprise network give --eap and its settings; the passphrase is the EAP password.

@@ -25,7 +25,11 @@ enum LeaveCommand {
             let name = left.ssid?.escaped ?? "the accessory hotspot"
             let back = left.restored.map { "; back on '\(terminalSafe($0))'" } ?? ""
             let deleted = left.deleted ? " and deleted its profile" : ""
-            console.print("Left \(name) on \(left.device)\(deleted)\(back).")
+            if left.alreadyEnded {
+                console.print("The connection to \(name) on \(left.device) had already ended; cleaned up after it\(deleted)\(back).")
+            } else {
+                console.print("Left \(name) on \(left.device)\(deleted)\(back).")
+            }
             return .success
         }
     }

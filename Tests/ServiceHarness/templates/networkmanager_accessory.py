@@ -5,8 +5,9 @@ and that template lacks, with NetworkManager's behaviour:
 
 - Settings.AddConnection2 and AddAndActivateConnection2 (persist "volatile" deletes the
   profile when its connection goes down), checkpoints (CheckpointCreate, CheckpointRollback
-  with the rollback timeout, CheckpointDestroy), the Wi-Fi device's LastScan, updated by
-  RequestScan, which also brings hidden access points into range when their SSID is probed.
+  with the rollback timeout and the flag that deletes profiles added since, CheckpointDestroy),
+  the Wi-Fi device's LastScan, updated by RequestScan, which also brings hidden access points
+  into range when their SSID is probed.
 
 and, on org.freedesktop.DBus.Mock, ways to make an activation fail or stall the way a real
 one does: the device goes to FAILED with a reason and the active connection to DEACTIVATED.
@@ -41,9 +42,10 @@ def boottime_ms():
 
 def load(mock, parameters):
     base.load(mock, parameters)
-    mock.failures = {}        # SSID bytes -> (device reason, active connection reason) or None to stall
+    mock.failures = {}        # SSID bytes -> (device reason, connection reason, AP that vanishes) or None to stall
     mock.volatile = set()     # connection paths deleted when they go down
     mock.checkpoints = {}     # path -> {device path: connection path or None}
+    mock.checkpoint_profiles = {}  # path -> the profiles that existed, when DELETE_NEW_CONNECTIONS was asked for
     mock.hidden_aps = {}      # SSID bytes -> AddAccessPointWithFlags arguments
     mock.scan_requests = []   # the SSIDs each RequestScan probed for
 
@@ -130,9 +132,11 @@ def start_failing_activation(mock, connection, device, specific_object, reasons)
     if reasons is None:
         return active  # stalls until the client gives up
 
-    device_reason, connection_reason = reasons
+    device_reason, connection_reason, vanishing_ap = reasons
 
     def fail():
+        if vanishing_ap:
+            mock.RemoveAccessPoint(device, vanishing_ap)
         device_obj.Set(base.DEVICE_IFACE, 'StateReason', (dbus.UInt32(DEVICE_STATE_FAILED), dbus.UInt32(device_reason)))
         device_obj.Set(base.DEVICE_IFACE, 'State', dbus.UInt32(DEVICE_STATE_FAILED))
         device_obj.EmitSignal(base.DEVICE_IFACE, 'StateChanged', 'uuu',
@@ -159,7 +163,10 @@ def deactivate(mock, active):
         dbusmock.get_object(connection).ConnectionDelete(dbusmock.get_object(connection))
 
 
-def checkpoint_create(mock, devices, rollback_timeout, _flags):
+CHECKPOINT_DELETE_NEW_CONNECTIONS = 0x2
+
+
+def checkpoint_create(mock, devices, rollback_timeout, flags):
     manager = dbusmock.get_object(base.MANAGER_OBJ)
     devices = [str(d) for d in devices] or [str(d) for d in manager.GetDevices()]
     for taken in mock.checkpoints.values():
@@ -174,6 +181,8 @@ def checkpoint_create(mock, devices, rollback_timeout, _flags):
         active = str(dbusmock.get_object(device).Get(base.DEVICE_IFACE, 'ActiveConnection'))
         saved[device] = None if active == '/' else str(dbusmock.get_object(active).Get(base.ACTIVE_CONNECTION_IFACE, 'Connection'))
     mock.checkpoints[path] = saved
+    if flags & CHECKPOINT_DELETE_NEW_CONNECTIONS:
+        mock.checkpoint_profiles[path] = set(str(c) for c in dbusmock.get_object(base.SETTINGS_OBJ).ListConnections())
     mock.AddObject(path, CHECKPOINT_IFACE, {
         'Devices': dbus.Array([dbus.ObjectPath(d) for d in devices], signature='o'),
         'Created': dbus.Int64(boottime_ms()),
@@ -190,6 +199,7 @@ def checkpoint_remove(mock, path):
     if path not in mock.checkpoints:
         raise dbus.exceptions.DBusException('no checkpoint ' + path, name='org.freedesktop.NetworkManager.InvalidArguments')
     saved = mock.checkpoints.pop(path)
+    mock.checkpoint_profiles.pop(path, None)
     manager = dbusmock.get_object(base.MANAGER_OBJ)
     manager.Set(base.MANAGER_IFACE, 'Checkpoints', dbus.Array([dbus.ObjectPath(p) for p in mock.checkpoints], signature='o'))
     mock.object_manager_emit_removed(path)
@@ -198,7 +208,9 @@ def checkpoint_remove(mock, path):
 
 
 def checkpoint_rollback(mock, path):
-    '''Puts each device back on the connection it had when the checkpoint was made.'''
+    '''Puts each device back on the connection it had when the checkpoint was made, and deletes
+    the profiles added since when the checkpoint asked for that.'''
+    profiles = mock.checkpoint_profiles.get(path)
     saved = checkpoint_remove(mock, path)
     manager = dbusmock.get_object(base.MANAGER_OBJ)
     for device, connection in saved.items():
@@ -207,6 +219,11 @@ def checkpoint_rollback(mock, path):
             deactivate(mock, active)
         if connection and connection in dbusmock.get_object(base.SETTINGS_OBJ).ListConnections():
             base.activate_connection(manager, connection, device, '/')
+    if profiles is not None:
+        for added in dbusmock.get_object(base.SETTINGS_OBJ).ListConnections():
+            if str(added) not in profiles:
+                mock.volatile.discard(str(added))
+                dbusmock.get_object(added).ConnectionDelete(dbusmock.get_object(added))
     return dbus.Dictionary({dbus.String(d): dbus.UInt32(0) for d in saved}, signature='su')
 
 
@@ -231,6 +248,9 @@ def request_scan(mock, device, options):
             mock.AddAccessPointWithFlags(path, *mock.hidden_aps.pop(ssid))
 
     def done():
+        # The access points in range were seen by this scan.
+        for ap in device.access_points:
+            dbusmock.get_object(ap).Set(base.ACCESS_POINT_IFACE, 'LastSeen', dbus.Int32(boottime_ms() // 1000))
         device.Set(base.WIRELESS_DEVICE_IFACE, 'LastScan', dbus.Int64(boottime_ms()))
         return False
     GLib.timeout_add(50, done)
@@ -270,7 +290,14 @@ def AddHiddenAccessPoint(self, device, ap_name, ssid, bssid, frequency, strength
 @dbus.service.method(MOCK_IFACE, in_signature='ayuu', out_signature='')
 def SetActivationFailure(self, ssid, device_reason, connection_reason):
     '''Activations of this SSID fail with these NMDeviceStateReason and NMActiveConnectionStateReason.'''
-    self.failures[bytes(ssid)] = (int(device_reason), int(connection_reason))
+    self.failures[bytes(ssid)] = (int(device_reason), int(connection_reason), None)
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ayo', out_signature='')
+def SetActivationVanish(self, ssid, access_point):
+    '''Activations of this SSID fail as the access point goes out of range: it vanishes and
+    the device fails with SSID_NOT_FOUND.'''
+    self.failures[bytes(ssid)] = (53, 0, str(access_point))
 
 
 @dbus.service.method(MOCK_IFACE, in_signature='ay', out_signature='')
@@ -284,3 +311,9 @@ def GetScanRequests(self):
     '''The SSIDs each scan request probed for, oldest first, in hex.'''
     return dbus.Array([dbus.Array([ssid.hex() for ssid in probed], signature='s') for probed in self.scan_requests],
                       signature='as')
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='o', out_signature='')
+def DropActiveConnection(self, active):
+    '''The connection goes down by itself, as when its access point goes out of range.'''
+    deactivate(self, active)
