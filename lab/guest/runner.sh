@@ -77,13 +77,13 @@ for file in $scenarios; do
         wait_home 20
     fi
     cursor=$(journalctl -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p')
-    timeout 180 bash -c "source /lab/guest/lib.sh; set -u; source '$file'" >>"$CASE_LOG" 2>&1
+    timeout 300 bash -c "source /lab/guest/lib.sh; set -u; source '$file'" >>"$CASE_LOG" 2>&1
     status=$?
     if (($(results "" "$SCENARIO") == 0)); then
         record "(scenario)" FAIL "the scenario recorded no check"
     fi
     if ((status != 0)); then
-        record "(scenario)" FAIL "the scenario exited $status (124: it ran over 180 s)"
+        record "(scenario)" FAIL "the scenario exited $status (124: it ran over 300 s)"
     fi
     # Whatever the scenario left: an accessory join, its access points, profiles accessoryctl
     # made ("Accessory …"), NetworkManager checkpoints (which would refuse the next join). Each
