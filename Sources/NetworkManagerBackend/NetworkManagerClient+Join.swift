@@ -38,6 +38,7 @@ extension NetworkManagerClient {
         do throws(HotspotError) {
             if let checkpoint { try LibNM.setUserData(connection, ProfileTag.checkpoint, checkpoint.tag) }
             options.progress?(.adding)
+            let activationStarted = nm_utils_get_timestamp_msec() / 1000
             let active = try await activate(
                 connection, on: device, accessPoint: accessPoint, joinOnce: configuration.joinOnce, bind: options.bindToClient)
             options.progress?(.associating)
@@ -49,7 +50,7 @@ extension NetworkManagerClient {
             case .fired(.failed(let deviceReason, let connectionReason)):
                 throw await failure(
                     device: deviceReason, connection: connectionReason, joining: ssid, secured: configuration.security.hasCredentials,
-                    seenInScan: accessPoint != nil, on: device)
+                    seenInScan: accessPoint != nil, heardAfter: activationStarted, on: device)
             case .timedOut:
                 throw .timedOut(ssid, seconds: Int(options.timeout.components.seconds))
             case .cancelled:
@@ -79,17 +80,26 @@ extension NetworkManagerClient {
     /// Why a failed activation failed, in terms of the join: a secured hotspot that is still in
     /// range after turning the join away most likely refused the passphrase, whatever reason
     /// NetworkManager gave (1.42 fails a refused WPA3-SAE password with SSID_NOT_FOUND after
-    /// "association took too long").
+    /// "association took too long"). In range means heard after `heardAfter` (seconds of
+    /// CLOCK_BOOTTIME, as `LastSeen`): wpa_supplicant scans for the hotspot while it tries, and
+    /// NetworkManager often refuses a new scan by now, or answers it with a scan of its own
+    /// for the network it activates next.
     private func failure(
         device: DeviceStateReason, connection: ActiveConnectionStateReason, joining ssid: SSID, secured: Bool,
-        seenInScan: Bool, on wifi: GObjectRef
+        seenInScan: Bool, heardAfter started: Int, on wifi: GObjectRef
     ) async -> HotspotError {
         let error = ActivationOutcome.error(device: device, connection: connection, joining: ssid, secured: secured)
         guard case .notFound = error, seenInScan else { return error }
-        let scanned = nm_utils_get_timestamp_msec() / 1000
-        try? await scan(wifi, ssids: [ssid])
-        let inRange = LibNM.accessPoints(of: wifi.pointer).contains { ap in
-            nm_access_point_get_last_seen(ap) >= scanned && LibNM.scanEntry(ap)?.ssid == ssid
+        func heard(after second: Int) -> Bool {
+            LibNM.accessPoints(of: wifi.pointer).contains { ap in
+                Int(nm_access_point_get_last_seen(ap)) > second && LibNM.scanEntry(ap)?.ssid == ssid
+            }
+        }
+        var inRange = heard(after: started)
+        if !inRange {
+            let scanned = nm_utils_get_timestamp_msec() / 1000
+            try? await scan(wifi, ssids: [ssid])
+            inRange = heard(after: scanned - 1)
         }
         guard inRange else { return error }
         return secured ? .authenticationRejected(ssid) : .activationFailed(ssid, reason: "the hotspot turned the connection away")

@@ -182,6 +182,21 @@ import Testing
         try expectBackHome()
     }
 
+    /// As in the radio lab: wpa_supplicant heard the hotspot while it refused the SAE password,
+    /// and NetworkManager refuses the scan asked for after the failure (it is already
+    /// activating the home network).
+    @Test func hotspotHeardDuringTheJoinThatTurnsItAwayIsAPassphraseProblemWithoutANewScan() async throws {
+        try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Sae-Busy", bssid: "02:00:00:00:00:44", security: .wpa3)
+        try mock.rejectActivationsInRange(of: "Cam-Sae-Busy")
+        let client = try await client()
+        await #expect(throws: HotspotError.authenticationRejected(try SSID("Cam-Sae-Busy"))) {
+            try await client.join(
+                try self.configuration("Cam-Sae-Busy", .wpa3Personal(Secret("not-the-password"))), options: JoinOptions())
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        try expectBackHome()
+    }
+
     @Test func hotspotThatGoesOutOfRangeDuringTheJoinIsNotFound() async throws {
         let ap = try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Gone", bssid: "02:00:00:00:00:42", security: .wpa3)
         try mock.vanishDuringActivation(of: "Cam-Gone", accessPoint: ap)
