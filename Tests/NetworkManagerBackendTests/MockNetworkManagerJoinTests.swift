@@ -190,8 +190,8 @@ import Testing
         try mock.rejectActivationsInRange(of: "Cam-Sae-Busy")
         let client = try await client()
         await #expect(throws: HotspotError.authenticationRejected(try SSID("Cam-Sae-Busy"))) {
-            try await client.join(
-                try self.configuration("Cam-Sae-Busy", .wpa3Personal(Secret("not-the-password"))), options: JoinOptions())
+            let configuration = try self.configuration("Cam-Sae-Busy", .wpa3Personal(Secret("not-the-password")))
+            try await client.join(configuration, options: JoinOptions())
         }
         try await Task.sleep(for: .milliseconds(300))
         try expectBackHome()
