@@ -1,33 +1,90 @@
 #!/usr/bin/env bash
 # Sets up the machine, builds everything with warnings treated as failures in the project's
-# own code, runs the matching benchmark and the radio lab (lab/run), then every unit and
-# integration test.
+# own code, runs the matching benchmark, the radio lab (lab/run), the fuzzers (fuzz/run), the
+# unit and integration tests under the thread and address sanitizers, then every unit and
+# integration test. Each part is timed; the script fails if any part failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 
-echo "== build"
+failed=()
+times=()
+# Runs a part, prints how long it took, and records it as failed instead of stopping.
+part() {
+    local name=$1 start=$SECONDS status=0
+    shift
+    echo "== $name"
+    "$@" || status=$?
+    local elapsed=$((SECONDS - start))
+    times+=("$name $((elapsed / 60))m$((elapsed % 60))s")
+    echo "-- $name: $((elapsed / 60))m$((elapsed % 60))s$( ((status)) && echo ", FAILED (exit $status)")"
+    if ((status)); then failed+=("$name"); fi
+    return 0
+}
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-swift build --build-tests 2>&1 | tee "$log"
-if grep -E "^$PWD/(Sources|Tests|bench)/.*: warning:" "$log"; then
-    echo "test: the build has warnings in the project's own code (above)" >&2
-    exit 1
-fi
+build() {
+    swift build --build-tests 2>&1 | tee "$log" || return 1
+    if grep -E "^$PWD/(Sources|Tests|bench)/.*: warning:" "$log"; then
+        echo "test: the build has warnings in the project's own code (above)" >&2
+        return 1
+    fi
+}
 
-echo "== benchmark (release build)"
-quiet_build -c release --product accessory-bench
-"$(swift build -c release --show-bin-path)/accessory-bench"
+benchmark() {
+    quiet_build -c release --product accessory-bench || return 1
+    "$(swift build -c release --show-bin-path)/accessory-bench"
+}
 
-echo "== radio lab"
+# The unit and integration tests built with a sanitizer in a build folder of its own. Reports
+# go to files (also those of the accessoryctl processes the CLI tests start, whose standard
+# error the tests capture); any report fails the part. The test output is kept in the folder.
+sanitized_tests() {
+    local sanitizer=$1 scratch=.build/${1:0:1}san
+    local reports=$scratch/reports status=0
+    rm -rf "$reports"
+    mkdir -p "$reports"
+    local options="log_path=$PWD/$reports/report"
+    case $sanitizer in
+    thread) export TSAN_OPTIONS="$options" ;;
+    address)
+        export ASAN_OPTIONS="$options"
+        export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp print_suppressions=0"
+        ;;
+    esac
+    swift test --disable-xctest --sanitize="$sanitizer" --scratch-path "$scratch" >"$scratch/test.log" 2>&1 \
+        || status=$?
+    unset TSAN_OPTIONS ASAN_OPTIONS LSAN_OPTIONS
+    grep -E "^(✘|✔ Test run)" "$scratch/test.log" || tail -n 20 "$scratch/test.log"
+    if compgen -G "$reports/report.*" >/dev/null; then
+        for report in "$reports"/report.*; do
+            head -n 60 "$report"
+            echo "(the whole report: $report)"
+        done
+        echo "test: the $sanitizer sanitizer reported the faults above (all output: $scratch/test.log)" >&2
+        return 1
+    fi
+    if ((status)); then
+        echo "test: the tests under the $sanitizer sanitizer failed (output: $scratch/test.log)" >&2
+    fi
+    return "$status"
+}
+
+part build build
+if ((${#failed[@]})); then exit 1; fi
+part benchmark benchmark
 # The lab prints its own "N passed, N failed"; the unit and integration tests run last so
 # that their runner's summary closes the output.
-lab_status=0
-lab/run || lab_status=$?
+part "radio lab" lab/run
+part fuzz fuzz/run 60
+part "tests (thread sanitizer)" sanitized_tests thread
+part "tests (address sanitizer)" sanitized_tests address
+part tests swift test --disable-xctest
 
-echo "== tests"
-swift test --disable-xctest
-if ((lab_status)); then
-    echo "test: the radio lab failed (above); its logs are in .lab-results/" >&2
-    exit "$lab_status"
+echo "test: times: $(IFS=,; echo "${times[*]}" | sed 's/,/, /g')"
+if ((${#failed[@]})); then
+    echo "test: these parts failed (above): $(IFS=,; echo "${failed[*]}" | sed 's/,/, /g')" >&2
+    echo "test: the lab's logs are in .lab-results/, the fuzzers' in .fuzz-results/" >&2
+    exit 1
 fi

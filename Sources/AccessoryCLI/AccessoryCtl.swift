@@ -32,12 +32,12 @@ public enum AccessoryCtl {
     /// Runs one command line (without the program name) and returns how it ended.
     public static func run(_ arguments: [String], console: Console) async -> ExitCode {
         guard let first = arguments.first else {
-            console.error(Help.overview())
+            console.error(TerminalText(trusted: Help.overview()))
             return .usage
         }
         switch first {
         case "-h", "--help":
-            console.print(Help.overview())
+            console.print(TerminalText(trusted: Help.overview()))
             return .success
         case "help":
             return help(for: Array(arguments.dropFirst()), console: console)
@@ -53,7 +53,7 @@ public enum AccessoryCtl {
             if !words.isEmpty, let group = Help.group(words.map { $0 }) {
                 console.error("\(name): error: '\(words.joined(separator: " "))' needs a command")
                 console.error("")
-                console.error(group)
+                console.error(TerminalText(trusted: group))
                 return .usage
             }
             console.error("\(name): error: unknown command '\(first)'")
@@ -62,7 +62,7 @@ public enum AccessoryCtl {
         }
         let rest = Array(arguments.dropFirst(command.path.count))
         if rest.prefix(while: { $0 != "--" }).contains(where: { $0 == "--help" || $0 == "-h" }) {
-            console.print(Help.command(command))
+            console.print(TerminalText(trusted: Help.command(command)))
             return .success
         }
         do {
@@ -84,11 +84,11 @@ public enum AccessoryCtl {
 
     private static func help(for words: [String], console: Console) -> ExitCode {
         if words.isEmpty {
-            console.print(Help.overview())
+            console.print(TerminalText(trusted: Help.overview()))
         } else if let command = command(matching: words), command.path.count == words.count {
-            console.print(Help.command(command))
+            console.print(TerminalText(trusted: Help.command(command)))
         } else if let group = Help.group(words) {
-            console.print(group)
+            console.print(TerminalText(trusted: group))
         } else {
             console.error("\(name): error: no help for '\(words.joined(separator: " "))': there is no such command")
             return .usage

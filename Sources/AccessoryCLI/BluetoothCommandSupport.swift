@@ -27,12 +27,10 @@ enum BluetoothCommand {
         return .failure
     }
 
-    static func timeout(_ arguments: ParsedArguments, default seconds: Double) throws(UsageError) -> Duration {
-        guard let text = arguments.value("timeout") else { return .milliseconds(Int(seconds * 1000)) }
-        guard let value = Double(text), value > 0, value <= 3600 else {
-            throw UsageError("'--timeout \(text)' is not a number of seconds from 0 to 3600")
-        }
-        return .milliseconds(Int(value * 1000))
+    /// `--timeout SECONDS` of the Bluetooth commands: fractions allowed, at most an hour.
+    static func timeoutOption(_ help: String) -> OptionSpec {
+        let range = NumberRange(lowerBound: 0.1, upperBound: 3600, isFractional: true, unit: "seconds")
+        return .number("timeout", "SECONDS", range, help: help)
     }
 
     static func address(_ arguments: ParsedArguments) throws(UsageError) -> MACAddress {

@@ -17,10 +17,20 @@ public struct OptionSpec: Sendable {
     public var help: String
     public var isRequired = false
     public var isRepeatable = false
+    /// For a numeric option, the numbers it takes; the parser refuses any other value.
+    public var range: NumberRange?
 
     public static func flag(_ name: String, help: String) -> OptionSpec {
         OptionSpec(name: name, valueName: nil, help: help)
     }
+
+    /// An option whose value is a number in `range`, such as `--timeout SECONDS`.
+    public static func number(_ name: String, _ valueName: String, _ range: NumberRange, help: String) -> OptionSpec {
+        OptionSpec(name: name, valueName: valueName, help: help, range: range)
+    }
+
+    /// The help line, with the range of a numeric option.
+    var helpText: String { range.map { "\(help) [\($0)]" } ?? help }
 
     public static func value(_ name: String, _ valueName: String, help: String, required: Bool = false, repeatable: Bool = false) -> OptionSpec {
         OptionSpec(name: name, valueName: valueName, help: help, isRequired: required, isRepeatable: repeatable)
@@ -121,6 +131,12 @@ public struct Command: Sendable {
             if parsed.values[name] != nil && !option.isRepeatable {
                 throw UsageError("'--\(name)' is given more than once")
             }
+            if let range = option.range {
+                guard let number = range.number(value) else {
+                    throw UsageError("--\(name) '\(value)' is not \(range.expected)")
+                }
+                parsed.numbers[name] = number
+            }
             parsed.values[name, default: []].append(value)
         }
         for option in options where option.isRequired && parsed.values[option.name] == nil {
@@ -141,10 +157,62 @@ public struct ParsedArguments: Sendable {
     public var flags: Set<String> = []
     public var values: [String: [String]] = [:]
     public var positionals: [String] = []
+    /// The values of numeric options, each already within its option's range.
+    public var numbers: [String: Double] = [:]
 
     public func flag(_ name: String) -> Bool { flags.contains(name) }
     public func value(_ name: String) -> String? { values[name]?.last }
     public func all(_ name: String) -> [String] { values[name] ?? [] }
+
+    /// A whole-number option's value.
+    public func integer(_ name: String) -> Int? { numbers[name].map { Int($0) } }
+
+    /// A numeric option's value read as seconds, to the millisecond.
+    public func seconds(_ name: String) -> Duration? { numbers[name].map { .milliseconds(Int(($0 * 1000).rounded())) } }
+}
+
+/// The numbers a numeric option takes. Every number on the command line goes through one of
+/// these, so no command converts an unbounded number into a `Duration` or a C integer.
+public struct NumberRange: Sendable, CustomStringConvertible {
+    public var lowerBound: Double
+    public var upperBound: Double
+    /// Whether fractions such as `0.5` are taken.
+    public var isFractional: Bool
+    /// What the number counts: `seconds`, `days`.
+    public var unit: String
+
+    /// Whole numbers from `range.lowerBound` to `range.upperBound`.
+    public init(_ range: ClosedRange<Int>, _ unit: String) {
+        self.init(
+            lowerBound: Double(range.lowerBound), upperBound: Double(range.upperBound), isFractional: false, unit: unit)
+    }
+
+    public init(lowerBound: Double, upperBound: Double, isFractional: Bool, unit: String) {
+        self.lowerBound = lowerBound
+        self.upperBound = upperBound
+        self.isFractional = isFractional
+        self.unit = unit
+    }
+
+    /// `text` as a number within the range, or `nil`.
+    func number(_ text: String) -> Double? {
+        let parsed = isFractional ? Double(text) : Int(text).map(Double.init)
+        guard let parsed, parsed.isFinite, parsed >= lowerBound, parsed <= upperBound,
+              text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }) else { return nil }
+        return parsed
+    }
+
+    /// What a value must be, for usage errors: `a whole number of seconds from 1 to 3600`.
+    var expected: String {
+        let bounds = "from \(Self.format(lowerBound)) to \(Self.format(upperBound))"
+        return "\(isFractional ? "a" : "a whole") number of \(unit) \(bounds)"
+    }
+
+    public var description: String { "\(Self.format(lowerBound))-\(Self.format(upperBound)) \(unit)" }
+
+    private static func format(_ number: Double) -> String {
+        number.rounded() == number ? String(Int(number)) : String(number)
+    }
 }
 
 /// A command line that does not fit the command; exits 64.

@@ -40,7 +40,7 @@ enum Help {
         }
         var rows: [[String]] = []
         for option in command.options {
-            rows.append(["  --\(option.name)" + (option.valueName.map { " \($0)" } ?? ""), option.help])
+            rows.append(["  --\(option.name)" + (option.valueName.map { " \($0)" } ?? ""), option.helpText])
         }
         rows.append(["  -h, --help", "Show this help"])
         lines += ["", "Options:"] + table(rows)

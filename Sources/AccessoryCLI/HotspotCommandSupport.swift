@@ -36,21 +36,34 @@ enum HotspotCommand {
         case (_?, true):
             throw UsageError("give --passphrase-file or --passphrase-stdin, not both")
         case (let path?, false):
-            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-                throw UsageError("cannot read the passphrase file \(path)")
+            let data: Data
+            do { data = try BoundedInput.read(path: path, limit: BoundedInput.passphraseLimit) } catch {
+                guard case .tooLarge = error else { throw UsageError("cannot read the passphrase file \(path)") }
+                throw UsageError("the passphrase file \(error)")
+            }
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw UsageError("cannot read the passphrase file \(path): it is not UTF-8 text")
             }
             return Secret(chompingNewline(text))
         case (nil, true):
-            return Secret(chompingNewline(readStandardInput(prompt: "Passphrase: ", console)))
+            return Secret(chompingNewline(try readStandardInput(prompt: "Passphrase: ", console)))
         }
     }
 
-    /// All of standard input; on a terminal, one line typed without echo.
-    private static func readStandardInput(prompt: String, _ console: Console) -> String {
+    /// All of standard input, up to `BoundedInput.passphraseLimit`; on a terminal, one line typed
+    /// without echo (the terminal's line discipline bounds it to 4095 bytes).
+    private static func readStandardInput(prompt: String, _ console: Console) throws(UsageError) -> String {
         guard isatty(STDIN_FILENO) == 1 else {
-            return Interruption.whileReadingInput {
-                String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            let data: Data
+            do {
+                let limit = BoundedInput.passphraseLimit
+                data = try Interruption.whileReadingInput {
+                    try BoundedInput.read(.standardInput, name: "standard input", limit: limit)
+                }
+            } catch {
+                throw UsageError("the passphrase on \(error)")
             }
+            return String(decoding: data, as: UTF8.self)
         }
         var saved = termios()
         tcgetattr(STDIN_FILENO, &saved)
@@ -74,7 +87,7 @@ enum HotspotCommand {
     /// A progress line on standard error, rewritten in place, only on a terminal.
     static func progress(_ console: Console) -> (@Sendable (String) -> Void)? {
         guard isatty(STDERR_FILENO) == 1 else { return nil }
-        return { text in console.writeError("\r\u{1B}[K" + text) }
+        return { text in console.writeError("\r\u{1B}[K" + terminalSafe(text)) }
     }
 
     static func clearProgress(_ console: Console) {

@@ -5,10 +5,9 @@ extension AccessoryProfile {
     public static func load(contentsOf url: URL) throws(ProfileError) -> AccessoryProfile {
         let data: Data
         do {
-            data = try Data(contentsOf: url)
+            data = try BoundedInput.read(path: url.path, limit: BoundedInput.documentLimit)
         } catch {
-            let reason = (error as NSError).localizedDescription
-            throw .unreadable(path: url.path, reason: "cannot be read: \(reason)")
+            throw .unreadable(path: url.path, reason: error.reason)
         }
         return try parse(data, path: url.path)
     }

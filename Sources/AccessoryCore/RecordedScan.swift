@@ -17,9 +17,9 @@ public struct RecordedScan: Hashable, Sendable {
     public static func load(contentsOf url: URL) throws(RecordedScanError) -> RecordedScan {
         let data: Data
         do {
-            data = try Data(contentsOf: url)
+            data = try BoundedInput.read(path: url.path, limit: BoundedInput.documentLimit)
         } catch {
-            throw RecordedScanError(path: url.path, issues: [FieldIssue(field: "(file)", message: "cannot be read: \((error as NSError).localizedDescription)")])
+            throw RecordedScanError(path: url.path, issues: [FieldIssue(field: "(file)", message: error.reason)])
         }
         return try parse(data, path: url.path)
     }

@@ -52,14 +52,15 @@ public struct SSID: Hashable, Sendable, Comparable {
     }
 
     /// A printable form: UTF-8 text with control characters, invalid bytes and `\` escaped
-    /// as `\xNN` and `\\`, as `iw` prints SSIDs.
+    /// as `\xNN` and `\\`, as `iw` prints SSIDs, and so are the characters that disguise text
+    /// on a terminal (`Unicode.Scalar.isUnsafeOnTerminal`).
     public var escaped: String {
         var text = ""
         if let decoded = utf8String {
             for scalar in decoded.unicodeScalars {
                 if scalar == "\\" {
                     text += "\\\\"
-                } else if scalar.properties.generalCategory == .control {
+                } else if scalar.isUnsafeOnTerminal {
                     for byte in String(scalar).utf8 { text += Self.escape(byte) }
                 } else {
                     text.unicodeScalars.append(scalar)

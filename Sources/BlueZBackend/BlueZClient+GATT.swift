@@ -1,5 +1,6 @@
 import AccessoryCore
 import Foundation
+import GLibRuntime
 
 extension BlueZClient {
     /// The path of the device with `address`, looking for it with LE discovery for up to
@@ -13,12 +14,18 @@ extension BlueZClient {
             }
         }
         if let path = find() { return path }
-        // Discovery runs as long as its stream lives, so the stream is kept until the wait ends.
+        // Discovery runs as long as its stream lives, so the stream is kept until the wait ends,
+        // and this discovery alone is stopped on every way out (endDiscovery cannot be cancelled).
         let discovery = try await startDiscovery([], adapter: name)
-        let found = await wait(timeout: timeout) { find() != nil }
+        let found: Result<Bool, BluetoothError>
+        do throws(BluetoothError) {
+            found = .success(try await wait(timeout: timeout) { find() != nil })
+        } catch {
+            found = .failure(error)
+        }
         await endDiscovery(discovery.id)
         withExtendedLifetime(discovery.events) {}
-        guard found, let path = find() else { throw .deviceNotFound(address) }
+        guard try found.get(), let path = find() else { throw .deviceNotFound(address) }
         return path
     }
 
@@ -32,9 +39,15 @@ extension BlueZClient {
                 // Connected meanwhile by someone else: fine.
             }
         }
-        let resolved = await wait(timeout: timeout) { self.property(path, Self.deviceInterface, "ServicesResolved")?.bool == true }
+        let resolved: Bool
+        do throws(BluetoothError) {
+            resolved = try await wait(timeout: timeout) { self.property(path, Self.deviceInterface, "ServicesResolved")?.bool == true }
+        } catch {
+            await runToCompletion { _ = try? await self.call(path, Self.deviceInterface, "Disconnect") }
+            throw error
+        }
         guard resolved else {
-            _ = try? await call(path, Self.deviceInterface, "Disconnect")
+            await runToCompletion { _ = try? await self.call(path, Self.deviceInterface, "Disconnect") }
             throw .timedOut("resolving the GATT services of \(address)", seconds: Int(timeout.components.seconds))
         }
         return GATTDevice(address: address, services: services(of: path), handle: path)
@@ -104,6 +117,7 @@ extension BlueZClient {
             observers[observer] = nil
             continuation.finish()
         }
-        _ = try? await call(characteristic.handle, Self.characteristicInterface, "StopNotify")
+        let path = characteristic.handle
+        await runToCompletion { _ = try? await self.call(path, Self.characteristicInterface, "StopNotify") }
     }
 }

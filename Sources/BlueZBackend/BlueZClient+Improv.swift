@@ -1,5 +1,6 @@
 import AccessoryCore
 import Foundation
+import GLibRuntime
 
 /// Improv Wi-Fi over BLE, on the GATT calls of the client.
 extension BlueZClient {
@@ -64,7 +65,7 @@ extension BlueZClient {
             if state == .authorizationRequired {
                 progress(.awaitingAuthorization)
                 let id = session.inbox
-                let authorized = await client.wait(timeout: authorizationTimeout) {
+                let authorized = try await client.improvWait(timeout: authorizationTimeout) {
                     client.improvInboxes[id]?.states.contains { $0 != .authorizationRequired } == true
                 }
                 guard authorized else {
@@ -97,10 +98,13 @@ extension BlueZClient {
         }
         observers[session.observer] = nil
         improvInboxes[session.inbox] = nil
-        for characteristic in [session.state, session.error, session.result] {
-            _ = try? await call(characteristic.handle, Self.characteristicInterface, "StopNotify")
+        // Whatever became of the body, even in a cancelled task: notifications off, link down.
+        await runToCompletion {
+            for characteristic in [session.state, session.error, session.result] {
+                _ = try? await self.call(characteristic.handle, Self.characteristicInterface, "StopNotify")
+            }
+            try? await self.disconnect(session.device)
         }
-        try? await disconnect(session.device)
         return try outcome.get()
     }
 
@@ -111,7 +115,7 @@ extension BlueZClient {
               let state = service.characteristic(Improv.stateUUID), let error = service.characteristic(Improv.errorUUID),
               let command = service.characteristic(Improv.rpcCommandUUID), let result = service.characteristic(Improv.rpcResultUUID)
         else {
-            try? await disconnect(device)
+            await runToCompletion { try? await self.disconnect(device) }
             throw .notImprovDevice(address)
         }
         let paths = (state: state.handle, error: error.handle, result: result.handle)
@@ -150,6 +154,11 @@ extension BlueZClient {
         do { return try await read(characteristic) } catch { throw .bluetooth(error) }
     }
 
+    /// `wait` with its cancellation as an Improv error.
+    private func improvWait(timeout: Duration, until condition: @escaping () -> Bool) async throws(ImprovError) -> Bool {
+        do { return try await wait(timeout: timeout, until: condition) } catch { throw .bluetooth(error) }
+    }
+
     /// Writes an RPC frame in packets and waits for its result or an error. Without an expected
     /// result, waits a moment for an error only. With `provisioning`, the state `provisioned`
     /// also ends the wait, and the state changes are reported to it.
@@ -163,7 +172,7 @@ extension BlueZClient {
             do { try await write(session.command, packet, type: .request, timeout: timeout) } catch { throw .bluetooth(error) }
         }
         let window = expectsResult ? timeout : min(timeout, .seconds(1))
-        let settled = await wait(timeout: window) {
+        let settled = try await improvWait(timeout: window) {
             self.settle(id, command, provisioning)
                 || (provisioning != nil && self.improvInboxes[id]?.states.contains(.provisioned) == true)
                 // Without a result to wait for, the device's "no error" settles it too.
@@ -172,7 +181,8 @@ extension BlueZClient {
         if let result = improvInboxes[id]?.outcome { return try result.get() }
         if settled {
             // Provisioned without a result yet: the URL may follow the state.
-            if await wait(timeout: .seconds(2), until: { self.settle(id, command, nil) }), let result = improvInboxes[id]?.outcome {
+            if try await improvWait(timeout: .seconds(2), until: { self.settle(id, command, nil) }),
+               let result = improvInboxes[id]?.outcome {
                 return try result.get()
             }
             return nil

@@ -176,22 +176,26 @@ public actor BlueZClient {
         var timer: Task<Void, Never>?
     }
 
-    /// Waits until `condition` holds after some change, or `timeout` passes (`false`).
-    func wait(timeout: Duration, until condition: @escaping () -> Bool) async -> Bool {
+    /// Waits until `condition` holds after some change, or `timeout` passes (`false`); a
+    /// cancelled task ends the wait with `cancelled`, never taken for a timeout.
+    func wait(timeout: Duration, until condition: @escaping () -> Bool) async throws(BluetoothError) -> Bool {
         if condition() { return true }
+        if Task.isCancelled { throw .cancelled }
         nextID += 1
         let id = nextID
-        return await withTaskCancellationHandler {
+        let held = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 waiters[id] = Waiter(condition: condition, continuation: continuation)
                 waiters[id]?.timer = Task { [weak self] in
-                    try? await Task.sleep(for: timeout)
+                    try? await Task.sleep(for: min(timeout, .longestWait))
                     await self?.endWait(id, false)
                 }
             }
         } onCancel: {
             Task { [weak self] in await self?.endWait(id, false) }
         }
+        if !held && Task.isCancelled { throw .cancelled }
+        return held
     }
 
     private func endWait(_ id: UInt64, _ result: Bool) {

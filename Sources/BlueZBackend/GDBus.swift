@@ -115,7 +115,7 @@ enum GDBus {
         _ arguments: [DBusValue] = [], timeout: Duration
     ) async throws(GLibError) -> DBusValue {
         let parameters = UncheckedSendable(variant(.tuple(arguments)))
-        let milliseconds = Int32(clamping: timeout.saturatingMilliseconds)
+        let milliseconds = timeout.saturatingMilliseconds(as: Int32.self)
         let reply = try await gAsync("\(interface).\(method)") { cancellable, callback, data in
             g_dbus_connection_call(
                 connection.pointer, bluez, path, interface, method, parameters.value, nil,

@@ -105,9 +105,8 @@ public func waitForSignal<T: Sendable>(
                 return
             }
             wait.connections = install { wait.finish(.fired($0)) }
-            wait.timeout = attachSource(g_timeout_source_new(UInt32(clamping: timeout.saturatingMilliseconds)), to: context.value) {
-                wait.finish(.timedOut)
-            }
+            let milliseconds = timeout.saturatingMilliseconds(as: UInt32.self)
+            wait.timeout = attachSource(g_timeout_source_new(milliseconds), to: context.value) { wait.finish(.timedOut) }
         }
     } onCancel: {
         // Hop to the GLib thread, where the wait lives.
@@ -117,22 +116,29 @@ public func waitForSignal<T: Sendable>(
 
 extension SignalWait: Equatable where T: Equatable {}
 
-extension Duration {
-    /// Whole milliseconds, saturating at `Int64`'s bounds where a huge duration would overflow.
-    public var saturatingMilliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
-        let (total, overflowToo) = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
-        if overflow || overflowToo { return seconds < 0 ? .min : .max }
-        return total
-    }
-}
-
 /// Runs `body` in a task of its own and waits for it to end, so that cancelling the caller
 /// cannot cut it short: for cleanup that must finish (undoing a failed join, stopping
 /// notifications, disconnecting) even in a task that is being cancelled.
 public func runToCompletion<T: Sendable>(_ body: @escaping @Sendable () async -> T) async -> T {
     await Task { await body() }.value
+}
+
+extension Duration {
+    /// The longest wait a GLib timeout source can express, `G_MAXUINT` milliseconds (about 49.7
+    /// days). Longer waits are cut to it, since `Task.sleep` traps when its deadline passes `Int64` seconds.
+    public static let longestWait = Duration.milliseconds(UInt32.max)
+
+    /// Whole milliseconds as the integer type a GLib call takes (`guint`, `gint`), saturating:
+    /// a timeout too long for it waits as long as GLib can instead of trapping on overflow, and a
+    /// negative one is 0.
+    public func saturatingMilliseconds<T: FixedWidthInteger>(as _: T.Type) -> T {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow else { return T.max }
+        let (total, carry) = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        return carry ? T.max : T(clamping: total)
+    }
 }
 
 private final class WaitBox<T: Sendable> {

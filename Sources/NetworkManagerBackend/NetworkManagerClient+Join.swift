@@ -37,12 +37,21 @@ extension NetworkManagerClient {
         // From here on every way out but success undoes the join, whatever the task's state.
         do throws(HotspotError) {
             if let checkpoint { try LibNM.setUserData(connection, ProfileTag.checkpoint, checkpoint.tag) }
+            // The device's reason for failing, caught as it fails: by the time the wait looks,
+            // NetworkManager may have moved the device on to disconnected and reset its reason.
+            let reasons = FailureReason()
+            let recorder = device.connect("state-changed") { (new: UInt32, _: UInt32, reason: UInt32) in
+                if new == DeviceState.failed.rawValue { reasons.device = DeviceStateReason(rawValue: reason) }
+            }
+            defer { recorder.disconnect() }
             options.progress?(.adding)
             let activationStarted = nm_utils_get_timestamp_msec() / 1000
             let active = try await activate(
                 connection, on: device, accessPoint: accessPoint, joinOnce: configuration.joinOnce, bind: options.bindToClient)
             options.progress?(.associating)
-            switch await waitForActivation(of: active, on: device, timeout: options.timeout, progress: options.progress) {
+            let settled = await waitForActivation(
+                of: active, on: device, failure: reasons, timeout: options.timeout, progress: options.progress)
+            switch settled {
             case .fired(.activated):
                 break
             case .fired(.networkManagerGone):
@@ -66,6 +75,11 @@ extension NetworkManagerClient {
             await runToCompletion { await self.undo(attempt) }
             throw error
         }
+    }
+
+    /// The reason the device gave when it failed, recorded from its `state-changed` signal.
+    private final class FailureReason {
+        var device: DeviceStateReason?
     }
 
     /// What undoing a join needs, by name and UUID, so that it still works after NetworkManager
@@ -163,7 +177,8 @@ extension NetworkManagerClient {
 
     /// Waits until the activation succeeds or fails, or NetworkManager goes away.
     private func waitForActivation(
-        of active: GObjectRef, on device: GObjectRef, timeout: Duration, progress: (@Sendable (JoinStep) -> Void)?
+        of active: GObjectRef, on device: GObjectRef, failure: FailureReason, timeout: Duration,
+        progress: (@Sendable (JoinStep) -> Void)?
     ) async -> SignalWait<ActivationOutcome> {
         var reported: JoinStep = .associating
         let client = self.client
@@ -176,7 +191,7 @@ extension NetworkManagerClient {
             if state == .activated && !removed { return .activated }
             if state == .deactivated || removed {
                 return .failed(
-                    device: DeviceStateReason(rawValue: nm_device_get_state_reason(device.pointer).rawValue),
+                    device: failure.device ?? DeviceStateReason(rawValue: nm_device_get_state_reason(device.pointer).rawValue),
                     connection: ActiveConnectionStateReason(rawValue: nm_active_connection_get_state_reason(active.pointer).rawValue))
             }
             if LibNM.state(device.pointer) == .ipConfig && reported != .configuringAddress {
@@ -246,13 +261,13 @@ extension NetworkManagerClient {
         }
         // A join whose connection went down by itself, as when the hotspot went away: its
         // checkpoint (or its join-once profile) is still there, and leaving cleans up after it.
+        let activeUUIDs = activeConnectionUUIDs()
+        let inactive = ourProfiles().map(\.1).filter { !activeUUIDs.contains($0.uuid) }
         for device in devices {
-            let stale = ourProfiles().first { _, profile in
-                guard !activeConnectionUUIDs().contains(profile.uuid) else { return false }
-                if let checkpoint = liveCheckpoint(of: profile) { return covers(checkpoint, device) }
-                return profile.isJoinOnce && profile.userData[ProfileTag.checkpoint] == nil
+            let stale = inactive.first { profile in
+                liveCheckpoint(of: profile).map { covers($0, device) } ?? profile.isJoinOnce
             }
-            if let (_, profile) = stale { return try await end(profile, on: GObjectRef(retaining: device), active: nil) }
+            if let stale { return try await end(stale, on: GObjectRef(retaining: device), active: nil) }
         }
         throw .notJoined(device: name ?? devices.first.map(LibNM.interface) ?? "any Wi-Fi device")
     }
@@ -427,7 +442,7 @@ extension NetworkManagerClient {
     // MARK: NetworkManager calls
 
     /// `gAsync` with NetworkManager's errors typed.
-    private func call<T: Sendable>(
+    func call<T: Sendable>(
         _ operation: String,
         start: (_ cancellable: UnsafeMutablePointer<GCancellable>, _ callback: GAsyncReadyCallback, _ userData: gpointer) -> Void,
         finish: @escaping (

@@ -20,14 +20,10 @@ extension NetworkManagerClient {
         if verifyLocally { try LibNM.verify(connection) }
         let client = self.client
         let settings = UncheckedSendable(nm_connection_to_dbus(connection.pointer, NM_CONNECTION_SERIALIZE_ALL))
-        do {
-            _ = try await gAsync("add the profile") { cancellable, callback, data in
-                nm_client_add_connection2(client.pointer, settings.value, persistence.flags, nil, 1, cancellable, callback, data)
-            } finish: { _, result, error in
-                nm_client_add_connection2_finish(client.pointer, result, nil, error).map(GObjectRef.init(adopting:))
-            }
-        } catch {
-            throw LibNM.hotspotError(error)
+        _ = try await call("add the profile") { cancellable, callback, data in
+            nm_client_add_connection2(client.pointer, settings.value, persistence.flags, nil, 1, cancellable, callback, data)
+        } finish: { _, result, error in
+            nm_client_add_connection2_finish(client.pointer, result, nil, error).map(GObjectRef.init(adopting:))
         }
     }
 

@@ -9,6 +9,10 @@ struct Run {
     var code: ExitCode
     var out: String
     var err: String
+    /// The signal that ended the process, if one did (a trap shows as SIGTRAP or SIGILL).
+    var signal: Int32? = nil
+    /// Whether the process was killed for running past its deadline.
+    var timedOut = false
 
     var outLines: [String] { out.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) }
 }
@@ -66,24 +70,50 @@ final class TemporaryFile {
 }
 
 /// Runs the built `accessoryctl` executable, as a shell would, with `environment` added.
-func accessoryctlProcess(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> Run {
-    try RunningAccessoryctl(arguments, environment: environment, input: input).finish()
+///
+/// Standard input is `input`, or the file at `inputFile` (`< /dev/zero`), or empty. With a
+/// `deadline`, a process still running then is killed and the run says it timed out.
+func accessoryctlProcess(
+    _ arguments: [String], environment: [String: String] = [:], input: String? = nil, inputFile: String? = nil,
+    deadline: Duration? = nil
+) throws -> Run {
+    try RunningAccessoryctl(arguments, environment: environment, input: input, inputFile: inputFile, deadline: deadline).finish()
 }
 
 /// The built `accessoryctl` started in the background, for tests that act while it runs.
 final class RunningAccessoryctl {
     let process = Process()
     private let output = Pipe(), errors = Pipe(), stdin = Pipe()
+    private final class Flag: Sendable { let value = Mutex(false) }
+    private let timedOut = Flag()
 
-    init(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws {
+    init(
+        _ arguments: [String], environment: [String: String] = [:], input: String? = nil, inputFile: String? = nil,
+        deadline: Duration? = nil
+    ) throws {
         let binary = try #require(AccessoryCtlTests.executable(), "accessoryctl was not built next to the test bundle")
         process.executableURL = binary
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = output
         process.standardError = errors
-        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+        if let inputFile {
+            process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: inputFile))
+        } else {
+            process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+        }
         try process.run()
+        if let deadline {
+            let process = self.process, timedOut = self.timedOut
+            let pid = process.processIdentifier
+            let (seconds, attoseconds) = deadline.components
+            let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+                guard process.isRunning else { return }
+                timedOut.value.withLock { $0 = true }
+                kill(pid, SIGKILL)
+            }
+        }
         if let input {
             stdin.fileHandleForWriting.write(Data(input.utf8))
             try stdin.fileHandleForWriting.close()
@@ -98,8 +128,11 @@ final class RunningAccessoryctl {
         let err = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         closePipes(output, errors, stdin)
-        let code = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
-        return Run(code: ExitCode(rawValue: code), out: String(decoding: out, as: UTF8.self), err: String(decoding: err, as: UTF8.self))
+        return Run(
+            code: ExitCode(rawValue: process.terminationStatus), out: String(decoding: out, as: UTF8.self),
+            err: String(decoding: err, as: UTF8.self),
+            signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil,
+            timedOut: timedOut.value.withLock { $0 })
     }
 }
 

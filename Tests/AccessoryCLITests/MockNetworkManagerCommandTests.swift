@@ -128,7 +128,8 @@ import Testing
         (["join", "--ssid", "A", "--ssid-prefix", "ABC"], "--ssid and --ssid-prefix are mutually exclusive"),
         (["join", "--ssid", "WLED-AP", "--security", "wpa2"], "a wpa2 network needs --passphrase-file or --passphrase-stdin"),
         (["join", "--ssid", "WLED-AP", "--security", "wpa9"], "--security 'wpa9' is not one of open, wep, wpa2, wpa3, owe, enterprise"),
-        (["join", "--ssid", "WLED-AP", "--timeout", "soon"], "--timeout 'soon' is not a number of seconds"),
+        (["join", "--ssid", "WLED-AP", "--timeout", "soon"],
+         "--timeout 'soon' is not a whole number of seconds from 1 to 3600"),
         (["join", "--ssid", "WLED-AP", "--passphrase-file", "/nonexistent"], "cannot read the passphrase file /nonexistent"),
     ])
     func joinUsageErrors(arguments: [String], message: String) throws {

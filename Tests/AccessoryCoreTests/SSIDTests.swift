@@ -142,6 +142,16 @@ struct SSIDTests {
         #expect(try SSID(notation: notation).escaped == expected)
     }
 
+    @Test("escaped writes characters that disguise text on a terminal as \\xNN of their bytes", arguments: [
+        ("hex:e280ae41", "\\xe2\\x80\\xaeA"),
+        ("hex:41e2808b42", "A\\xe2\\x80\\x8bB"),
+        ("hex:e280a8", "\\xe2\\x80\\xa8"),
+        ("hex:e281a6", "\\xe2\\x81\\xa6"),
+    ])
+    func escapedFormatCharacters(notation: String, expected: String) throws {
+        #expect(try SSID(notation: notation).escaped == expected)
+    }
+
     @Test("escaped doubles a backslash")
     func escapedBackslash() throws {
         #expect(try SSID("a\\b").escaped == "a\\\\b")

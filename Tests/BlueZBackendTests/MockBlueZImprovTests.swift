@@ -83,13 +83,20 @@ import Testing
 
     @Test func provisionWaitsForAuthorizationThenReturnsTheRedirectURL() async throws {
         let locked = try mock.addImprovDevice("24:0A:C4:00:00:07", name: "Locked Plug", state: 1)
-        try mock.setImprov(locked, authorizeAfterMilliseconds: 400, url: "http://10.0.0.7/welcome")
+        try mock.setImprov(locked, url: "http://10.0.0.7/welcome")
         let client = try await client()
         let steps = Mutex<[ImprovProgress]>([])
         let passphrase = "correct horse battery staple"
+        // The button is pressed once the client says it waits for it, not after a fixed delay
+        // that a slow run (a sanitizer build) can outlast before the client reads the state.
+        let mock = mock
         let url = try await client.improvProvision(
-            try MACAddress("24:0A:C4:00:00:07"), ssid: try SSID("HomeNet-5G"), passphrase: Secret(passphrase)
-        ) { step in steps.withLock { $0.append(step) } }
+            try MACAddress("24:0A:C4:00:00:07"), ssid: try SSID("HomeNet-5G"), passphrase: Secret(passphrase),
+            authorizationTimeout: .seconds(20)
+        ) { step in
+            steps.withLock { $0.append(step) }
+            if step == .awaitingAuthorization { Task.detached { try mock.authorizeImprovDevice(locked) } }
+        }
         #expect(url == "http://10.0.0.7/welcome")
         #expect(steps.withLock { $0 } == [.connecting, .awaitingAuthorization, .authorized, .sendingCredentials, .provisioning, .provisioned])
         let log = try mock.improvLog(locked)
@@ -178,4 +185,29 @@ import Testing
             try await client.improvIdentify(try MACAddress("02:00:00:00:00:05"))
         }
     }
-}
+
+
+    /// Cancelling a provisioning that waits for the person to press the device's button still
+    /// turns its notifications off and disconnects, and says it was cancelled.
+    @Test func cancelledProvisioningStillCleansUp() async throws {
+        let locked = try mock.addImprovDevice("24:0A:C4:00:00:08", name: "Locked Plug", state: 1)
+        try mock.setImprov(locked, authorizeAfterMilliseconds: 600_000)
+        let client = try await client()
+        let steps = Mutex<[ImprovProgress]>([])
+        let provisioning = Task {
+            try await client.improvProvision(try MACAddress("24:0A:C4:00:00:08"), ssid: try SSID("HomeNet"), passphrase: Secret("home-pass")) {
+                step in steps.withLock { $0.append(step) }
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !steps.withLock({ $0.contains(.awaitingAuthorization) }) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        provisioning.cancel()
+        await #expect(throws: ImprovError.bluetooth(.cancelled)) { try await provisioning.value }
+        let objects = try mock.call("/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects", [])
+        let device = try #require(objects.range(of: "'\(locked)': {"), "the device is still known")
+        let deviceProperties = objects[device.upperBound...].prefix { $0 != "}" }
+        #expect(deviceProperties.contains("'Connected': <false>"), "\(deviceProperties)")
+        #expect(!objects.contains("'Notifying': <true>"), "every notification was stopped")
+    }}

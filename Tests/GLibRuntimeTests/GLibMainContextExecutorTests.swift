@@ -68,19 +68,6 @@ private actor Pinned {
         executor.shutdown()
     }
 
-    @Test func hugeTimeoutsSaturateInsteadOfOverflowing() async {
-        #expect(Duration.seconds(Int64.max).saturatingMilliseconds == Int64.max)
-        #expect(Duration.seconds(Int64.min).saturatingMilliseconds == Int64.min)
-        #expect(Duration.milliseconds(1500).saturatingMilliseconds == 1500)
-        let executor = GLibMainContextExecutor(name: "test-glib")
-        let actor = Pinned(executor)
-        let task = Task { await actor.sleepThroughGLib(for: .seconds(Int64.max)) }
-        try? await Task.sleep(for: .milliseconds(50))
-        task.cancel()
-        #expect(await task.value == .cancelled)
-        executor.shutdown()
-    }
-
     @Test func runToCompletionFinishesInACancelledTask() async {
         let finished = await Task {
             withUnsafeCurrentTask { $0?.cancel() }
@@ -104,6 +91,30 @@ private actor Pinned {
             }
         }
         #expect(order == [0, 1, 2, 3, 4])
+        executor.shutdown()
+    }
+}
+
+@Suite struct WaitForSignalBoundsTests {
+    private actor Waiter {
+        let executor: GLibMainContextExecutor
+        nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+        init(_ executor: GLibMainContextExecutor) { self.executor = executor }
+
+        func wait(_ timeout: Duration) async -> SignalWait<Bool> {
+            await waitForSignal(timeout: timeout) { (_: @escaping (Bool) -> Void) in [] }
+        }
+    }
+
+    /// A library caller may pass any `Duration`; the wait saturates at GLib's longest instead of trapping.
+    @Test(arguments: [Duration.seconds(Int64.max), .seconds(Int64.max / 1000 + 1), .seconds(UInt32.max)])
+    func aHugeTimeoutWaitsUntilCancelled(timeout: Duration) async {
+        let executor = GLibMainContextExecutor(name: "test-glib")
+        let waiter = Waiter(executor)
+        let task = Task { await waiter.wait(timeout) }
+        try? await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        #expect(await task.value == .cancelled)
         executor.shutdown()
     }
 }

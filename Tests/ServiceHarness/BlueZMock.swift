@@ -124,6 +124,11 @@ public final class BlueZMock: @unchecked Sendable {
         try mockCall("SetImprovBehaviour", [quoted(path), "{" + options.joined(separator: ", ") + "}"])
     }
 
+    /// The person presses the Improv device's button: its state becomes authorized.
+    public func authorizeImprovDevice(_ path: String) throws {
+        try mockCall("AuthorizeImprovDevice", [quoted(path)])
+    }
+
     /// What the Improv device received.
     public struct ImprovLog: Decodable, Sendable {
         public var commands: [UInt8]

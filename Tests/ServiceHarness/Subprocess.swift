@@ -28,8 +28,13 @@ public func run(_ executable: String, _ arguments: [String], environment: [Strin
     while process.isRunning && Date() < deadline { usleep(10_000) }
     if process.isRunning {
         process.terminate()
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
         throw HarnessError("\(executable) \(arguments.joined(separator: " ")) did not finish within \(Int(timeout)) s")
     }
+    // Foundation's Process keeps itself, its pipes and their handles alive until someone waits
+    // for it; polling isRunning alone leaks them all (LeakSanitizer showed it).
+    process.waitUntilExit()
     guard process.terminationStatus == 0 else {
         throw HarnessError("\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(String(decoding: err, as: UTF8.self))")
     }
@@ -94,7 +99,11 @@ public final class ServiceProcess: @unchecked Sendable {
     }
 
     public func stop() {
-        guard process.isRunning else { return }
+        guard process.isRunning else {
+            // A service that exited by itself is still to be waited for, or Foundation keeps it.
+            if process.processIdentifier != 0 { process.waitUntilExit() }
+            return
+        }
         process.terminate()
         let deadline = Date() + 5
         while process.isRunning && Date() < deadline { usleep(10_000) }

@@ -14,7 +14,7 @@ enum BLEListCommand {
             always stopped afterwards.
             """,
         options: [
-            .value("timeout", "SECONDS", help: "How long to scan (default: 5)"),
+            BluetoothCommand.timeoutOption("How long to scan (default: 5)"),
             BluetoothCommand.adapterOption,
             .flag("json", help: "Print the devices as JSON"),
         ],
@@ -29,11 +29,7 @@ enum BLEListCommand {
     }
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
-        let timeout: Duration
-        do { timeout = try BluetoothCommand.timeout(arguments, default: 5) } catch {
-            console.error("\(AccessoryCtl.name): error: \(error.message)")
-            return .usage
-        }
+        let timeout = arguments.seconds("timeout") ?? .seconds(5)
         return await BluetoothCommand.run(console) { client throws(BluetoothError) in
             let progress = HotspotCommand.progress(console)
             progress?("Scanning…")
@@ -52,12 +48,12 @@ enum BLEListCommand {
             var rows = [["ADDRESS", "NAME", "RSSI", "SERVICES", "COMPANIES"]]
             for device in devices {
                 rows.append([
-                    device.address.description, device.name.map(terminalSafe) ?? "-", device.rssi.map { "\($0) dBm" } ?? "-",
+                    device.address.description, device.name ?? "-", device.rssi.map { "\($0) dBm" } ?? "-",
                     device.serviceUUIDs.isEmpty ? "-" : device.serviceUUIDs.map(\.string).joined(separator: ","),
                     device.manufacturerData.isEmpty ? "-" : device.manufacturerData.keys.sorted().map(\.description).joined(separator: ","),
                 ])
             }
-            table(rows).forEach { console.print($0) }
+            console.printTable(rows)
             return .success
         }
     }

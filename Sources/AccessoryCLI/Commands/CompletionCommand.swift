@@ -14,7 +14,7 @@ enum CompletionCommand {
             console.error("\(AccessoryCtl.name): error: no completion for '\(arguments.positionals[0])'; only bash is supported")
             return .usage
         }
-        console.print(bashScript())
+        console.print(TerminalText(trusted: bashScript()))
         return .success
     }
 

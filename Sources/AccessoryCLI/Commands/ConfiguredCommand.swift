@@ -30,11 +30,11 @@ enum ConfiguredCommand {
             var rows = [["SSID", "PROFILE", "ONCE", "EXPIRES", "ACTIVE"]]
             for hotspot in hotspots {
                 rows.append([
-                    hotspot.ssid.escaped, terminalSafe(hotspot.connectionID), hotspot.joinOnce ? "yes" : "no",
+                    hotspot.ssid.escaped, hotspot.connectionID, hotspot.joinOnce ? "yes" : "no",
                     hotspot.expires.map { $0.formatted(.iso8601) } ?? "never", hotspot.active ? "yes" : "no",
                 ])
             }
-            table(rows).forEach { console.print($0) }
+            console.printTable(rows)
             return .success
         }
     }

@@ -11,7 +11,7 @@ enum ImprovIdentifyCommand {
             blinks or beeps, so a person can tell which one it is. Works before authorization.
             """,
         options: [
-            .value("timeout", "SECONDS", help: "How long connecting and the RPC may take (default: 20)"),
+            BluetoothCommand.timeoutOption("How long connecting and the RPC may take (default: 20)"),
             BluetoothCommand.adapterOption,
         ],
         positionals: PositionalSpec(name: "ADDRESS", minimum: 1, maximum: 1, help: "The device's Bluetooth address"),
@@ -20,10 +20,9 @@ enum ImprovIdentifyCommand {
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
         let address: MACAddress
-        let timeout: Duration
+        let timeout = arguments.seconds("timeout") ?? .seconds(20)
         do {
             address = try BluetoothCommand.address(arguments)
-            timeout = try BluetoothCommand.timeout(arguments, default: 20)
         } catch {
             console.error("\(AccessoryCtl.name): error: \(error.message)")
             return .usage
@@ -55,7 +54,7 @@ enum ImprovProvisionCommand {
             .value("ssid", "SSID", help: "The network the device should join", required: true),
             .value("passphrase-file", "FILE", help: "Read the passphrase from FILE (one line)"),
             .flag("passphrase-stdin", help: "Read the passphrase from standard input"),
-            .value("timeout", "SECONDS", help: "How long joining may take, after authorization (default: 60)"),
+            BluetoothCommand.timeoutOption("How long joining may take, after authorization (default: 60)"),
             BluetoothCommand.adapterOption,
         ],
         positionals: PositionalSpec(name: "ADDRESS", minimum: 1, maximum: 1, help: "The device's Bluetooth address"),
@@ -67,12 +66,11 @@ enum ImprovProvisionCommand {
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
         let address: MACAddress
-        let timeout: Duration
+        let timeout = arguments.seconds("timeout") ?? .seconds(60)
         let ssid: SSID
         let passphrase: Secret
         do throws(UsageError) {
             address = try BluetoothCommand.address(arguments)
-            timeout = try BluetoothCommand.timeout(arguments, default: 60)
             do { ssid = try SSID(notation: arguments.value("ssid")!) } catch { throw UsageError("--ssid: \(error)") }
             guard let secret = try HotspotCommand.passphrase(arguments, console) else {
                 throw UsageError("give the passphrase with --passphrase-file or --passphrase-stdin")
@@ -88,7 +86,7 @@ enum ImprovProvisionCommand {
                 url = try await client.improvProvision(
                     address, ssid: ssid, passphrase: passphrase, adapter: arguments.value("adapter"), timeout: timeout
                 ) { step in
-                    let text = switch step {
+                    let text: TerminalText = switch step {
                     case .connecting: "Connecting to \(address)…"
                     case .awaitingAuthorization: "The device asks for authorization: press its button (or do what its manual says)…"
                     case .authorized: "Authorized."
@@ -102,7 +100,7 @@ enum ImprovProvisionCommand {
                 return BluetoothCommand.report(error, console)
             }
             if let url {
-                console.print(url)
+                console.print("\(url)")
             } else {
                 console.print("Provisioned; the device gave no URL.")
             }

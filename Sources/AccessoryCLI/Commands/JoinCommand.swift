@@ -32,10 +32,13 @@ enum JoinCommand {
             .value("security", "KIND", help: "open, wep, wpa2, wpa3, owe or enterprise"),
             .flag("once", help: "Join once: the profile is never stored and goes away when the connection does"),
             .flag("hidden", help: "The hotspot does not broadcast its SSID"),
-            .value("lifetime-days", "DAYS", help: "Delete the stored profile after DAYS (1-365)"),
+            .number("lifetime-days", "DAYS", NumberRange(HotspotConfiguration.lifetimeRange, "days"),
+                    help: "Delete the stored profile after DAYS"),
             HotspotCommand.deviceOption,
-            .value("timeout", "SECONDS", help: "Give up if the connection is not up in time (default 45)"),
-            .value("restore-after", "SECONDS", help: "NetworkManager restores the previous network after this (default 900, 0: never)"),
+            .number("timeout", "SECONDS", NumberRange(1...3600, "seconds"),
+                    help: "Give up if the connection is not up in time (default 45)"),
+            .number("restore-after", "SECONDS", NumberRange(0...86_400, "seconds"),
+                    help: "NetworkManager restores the previous network after this (default 900, 0: never)"),
             .value("eap", "METHOD", help: "Enterprise: tls, ttls, peap or fast (repeatable)", repeatable: true),
             .value("identity", "NAME", help: "Enterprise: the user name"),
             .value("anonymous-identity", "NAME", help: "Enterprise: the outer identity"),
@@ -59,9 +62,9 @@ enum JoinCommand {
         var options = JoinOptions(device: arguments.value("device"))
         do {
             configuration = try makeConfiguration(arguments, console)
-            if let seconds = try seconds(arguments, "timeout", allowZero: false) { options.timeout = .seconds(seconds) }
-            if let seconds = try seconds(arguments, "restore-after", allowZero: true) {
-                options.restoreAfter = seconds == 0 ? nil : .seconds(seconds)
+            if let timeout = arguments.seconds("timeout") { options.timeout = timeout }
+            if let restoreAfter = arguments.seconds("restore-after") {
+                options.restoreAfter = restoreAfter == .zero ? nil : restoreAfter
             }
         } catch let error as UsageError {
             console.error("\(AccessoryCtl.name): error: \(error.message)")
@@ -101,13 +104,15 @@ enum JoinCommand {
                 return .success
             }
             let address = joined.ipv4Address.map { ", address \($0)" } ?? ""
-            console.print("Joined \(joined.ssid.escaped) on \(joined.device) (profile '\(terminalSafe(joined.connectionID))'\(address)).")
-            let back = joined.previousConnection.map { " to return to '\(terminalSafe($0))'" } ?? ""
-            var leave = "Run '\(AccessoryCtl.name) leave'\(back)"
+            console.print(
+                "Joined \(joined.ssid.escaped) on \(joined.device) (profile '\(joined.connectionID)'\(address)).")
+            let back: TerminalText = joined.previousConnection.map { " to return to '\($0)'" } ?? ""
+            var leave: TerminalText = "Run '\(AccessoryCtl.name) leave'\(back)"
             if let deadline = joined.restoreDeadline {
-                leave += "; NetworkManager restores the previous network by itself at \(deadline.formatted(.iso8601))"
+                let restore = deadline.formatted(.iso8601)
+                leave = "\(leave); NetworkManager restores the previous network by itself at \(restore)"
             }
-            console.print(leave + ".")
+            console.print("\(leave).")
             return .success
         }
     }
@@ -135,12 +140,9 @@ enum JoinCommand {
         default:
             throw UsageError("--security '\(kind)' is not one of open, wep, wpa2, wpa3, owe, enterprise")
         }
-        let lifetime = try arguments.value("lifetime-days").map { text throws(UsageError) in
-            guard let days = Int(text) else { throw UsageError("--lifetime-days '\(text)' is not a number") }
-            return days
-        }
         return try HotspotConfiguration(
-            target: target, security: security, joinOnce: arguments.flag("once"), lifetimeInDays: lifetime, hidden: arguments.flag("hidden"))
+            target: target, security: security, joinOnce: arguments.flag("once"),
+            lifetimeInDays: arguments.integer("lifetime-days"), hidden: arguments.flag("hidden"))
     }
 
     private static func eapSettings(_ arguments: ParsedArguments, password: Secret?) throws -> EAPSettings {
@@ -169,13 +171,5 @@ enum JoinCommand {
             settings.ttlsInnerAuthenticationType = method
         }
         return settings
-    }
-
-    private static func seconds(_ arguments: ParsedArguments, _ name: String, allowZero: Bool) throws(UsageError) -> Int? {
-        guard let text = arguments.value(name) else { return nil }
-        guard let seconds = Int(text), seconds > 0 || (allowZero && seconds == 0) else {
-            throw UsageError("--\(name) '\(text)' is not a number of seconds")
-        }
-        return seconds
     }
 }

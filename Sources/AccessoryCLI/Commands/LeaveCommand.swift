@@ -23,8 +23,8 @@ enum LeaveCommand {
                 return .success
             }
             let name = left.ssid?.escaped ?? "the accessory hotspot"
-            let back = left.restored.map { "; back on '\(terminalSafe($0))'" } ?? ""
-            let deleted = left.deleted ? " and deleted its profile" : ""
+            let back: TerminalText = left.restored.map { "; back on '\($0)'" } ?? ""
+            let deleted: TerminalText = left.deleted ? " and deleted its profile" : ""
             if left.alreadyEnded {
                 console.print("The connection to \(name) on \(left.device) had already ended; cleaned up after it\(deleted)\(back).")
             } else {

@@ -23,7 +23,7 @@ enum MatchCommand {
             .value("profile", "FILE", help: "A profile whose items to match (repeatable)", required: true, repeatable: true),
             .value("scan", "FILE", help: "A recorded scan (JSON)"),
             .flag("live", help: "Scan now over Bluetooth LE and Wi-Fi instead of reading a file"),
-            .value("timeout", "SECONDS", help: "With --live, how long to listen for Bluetooth LE (default: 5)"),
+            BluetoothCommand.timeoutOption("With --live, how long to listen for Bluetooth LE (default: 5)"),
             .flag("json", help: "Print the matches as JSON"),
         ],
         examples: [
@@ -45,14 +45,13 @@ enum MatchCommand {
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
         let live = arguments.flag("live")
-        let timeout: Duration
+        let timeout = arguments.seconds("timeout") ?? .seconds(5)
         do throws(UsageError) {
             switch (live, arguments.value("scan") != nil) {
             case (false, false): throw UsageError("'--scan FILE' is required, or --live")
             case (true, true): throw UsageError("give --scan FILE or --live, not both")
             default: break
             }
-            timeout = try BluetoothCommand.timeout(arguments, default: 5)
         } catch {
             console.error("\(AccessoryCtl.name): error: \(error.message)")
             console.error("Usage: \(command.synopsis)")
@@ -65,7 +64,7 @@ enum MatchCommand {
                 let profile = try AccessoryProfile.load(contentsOf: URL(fileURLWithPath: path))
                 items += profile.items.map { (profile.id, $0) }
             } catch {
-                console.error(error.description)
+                for issue in error.issues { console.error("\(error.path): \(issue)") }
                 failed = true
             }
         }
@@ -78,7 +77,7 @@ enum MatchCommand {
             do {
                 scan = try RecordedScan.load(contentsOf: URL(fileURLWithPath: arguments.value("scan")!))
             } catch {
-                console.error(error.description)
+                for issue in error.issues { console.error("\(error.path): \(issue)") }
                 return .failure
             }
         }
@@ -107,17 +106,17 @@ enum MatchCommand {
         for match in matches {
             if let entry = match.wifi {
                 rows.append([
-                    terminalSafe(match.item), match.profile, "Wi-Fi", entry.ssid?.escaped ?? "(hidden)",
+                    match.item, match.profile, "Wi-Fi", entry.ssid?.escaped ?? "(hidden)",
                     entry.bssid.description, "\(entry.strength)% \(entry.frequency) MHz \(entry.security)",
                 ])
             } else if let advertisement = match.bluetooth {
                 rows.append([
-                    terminalSafe(match.item), match.profile, "Bluetooth", advertisement.name.map(terminalSafe) ?? "(no name)",
+                    match.item, match.profile, "Bluetooth", advertisement.name ?? "(no name)",
                     advertisement.address.description, advertisement.rssi.map { "\($0) dBm" } ?? "-",
                 ])
             }
         }
-        table(rows).forEach { console.print($0) }
+        console.printTable(rows)
         return .success
     }
 

@@ -53,7 +53,7 @@ enum WiFiListCommand {
                     "\(entry.frequency) MHz", entry.security.description,
                 ])
             }
-            table(rows).forEach { console.print($0) }
+            console.printTable(rows)
             return .success
         }
     }

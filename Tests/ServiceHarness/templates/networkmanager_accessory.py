@@ -30,6 +30,7 @@ SYSTEM_BUS = True
 IS_OBJECT_MANAGER = True
 
 CHECKPOINT_IFACE = 'org.freedesktop.NetworkManager.Checkpoint'
+DEVICE_STATE_DISCONNECTED = 30
 DEVICE_STATE_ACTIVATED = 100
 DEVICE_STATE_FAILED = 120
 AC_STATE_ACTIVATING = 1
@@ -144,6 +145,12 @@ def start_failing_activation(mock, connection, device, specific_object, reasons)
         device_obj.Set(base.DEVICE_IFACE, 'State', dbus.UInt32(DEVICE_STATE_FAILED))
         device_obj.EmitSignal(base.DEVICE_IFACE, 'StateChanged', 'uuu',
                               [dbus.UInt32(DEVICE_STATE_FAILED), dbus.UInt32(50), dbus.UInt32(device_reason)])
+        # As NetworkManager does, the failed device moves on to disconnected at once, and its
+        # reason is reset, before the active connection reports that it went down.
+        device_obj.Set(base.DEVICE_IFACE, 'StateReason', (dbus.UInt32(DEVICE_STATE_DISCONNECTED), dbus.UInt32(0)))
+        device_obj.Set(base.DEVICE_IFACE, 'State', dbus.UInt32(DEVICE_STATE_DISCONNECTED))
+        device_obj.EmitSignal(base.DEVICE_IFACE, 'StateChanged', 'uuu',
+                              [dbus.UInt32(DEVICE_STATE_DISCONNECTED), dbus.UInt32(DEVICE_STATE_FAILED), dbus.UInt32(0)])
         active_obj = dbusmock.get_object(active)
         active_obj.EmitSignal(base.ACTIVE_CONNECTION_IFACE, 'StateChanged', 'uu',
                               [dbus.UInt32(AC_STATE_DEACTIVATED), dbus.UInt32(connection_reason)])
