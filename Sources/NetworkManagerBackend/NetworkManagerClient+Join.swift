@@ -57,6 +57,11 @@ extension NetworkManagerClient {
             case .fired(.networkManagerGone):
                 throw .networkManagerRestarted
             case .fired(.failed(let deviceReason, let connectionReason)):
+                // NetworkManager stopping takes its devices down (unmanaged, reason "removed") a
+                // moment before it leaves the bus.
+                if LibNM.state(device.pointer) == .unmanaged, await networkManagerLeaves(within: .seconds(5)) {
+                    throw .networkManagerRestarted
+                }
                 throw await failure(
                     device: deviceReason, connection: connectionReason, joining: ssid, secured: configuration.security.hasCredentials,
                     seenInScan: accessPoint != nil, heardAfter: activationStarted, on: device)
@@ -236,6 +241,16 @@ extension NetworkManagerClient {
         if let previous = attempt.previous, let device = try? wifiDevice(named: attempt.device) {
             try? await reactivate(previous, on: device)
         }
+    }
+
+    /// Whether NetworkManager leaves the bus within `timeout`.
+    private func networkManagerLeaves(within timeout: Duration) async -> Bool {
+        let client = self.client
+        let gone = { nm_client_get_nm_running(client.pointer) == 0 }
+        if gone() { return true }
+        return await waitForSignal(timeout: timeout) { fire in
+            [client.connect("notify::nm-running") { _ in if gone() { fire(true) } }]
+        } == .fired(true)
     }
 
     /// Whether NetworkManager is on the bus with `device` known, waiting up to 30 s for it to

@@ -98,6 +98,12 @@ public final class NetworkManagerMock: @unchecked Sendable {
         try mockCall("SetActivationRejectedInRange", [bytes(Array(ssid.utf8))])
     }
 
+    /// An activation of `ssid` is ended by NetworkManager stopping: the device goes unmanaged
+    /// (reason "removed"), then the mock leaves the bus for good.
+    public func stopDuringActivation(of ssid: String) throws {
+        try mockCall("SetActivationEndedByStop", [bytes(Array(ssid.utf8))])
+    }
+
     public func stallActivations(of ssid: String) throws {
         try mockCall("SetActivationStall", [bytes(Array(ssid.utf8))])
     }

@@ -13,6 +13,7 @@ and, on org.freedesktop.DBus.Mock, ways to make an activation fail or stall the 
 one does: the device goes to FAILED with a reason and the active connection to DEACTIVATED.
 '''
 
+import os
 import time
 
 import dbus
@@ -51,6 +52,7 @@ def load(mock, parameters):
     mock.scan_requests = []   # the SSIDs each RequestScan probed for
     mock.heard_while_failing = set()  # SSIDs whose access points are heard during a failing activation
     mock.scans_refused = False
+    mock.stopping_during = set()  # SSIDs whose activation NetworkManager's own shutdown ends
 
     manager = dbusmock.get_object(base.MANAGER_OBJ)
     manager.AddProperty(base.MANAGER_IFACE, 'Checkpoints', dbus.Array([], signature='o'))
@@ -141,6 +143,8 @@ def start_failing_activation(mock, connection, device, specific_object, reasons)
     def fail():
         if vanishing_ap:
             mock.RemoveAccessPoint(device, vanishing_ap)
+        if ssid_of(dbusmock.get_object(connection).settings) in mock.stopping_during:
+            return stop(mock, device_obj, active)
         device_obj.Set(base.DEVICE_IFACE, 'StateReason', (dbus.UInt32(DEVICE_STATE_FAILED), dbus.UInt32(device_reason)))
         device_obj.Set(base.DEVICE_IFACE, 'State', dbus.UInt32(DEVICE_STATE_FAILED))
         device_obj.EmitSignal(base.DEVICE_IFACE, 'StateChanged', 'uuu',
@@ -173,6 +177,20 @@ def start_failing_activation(mock, connection, device, specific_object, reasons)
         GLib.timeout_add(1100, heard_during_the_attempts)
     GLib.timeout_add(2300 if heard else 100, fail)
     return active
+
+
+def stop(mock, device_obj, active):
+    '''As NetworkManager 1.42 stops (SIGTERM): it takes the device down to unmanaged with reason
+    "removed" (36), the activation ends, and a moment later it leaves the bus.'''
+    device_obj.Set(base.DEVICE_IFACE, 'StateReason', (dbus.UInt32(10), dbus.UInt32(36)))
+    device_obj.Set(base.DEVICE_IFACE, 'State', dbus.UInt32(10))
+    device_obj.EmitSignal(base.DEVICE_IFACE, 'StateChanged', 'uuu', [dbus.UInt32(10), dbus.UInt32(70), dbus.UInt32(36)])
+    active_obj = dbusmock.get_object(active)
+    active_obj.EmitSignal(base.ACTIVE_CONNECTION_IFACE, 'StateChanged', 'uu',
+                          [dbus.UInt32(AC_STATE_DEACTIVATED), dbus.UInt32(0)])
+    active_obj.Set(base.ACTIVE_CONNECTION_IFACE, 'State', dbus.UInt32(AC_STATE_DEACTIVATED))
+    GLib.timeout_add(800, lambda: os._exit(0))
+    return False
 
 
 def deactivate(mock, active):
@@ -333,6 +351,14 @@ def SetActivationRejectedInRange(self, ssid):
     attempts and every scan refused after the failure.'''
     self.failures[bytes(ssid)] = (53, 0, None)
     self.heard_while_failing.add(bytes(ssid))
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ay', out_signature='')
+def SetActivationEndedByStop(self, ssid):
+    '''An activation of this SSID is ended by NetworkManager stopping: the device goes unmanaged
+    (reason "removed"), then the mock leaves the bus, for good.'''
+    self.failures[bytes(ssid)] = (36, 0, None)
+    self.stopping_during.add(bytes(ssid))
 
 
 @dbus.service.method(MOCK_IFACE, in_signature='ay', out_signature='')
