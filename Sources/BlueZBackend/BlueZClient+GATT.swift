@@ -14,10 +14,18 @@ extension BlueZClient {
             }
         }
         if let path = find() { return path }
-        _ = try await discover([], adapter: name)
-        let found = try await wait(timeout: timeout) { find() != nil }
-        await stopDiscovery()
-        guard found, let path = find() else { throw .deviceNotFound(address) }
+        // Discovery runs as long as its stream lives, so the stream is kept until the wait ends,
+        // and this discovery alone is stopped on every way out (endDiscovery cannot be cancelled).
+        let discovery = try await startDiscovery([], adapter: name)
+        let found: Result<Bool, BluetoothError>
+        do throws(BluetoothError) {
+            found = .success(try await wait(timeout: timeout) { find() != nil })
+        } catch {
+            found = .failure(error)
+        }
+        await endDiscovery(discovery.id)
+        withExtendedLifetime(discovery.events) {}
+        guard try found.get(), let path = find() else { throw .deviceNotFound(address) }
         return path
     }
 

@@ -298,6 +298,13 @@ public actor BlueZClient {
     /// matcher accepts. BlueZ merges filters across clients, so each advertisement is re-checked.
     /// Ending the stream or `stopDiscovery()` stops discovery; BlueZ also stops it if this process exits.
     public func discover(_ descriptors: [DiscoveryDescriptor] = [], adapter name: String? = nil) async throws(BluetoothError) -> AsyncStream<BLEDiscoveryEvent> {
+        try await startDiscovery(descriptors, adapter: name).events
+    }
+
+    /// `discover`, with the id `endDiscovery` takes to stop this discovery alone.
+    func startDiscovery(
+        _ descriptors: [DiscoveryDescriptor], adapter name: String?
+    ) async throws(BluetoothError) -> (id: UInt64, events: AsyncStream<BLEDiscoveryEvent>) {
         let adapter = try usableAdapter(name)
         _ = try await call(adapter, Self.adapterInterface, "SetDiscoveryFilter", [.vardict(Self.discoveryFilter(descriptors))])
         _ = try await call(adapter, Self.adapterInterface, "StartDiscovery")
@@ -316,7 +323,7 @@ public actor BlueZClient {
         continuation.onTermination = { [weak self] _ in
             Task { await self?.endDiscovery(id) }
         }
-        return stream
+        return (id, stream)
     }
 
     /// Stops every discovery this client started and ends their streams.
@@ -324,7 +331,7 @@ public actor BlueZClient {
         for id in discoveries.keys.sorted() { await endDiscovery(id) }
     }
 
-    private func endDiscovery(_ id: UInt64) async {
+    func endDiscovery(_ id: UInt64) async {
         guard let discovery = discoveries.removeValue(forKey: id) else { return }
         observers[discovery.observer] = nil
         if !discoveries.values.contains(where: { $0.adapter == discovery.adapter }) {

@@ -5,6 +5,7 @@ import CNetworkManager
 struct DeviceState: RawRepresentable, Hashable, Sendable {
     let rawValue: UInt32
 
+    static let unmanaged = DeviceState(rawValue: NM_DEVICE_STATE_UNMANAGED.rawValue)
     static let disconnected = DeviceState(rawValue: NM_DEVICE_STATE_DISCONNECTED.rawValue)
     static let config = DeviceState(rawValue: NM_DEVICE_STATE_CONFIG.rawValue)
     static let needAuth = DeviceState(rawValue: NM_DEVICE_STATE_NEED_AUTH.rawValue)

@@ -45,6 +45,7 @@ extension NetworkManagerClient {
             }
             defer { recorder.disconnect() }
             options.progress?(.adding)
+            let activationStarted = nm_utils_get_timestamp_msec() / 1000
             let active = try await activate(
                 connection, on: device, accessPoint: accessPoint, joinOnce: configuration.joinOnce, bind: options.bindToClient)
             options.progress?(.associating)
@@ -56,9 +57,14 @@ extension NetworkManagerClient {
             case .fired(.networkManagerGone):
                 throw .networkManagerRestarted
             case .fired(.failed(let deviceReason, let connectionReason)):
+                // NetworkManager stopping takes its devices down (unmanaged, reason "removed") a
+                // moment before it leaves the bus.
+                if LibNM.state(device.pointer) == .unmanaged, await networkManagerLeaves(within: .seconds(5)) {
+                    throw .networkManagerRestarted
+                }
                 throw await failure(
                     device: deviceReason, connection: connectionReason, joining: ssid, secured: configuration.security.hasCredentials,
-                    seenInScan: accessPoint != nil, on: device)
+                    seenInScan: accessPoint != nil, heardAfter: activationStarted, on: device)
             case .timedOut:
                 throw .timedOut(ssid, seconds: Int(options.timeout.components.seconds))
             case .cancelled:
@@ -93,17 +99,26 @@ extension NetworkManagerClient {
     /// Why a failed activation failed, in terms of the join: a secured hotspot that is still in
     /// range after turning the join away most likely refused the passphrase, whatever reason
     /// NetworkManager gave (1.42 fails a refused WPA3-SAE password with SSID_NOT_FOUND after
-    /// "association took too long").
+    /// "association took too long"). In range means heard after `heardAfter` (seconds of
+    /// CLOCK_BOOTTIME, as `LastSeen`): wpa_supplicant scans for the hotspot while it tries, and
+    /// NetworkManager often refuses a new scan by now, or answers it with a scan of its own
+    /// for the network it activates next.
     private func failure(
         device: DeviceStateReason, connection: ActiveConnectionStateReason, joining ssid: SSID, secured: Bool,
-        seenInScan: Bool, on wifi: GObjectRef
+        seenInScan: Bool, heardAfter started: Int, on wifi: GObjectRef
     ) async -> HotspotError {
         let error = ActivationOutcome.error(device: device, connection: connection, joining: ssid, secured: secured)
         guard case .notFound = error, seenInScan else { return error }
-        let scanned = nm_utils_get_timestamp_msec() / 1000
-        try? await scan(wifi, ssids: [ssid])
-        let inRange = LibNM.accessPoints(of: wifi.pointer).contains { ap in
-            nm_access_point_get_last_seen(ap) >= scanned && LibNM.scanEntry(ap)?.ssid == ssid
+        func heard(after second: Int) -> Bool {
+            LibNM.accessPoints(of: wifi.pointer).contains { ap in
+                Int(nm_access_point_get_last_seen(ap)) > second && LibNM.scanEntry(ap)?.ssid == ssid
+            }
+        }
+        var inRange = heard(after: started)
+        if !inRange {
+            let scanned = nm_utils_get_timestamp_msec() / 1000
+            try? await scan(wifi, ssids: [ssid])
+            inRange = heard(after: scanned - 1)
         }
         guard inRange else { return error }
         return secured ? .authenticationRejected(ssid) : .activationFailed(ssid, reason: "the hotspot turned the connection away")
@@ -226,6 +241,16 @@ extension NetworkManagerClient {
         if let previous = attempt.previous, let device = try? wifiDevice(named: attempt.device) {
             try? await reactivate(previous, on: device)
         }
+    }
+
+    /// Whether NetworkManager leaves the bus within `timeout`.
+    private func networkManagerLeaves(within timeout: Duration) async -> Bool {
+        let client = self.client
+        let gone = { nm_client_get_nm_running(client.pointer) == 0 }
+        if gone() { return true }
+        return await waitForSignal(timeout: timeout) { fire in
+            [client.connect("notify::nm-running") { _ in if gone() { fire(true) } }]
+        } == .fired(true)
     }
 
     /// Whether NetworkManager is on the bus with `device` known, waiting up to 30 s for it to

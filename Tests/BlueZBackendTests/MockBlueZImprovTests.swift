@@ -147,6 +147,27 @@ import Testing
         }
     }
 
+    @Test func provisionFindsADeviceBlueZHasNotHeardYet() async throws {
+        let later = try mock.addImprovDeviceHeardLater("24:0A:C4:00:00:09", after: .milliseconds(600))
+        let client = try await client()
+        let url = try await client.improvProvision(
+            try MACAddress("24:0A:C4:00:00:09"), ssid: try SSID("HomeNet"), passphrase: Secret("secret12"),
+            timeout: .seconds(10))
+        #expect(url == "http://192.168.1.50/setup")
+        #expect(try mock.improvLog(later).ssid == "HomeNet")
+        #expect(try mock.adapterLog().calls == ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"])
+        #expect(await client.adapters().first?.discovering == false)
+    }
+
+    @Test func aDeviceNeverHeardStopsTheDiscoveryItStarted() async throws {
+        let client = try await client()
+        await #expect(throws: BluetoothError.deviceNotFound(try MACAddress("02:00:00:00:00:98"))) {
+            _ = try await client.connect(try MACAddress("02:00:00:00:00:98"), timeout: .milliseconds(500))
+        }
+        #expect(try mock.adapterLog().calls == ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"])
+        #expect(await client.adapters().first?.discovering == false)
+    }
+
     @Test func aSilentDeviceTimesOutInTime() async throws {
         try mock.setImprov(device, mode: .silent)
         let client = try await client()

@@ -182,6 +182,33 @@ import Testing
         try expectBackHome()
     }
 
+    /// As in the radio lab: wpa_supplicant heard the hotspot while it refused the SAE password,
+    /// and NetworkManager refuses the scan asked for after the failure (it is already
+    /// activating the home network).
+    @Test func hotspotHeardDuringTheJoinThatTurnsItAwayIsAPassphraseProblemWithoutANewScan() async throws {
+        try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Sae-Busy", bssid: "02:00:00:00:00:44", security: .wpa3)
+        try mock.rejectActivationsInRange(of: "Cam-Sae-Busy")
+        let client = try await client()
+        await #expect(throws: HotspotError.authenticationRejected(try SSID("Cam-Sae-Busy"))) {
+            let configuration = try self.configuration("Cam-Sae-Busy", .wpa3Personal(Secret("not-the-password")))
+            _ = try await client.join(configuration, options: JoinOptions())
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        try expectBackHome()
+    }
+
+    /// As in the radio lab (`systemctl restart NetworkManager` mid-join): NetworkManager takes the
+    /// device down with reason "removed" before it leaves the bus. (The undo then waits its 30 s
+    /// for a NetworkManager that never comes back.)
+    @Test func networkManagerStoppingMidJoinIsSaidAsSuch() async throws {
+        try mock.addAccessPoint(device, name: "plug", ssid: "Plug-Stop", bssid: "02:00:00:00:00:45", security: .open)
+        try mock.stopDuringActivation(of: "Plug-Stop")
+        let client = try await client()
+        await #expect(throws: HotspotError.networkManagerRestarted) {
+            _ = try await client.join(try self.configuration("Plug-Stop"), options: JoinOptions())
+        }
+    }
+
     @Test func hotspotThatGoesOutOfRangeDuringTheJoinIsNotFound() async throws {
         let ap = try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Gone", bssid: "02:00:00:00:00:42", security: .wpa3)
         try mock.vanishDuringActivation(of: "Cam-Gone", accessPoint: ap)

@@ -98,6 +98,19 @@ public final class BlueZMock: @unchecked Sendable {
         try Self.string(mockCall("AddImprovDevice", [quoted(adapter), quoted(address), quoted(name), "byte \(state)", "byte \(capabilities)"]))
     }
 
+    /// An Improv device BlueZ does not know yet: it is heard `after` the adapter's next
+    /// `StartDiscovery`, and only if the adapter is still discovering then. Returns its future path.
+    @discardableResult
+    public func addImprovDeviceHeardLater(
+        _ address: String, after delay: Duration, name: String = "Improv Plug", state: UInt8 = 2,
+        adapter: String = "hci0"
+    ) throws -> String {
+        let milliseconds = delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
+        return try Self.string(mockCall("AddImprovDeviceHeardLater", [
+            quoted(adapter), quoted(address), quoted(name), "byte \(state)", "byte 7", "uint32 \(milliseconds)",
+        ]))
+    }
+
     public enum ImprovMode: String, Sendable {
         case normal, badChecksum = "bad-checksum", unknownRPC = "unknown-rpc", silent
     }

@@ -92,6 +92,18 @@ public final class NetworkManagerMock: @unchecked Sendable {
         try mockCall("SetActivationFailure", [bytes(Array(ssid.utf8)), "uint32 \(deviceReason)", "uint32 \(connectionReason)"])
     }
 
+    /// Activations of `ssid` fail as NetworkManager 1.42 fails a refused WPA3-SAE password
+    /// (SSID_NOT_FOUND), the access point heard during the attempts, and scans refused afterwards.
+    public func rejectActivationsInRange(of ssid: String) throws {
+        try mockCall("SetActivationRejectedInRange", [bytes(Array(ssid.utf8))])
+    }
+
+    /// An activation of `ssid` is ended by NetworkManager stopping: the device goes unmanaged
+    /// (reason "removed"), then the mock leaves the bus for good.
+    public func stopDuringActivation(of ssid: String) throws {
+        try mockCall("SetActivationEndedByStop", [bytes(Array(ssid.utf8))])
+    }
+
     public func stallActivations(of ssid: String) throws {
         try mockCall("SetActivationStall", [bytes(Array(ssid.utf8))])
     }

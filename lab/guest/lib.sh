@@ -1,6 +1,7 @@
 # Fixtures for the radio lab's scenarios, sourced inside the VM. A scenario is a bash file
 # in lab/scenarios/ that starts the access points it needs, drives accessoryctl, and
-# records each check with `check` or `expect`.
+# records each check with `check`, `expect` or `expect_match` (a scenario that records none
+# fails). Only these write the results; what a scenario prints goes to its log.
 #
 # The world (set up by runner.sh before the first scenario):
 #   netns "home": wlan0, the home network "HomeNet" (WPA2, 10.9.0.1), which the station is
@@ -54,11 +55,21 @@ expect_match() {
 # not COMMAND...: succeeds when COMMAND fails.
 not() { ! "$@"; }
 
+# record NAME PASS|FAIL DETAIL: the one writer of $OUT/results.txt, which is all the runner
+# counts: one line per check, "scenario/name<TAB>PASS or FAIL<TAB>detail". Tabs and line
+# breaks in a field become spaces, so nothing a check quotes can add a line or a verdict.
 record() {
-    local detail=${3//$'\n'/ }
-    echo "RESULT $SCENARIO/$1 $2 $detail"
-    echo "$SCENARIO/$1 $2 $detail" >>"$OUT/results.txt"
-    [[ $2 == PASS ]] || echo "$1: $detail" >>"$OUT/$SCENARIO.failed"
+    local name=${1//[$'\t\n\r']/ } detail=${3//[$'\t\n\r']/ } verdict=FAIL
+    [[ $2 == PASS ]] && verdict=PASS
+    printf '%s/%s\t%s\t%s\n' "$SCENARIO" "$name" "$verdict" "$detail" >>"$OUT/results.txt"
+    [[ $verdict == PASS ]] || echo "$name: $detail" >>"$OUT/$SCENARIO.failed"
+}
+
+# results VERDICT [SCENARIO]: how many checks (of SCENARIO) have that verdict (PASS, FAIL, or
+# "" for any).
+results() {
+    awk -F'\t' -v verdict="$1" -v scenario="${2:+$2/}" \
+        '(verdict == "" || $2 == verdict) && index($1, scenario) == 1 { n++ } END { print n + 0 }' "$OUT/results.txt"
 }
 
 # start_ap NAME NETNS: starts hostapd on the netns's radio with the configuration on
@@ -123,7 +134,8 @@ wait_home() {
 wait_visible() {
     local ssid=$1 deadline=$((SECONDS + ${2:-30}))
     while ((SECONDS < deadline)); do
-        "$ACCESSORYCTL" wifi list --rescan --json 2>>"$CASE_LOG" | grep -q "\"ssid\" : \"$ssid\"" && return 0
+        "$ACCESSORYCTL" wifi list --rescan --json 2>>"$CASE_LOG" |
+            jq -e --arg ssid "$ssid" 'any(.accessPoints[]; .ssid == $ssid)' >/dev/null && return 0
         sleep 0.5
     done
     return 1
@@ -133,7 +145,82 @@ wait_visible() {
 setup_page() { curl -s --max-time 5 "http://$1/info.txt"; }
 
 # How many profiles accessoryctl made are stored.
-our_profiles() { "$ACCESSORYCTL" configured --json | grep -c '"connectionUUID"'; }
+our_profiles() { "$ACCESSORYCTL" configured --json | jq length; }
+
+# Whether NetworkManager holds no profile named like ours ("Accessory …"), whoever made it.
+no_accessory_profile() { ! nmcli -g NAME connection show | grep -q '^Accessory '; }
+
+# How many checkpoints NetworkManager holds (its Checkpoints property; nothing if it is down).
+checkpoints() {
+    busctl get-property org.freedesktop.NetworkManager /org/freedesktop/NetworkManager \
+        org.freedesktop.NetworkManager Checkpoints 2>/dev/null | awk '{ print $2 }'
+}
+
+# The end of every fault scenario: within $1 seconds (default 20) the station is back on the
+# home network, and neither an accessory profile nor a checkpoint is left.
+end_checks() {
+    check back_home wait_home "${1:-20}"
+    expect no_profile_of_ours "$(our_profiles)" 0
+    check no_accessory_profile_in_networkmanager no_accessory_profile
+    expect no_checkpoint "$(checkpoints)" 0
+}
+
+# expect_one_error NAME OUTPUT REGEX: OUTPUT has exactly one "accessoryctl: error: " line and
+# it matches REGEX.
+expect_one_error() {
+    local errors
+    errors=$(grep '^accessoryctl: error: ' <<<"$2")
+    if [[ $(grep -c '^accessoryctl: error: ' <<<"$2") != 1 ]]; then
+        record "$1" FAIL "expected one error line, got: $2"
+    else
+        expect_match "$1" "$errors" "$3"
+    fi
+}
+
+# stops the DHCP server of access point $1, so a join to it stalls while getting an address.
+stop_dhcp() {
+    [[ -f /run/lab/dnsmasq-$1.pid ]] && kill "$(cat "/run/lab/dnsmasq-$1.pid")" 2>/dev/null
+    rm -f "/run/lab/dnsmasq-$1.pid"
+}
+
+# start_join OUTPUT ARGS...: accessoryctl join ARGS in the background, its output in OUTPUT and
+# its pid in $JOIN_PID. SIGINT keeps its default action, as for a command typed in a terminal.
+start_join() {
+    local output=$1
+    shift
+    env --default-signal=INT "$ACCESSORYCTL" join "$@" >"$output" 2>&1 &
+    JOIN_PID=$!
+}
+
+# finish_join SECONDS: waits up to SECONDS for the background join to end and sets
+# $JOIN_STATUS to its exit status (255 when it did not end in time; it is then killed).
+finish_join() {
+    local deadline=$((SECONDS + $1))
+    while kill -0 "$JOIN_PID" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
+    if kill -0 "$JOIN_PID" 2>/dev/null; then
+        kill -KILL "$JOIN_PID"
+        wait "$JOIN_PID"
+        JOIN_STATUS=255
+    else
+        wait "$JOIN_PID"
+        JOIN_STATUS=$?
+    fi
+}
+
+# stall_join_until_connecting SSID [SECONDS]: waits (default 60 s) until NetworkManager shows
+# the station getting an address on "Accessory SSID" (state 70, ip-config). With the access
+# point's DHCP server stopped (stop_dhcp), a join stays there until something else happens.
+stall_join_until_connecting() {
+    local deadline=$((SECONDS + ${2:-60}))
+    while ((SECONDS < deadline)); do
+        if [[ $(station_connection) == "Accessory $1" &&
+            $(nmcli -g GENERAL.STATE device show "$STATION" 2>/dev/null) == 70* ]]; then
+            return 0
+        fi
+        sleep 0.2
+    done
+    return 1
+}
 
 # Whether the default route goes through the accessory (it must never).
 default_route_via_accessory() { ip route show default | grep -q '192\.168\.[45]\.1'; }
@@ -141,17 +228,33 @@ default_route_via_accessory() { ip route show default | grep -q '192\.168\.[45]\
 # Two virtual Bluetooth LE controllers under one bluetoothd: hci0 for the accessory
 # (peripheral), hci1 for accessoryctl (central).
 start_bluetooth() {
-    [[ -e /sys/class/bluetooth/hci1 ]] && return 0
+    adapter_address hci0 >/dev/null 2>&1 && adapter_address hci1 >/dev/null 2>&1 && return 0
     modprobe hci_vhci || return 1
-    btvirt -L -l2 >"$OUT/logs/btvirt.log" 2>&1 &
-    for _ in $(seq 100); do [[ -e /sys/class/bluetooth/hci1 ]] && break; sleep 0.1; done
     systemctl start bluetooth.service
-    for _ in $(seq 100); do busctl --system introspect org.bluez /org/bluez/hci1 >/dev/null 2>&1 && return 0; sleep 0.1; done
+    # Under a loaded TCG host an emulated controller now and then misses its HCI Reset timeout
+    # ("Opcode 0x0c03 failed: -110") and never registers; a new btvirt then gets two new ones.
+    local attempt
+    for attempt in 1 2 3; do
+        btvirt -L -l2 >>"$OUT/logs/btvirt.log" 2>&1 &
+        echo $! >/run/lab/btvirt.pid
+        # Both adapters registered with bluetoothd (introspecting a path succeeds before that).
+        for _ in $(seq 150); do
+            adapter_address hci0 >/dev/null 2>&1 && adapter_address hci1 >/dev/null 2>&1 && return 0
+            sleep 0.1
+        done
+        echo "btvirt attempt $attempt: the adapters did not come up" >>"$OUT/logs/btvirt.log"
+        kill "$(cat /run/lab/btvirt.pid)" 2>/dev/null
+        sleep 2
+    done
     return 1
 }
 
 # The Bluetooth address of a controller.
-adapter_address() { busctl --system get-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Address | cut -d'"' -f2; }
+adapter_address() {
+    local reply
+    reply=$(busctl --system get-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Address) || return 1
+    cut -d'"' -f2 <<<"$reply"
+}
 
 # start_improv_accessory REPORT: the Improv peripheral on hci0, writing what it receives to REPORT.
 start_improv_accessory() {

@@ -8,8 +8,8 @@ wpa_passphrase=accessory-pass
 CONF
 check visible wait_visible Acme-Setup-7F3A
 json=$("$ACCESSORYCTL" wifi list --json)
-entry=$(tr -d '\n ' <<<"$json" | grep -o '{[^{}]*"ssid":"Acme-Setup-7F3A"[^{}]*}')
-expect_match json_security "$entry" '"security":\["wpa-psk"\]'
-expect_match json_frequency "$entry" '"frequency":2437'
+entry() { jq -c --arg field "$1" '.accessPoints[] | select(.ssid == "Acme-Setup-7F3A") | .[$field]' <<<"$json"; }
+expect json_security "$(entry security)" '["wpa-psk"]'
+expect json_frequency "$(entry frequency)" 2437
 table=$("$ACCESSORYCTL" wifi list)
 expect_match table_row "$(grep Acme-Setup-7F3A <<<"$table")" '^Acme-Setup-7F3A +[0-9A-F:]{17} +[0-9]+% +2437 MHz +wpa-psk$'

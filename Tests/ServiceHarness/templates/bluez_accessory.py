@@ -4,6 +4,7 @@ It loads python-dbusmock's bluez5 template and adds, on org.bluez.Mock:
 
 - adapters whose discovery calls and filters are recorded, and that refuse discovery when off;
 - devices that advertise (RSSI, service UUIDs, manufacturer and service data);
+- devices that are heard only some time after a discovery starts, and only while it still runs;
 - an Improv Wi-Fi device (improv-wifi.com/ble) with its GATT service, which connects, resolves
   services, answers the RPCs with framed results, requires authorization when asked to, and can
   be made to answer with a wrong checksum, an unknown-RPC error, nothing at all, or a failed join;
@@ -67,6 +68,18 @@ def adapter_start_discovery(adapter):
     if not adapter.props[ADAPTER_IFACE]['Powered']:
         raise dbus.exceptions.DBusException('Resource Not Ready', name='org.bluez.Error.NotReady')
     base.StartDiscovery(adapter)
+    pending, adapter.pending = adapter.pending, []
+    for delay_ms, announce in pending:
+        GLib.timeout_add(delay_ms, lambda announce=announce: heard_if_discovering(adapter, announce) and False)
+
+
+def heard_if_discovering(adapter, announce):
+    '''A device advertising now is heard only by a discovering adapter; otherwise it waits for
+    the next StartDiscovery.'''
+    if adapter.props[ADAPTER_IFACE]['Discovering']:
+        announce()
+    else:
+        adapter.pending.append((0, announce))
 
 
 def adapter_stop_discovery(adapter):
@@ -89,6 +102,7 @@ def AddAccessoryAdapter(self, device_name, system_name):
     adapter = mockobject.objects[path]
     adapter.calls = []
     adapter.filters = []
+    adapter.pending = []  # (delay in ms after StartDiscovery, announce)
     adapter.props[ADAPTER_IFACE]['PowerState'] = dbus.String('on', variant_level=1)
     adapter.AddMethods(ADAPTER_IFACE, [
         ('StartDiscovery', '', '', adapter_start_discovery),
@@ -212,6 +226,16 @@ def AddImprovDevice(self, adapter_name, address, name, state, capabilities):
         'chars': {},
     }
     return path
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='sssyyu', out_signature='s')
+def AddImprovDeviceHeardLater(self, adapter_name, address, name, state, capabilities, delay_ms):
+    '''An Improv device BlueZ does not know yet: it is heard `delay_ms` after the adapter's next
+    StartDiscovery if the adapter is still discovering then. Returns the path it will have.'''
+    adapter = mockobject.objects['/org/bluez/' + adapter_name]
+    adapter.pending.append((int(delay_ms), lambda: AddImprovDevice(self, adapter_name, address, name, state,
+                                                                   capabilities)))
+    return '/org/bluez/' + adapter_name + '/dev_' + address.replace(':', '_').upper()
 
 
 @dbus.service.method(MOCK_IFACE, in_signature='sa{sv}', out_signature='')

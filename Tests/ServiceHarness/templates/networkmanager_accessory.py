@@ -13,6 +13,7 @@ and, on org.freedesktop.DBus.Mock, ways to make an activation fail or stall the 
 one does: the device goes to FAILED with a reason and the active connection to DEACTIVATED.
 '''
 
+import os
 import time
 
 import dbus
@@ -49,6 +50,9 @@ def load(mock, parameters):
     mock.checkpoint_profiles = {}  # path -> the profiles that existed, when DELETE_NEW_CONNECTIONS was asked for
     mock.hidden_aps = {}      # SSID bytes -> AddAccessPointWithFlags arguments
     mock.scan_requests = []   # the SSIDs each RequestScan probed for
+    mock.heard_while_failing = set()  # SSIDs whose access points are heard during a failing activation
+    mock.scans_refused = False
+    mock.stopping_during = set()  # SSIDs whose activation NetworkManager's own shutdown ends
 
     manager = dbusmock.get_object(base.MANAGER_OBJ)
     manager.AddProperty(base.MANAGER_IFACE, 'Checkpoints', dbus.Array([], signature='o'))
@@ -134,10 +138,13 @@ def start_failing_activation(mock, connection, device, specific_object, reasons)
         return active  # stalls until the client gives up
 
     device_reason, connection_reason, vanishing_ap = reasons
+    heard = ssid_of(dbusmock.get_object(connection).settings) in mock.heard_while_failing
 
     def fail():
         if vanishing_ap:
             mock.RemoveAccessPoint(device, vanishing_ap)
+        if ssid_of(dbusmock.get_object(connection).settings) in mock.stopping_during:
+            return stop(mock, device_obj, active)
         device_obj.Set(base.DEVICE_IFACE, 'StateReason', (dbus.UInt32(DEVICE_STATE_FAILED), dbus.UInt32(device_reason)))
         device_obj.Set(base.DEVICE_IFACE, 'State', dbus.UInt32(DEVICE_STATE_FAILED))
         device_obj.EmitSignal(base.DEVICE_IFACE, 'StateChanged', 'uuu',
@@ -155,8 +162,35 @@ def start_failing_activation(mock, connection, device, specific_object, reasons)
         GLib.timeout_add(200, lambda: (deactivate(mock, active), False)[1])
         return False
 
-    GLib.timeout_add(100, fail)
+    def heard_during_the_attempts():
+        # wpa_supplicant's own scans heard the access point a second after the activation began
+        # and a second before it failed; NetworkManager, busy with what comes next, refuses scans.
+        ssid = ssid_of(dbusmock.get_object(connection).settings)
+        for ap in device_obj.access_points:
+            ap_obj = dbusmock.get_object(ap)
+            if bytes(ap_obj.Get(base.ACCESS_POINT_IFACE, 'Ssid')) == ssid:
+                ap_obj.Set(base.ACCESS_POINT_IFACE, 'LastSeen', dbus.Int32(boottime_ms() // 1000))
+        mock.scans_refused = True
+        return False
+
+    if heard:
+        GLib.timeout_add(1100, heard_during_the_attempts)
+    GLib.timeout_add(2300 if heard else 100, fail)
     return active
+
+
+def stop(mock, device_obj, active):
+    '''As NetworkManager 1.42 stops (SIGTERM): it takes the device down to unmanaged with reason
+    "removed" (36), the activation ends, and a moment later it leaves the bus.'''
+    device_obj.Set(base.DEVICE_IFACE, 'StateReason', (dbus.UInt32(10), dbus.UInt32(36)))
+    device_obj.Set(base.DEVICE_IFACE, 'State', dbus.UInt32(10))
+    device_obj.EmitSignal(base.DEVICE_IFACE, 'StateChanged', 'uuu', [dbus.UInt32(10), dbus.UInt32(70), dbus.UInt32(36)])
+    active_obj = dbusmock.get_object(active)
+    active_obj.EmitSignal(base.ACTIVE_CONNECTION_IFACE, 'StateChanged', 'uu',
+                          [dbus.UInt32(AC_STATE_DEACTIVATED), dbus.UInt32(0)])
+    active_obj.Set(base.ACTIVE_CONNECTION_IFACE, 'State', dbus.UInt32(AC_STATE_DEACTIVATED))
+    GLib.timeout_add(800, lambda: os._exit(0))
+    return False
 
 
 def deactivate(mock, active):
@@ -249,6 +283,9 @@ def AddAccessoryWiFiDevice(self, device_name, iface_name, state):
 def request_scan(mock, device, options):
     probed = [bytes(s) for s in options.get('ssids', [])]
     mock.scan_requests.append(probed)
+    if mock.scans_refused:
+        raise dbus.exceptions.DBusException('Scanning not allowed while already scanning',
+                                            name='org.freedesktop.NetworkManager.Device.NotAllowed')
     path = device.path if hasattr(device, 'path') else device.__dbus_object_path__
     for ssid in probed:
         if ssid in mock.hidden_aps:
@@ -305,6 +342,23 @@ def SetActivationVanish(self, ssid, access_point):
     '''Activations of this SSID fail as the access point goes out of range: it vanishes and
     the device fails with SSID_NOT_FOUND.'''
     self.failures[bytes(ssid)] = (53, 0, str(access_point))
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ay', out_signature='')
+def SetActivationRejectedInRange(self, ssid):
+    '''Activations of this SSID fail as NetworkManager 1.42 fails a refused WPA3-SAE password
+    (SSID_NOT_FOUND after "association took too long"), with the access point heard during the
+    attempts and every scan refused after the failure.'''
+    self.failures[bytes(ssid)] = (53, 0, None)
+    self.heard_while_failing.add(bytes(ssid))
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ay', out_signature='')
+def SetActivationEndedByStop(self, ssid):
+    '''An activation of this SSID is ended by NetworkManager stopping: the device goes unmanaged
+    (reason "removed"), then the mock leaves the bus, for good.'''
+    self.failures[bytes(ssid)] = (36, 0, None)
+    self.stopping_during.add(bytes(ssid))
 
 
 @dbus.service.method(MOCK_IFACE, in_signature='ay', out_signature='')

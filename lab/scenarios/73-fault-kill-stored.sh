@@ -1,0 +1,13 @@
+# accessoryctl join --restore-after 10 killed with SIGKILL mid-join: NetworkManager's
+# checkpoint rollback brings the home network back and deletes the new profile within
+# restore-after + 20 s.
+start_ap plug acc1 <<CONF
+ssid=Killed-Setup-7373
+CONF
+stop_dhcp plug
+start_join /run/lab/join.out --ssid Killed-Setup-7373 --restore-after 10 --timeout 90
+check stalled stall_join_until_connecting Killed-Setup-7373
+kill -KILL "$JOIN_PID"
+finish_join 5
+expect killed "$JOIN_STATUS" 137
+end_checks 30
