@@ -230,15 +230,18 @@ extension NetworkManagerClient {
     /// it to come back, since its checkpoints went with it but the profile did not.
     private func undo(_ attempt: JoinAttempt) async {
         guard await networkManagerIsBack(device: attempt.device) else { return }
+        var restored = false
         if let checkpoint = attempt.checkpoint, let path = liveCheckpointPath(checkpoint) {
             // NetworkManager puts the device back on its previous connection and deletes the
             // profiles added since the checkpoint.
-            try? await rollback(path)
+            restored = (try? await rollback(path)) != nil
         }
         if let connection = nm_client_get_connection_by_uuid(client.pointer, attempt.profileUUID) {
             try? await delete(GObjectRef(retaining: connection))
         }
-        if let previous = attempt.previous, let device = try? wifiDevice(named: attempt.device) {
+        // After a rollback the previous connection is already coming back; asking again would
+        // restart it.
+        if !restored, let previous = attempt.previous, let device = try? wifiDevice(named: attempt.device) {
             try? await reactivate(previous, on: device)
         }
     }
