@@ -162,16 +162,7 @@ private final class WaitBox<T: Sendable> {
 
 /// Attaches a one-shot source running `body` on `context`; returns the source, still referenced.
 private func attachSource(_ source: UnsafeMutablePointer<GSource>?, to context: OpaquePointer, _ body: @escaping () -> Void) -> UnsafeMutablePointer<GSource>? {
-    final class Body {
-        let run: () -> Void
-        init(_ run: @escaping () -> Void) { self.run = run }
-    }
-    g_source_set_callback(source, { data in
-        Unmanaged<Body>.fromOpaque(data!).takeUnretainedValue().run()
-        return 0  // G_SOURCE_REMOVE
-    }, Unmanaged.passRetained(Body(body)).toOpaque(), { data in
-        Unmanaged<Body>.fromOpaque(data!).release()
-    })
+    SourceCallback(body).install(on: source)
     g_source_attach(source, context)
     return source
 }

@@ -1,5 +1,6 @@
 import CGLib
 import Foundation
+import Synchronization
 
 /// A serial executor that runs jobs on one dedicated thread iterating a private `GMainContext`.
 ///
@@ -73,13 +74,7 @@ public final class GLibMainContextExecutor: SerialExecutor, @unchecked Sendable 
     public func invoke(_ body: @escaping @Sendable () -> Void) {
         let source = g_idle_source_new()
         g_source_set_priority(source, G_PRIORITY_DEFAULT)
-        let box = Unmanaged.passRetained(Closure(body)).toOpaque()
-        g_source_set_callback(source, { data in
-            Unmanaged<Closure>.fromOpaque(data!).takeUnretainedValue().body()
-            return 0  // G_SOURCE_REMOVE
-        }, box, { data in
-            Unmanaged<Closure>.fromOpaque(data!).release()
-        })
+        SourceCallback(body).install(on: source)
         g_source_attach(source, context)
         g_source_unref(source)
     }
@@ -91,9 +86,33 @@ public final class GLibMainContextExecutor: SerialExecutor, @unchecked Sendable 
         finished.wait()
     }
 
-    private final class Closure {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+}
+
+/// A closure a GLib source runs once on its context's thread, made on any thread.
+///
+/// GLib orders the handoff (attaching and dispatching a source take the context's lock), but
+/// its futex-based `GMutex` is invisible to ThreadSanitizer, which then reports the closure's
+/// creation and its call as a race. The release store and acquire load on `published` state
+/// the same order in terms the sanitizer sees.
+final class SourceCallback {
+    private let body: () -> Void
+    private let published = Atomic(false)
+
+    init(_ body: @escaping () -> Void) {
+        self.body = body
+        published.store(true, ordering: .releasing)
+    }
+
+    /// Makes this the source's callback (returning `G_SOURCE_REMOVE`), held until GLib drops it.
+    func install(on source: UnsafeMutablePointer<GSource>?) {
+        g_source_set_callback(source, { data in
+            let callback = Unmanaged<SourceCallback>.fromOpaque(data!).takeUnretainedValue()
+            _ = callback.published.load(ordering: .acquiring)
+            callback.body()
+            return 0  // G_SOURCE_REMOVE
+        }, Unmanaged.passRetained(self).toOpaque(), { data in
+            Unmanaged<SourceCallback>.fromOpaque(data!).release()
+        })
     }
 }
 
