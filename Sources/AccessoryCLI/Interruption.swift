@@ -29,9 +29,13 @@ public final class Interruption: Sendable {
 
     init(signals: [Int32] = [SIGINT, SIGTERM]) {
         let shared = self.shared
+        // A queue of its own, which always gets a thread: the global queues share a pool as wide
+        // as the cores, and a command blocked reading the passphrase can hold it, so that the
+        // handler would never run.
+        let queue = DispatchQueue(label: "accessoryctl.signals")
         sources = Mutex(signals.map { number in
             Glibc.signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
                 let (first, reading, onSignal) = shared.state.withLock { state in
                     let first = state.signal == nil
