@@ -21,12 +21,11 @@ public enum AccessoryCtl {
     /// Runs one command line as the `accessoryctl` process does: SIGINT and SIGTERM cancel the
     /// command, which cleans up before the process exits with 128 plus the signal's number.
     public static func main(_ arguments: [String], console: Console) async -> ExitCode {
-        let interruption = Interruption()
-        Interruption.current.withLock { $0 = interruption }
+        Interruption.install()
         let command = Task { await run(arguments, console: console) }
-        interruption.onSignal { command.cancel() }
+        Interruption.onSignal { command.cancel() }
         let code = await command.value
-        return interruption.received.map { ExitCode(rawValue: 128 + $0) } ?? code
+        return Interruption.received.map { ExitCode(rawValue: 128 + $0) } ?? code
     }
 
     /// Runs one command line (without the program name) and returns how it ended.

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Synchronization
 
@@ -7,77 +6,115 @@ import Synchronization
 /// profile or checkpoint left, the previous network back), and the process exits with 128 plus
 /// the signal's number. While input is being read nothing has happened yet, so there a signal
 /// ends the process at once, with the terminal's echo restored if a prompt had turned it off.
-public final class Interruption: Sendable {
-    private struct State {
-        var signal: Int32?
-        var onSignal: (@Sendable () -> Void)?
-        /// Set while input is read: the terminal settings to put back, or `nil` when the input
-        /// is not a terminal.
-        var reading: termios??
+///
+/// The handler is a plain `sigaction` one that writes the signal's number into a pipe, read by
+/// a thread of its own. Dispatch signal sources are not used: on Linux they read a `signalfd`,
+/// which sees a signal only if every thread blocks it, and the main thread does not; a signal
+/// the kernel hands to it is then lost or swallowed.
+enum Interruption {
+    /// What the handler reads and writes: only lock-free atomics and memory set up before the
+    /// handler is installed, which is what a signal handler may touch.
+    private static let firstSignal = Atomic<Int32>(0)
+    private static let wakeUp = Atomic<Int32>(-1)
+    private static let reading = Atomic<Int>(Reading.no.rawValue)
+    /// Written only before `reading` says it holds something, read only after.
+    nonisolated(unsafe) private static let savedTerminal = UnsafeMutablePointer<termios>.allocate(capacity: 1)
+    private static let installed = Mutex(false)
+    private static let action = Mutex<(@Sendable () -> Void)?>(nil)
+
+    private enum Reading: Int {
+        case no, withoutTerminal, withTerminal
     }
 
-    private final class Shared: Sendable {
-        let state = Mutex(State())
-    }
-
-    private let shared = Shared()
-    /// Kept for the life of the handling; a released source stops delivering.
-    private let sources: Mutex<[any DispatchSourceSignal]>
-
-    /// The one instance of the process, once `AccessoryCtl.main` installed it.
-    static let current = Mutex<Interruption?>(nil)
-
-    init(signals: [Int32] = [SIGINT, SIGTERM]) {
-        let shared = self.shared
-        // A queue of its own, which always gets a thread: the global queues share a pool as wide
-        // as the cores, and a command blocked reading the passphrase can hold it, so that the
-        // handler would never run.
-        let queue = DispatchQueue(label: "accessoryctl.signals")
-        sources = Mutex(signals.map { number in
-            Glibc.signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler {
-                let (first, reading, onSignal) = shared.state.withLock { state in
-                    let first = state.signal == nil
-                    if first { state.signal = number }
-                    return (first, state.reading, state.onSignal)
+    /// Installs the handler for `signals`, once per process; later calls do nothing.
+    static func install(signals: [Int32] = [SIGINT, SIGTERM]) {
+        let first = installed.withLock { installed in
+            defer { installed = true }
+            return !installed
+        }
+        guard first else { return }
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            // Without the pipe the default action stays: the process ends without cleanup.
+            return
+        }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        wakeUp.store(ends[1], ordering: .sequentiallyConsistent)
+        let reader = ends[0]
+        let thread = Thread {
+            var byte: UInt8 = 0
+            while true {
+                let count = read(reader, &byte, 1)
+                if count == 1 {
+                    action.withLock { $0 }?()
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return
                 }
-                if let reading {
-                    if var saved = reading { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
-                    // _exit, not exit: the reading thread is blocked inside stdio holding its
-                    // locks, and there is nothing to flush or tear down yet.
-                    _ = "\n".withCString { Glibc.write(STDERR_FILENO, $0, 1) }
-                    _exit(128 + number)
-                }
-                if first { onSignal?() }
             }
-            source.resume()
-            return source
-        })
+        }
+        thread.name = "accessoryctl.signals"
+        thread.start()
+
+        for number in signals {
+            var handling = sigaction()
+            handling.__sigaction_handler.sa_handler = { number in
+                let savedErrno = errno
+                defer { errno = savedErrno }
+                let isFirst = Interruption.firstSignal.compareExchange(
+                    expected: 0, desired: number, ordering: .sequentiallyConsistent).exchanged
+                Interruption.endIfReading(signal: number)
+                if isFirst {
+                    var byte = UInt8(truncatingIfNeeded: number)
+                    _ = write(Interruption.wakeUp.load(ordering: .sequentiallyConsistent), &byte, 1)
+                }
+            }
+            sigemptyset(&handling.sa_mask)
+            handling.sa_flags = SA_RESTART
+            sigaction(number, &handling, nil)
+        }
     }
 
     /// The signal that arrived first, if any.
-    var received: Int32? { shared.state.withLock { $0.signal } }
+    static var received: Int32? {
+        let number = firstSignal.load(ordering: .sequentiallyConsistent)
+        return number == 0 ? nil : number
+    }
 
-    /// Calls `action` on the first signal (at once if one has already arrived).
-    func onSignal(_ action: @escaping @Sendable () -> Void) {
-        let arrived = shared.state.withLock { state in
-            state.onSignal = action
-            return state.signal != nil
-        }
-        if arrived { action() }
+    /// Calls `action` on the first signal (at once if one has already arrived), on the signal
+    /// thread.
+    static func onSignal(_ newAction: @escaping @Sendable () -> Void) {
+        action.withLock { $0 = newAction }
+        if received != nil { newAction() }
     }
 
     /// Runs `body`, which reads input, with signals ending the process at once; `terminal` is
     /// the terminal setting to restore first, if `body` changed it.
     static func whileReadingInput<T>(restoring terminal: termios? = nil, _ body: () throws -> T) rethrows -> T {
-        let interruption = current.withLock { $0 }
-        interruption?.shared.state.withLock { $0.reading = .some(terminal) }
-        defer { interruption?.shared.state.withLock { $0.reading = nil } }
+        if let terminal { savedTerminal.pointee = terminal }
+        reading.store((terminal == nil ? Reading.withoutTerminal : .withTerminal).rawValue, ordering: .sequentiallyConsistent)
+        defer { reading.store(Reading.no.rawValue, ordering: .sequentiallyConsistent) }
+        // A signal that came just before reading began would otherwise only cancel a task that
+        // is about to block in read(2).
+        if let number = received { endIfReading(signal: number) }
         return try body()
     }
 
-    deinit {
-        sources.withLock { $0.forEach { $0.cancel() } }
+    /// Ends the process if input is being read. Async-signal-safe: called from the handler.
+    private static func endIfReading(signal number: Int32) {
+        switch Reading(rawValue: reading.load(ordering: .sequentiallyConsistent)) {
+        case .withTerminal?:
+            tcsetattr(STDIN_FILENO, TCSANOW, savedTerminal)
+        case .withoutTerminal?:
+            break
+        case .no?, nil:
+            return
+        }
+        // _exit, not exit: the reading thread may be blocked inside stdio holding its locks, and
+        // there is nothing to flush or tear down yet.
+        var newline = UInt8(ascii: "\n")
+        _ = write(STDERR_FILENO, &newline, 1)
+        _exit(128 + number)
     }
 }
