@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "AccessoryCore", targets: ["AccessoryCore"]),
         .executable(name: "accessoryctl", targets: ["accessoryctl"]),
+        .executable(name: "accessory-agent", targets: ["accessory-agent"]),
     ],
     targets: [
         // Layer 1: the pure-Swift model. Imports Foundation only, never a C library.
@@ -19,6 +20,18 @@ let package = Package(
         .target(name: "GLibRuntime", dependencies: ["CGLib", "CGLibShim"]),
         .target(name: "NetworkManagerBackend", dependencies: ["AccessoryCore", "GLibRuntime", "CGLibShim", "CNetworkManager"]),
         .target(name: "BlueZBackend", dependencies: ["AccessoryCore", "GLibRuntime", "CGLibShim", "CGLib"]),
+        // The agent's own side of D-Bus: owning a name, exporting objects, calling peers.
+        .target(name: "BusService", dependencies: ["GLibRuntime", "CGLib"]),
+
+        // Layer 3: the agent, the system service, on the core, the backends and the bus service.
+        .target(
+            name: "AccessoryAgent",
+            dependencies: ["AccessoryCore", "NetworkManagerBackend", "BlueZBackend", "BusService", "GLibRuntime"],
+            plugins: ["EmbedInterfaces"]
+        ),
+        .executableTarget(name: "accessory-agent", dependencies: ["AccessoryAgent"]),
+        .executableTarget(name: "embed-interfaces", path: "Plugins/EmbedInterfacesTool"),
+        .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-interfaces"]),
 
         // Layer 4: the commands of `accessoryctl`, as a library so tests can run them in-process.
         .target(name: "AccessoryCLI", dependencies: ["AccessoryCore", "NetworkManagerBackend", "BlueZBackend"]),

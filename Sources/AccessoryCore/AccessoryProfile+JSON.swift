@@ -118,8 +118,9 @@ extension AccessoryProfile {
         }
     }
 
-    /// `org.example.plug`: two or more labels of letters, digits and `-`.
-    static func isReverseDNS(_ text: String) -> Bool {
+    /// Whether `text` is a reverse-DNS name, as profile ids are: `org.example.plug`, two or more
+    /// labels of letters, digits and `-`.
+    public static func isReverseDNS(_ text: String) -> Bool {
         let labels = text.split(separator: ".", omittingEmptySubsequences: false)
         return labels.count >= 2 && labels.allSatisfy { label in
             !label.isEmpty && label.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-") }

@@ -1,1 +1,3 @@
 #include <gio/gio.h>
+#include <gio/gunixfdlist.h>
+#include <glib-unix.h>

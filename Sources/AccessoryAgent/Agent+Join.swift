@@ -1,0 +1,183 @@
+import AccessoryCore
+import BusService
+import Foundation
+import GLibRuntime
+import NetworkManagerBackend
+
+/// Joining accessory hotspots for clients, leaving them, and the dispatcher hook's intake.
+extension Agent {
+    /// Joins the hotspot of `record`, which the caller (running as `uid`) is authorized for.
+    func join(
+        _ call: MethodCall, record: AccessoryRecord, uid: UInt32, host: SessionHost?, options: [String: DBusValue]
+    ) async throws(CallFailure) -> DBusValue {
+        var passphrase: Secret?
+        var withoutSecurity = false
+        var joinOptions = JoinOptions()
+        joinOptions.recordID = record.id
+        for (key, value) in options.sorted(by: { $0.key < $1.key }) {
+            switch key {
+            case "passphrase":
+                guard let text = value.string else { throw .invalidArguments("options.passphrase", "expected a string") }
+                passphrase = Secret(text)
+            case "withoutSecurity":
+                guard let flag = value.bool else { throw .invalidArguments("options.withoutSecurity", "expected a boolean") }
+                withoutSecurity = flag
+            case "device":
+                guard let device = value.string, !device.isEmpty, device.utf8.count <= 15 else {
+                    throw .invalidArguments("options.device", "expected an interface name")
+                }
+                joinOptions.device = device
+            case "restoreAfter":
+                guard let seconds = value.uint32 else { throw .invalidArguments("options.restoreAfter", "expected uint32 seconds") }
+                joinOptions.restoreAfter = seconds == 0 ? nil : .seconds(Int(seconds))
+            default:
+                throw .invalidArguments("options.\(key)", "is not a known option (known: device, passphrase, restoreAfter, withoutSecurity)")
+            }
+        }
+        try await require(.join, call, uid: uid)
+
+        let session: AccessorySession
+        if let host {
+            session = host.session
+        } else {
+            var transient = AccessorySession(profile: try loadProfile(record.owner.profileID), owner: record.owner, accessories: records)
+            _ = try? transient.handle(.activate, at: Date())
+            session = transient
+        }
+        if passphrase == nil && !withoutSecurity, let supplied = session.suppliedPassphrase(for: record.id) {
+            switch supplied {
+            case .secret(let secret):
+                passphrase = secret
+            case .file(let path):
+                do {
+                    passphrase = try KioskPolicy.readPassphrase(path: path)
+                } catch {
+                    throw CallFailure(AccessorySessionError.invalidRequest(field: "passphrase", reason: "the kiosk policy's \(error)"))
+                }
+            }
+        }
+        let configuration = try Self.read { () throws(AccessorySessionError) in
+            try session.hotspotConfiguration(for: record.id, passphrase: passphrase, withoutSecurity: withoutSecurity)
+        }
+
+        let joined: JoinedHotspot
+        do {
+            let client = try await radios.hotspots()
+            Journal.info("join: \(record.ssid.map { "\($0)" } ?? "?") for record \(record.id) of uid \(uid) (\(call.sender))")
+            joined = try await client.join(configuration, options: joinOptions)
+        } catch {
+            if case .networkManagerUnavailable = error { await radios.reset(networkManager: true) }
+            Journal.notice("join: \(record.ssid.map { "\($0)" } ?? "?") for record \(record.id) failed: \(error)")
+            throw CallFailure(error)
+        }
+        joins[joined.device] = ActiveJoin(
+            device: joined.device, uid: uid, client: call.sender, sessionPath: host?.path, recordID: record.id,
+            ssid: joined.ssid, joinOnce: configuration.joinOnce)
+        Journal.notice("join: \(joined.ssid) joined on \(joined.device) for record \(record.id)")
+        var reply: [(String, DBusValue)] = [
+            ("device", .string(joined.device)), ("ssid", .string(joined.ssid.notation)),
+            ("connection", .string(joined.connectionID)),
+        ]
+        if let bssid = joined.bssid { reply.append(("bssid", .string(bssid.description))) }
+        if let address = joined.ipv4Address { reply.append(("ipv4Address", .string(address))) }
+        if let previous = joined.previousConnection { reply.append(("previousConnection", .string(previous))) }
+        if let deadline = joined.restoreDeadline {
+            reply.append(("restoreDeadline", .uint64(UInt64(max(0, deadline.timeIntervalSince1970)))))
+        }
+        return .vardict(reply)
+    }
+
+    /// Leaves the caller's join (or, with `user` and polkit's leave, another user's).
+    func leave(_ call: MethodCall, host: SessionHost?, options: [String: DBusValue]) async throws(CallFailure) -> DBusValue {
+        let caller = try await uid(of: call.sender)
+        var uid = caller
+        var device: String?
+        for (key, value) in options {
+            switch key {
+            case "device":
+                guard let name = value.string else { throw .invalidArguments("options.device", "expected an interface name") }
+                device = name
+            case "user":
+                guard let user = value.uint32 else { throw .invalidArguments("options.user", "expected a uint32 user id") }
+                uid = user
+            default:
+                throw .invalidArguments("options.\(key)", "is not a known option (known: device, user)")
+            }
+        }
+        if uid != caller { try await require(.manageOthers, call, uid: caller) }
+        let candidates = joins.values.filter { join in
+            join.uid == uid && (device == nil || join.device == device) && (host == nil || join.sessionPath == host?.path)
+        }
+        guard let join = candidates.sorted(by: { $0.device < $1.device }).first else {
+            throw CallFailure(HotspotError.notJoined(device: device ?? "any device"))
+        }
+        let left: LeftHotspot
+        do {
+            left = try await radios.hotspots().leave(device: join.device)
+        } catch {
+            throw CallFailure(error)
+        }
+        joins[join.device] = nil
+        Journal.notice("leave: \(join.ssid) left on \(join.device); \(left.restored.map { "\($0) restored" } ?? "nothing to restore")")
+        var reply: [(String, DBusValue)] = [
+            ("device", .string(left.device)), ("deleted", .boolean(left.deleted)), ("alreadyEnded", .boolean(left.alreadyEnded)),
+        ]
+        if let ssid = left.ssid { reply.append(("ssid", .string(ssid.notation))) }
+        if let restored = left.restored { reply.append(("restored", .string(restored))) }
+        return .vardict(reply)
+    }
+
+    /// Ends a join the agent made, bringing the previous network back.
+    func endJoin(_ join: ActiveJoin, because reason: String) async {
+        guard joins[join.device] != nil else { return }
+        joins[join.device] = nil
+        do {
+            let left = try await radios.hotspots().leave(device: join.device)
+            Journal.notice("leave: \(join.ssid) on \(join.device) ended because \(reason); \(left.restored.map { "\($0) restored" } ?? "nothing to restore")")
+        } catch {
+            Journal.warning("leave: \(join.ssid) on \(join.device) could not be ended (\(reason)): \(error)")
+        }
+    }
+
+    /// The dispatcher hook's report. Nothing in it is believed: the connection is looked up in
+    /// NetworkManager, and only the project's own profiles count.
+    func reportConnection(_ call: MethodCall, action: String, connection: [String: DBusValue]) async throws(CallFailure) {
+        guard try await uid(of: call.sender) == 0 else {
+            throw CallFailure(AgentError.notAuthorized(action: "ReportConnection (root only)"))
+        }
+        let actions = ["up", "down", "pre-down", "pre-up", "connectivity-change", "dhcp4-change", "dhcp6-change", "reapply"]
+        guard actions.contains(action) else { throw .invalidArguments("action", "is not a dispatcher action") }
+        guard let uuid = connection["uuid"]?.string, UUID(uuidString: uuid) != nil else {
+            throw .invalidArguments("connection.uuid", "expected a connection UUID")
+        }
+        let configured: [ConfiguredHotspot]
+        do {
+            configured = try await radios.hotspots().configuredHotspots()
+        } catch {
+            Journal.warning("dispatcher: \(action) of \(uuid) could not be checked: \(error)")
+            return
+        }
+        guard let profile = configured.first(where: { $0.connectionUUID.lowercased() == uuid.lowercased() }) else {
+            return
+        }
+        let record = profile.recordID.flatMap { id in records.first { $0.id == id } }
+        Journal.notice("dispatcher: accessory connection '\(profile.connectionID)' \(action)\(record.map { " (record \($0.id))" } ?? "")")
+        if let record {
+            for host in sessions.values where host.owner == record.owner {
+                emitConnectionEvent(record, for: host)
+            }
+        }
+        // An accessory connection that went down while the agent still holds the join ended
+        // unexpectedly (the accessory switched its hotspot off, say): bring the previous
+        // network back now rather than at the restore deadline.
+        if action == "down", let join = joins.values.first(where: { $0.ssid == profile.ssid }) {
+            await endJoin(join, because: "the accessory connection went down")
+        }
+    }
+
+    private func emitConnectionEvent(_ record: AccessoryRecord, for host: SessionHost) {
+        bus.emit(
+            path: host.path, interface: "io.accessorysetup.Session1", signal: "AccessoryChanged", [BusCoding.record(record)],
+            destination: host.client)
+    }
+}

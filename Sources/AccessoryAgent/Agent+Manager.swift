@@ -1,0 +1,326 @@
+import AccessoryCore
+import BusService
+import Foundation
+import GLibRuntime
+
+/// `io.accessorysetup.Manager1`, method by method (docs/dbus-api.md).
+extension Agent {
+    func managerCall(_ call: MethodCall) async throws(CallFailure) -> [DBusValue] {
+        let arguments = call.arguments
+        func string(_ index: Int, _ name: String) throws(CallFailure) -> String {
+            guard arguments.indices.contains(index), let value = arguments[index].string else {
+                throw .invalidArguments(name, "expected a string")
+            }
+            return value
+        }
+        func options(_ index: Int) -> [String: DBusValue] {
+            arguments.indices.contains(index) ? arguments[index].members ?? [:] : [:]
+        }
+        switch call.member {
+        case "OpenSession":
+            return [.objectPath(try await openSession(call, profile: try string(0, "profile"), options: options(1)))]
+        case "OpenSessionWithProfile":
+            return [.objectPath(try await openSessionWithProfile(call, options: options(1)))]
+        case "RegisterPickerAgent":
+            guard case .objectPath(let path)? = arguments.first else { throw .invalidArguments("agent", "expected an object path") }
+            try await registerPickerAgent(call, path: path, options: options(1))
+            return []
+        case "UnregisterPickerAgent":
+            guard case .objectPath(let path)? = arguments.first else { throw .invalidArguments("agent", "expected an object path") }
+            try await unregisterPickerAgent(call, path: path)
+            return []
+        case "ListAccessories":
+            return [BusCoding.records(try await listAccessories(call, options: options(0)))]
+        case "GetAccessory":
+            let (record, _) = try await callersRecord(call, id: try string(0, "accessory"))
+            return [BusCoding.record(record)]
+        case "JoinAccessory":
+            let (record, uid) = try await callersRecord(call, id: try string(0, "accessory"))
+            return [try await join(call, record: record, uid: uid, host: nil, options: options(1))]
+        case "Leave":
+            return [try await leave(call, host: nil, options: options(0))]
+        case "RemoveAccessory":
+            let (record, _) = try await callersRecord(call, id: try string(0, "accessory"), action: .manageOthers)
+            try await applyOutsideSession(record, .removeAccessory(record.id))
+            return []
+        case "RenameAccessory":
+            let (record, _) = try await callersRecord(call, id: try string(0, "accessory"), action: .manageOthers)
+            let rename = RenameOptions(options(2)["ssid"]?.bool == true ? [.ssid] : [])
+            try await applyOutsideSession(record, .renameAccessory(record.id, name: try string(1, "name"), options: rename))
+            return []
+        case "FinishAuthorization":
+            let (record, uid) = try await callersRecord(call, id: try string(0, "accessory"))
+            try await require(.authorize, call, uid: uid)
+            let settings = try Self.read { () throws(AccessorySessionError) in
+                try AccessorySession.accessorySettings(BusCoding.json(arguments.count > 1 ? arguments[1] : BusCoding.emptyDictionary), at: "settings")
+            }
+            try await applyOutsideSession(record, .finishAuthorization(record.id, settings))
+            return []
+        case "FailAuthorization":
+            let (record, _) = try await callersRecord(call, id: try string(0, "accessory"))
+            try await applyOutsideSession(record, .failAuthorization(record.id))
+            return []
+        case "Subscribe":
+            guard subscribers[call.sender] == nil else {
+                throw CallFailure(AgentError.pickerAgentAlreadyRegistered(scope: "events of \(call.sender)"))
+            }
+            subscribers[call.sender] = try await uid(of: call.sender)
+            Journal.info("events: \(call.sender) subscribed")
+            return []
+        case "Unsubscribe":
+            guard subscribers.removeValue(forKey: call.sender) != nil else {
+                throw CallFailure(AgentError.noSuchPickerAgent(path: "the event subscription of \(call.sender)"))
+            }
+            return []
+        case "ReportConnection":
+            try await reportConnection(call, action: try string(0, "action"), connection: options(1))
+            return []
+        case "Reload":
+            try await require(.configureKiosk, call, uid: try await uid(of: call.sender))
+            try loadKioskPolicy()
+            return []
+        default:
+            throw CallFailure(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "Manager1 has no method \(call.member)")
+        }
+    }
+
+    static func read<T>(_ body: () throws(AccessorySessionError) -> T) throws(CallFailure) -> T {
+        do {
+            return try body()
+        } catch {
+            throw CallFailure(error)
+        }
+    }
+
+    // MARK: Sessions
+
+    private func openSession(_ call: MethodCall, profile id: String, options: [String: DBusValue]) async throws(CallFailure) -> String {
+        let uid = try await uid(of: call.sender)
+        let profile = try loadProfile(id)
+        return try await openSession(call, profile: profile, uid: uid, options: options)
+    }
+
+    private func openSessionWithProfile(_ call: MethodCall, options: [String: DBusValue]) async throws(CallFailure) -> String {
+        guard case .int32(let index)? = call.arguments.first, let descriptor = call.takeFileDescriptor(at: Int(index)) else {
+            throw .invalidArguments("profile", "expected a file descriptor the caller opened")
+        }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        let uid = try await uid(of: call.sender)
+        try await require(.useClientProfile, call, uid: uid)
+        let profile: AccessoryProfile
+        do {
+            let data = try BoundedInput.read(handle, name: "the client's profile", limit: BoundedInput.documentLimit)
+            profile = try AccessoryProfile.parse(data, path: "the client's profile")
+        } catch let error as ProfileError {
+            throw CallFailure(AgentError.invalidProfile(error))
+        } catch {
+            throw CallFailure(AgentError.invalidProfile(.unreadable(path: "the client's profile", reason: "\(error)")))
+        }
+        return try await openSession(call, profile: profile, uid: uid, options: options)
+    }
+
+    private func openSession(
+        _ call: MethodCall, profile: AccessoryProfile, uid: UInt32, options: [String: DBusValue]
+    ) async throws(CallFailure) -> String {
+        if let unknown = options.keys.sorted().first {
+            throw .invalidArguments("options.\(unknown)", "is not a known option (none are defined)")
+        }
+        try await require(.openSession, call, uid: uid)
+        sessionCount += 1
+        let path = "\(AgentConfiguration.managerPath)/session/\(sessionCount)"
+        let owner = AccessoryOwner(uid: uid, profileID: profile.id)
+        let session = AccessorySession(profile: profile, owner: owner, accessories: records)
+        let object: ExportedObject
+        do {
+            object = try ExportedObject(
+                path: path, interface: "io.accessorysetup.Session1",
+                xml: InterfaceDocuments.documents["io.accessorysetup.Session1.xml"] ?? "",
+                properties: [
+                    "Profile": .string(profile.id), "State": .string("inactive"),
+                    "Accessories": BusCoding.records(session.accessories),
+                ])
+            try await bus.export(object)
+        } catch {
+            throw CallFailure(AccessorySessionError.activationFailed(reason: "the session could not be put on the bus: \(error)"))
+        }
+        let host = SessionHost(
+            path: path, client: call.sender, uid: uid, userName: Self.userName(of: uid), session: session, object: object)
+        sessions[path] = host
+        Journal.info("session \(path) opened by \(call.sender) (uid \(uid)) over profile \(profile.id)")
+        return path
+    }
+
+    // MARK: Picker agents
+
+    private func registerPickerAgent(_ call: MethodCall, path: String, options: [String: DBusValue]) async throws(CallFailure) {
+        let uid = try await uid(of: call.sender)
+        var logindSession: String?
+        for (key, value) in options {
+            guard key == "session" else { throw .invalidArguments("options.\(key)", "is not a known option (known: session)") }
+            guard let id = value.string, !id.isEmpty, id.count <= 64, id.allSatisfy({ $0.isLetter || $0.isNumber }) else {
+                throw .invalidArguments("options.session", "expected a logind session id")
+            }
+            logindSession = id
+        }
+        if let logindSession, uid != 0 {
+            let owner = await logindSessionUser(logindSession)
+            guard owner == uid else { throw CallFailure(AgentError.notAuthorized(action: "picker agent of logind session \(logindSession)")) }
+        }
+        let registration = PickerAgentRegistration(connection: call.sender, path: path, logindSession: logindSession)
+        let taken = pickerAgents.contains { existing in
+            logindSession == nil
+                ? existing.logindSession == nil && existing.connection == call.sender
+                : existing.logindSession == logindSession
+        }
+        guard !taken else {
+            throw CallFailure(AgentError.pickerAgentAlreadyRegistered(scope: logindSession.map { "logind session \($0)" } ?? call.sender))
+        }
+        pickerAgents.append(registration)
+        Journal.info("picker agent \(path) of \(call.sender) (uid \(uid)) registered for \(logindSession.map { "logind session \($0)" } ?? "its own sessions")")
+    }
+
+    private func unregisterPickerAgent(_ call: MethodCall, path: String) async throws(CallFailure) {
+        guard let registration = pickerAgents.first(where: { $0.connection == call.sender && $0.path == path }) else {
+            throw CallFailure(AgentError.noSuchPickerAgent(path: path))
+        }
+        pickerAgents.removeAll { $0 == registration }
+        for host in sessions.values where host.pickerAgent == registration {
+            host.pickerAgent = nil
+            await feed(.pickerDismissed(.pickerRestricted(reason: "the picker was unregistered")), to: host)
+        }
+        Journal.info("picker agent \(path) of \(call.sender) unregistered")
+    }
+
+    /// The uid a logind session belongs to, from logind on the system bus.
+    private func logindSessionUser(_ id: String) async -> UInt32? {
+        let path = try? await bus.call(
+            destination: "org.freedesktop.login1", path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
+            method: "GetSession", [.string(id)], timeout: .seconds(5))
+        guard case .objectPath(let sessionPath)? = path?.first else { return nil }
+        let user = try? await bus.call(
+            destination: "org.freedesktop.login1", path: sessionPath, interface: "org.freedesktop.DBus.Properties",
+            method: "Get", [.string("org.freedesktop.login1.Session"), .string("User")], timeout: .seconds(5))
+        return user?.first?.elements.first?.uint32
+    }
+
+    /// The picker agent for a session: the one its client's own connection registered, else the
+    /// one of the client's logind session.
+    func pickerAgent(for host: SessionHost) async -> PickerAgentRegistration? {
+        if let own = pickerAgents.first(where: { $0.connection == host.client && $0.logindSession == nil }) { return own }
+        let sessionAgents = pickerAgents.filter { $0.logindSession != nil }
+        guard !sessionAgents.isEmpty, let pid = await bus.processID(of: host.client) else { return nil }
+        let reply = try? await bus.call(
+            destination: "org.freedesktop.login1", path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
+            method: "GetSessionByPID", [.uint32(pid)], timeout: .seconds(5))
+        guard case .objectPath(let sessionPath)? = reply?.first else { return nil }
+        return sessionAgents.first { sessionPath.hasSuffix("/\($0.logindSession ?? "")") }
+    }
+
+    // MARK: Records outside a session
+
+    private func listAccessories(_ call: MethodCall, options: [String: DBusValue]) async throws(CallFailure) -> [AccessoryRecord] {
+        let caller = try await uid(of: call.sender)
+        var uid = caller
+        var profile: String?
+        for (key, value) in options {
+            switch key {
+            case "user":
+                guard let user = value.uint32 else { throw .invalidArguments("options.user", "expected a uint32 user id") }
+                uid = user
+            case "profile":
+                guard let id = value.string else { throw .invalidArguments("options.profile", "expected a profile id") }
+                profile = id
+            default:
+                throw .invalidArguments("options.\(key)", "is not a known option (known: profile, user)")
+            }
+        }
+        if uid != caller { try await require(.manageOthers, call, uid: caller) }
+        return ownedRecords(uid: uid, profile: profile)
+    }
+
+    /// The record `id` if the caller owns it; another user's only with `action` allowed by polkit
+    /// (without one, it counts as not there).
+    func callersRecord(
+        _ call: MethodCall, id text: String, action: PolkitAction? = nil
+    ) async throws(CallFailure) -> (AccessoryRecord, UInt32) {
+        let uid = try await uid(of: call.sender)
+        guard let id = UUID(uuidString: text), let record = records.first(where: { $0.id == id }) else {
+            throw CallFailure(AgentError.noSuchAccessory(text))
+        }
+        if record.owner.uid != uid {
+            guard let action else { throw CallFailure(AgentError.noSuchAccessory(text)) }
+            let allowed = await polkit.check(action, sender: call.sender, uid: uid, interactive: call.allowsInteractiveAuthorization)
+            guard allowed else { throw CallFailure(AgentError.noSuchAccessory(text)) }
+        }
+        return (record, uid)
+    }
+
+    /// Applies a record operation through a session of the record's owner that lives only for
+    /// it, so the rules are the session's; live sessions of that owner hear of the change.
+    private func applyOutsideSession(_ record: AccessoryRecord, _ input: AccessorySession.Input) async throws(CallFailure) {
+        let profile: AccessoryProfile
+        if let live = sessions.values.first(where: { $0.owner == record.owner }) {
+            profile = live.session.profile
+        } else if case .removeAccessory = input, (try? loadProfile(record.owner.profileID)) == nil {
+            // A record whose profile was uninstalled can still be removed.
+            try removeRecord(record)
+            return
+        } else {
+            profile = try loadProfile(record.owner.profileID)
+        }
+        var session = AccessorySession(profile: profile, owner: record.owner, accessories: records)
+        let effects: [AccessorySession.Effect]
+        do {
+            _ = try session.handle(.activate, at: Date())
+            effects = try session.handle(input, at: Date())
+        } catch {
+            throw CallFailure(error)
+        }
+        for effect in effects {
+            switch effect {
+            case .save(let changed):
+                try persist { $0.removeAll { $0.id == changed.id }; $0.append(changed) }
+                Journal.info("record \(changed.id) of uid \(changed.owner.uid) changed: \(changed.state.name), '\(changed.displayName)'")
+                await broadcast(.recordChanged(changed), owner: changed.owner, except: nil)
+            case .delete(let removed):
+                try removeRecord(removed)
+            default:
+                break
+            }
+        }
+    }
+
+    func removeRecord(_ record: AccessoryRecord) throws(CallFailure) {
+        try persist { $0.removeAll { $0.id == record.id } }
+        Journal.info("record \(record.id) of uid \(record.owner.uid) removed")
+        Task { await self.forgetProfiles(of: record) }
+        Task { await self.broadcast(.recordRemoved(record.id), owner: record.owner, except: nil) }
+    }
+
+    func persist(_ change: (inout [AccessoryRecord]) -> Void) throws(CallFailure) {
+        do {
+            try commit(change)
+        } catch {
+            Journal.error("records: \(error)")
+            throw CallFailure(AccessorySessionError.unknown(reason: "the record could not be stored: \(error)"))
+        }
+    }
+
+    /// Forgets the NetworkManager profiles made for a removed record.
+    func forgetProfiles(of record: AccessoryRecord) async {
+        guard let ssid = record.ssid else { return }
+        do {
+            let forgotten = try await radios.hotspots().forget(ssid: ssid)
+            if !forgotten.isEmpty { Journal.info("record \(record.id): forgot \(forgotten.count) NetworkManager profiles for \(ssid)") }
+        } catch {
+            Journal.warning("record \(record.id): the NetworkManager profiles for \(ssid) could not be forgotten: \(error)")
+        }
+    }
+
+    /// Sends `input` to every live session of `owner` but `except`.
+    func broadcast(_ input: AccessorySession.Input, owner: AccessoryOwner, except: String?) async {
+        for host in sessions.values where host.owner == owner && host.path != except {
+            await feed(input, to: host)
+        }
+    }
+}

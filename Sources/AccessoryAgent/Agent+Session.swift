@@ -1,0 +1,383 @@
+import AccessoryCore
+import BlueZBackend
+import BusService
+import Foundation
+import GLibRuntime
+
+/// `io.accessorysetup.Session1`, and carrying out the session's effects in order.
+extension Agent {
+    func sessionCall(_ call: MethodCall) async throws(CallFailure) -> [DBusValue] {
+        guard let host = sessions[call.path] else {
+            throw CallFailure(AccessorySessionError.invalidated)
+        }
+        guard call.sender == host.client else { throw .accessDenied }
+        let arguments = call.arguments
+        func argument(_ index: Int) -> DBusValue { arguments.indices.contains(index) ? arguments[index] : BusCoding.emptyDictionary }
+        func accessory(_ index: Int) throws(CallFailure) -> UUID {
+            guard let text = argument(index).string, let id = UUID(uuidString: text) else {
+                throw CallFailure(AccessorySessionError.invalidRequest(field: "accessory", reason: "expected an accessory id (a UUID)"))
+            }
+            return id
+        }
+        switch call.member {
+        case "Activate":
+            try await apply(.activate, to: host)
+        case "ShowPicker":
+            let items = try Self.read { () throws(AccessorySessionError) in
+                try argument(0).elements.enumerated().map { index, item throws(AccessorySessionError) in
+                    try AccessorySession.pickerRequestItem(BusCoding.json(item), at: "items[\(index)]")
+                }
+            }
+            let settings = try Self.read { () throws(AccessorySessionError) in
+                try AccessorySession.pickerDisplaySettings(BusCoding.json(argument(1)), at: "settings")
+            }
+            let frontEnd = try await frontEnd(for: host)
+            try await apply(.showPicker(items, settings, frontEnd), to: host)
+        case "UpdatePicker":
+            let items = try Self.read { () throws(AccessorySessionError) in
+                try argument(0).elements.enumerated().map { index, item throws(AccessorySessionError) in
+                    try AccessorySession.discoveredDisplayItem(BusCoding.json(item), at: "items[\(index)]")
+                }
+            }
+            try await apply(.updatePicker(items), to: host)
+        case "FinishPickerDiscovery":
+            try await apply(.finishPickerDiscovery, to: host)
+        case "FinishAuthorization":
+            let id = try accessory(0)
+            try await require(.authorize, call, uid: host.uid)
+            let settings = try Self.read { () throws(AccessorySessionError) in
+                try AccessorySession.accessorySettings(BusCoding.json(argument(1)), at: "settings")
+            }
+            try await apply(.finishAuthorization(id, settings), to: host)
+        case "FailAuthorization":
+            try await apply(.failAuthorization(try accessory(0)), to: host)
+        case "UpdateAuthorization":
+            let id = try accessory(0)
+            try await require(.authorize, call, uid: host.uid)
+            let descriptor = try Self.read { () throws(AccessorySessionError) in
+                try AccessorySession.discoveryDescriptor(BusCoding.json(argument(1)), at: "descriptor")
+            }
+            try await apply(.updateAuthorization(id, descriptor), to: host)
+        case "RemoveAccessory":
+            try await apply(.removeAccessory(try accessory(0)), to: host)
+        case "RenameAccessory":
+            let id = try accessory(0)
+            guard let name = argument(1).string else {
+                throw CallFailure(AccessorySessionError.invalidRequest(field: "name", reason: "expected a string"))
+            }
+            let options = RenameOptions(argument(2).members?["ssid"]?.bool == true ? [.ssid] : [])
+            try await apply(.renameAccessory(id, name: name, options: options), to: host)
+        case "JoinAccessoryHotspot":
+            let id = try accessory(0)
+            guard let record = host.session.accessories.first(where: { $0.id == id }) else {
+                throw CallFailure(AccessorySessionError.invalidRequest(field: "accessory", reason: "no accessory \(id) belongs to this session's client"))
+            }
+            return [try await join(call, record: record, uid: host.uid, host: host, options: argument(1).members ?? [:])]
+        case "Leave":
+            return [try await leave(call, host: host, options: [:])]
+        case "Invalidate":
+            await invalidate(host, error: nil)
+        default:
+            throw CallFailure(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "Session1 has no method \(call.member)")
+        }
+        return []
+    }
+
+    /// Who picks for a session: the picker agent of its client, else the kiosk policy, else the
+    /// picker agent of its client's logind session.
+    private func frontEnd(for host: SessionHost) async throws(CallFailure) -> PickerFrontEnd {
+        if let own = pickerAgents.first(where: { $0.connection == host.client && $0.logindSession == nil }) {
+            host.pickerAgent = own
+            return .agent
+        }
+        if let policy = kiosk?.policy(forProfile: host.session.profile.id, uid: host.uid, userName: host.userName) {
+            host.kioskPolicy = policy
+            Journal.info("session \(host.path): the kiosk policy picks")
+            return .kiosk(policy)
+        }
+        if let agent = await pickerAgent(for: host) {
+            host.pickerAgent = agent
+            return .agent
+        }
+        throw CallFailure(AccessorySessionError.pickerRestricted(
+            reason: "no picker agent serves this client and no kiosk policy names profile \(host.session.profile.id) for it; "
+                + "run 'accessoryctl pick', or add the profile to /etc/accessory-setup/kiosk.json"))
+    }
+
+    /// A client's request: refused with the session's error, else carried out.
+    private func apply(_ input: AccessorySession.Input, to host: SessionHost) async throws(CallFailure) {
+        let effects: [AccessorySession.Effect]
+        do {
+            effects = try host.session.handle(input, at: Date())
+        } catch {
+            throw CallFailure(error)
+        }
+        await perform(effects, for: host)
+    }
+
+    /// `feed` for the session at `path`, if it is still open.
+    func feed(_ input: AccessorySession.Input, toSession path: String) async {
+        guard let host = sessions[path] else { return }
+        await feed(input, to: host)
+    }
+
+    /// A report from a backend, a timer or a picker agent; a refusal is only logged.
+    func feed(_ input: AccessorySession.Input, to host: SessionHost) async {
+        guard sessions[host.path] === host else { return }
+        do {
+            let effects = try host.session.handle(input, at: Date())
+            await perform(effects, for: host)
+        } catch {
+            Journal.debugLog("session \(host.path): \(error)")
+        }
+    }
+
+    /// Ends a session: `nil` when its client asked or left. Its join-once connection ends too.
+    func invalidate(_ host: SessionHost, error: AccessorySessionError?) async {
+        guard sessions[host.path] === host else { return }
+        do {
+            let effects = try host.session.handle(.invalidate(error), at: Date())
+            await perform(effects, for: host)
+        } catch {
+            Journal.debugLog("session \(host.path): \(error)")
+        }
+        host.cancelTasks()
+        if let agent = host.pickerAgent {
+            send(agent, "Cancel", [.objectPath(host.path), BusCoding.error(error ?? .invalidated)])
+        }
+        sessions[host.path] = nil
+        await bus.unexport(host.object)
+        for join in joins.values where join.sessionPath == host.path {
+            await endJoin(join, because: "its session ended")
+        }
+        Journal.info("session \(host.path) ended")
+    }
+
+    // MARK: Effects
+
+    private func perform(_ effects: [AccessorySession.Effect], for host: SessionHost) async {
+        for effect in effects {
+            switch effect {
+            case .emit(let event):
+                emit(event, for: host)
+            case .save(let record):
+                do {
+                    try persist { $0.removeAll { $0.id == record.id }; $0.append(record) }
+                } catch {
+                    await invalidate(host, error: .unknown(reason: error.message))
+                    return
+                }
+                Journal.info("record \(record.id) of uid \(record.owner.uid) saved: \(record.state.name), '\(record.displayName)'")
+                await broadcast(.recordChanged(record), owner: record.owner, except: host.path)
+            case .delete(let record):
+                do {
+                    try removeRecord(record)
+                } catch {
+                    await invalidate(host, error: .unknown(reason: error.message))
+                    return
+                }
+            case .startDiscovery(let descriptors):
+                host.discovery?.cancel()
+                let radios = self.radios
+                let path = host.path
+                host.discovery = Task {
+                    await radios.discover(descriptors) { input in await self.feed(input, toSession: path) }
+                }
+                Journal.info("session \(host.path): discovery started for \(descriptors.count) descriptors")
+            case .stopDiscovery:
+                host.discovery?.cancel()
+                host.discovery = nil
+                Journal.info("session \(host.path): discovery stopped")
+            case .startTimer(let timer, let after):
+                host.timers[timer]?.cancel()
+                let path = host.path
+                host.timers[timer] = Task {
+                    try? await Task.sleep(for: after)
+                    guard !Task.isCancelled else { return }
+                    self.sessions[path]?.timers[timer] = nil
+                    await self.feed(.timerFired(timer), toSession: path)
+                }
+            case .cancelTimer(let timer):
+                host.timers.removeValue(forKey: timer)?.cancel()
+            case .presentPicker(let items):
+                presentPicker(items, for: host)
+            case .updatePicker(let shown, let removed):
+                if let agent = host.pickerAgent {
+                    send(agent, "UpdateEntries", [
+                        .objectPath(host.path), BusCoding.dictionaries(shown.map(BusCoding.entry)),
+                        .array(removed.map { .uint32(UInt32($0)) }, elementType: "u"),
+                    ])
+                }
+            case .dismissPicker:
+                host.choice?.cancel()
+                host.choice = nil
+                if let agent = host.pickerAgent {
+                    send(agent, "SetupProgress", [.objectPath(host.path), .string("done"), BusCoding.emptyDictionary])
+                }
+            case .lookUpMigrations(let items):
+                let path = host.path
+                Task {
+                    let lookups = await self.lookUp(items)
+                    await self.feed(.migrationsLookedUp(lookups), toSession: path)
+                }
+            case .setUp(let step, let entry):
+                if let agent = host.pickerAgent {
+                    send(agent, "SetupProgress", [.objectPath(host.path), .string(step.rawValue), BusCoding.emptyDictionary])
+                }
+                let path = host.path
+                Task {
+                    let error = await self.setUp(step, entry)
+                    await self.feed(.setupFinished(step, error), toSession: path)
+                }
+            case .cancelSetUp(_, let entry):
+                if let address = entry.bluetooth?.address {
+                    Task { await self.cancelPairing(address) }
+                }
+            }
+        }
+        host.object.setProperties([
+            "State": .string(host.stateName), "Accessories": BusCoding.records(host.session.accessories),
+        ])
+    }
+
+    /// Sends the event to the session's client, and to subscribers that may see it.
+    private func emit(_ event: AccessoryEvent, for host: SessionHost) {
+        let arguments: [DBusValue] = switch event {
+        case .activated(let records), .migrationComplete(let records): [BusCoding.records(records)]
+        case .accessoryAdded(let record), .accessoryRemoved(let record), .accessoryChanged(let record): [BusCoding.record(record)]
+        case .accessoryDiscovered(let entry): [BusCoding.entry(entry)]
+        case .invalidated(let error), .pickerDidDismiss(let error): [BusCoding.error(error)]
+        case .pickerSetupFailed(let error): [BusCoding.error(error)]
+        case .pickerDidPresent, .pickerSetupBridging, .pickerSetupPairing, .pickerSetupRename: []
+        }
+        bus.emit(path: host.path, interface: "io.accessorysetup.Session1", signal: event.type.signalName, arguments, destination: host.client)
+        let accessory = event.accessory.map(BusCoding.record) ?? BusCoding.emptyDictionary
+        let eventArguments: [DBusValue] = [
+            .objectPath(host.path), .uint32(UInt32(event.type.rawValue)), accessory, BusCoding.error(event.error),
+        ]
+        for (subscriber, uid) in subscribers where uid == 0 || uid == host.uid {
+            bus.emit(
+                path: AgentConfiguration.managerPath, interface: "io.accessorysetup.Manager1", signal: "Event", eventArguments,
+                destination: subscriber)
+        }
+        let detail = event.accessory.map { " \($0.id) '\($0.displayName)'" } ?? event.error.map { " \($0.dbusName)" } ?? ""
+        Journal.info("session \(host.path): \(event.type.name)\(detail)")
+    }
+
+    // MARK: The picker agent
+
+    private func send(_ agent: PickerAgentRegistration, _ method: String, _ arguments: [DBusValue]) {
+        bus.send(destination: agent.connection, path: agent.path, interface: "io.accessorysetup.PickerAgent1", method: method, arguments)
+    }
+
+    private func presentPicker(_ items: [PickerDisplayItem], for host: SessionHost) {
+        guard let agent = host.pickerAgent else {
+            let path = host.path
+            Task { await self.feed(.pickerDismissed(.pickerRestricted(reason: "no picker agent serves this client")), toSession: path) }
+            return
+        }
+        let profile = host.session.profile
+        let asksPassphrase: Bool = if case .prompt? = profile.hotspot?.passphrase { true } else { false }
+        let request = DBusValue.vardict([
+            ("profile", .string(profile.id)),
+            ("vendor", .string(profile.vendor)),
+            ("user", .uint32(host.uid)),
+            ("items", BusCoding.dictionaries(items.map { item in
+                var entries: [(String, DBusValue)] = [
+                    ("name", .string(item.name)), ("rename", .boolean(item.setupOptions.contains(.rename))),
+                ]
+                if let image = item.productImage { entries.append(("productImage", .string(image))) }
+                return .vardict(entries)
+            })),
+            ("passphrase", .boolean(asksPassphrase)),
+        ])
+        let bus = self.bus
+        let path = host.path
+        host.choice = Task {
+            let reply: Result<[DBusValue], BusError>
+            do throws(BusError) {
+                reply = .success(try await bus.call(
+                    destination: agent.connection, path: agent.path, interface: "io.accessorysetup.PickerAgent1",
+                    method: "RequestChoice", [.objectPath(path), request], timeout: .longestWait))
+            } catch {
+                reply = .failure(error)
+            }
+            guard !Task.isCancelled, let host = self.sessions[path] else { return }
+            await self.choiceArrived(reply, for: host, from: agent)
+        }
+    }
+
+    private func choiceArrived(_ reply: Result<[DBusValue], BusError>, for host: SessionHost, from agent: PickerAgentRegistration) async {
+        host.choice = nil
+        switch reply {
+        case .failure(let error) where error.name == AccessorySessionError.userCancelled.dbusName:
+            Journal.info("session \(host.path): the person cancelled the picker")
+            await feed(.pickerDismissed(.userCancelled), to: host)
+        case .failure(let error):
+            Journal.warning("session \(host.path): the picker agent failed: \(error)")
+            await feed(.pickerDismissed(.pickerRestricted(reason: "the picker failed: \(error.message)")), to: host)
+        case .success(let values):
+            guard let entry = values.first?.uint32 else {
+                await feed(.pickerDismissed(.pickerRestricted(reason: "the picker answered without an entry")), to: host)
+                return
+            }
+            let answer = values.count > 1 ? values[1].members ?? [:] : [:]
+            let passphrase = answer["passphrase"]?.string.map { SuppliedPassphrase.secret(Secret($0)) }
+            let choice = PickerChoice(entryID: Int(entry), name: answer["name"]?.string, passphrase: passphrase)
+            // The pick is the person's consent; polkit decides whether it may be recorded.
+            let allowed = await polkit.check(.authorize, sender: host.client, uid: host.uid, interactive: true)
+            guard allowed else {
+                await feed(.pickerDismissed(.userRestricted(reason: "polkit refused \(PolkitAction.authorize.rawValue)")), to: host)
+                return
+            }
+            do {
+                let effects = try host.session.handle(.picked(choice), at: Date())
+                await perform(effects, for: host)
+            } catch {
+                Journal.warning("session \(host.path): the picker's answer was refused: \(error)")
+                if let agent = host.pickerAgent {
+                    send(agent, "SetupProgress", [.objectPath(host.path), .string("failed"), BusCoding.error(error)])
+                }
+                await feed(.pickerDismissed(.pickerRestricted(reason: "the picker's answer was refused: \(error)")), to: host)
+            }
+        }
+    }
+
+    // MARK: Migration and Bluetooth setup
+
+    private func lookUp(_ items: [MigrationDisplayItem]) async -> [MigrationLookup] {
+        let configured = (try? await radios.hotspots().configuredHotspots()) ?? []
+        var lookups: [MigrationLookup] = []
+        for item in items {
+            let hasProfile = item.hotspotSSID.map { ssid in configured.contains { $0.ssid == ssid } } ?? false
+            var peripheral: BLEAdvertisement?
+            if let address = item.peripheralAddress {
+                peripheral = try? await radios.bluetooth().knownDevice(address)
+            }
+            lookups.append(MigrationLookup(hasHotspotProfile: hasProfile, peripheral: peripheral))
+        }
+        return lookups
+    }
+
+    private func setUp(_ step: AccessorySession.SetupStep, _ entry: PickerEntry) async -> AccessorySessionError? {
+        guard let address = entry.bluetooth?.address else { return nil }
+        do {
+            let bluetooth = try await radios.bluetooth()
+            switch step {
+            case .pairing: try await bluetooth.pair(address)
+            case .bridging: try await bluetooth.connectProfiles(address)
+            }
+            return nil
+        } catch {
+            return .connectionFailed(reason: "\(step.rawValue) \(address) failed: \(error)")
+        }
+    }
+
+    private func cancelPairing(_ address: MACAddress) async {
+        try? await radios.bluetooth().cancelPairing(address)
+    }
+}
+
+extension Journal {
+    static func debugLog(_ message: String) { log(.debug, message) }
+}

@@ -1,0 +1,291 @@
+import AccessoryCore
+import BusService
+import Foundation
+import GLibRuntime
+
+/// The system service: `io.accessorysetup` on the bus, the `AccessorySetupKit` of the machine.
+///
+/// One actor holds every session, record, picker agent and join, so that each method call,
+/// backend report and timer is applied in one order; the slow parts (NetworkManager, BlueZ,
+/// polkit, picker agents) are awaited without blocking the others. Method calls start in the
+/// order they arrive.
+public actor Agent {
+    let configuration: AgentConfiguration
+    let bus: BusConnection
+    let manager: ExportedObject
+    let polkit: Polkit
+    let radios: Radios
+    let store: AccessoryStore
+    /// Every owner's records, as the store holds them.
+    var records: [AccessoryRecord]
+    var kiosk: KioskPolicy?
+    var sessions: [String: SessionHost] = [:]
+    var sessionCount = 0
+    var pickerAgents: [PickerAgentRegistration] = []
+    /// Unique name → uid, for `Subscribe`.
+    var subscribers: [String: UInt32] = [:]
+    /// Device → the join on it.
+    var joins: [String: ActiveJoin] = [:]
+    /// Calls being answered, for the idle exit.
+    var callsInFlight = 0
+    var lastActivity = ContinuousClock.now
+    private var stopRequested: AsyncStream<String>.Continuation?
+
+    static let interfaces: [String: String] = [
+        "io.accessorysetup.Manager1": "io.accessorysetup.Manager1.xml",
+        "io.accessorysetup.Session1": "io.accessorysetup.Session1.xml",
+    ]
+
+    private init(configuration: AgentConfiguration, bus: BusConnection, manager: ExportedObject, records: [AccessoryRecord]) {
+        self.configuration = configuration
+        self.bus = bus
+        self.manager = manager
+        polkit = Polkit(bus: bus)
+        radios = Radios(busAddress: configuration.radioBusAddress)
+        store = AccessoryStore(url: configuration.stateDirectory.appendingPathComponent("accessories.json"))
+        self.records = records
+    }
+
+    /// Reads the records and the kiosk policy, connects, exports the manager and owns the bus
+    /// name. Throws a message for the log when the agent cannot serve.
+    public static func start(_ configuration: AgentConfiguration) async throws(AgentStartError) -> Agent {
+        let store = AccessoryStore(url: configuration.stateDirectory.appendingPathComponent("accessories.json"))
+        let records: [AccessoryRecord]
+        do {
+            try FileManager.default.createDirectory(
+                at: configuration.stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            records = try store.load()
+        } catch let error as AccessoryStoreError {
+            if case .corrupt = error {
+                Journal.error("records: \(error); starting with none")
+                records = []
+            } else {
+                throw AgentStartError("cannot read the records: \(error)")
+            }
+        } catch {
+            throw AgentStartError("cannot create the state directory \(configuration.stateDirectory.path): \(error)")
+        }
+        let bus: BusConnection
+        let manager: ExportedObject
+        do {
+            bus = try await BusConnection.connect(configuration.bus, threadName: "agent-bus")
+            manager = try ExportedObject(
+                path: AgentConfiguration.managerPath, interface: "io.accessorysetup.Manager1",
+                xml: InterfaceDocuments.documents["io.accessorysetup.Manager1.xml"] ?? "",
+                properties: ["Version": .string(AgentConfiguration.version), "KioskPolicy": .boolean(false)])
+            try await bus.export(manager)
+        } catch {
+            throw AgentStartError("cannot serve on \(configuration.bus): \(error)")
+        }
+        let agent = Agent(configuration: configuration, bus: bus, manager: manager, records: records)
+        _ = try? await agent.loadKioskPolicy()
+        do {
+            try await bus.requestName(AgentConfiguration.busName)
+        } catch {
+            await bus.close()
+            throw AgentStartError("cannot own \(AgentConfiguration.busName): \(error)")
+        }
+        Journal.notice("serving \(AgentConfiguration.busName) on \(configuration.bus) with \(records.count) records")
+        return agent
+    }
+
+    /// Serves until SIGTERM or SIGINT, the bus going away, or the idle exit; then ends every
+    /// session (join-once connections end with them) and releases the picker agents.
+    public func run() async {
+        let (stops, stop) = AsyncStream.makeStream(of: String.self)
+        stopRequested = stop
+        let signals = await bus.unixSignals([SIGTERM, SIGINT, SIGHUP])
+        let tasks = [
+            Task { await self.serveCalls(); stop.yield("the bus connection closed") },
+            Task { for await peer in bus.vanishedPeers { await self.peerVanished(peer) } },
+            Task {
+                for await number in signals {
+                    if number == SIGHUP {
+                        await self.reload()
+                    } else {
+                        stop.yield(number == SIGTERM ? "SIGTERM" : "SIGINT")
+                    }
+                }
+            },
+            Task { await self.watchIdle(stop) },
+        ]
+        var reason = "stopped"
+        for await first in stops {
+            reason = first
+            break
+        }
+        Journal.notice("stopping: \(reason)")
+        await shutdown()
+        tasks.forEach { $0.cancel() }
+    }
+
+    private func serveCalls() async {
+        for await call in bus.incomingCalls {
+            callsInFlight += 1
+            lastActivity = .now
+            // Started at once on this actor, so calls begin in the order they came.
+            Task.immediate {
+                await self.answer(call)
+                self.callsInFlight -= 1
+                self.lastActivity = .now
+            }
+        }
+    }
+
+    private func answer(_ call: MethodCall) async {
+        do throws(CallFailure) {
+            let values: [DBusValue]
+            switch call.interface {
+            case "io.accessorysetup.Manager1": values = try await managerCall(call)
+            case "io.accessorysetup.Session1": values = try await sessionCall(call)
+            default: throw CallFailure(name: "org.freedesktop.DBus.Error.UnknownInterface", message: call.interface)
+            }
+            call.reply(values)
+        } catch {
+            call.reply(errorName: error.name, message: error.message)
+        }
+    }
+
+    /// Whether nothing is going on: no session, picker agent, subscriber, join or call.
+    var isIdle: Bool {
+        sessions.isEmpty && pickerAgents.isEmpty && subscribers.isEmpty && joins.isEmpty && callsInFlight == 0
+    }
+
+    private func watchIdle(_ stop: AsyncStream<String>.Continuation) async {
+        guard let idleExit = configuration.idleExit else { return }
+        while !Task.isCancelled {
+            try? await Task.sleep(for: idleExit)
+            if isIdle && ContinuousClock.now - lastActivity >= idleExit {
+                stop.yield("idle for \(idleExit)")
+                return
+            }
+        }
+    }
+
+    private func shutdown() async {
+        for host in Array(sessions.values) { await invalidate(host, error: .invalidated) }
+        for join in Array(joins.values) { await endJoin(join, because: "the agent is stopping") }
+        for agent in pickerAgents {
+            bus.send(destination: agent.connection, path: agent.path, interface: "io.accessorysetup.PickerAgent1", method: "Release", [])
+        }
+        pickerAgents = []
+        await bus.close()
+    }
+
+    /// A peer left the bus: its sessions end, its picker agents and subscription go.
+    func peerVanished(_ peer: String) async {
+        subscribers[peer] = nil
+        let gone = pickerAgents.filter { $0.connection == peer }
+        if !gone.isEmpty {
+            pickerAgents.removeAll { $0.connection == peer }
+            Journal.info("picker agent of \(peer) left the bus")
+            for host in sessions.values where host.pickerAgent.map(gone.contains) == true {
+                host.pickerAgent = nil
+                await feed(.pickerDismissed(.pickerRestricted(reason: "the picker left the bus")), to: host)
+            }
+        }
+        for host in sessions.values where host.client == peer {
+            Journal.info("session \(host.path): its client \(peer) left the bus")
+            await invalidate(host, error: nil)
+        }
+        for join in joins.values where join.client == peer && join.joinOnce && join.sessionPath == nil {
+            await endJoin(join, because: "its client left the bus")
+        }
+    }
+
+    // MARK: Records
+
+    /// Stores `records` with `change` applied; nothing changes when the store refuses.
+    func commit(_ change: (inout [AccessoryRecord]) -> Void) throws(AccessoryStoreError) {
+        var updated = records
+        change(&updated)
+        try store.save(updated)
+        records = updated
+    }
+
+    func ownedRecords(uid: UInt32, profile: String? = nil) -> [AccessoryRecord] {
+        records.filter { $0.owner.uid == uid && (profile == nil || $0.owner.profileID == profile) }
+    }
+
+    // MARK: Profiles and the kiosk policy
+
+    func loadProfile(_ id: String) throws(CallFailure) -> AccessoryProfile {
+        guard AccessoryProfile.isReverseDNS(id) else {
+            throw .invalidArguments("profile", "'\(id)' is not a profile id (a reverse-DNS name like ge.wled.softap)")
+        }
+        for directory in configuration.profileDirectories {
+            let url = directory.appendingPathComponent("\(id).json")
+            guard FileManager.default.fileExists(atPath: url.path) else { continue }
+            do {
+                let profile = try AccessoryProfile.load(contentsOf: url)
+                guard profile.id == id else {
+                    throw CallFailure(AgentError.invalidProfile(.invalid(
+                        path: url.path, issues: [FieldIssue(field: "id", message: "is '\(profile.id)', not '\(id)' as the file is named")])))
+                }
+                return profile
+            } catch let error as ProfileError {
+                Journal.error("profile \(url.path) is installed but refused: \(error)")
+                throw CallFailure(AgentError.invalidProfile(error))
+            } catch {
+                throw error as! CallFailure
+            }
+        }
+        throw CallFailure(AgentError.noSuchProfile(id))
+    }
+
+    func loadKioskPolicy() throws(CallFailure) {
+        let path = configuration.kioskPolicyPath
+        guard FileManager.default.fileExists(atPath: path) else {
+            if kiosk != nil { Journal.notice("kiosk policy: \(path) is gone; none in force") }
+            kiosk = nil
+            manager.setProperties(["KioskPolicy": .boolean(false)])
+            return
+        }
+        do {
+            kiosk = try KioskPolicy.load(contentsOf: URL(fileURLWithPath: path))
+            Journal.notice("kiosk policy: \(path) in force")
+            manager.setProperties(["KioskPolicy": .boolean(true)])
+        } catch {
+            Journal.error("kiosk policy: \(error)")
+            throw CallFailure(AgentError.invalidKioskPolicy(error))
+        }
+    }
+
+    func reload() {
+        Journal.notice("reloading the kiosk policy")
+        _ = try? loadKioskPolicy()
+    }
+
+    // MARK: Callers
+
+    func uid(of peer: String) async throws(CallFailure) -> UInt32 {
+        do {
+            return try await bus.unixUser(of: peer)
+        } catch {
+            throw CallFailure(name: "org.freedesktop.DBus.Error.Failed", message: "cannot tell who \(peer) is: \(error)")
+        }
+    }
+
+    /// Refuses with `NotAuthorized` naming the action unless polkit allows it.
+    func require(_ action: PolkitAction, _ call: MethodCall, uid: UInt32) async throws(CallFailure) {
+        guard await polkit.check(action, sender: call.sender, uid: uid, interactive: call.allowsInteractiveAuthorization) else {
+            throw CallFailure(AgentError.notAuthorized(action: action.rawValue))
+        }
+    }
+
+    static func userName(of uid: UInt32) -> String? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name else {
+            return nil
+        }
+        return String(cString: name)
+    }
+}
+
+/// Why the agent could not start serving.
+public struct AgentStartError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

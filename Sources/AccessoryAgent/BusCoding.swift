@@ -1,0 +1,146 @@
+import AccessoryCore
+import Foundation
+import GLibRuntime
+
+/// An error a method call is answered with: a D-Bus error name and a message a person can act on.
+struct CallFailure: Error, Sendable {
+    let name: String
+    let message: String
+
+    init(name: String, message: String) {
+        self.name = name
+        self.message = message
+    }
+
+    init(_ error: AgentError) { self.init(name: error.dbusName, message: error.description) }
+    init(_ error: AccessorySessionError) { self.init(name: error.dbusName, message: error.description) }
+    init(_ error: HotspotError) { self.init(name: error.dbusName, message: error.description) }
+
+    static func invalidArguments(_ field: String, _ reason: String) -> CallFailure {
+        CallFailure(AgentError.invalidArguments(field: field, reason: reason))
+    }
+
+    static let accessDenied = CallFailure(
+        name: "org.freedesktop.DBus.Error.AccessDenied", message: "only the connection that opened the session may call it")
+}
+
+/// The dictionaries of the D-Bus API (docs/dbus-api.md, "Conventions").
+enum BusCoding {
+    static func variant(_ value: DBusValue) -> DBusValue { .variant(DBusValue.Box(value)) }
+
+    static let emptyDictionary = DBusValue.vardict([])
+
+    static func dictionaries(_ values: [DBusValue]) -> DBusValue { .array(values, elementType: "a{sv}") }
+
+    /// An accessory dictionary.
+    static func record(_ record: AccessoryRecord) -> DBusValue {
+        var entries: [(String, DBusValue)] = [
+            ("id", .string(record.id.uuidString.lowercased())),
+            ("displayName", .string(record.displayName)),
+            ("state", .string(record.state.name)),
+            ("stateCode", .uint32(UInt32(record.state.rawValue))),
+            ("profile", .string(record.owner.profileID)),
+            ("user", .uint32(record.owner.uid)),
+            ("descriptor", value(json: encodedJSON(record.descriptor))),
+            ("created", .uint64(UInt64(max(0, record.created.timeIntervalSince1970)))),
+            ("changed", .uint64(UInt64(max(0, record.changed.timeIntervalSince1970)))),
+        ]
+        if let ssid = record.ssid { entries.append(("ssid", .string(ssid.notation))) }
+        if let address = record.bluetoothIdentifier { entries.append(("bluetoothIdentifier", .string(address.description))) }
+        if let bridging = record.bluetoothTransportBridgingIdentifier {
+            entries.append(("bluetoothTransportBridgingIdentifier", .string(bridging.description)))
+        }
+        return .vardict(entries)
+    }
+
+    static func records(_ records: [AccessoryRecord]) -> DBusValue { dictionaries(records.map(record)) }
+
+    /// An error dictionary; empty for no error.
+    static func error(_ error: AccessorySessionError?) -> DBusValue {
+        guard let error else { return emptyDictionary }
+        var entries: [(String, DBusValue)] = [
+            ("name", .string(error.dbusName)),
+            ("code", .int32(Int32(error.code.rawValue))),
+            ("message", .string(error.description)),
+        ]
+        if let field = error.field { entries.append(("field", .string(field))) }
+        return .vardict(entries)
+    }
+
+    /// A picker entry, as `AccessoryDiscovered` and `PickerAgent1.UpdateEntries` carry it.
+    static func entry(_ entry: PickerEntry) -> DBusValue {
+        var entries: [(String, DBusValue)] = [
+            ("entry", .uint32(UInt32(entry.id))),
+            ("item", .uint32(UInt32(entry.itemIndex))),
+            ("name", .string(entry.name)),
+        ]
+        if let image = entry.productImage { entries.append(("productImage", .string(image))) }
+        if let wifi = entry.wifi {
+            if let ssid = wifi.ssid { entries.append(("ssid", .string(ssid.notation))) }
+            entries.append(("bssid", .string(wifi.bssid.description)))
+            entries.append(("signal", .uint32(UInt32(clamping: wifi.strength))))
+        }
+        if let bluetooth = entry.bluetooth {
+            entries.append(("bluetoothAddress", .string(bluetooth.address.description)))
+            if let rssi = bluetooth.rssi { entries.append(("rssi", .int32(Int32(clamping: rssi)))) }
+            if let name = bluetooth.name { entries.append(("bluetoothName", .string(name))) }
+        }
+        return .vardict(entries)
+    }
+
+    static func encodedJSON(_ value: some Encodable) -> JSONValue {
+        guard let data = try? JSONEncoder().encode(value), let json = try? JSONValue.parse(data) else { return .object([:]) }
+        return json
+    }
+
+    /// A JSON value as D-Bus: objects become `a{sv}`, whole numbers `x`, others `d`.
+    static func value(json: JSONValue) -> DBusValue {
+        switch json {
+        case .null: return .vardict([])
+        case .bool(let flag): return .boolean(flag)
+        case .number(let number):
+            if let whole = Int64(exactly: number) { return .int64(whole) }
+            return .double(number)
+        case .string(let text): return .string(text)
+        case .array(let elements): return .array(elements.map { variant(value(json: $0)) }, elementType: "v")
+        case .object(let members): return .vardict(members.sorted { $0.key < $1.key }.map { ($0.key, value(json: $0.value)) })
+        }
+    }
+
+    /// A D-Bus argument as JSON, for the core's readers: dictionaries with string keys become
+    /// objects, integers numbers, byte arrays arrays of numbers.
+    static func json(_ value: DBusValue) -> JSONValue {
+        switch value {
+        case .boolean(let flag): return .bool(flag)
+        case .string(let text), .objectPath(let text): return .string(text)
+        case .double(let number): return .number(number)
+        case .bytes(let bytes): return .array(bytes.map { .number(Double($0)) })
+        case .variant(let box): return json(box.value)
+        case .array(let elements, _), .tuple(let elements): return .array(elements.map(json))
+        case .dictionary(let entries, _):
+            var members: [String: JSONValue] = [:]
+            for entry in entries {
+                guard let key = entry.key.string ?? entry.key.int.map(String.init) else { continue }
+                members[key] = json(entry.value)
+            }
+            return .object(members)
+        default:
+            return value.int.map { .number(Double($0)) } ?? .null
+        }
+    }
+}
+
+extension DBusValue {
+    /// The dictionary's string keys and values; `nil` when this is not a dictionary.
+    var members: [String: DBusValue]? {
+        guard case .dictionary(let entries, _) = self else { return nil }
+        var members: [String: DBusValue] = [:]
+        for entry in entries { if let key = entry.key.string { members[key] = entry.value } }
+        return members
+    }
+
+    var uint32: UInt32? {
+        if case .uint32(let value) = self { return value }
+        return nil
+    }
+}

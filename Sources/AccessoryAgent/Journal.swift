@@ -1,0 +1,24 @@
+import Foundation
+import Synchronization
+
+/// The agent's log: one line per state change and per authorization decision, on standard
+/// error with the `<N>` priority prefix journald reads (sd-daemon(3)). Never given a secret.
+public enum Journal {
+    public enum Priority: Int, Sendable {
+        case error = 3, warning = 4, notice = 5, info = 6, debug = 7
+    }
+
+    private static let lock = Mutex(())
+
+    public static func log(_ priority: Priority, _ message: String) {
+        let line = message.replacingOccurrences(of: "\n", with: " ")
+        lock.withLock { _ in
+            FileHandle.standardError.write(Data("<\(priority.rawValue)>\(line)\n".utf8))
+        }
+    }
+
+    public static func error(_ message: String) { log(.error, message) }
+    public static func warning(_ message: String) { log(.warning, message) }
+    public static func notice(_ message: String) { log(.notice, message) }
+    public static func info(_ message: String) { log(.info, message) }
+}

@@ -1,0 +1,43 @@
+import BusService
+import GLibRuntime
+
+/// The agent's polkit actions (packaging/polkit/io.accessorysetup.policy).
+enum PolkitAction: String, Sendable, CaseIterable {
+    case openSession = "io.accessorysetup.open-session"
+    case authorize = "io.accessorysetup.authorize"
+    case join = "io.accessorysetup.join"
+    case useClientProfile = "io.accessorysetup.use-client-profile"
+    case manageOthers = "io.accessorysetup.manage-others"
+    case configureKiosk = "io.accessorysetup.configure-kiosk"
+}
+
+/// Asks polkit whether a caller may do something, with a `system-bus-name` subject, as
+/// hostnamed and fwupd do. Root passes without asking; no polkit on the bus means no.
+struct Polkit: Sendable {
+    let bus: BusConnection
+
+    /// Whether `sender` (running as `uid`) may perform `action`; every decision is logged.
+    func check(_ action: PolkitAction, sender: String, uid: UInt32, interactive: Bool) async -> Bool {
+        if uid == 0 {
+            Journal.info("polkit: \(action.rawValue) allowed for \(sender) (uid 0)")
+            return true
+        }
+        let subject = DBusValue.tuple([.string("system-bus-name"), .vardict([("name", .string(sender))])])
+        let details = DBusValue.dictionary([], entryType: "{ss}")
+        let allowUserInteraction: UInt32 = 1
+        do {
+            let reply = try await bus.call(
+                destination: "org.freedesktop.PolicyKit1", path: "/org/freedesktop/PolicyKit1/Authority",
+                interface: "org.freedesktop.PolicyKit1.Authority", method: "CheckAuthorization",
+                [subject, .string(action.rawValue), details, .uint32(interactive ? allowUserInteraction : 0), .string("")],
+                timeout: interactive ? .seconds(300) : .seconds(25), allowInteractiveAuthorization: interactive)
+            let result = reply.first?.elements ?? []
+            let allowed = result.first?.bool ?? false
+            Journal.notice("polkit: \(action.rawValue) \(allowed ? "allowed" : "refused") for \(sender) (uid \(uid))")
+            return allowed
+        } catch {
+            Journal.warning("polkit: \(action.rawValue) refused for \(sender) (uid \(uid)): polkit did not answer: \(error)")
+            return false
+        }
+    }
+}

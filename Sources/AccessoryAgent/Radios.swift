@@ -1,0 +1,109 @@
+import AccessoryCore
+import BlueZBackend
+import Foundation
+import NetworkManagerBackend
+
+/// NetworkManager and BlueZ as the agent uses them: connected on first use and kept, so a
+/// join or a picker does not pay for a new client; reconnected after a failure.
+actor Radios {
+    private let busAddress: String?
+    private var networkManager: NetworkManagerClient?
+    private var bluez: BlueZClient?
+
+    init(busAddress: String?) {
+        self.busAddress = busAddress
+    }
+
+    func hotspots() async throws(HotspotError) -> NetworkManagerClient {
+        if let networkManager { return networkManager }
+        let client = try await NetworkManagerClient.connect(busAddress: busAddress)
+        networkManager = client
+        return client
+    }
+
+    func bluetooth() async throws(BluetoothError) -> BlueZClient {
+        if let bluez { return bluez }
+        let client = try await BlueZClient.connect(busAddress: busAddress)
+        bluez = client
+        return client
+    }
+
+    /// Forgets a client that failed, so the next use connects again.
+    func reset(networkManager: Bool = false, bluetooth: Bool = false) {
+        if networkManager { self.networkManager = nil }
+        if bluetooth { bluez = nil }
+    }
+
+    /// Discovery for one picker: what Wi-Fi and Bluetooth LE hear, each time it changes, as the
+    /// whole current picture. Runs until the task is cancelled.
+    func discover(
+        _ descriptors: [DiscoveryDescriptor], report: @escaping @Sendable (AccessorySession.Input) async -> Void
+    ) async {
+        let wifi = descriptors.contains(where: \.hasWiFiIdentifier)
+        let bluetooth = descriptors.contains(where: \.hasBluetoothIdentifier)
+        await withTaskGroup(of: Void.self) { group in
+            if wifi { group.addTask { await self.discoverWiFi(report: report) } }
+            if bluetooth {
+                let bluetoothDescriptors = descriptors.filter(\.hasBluetoothIdentifier)
+                group.addTask { await self.discoverBluetooth(bluetoothDescriptors, report: report) }
+            }
+        }
+    }
+
+    /// How often NetworkManager is asked for a fresh scan while a picker is open.
+    static let rescanInterval = Duration.seconds(10)
+
+    private func discoverWiFi(report: @escaping @Sendable (AccessorySession.Input) async -> Void) async {
+        let client: NetworkManagerClient
+        let events: AsyncStream<AccessPointEvent>
+        do {
+            client = try await hotspots()
+            events = try await client.accessPointEvents(device: nil)
+        } catch {
+            Journal.warning("discovery: Wi-Fi is not available: \(error)")
+            return
+        }
+        var heard: [MACAddress: WiFiScanEntry] = [:]
+        if let entries = try? await client.accessPoints(device: nil, rescan: false) {
+            for entry in entries { heard[entry.bssid] = entry }
+            let snapshot = heard.values.sorted { $0.bssid < $1.bssid }
+            await report(.wifiScanned(snapshot))
+        }
+        let rescans = Task {
+            while !Task.isCancelled {
+                _ = try? await client.accessPoints(device: nil, rescan: true)
+                try? await Task.sleep(for: Self.rescanInterval)
+            }
+        }
+        defer { rescans.cancel() }
+        for await event in events {
+            switch event {
+            case .appeared(let entry): heard[entry.bssid] = entry
+            case .vanished(let bssid): heard[bssid] = nil
+            }
+            let snapshot = heard.values.sorted { $0.bssid < $1.bssid }
+            await report(.wifiScanned(snapshot))
+        }
+    }
+
+    private func discoverBluetooth(
+        _ descriptors: [DiscoveryDescriptor], report: @escaping @Sendable (AccessorySession.Input) async -> Void
+    ) async {
+        let events: AsyncStream<BLEDiscoveryEvent>
+        do {
+            events = try await bluetooth().discover(descriptors)
+        } catch {
+            Journal.warning("discovery: Bluetooth LE is not available: \(error)")
+            return
+        }
+        var heard: [MACAddress: BLEAdvertisement] = [:]
+        for await event in events {
+            switch event {
+            case .found(let advertisement), .updated(let advertisement): heard[advertisement.address] = advertisement
+            case .lost(let address): heard[address] = nil
+            }
+            let snapshot = heard.values.sorted { $0.address < $1.address }
+            await report(.bluetoothHeard(snapshot))
+        }
+    }
+}

@@ -1,0 +1,302 @@
+import CGLib
+import Foundation
+import GLibRuntime
+import Synchronization
+
+/// Which bus to connect to.
+public enum BusAddress: Sendable, Hashable, CustomStringConvertible {
+    /// The system bus; `DBUS_SYSTEM_BUS_ADDRESS` is honoured.
+    case system
+    case session
+    case address(String)
+
+    public var description: String {
+        switch self {
+        case .system: "the system bus"
+        case .session: "the session bus"
+        case .address(let address): address
+        }
+    }
+}
+
+/// A failed bus operation: a D-Bus error the peer replied with, or the bus's own.
+public struct BusError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The D-Bus error name, when a peer or the bus daemon replied with one.
+    public let name: String?
+    public let message: String
+    public let isCancelled: Bool
+    public let isTimeout: Bool
+
+    public init(name: String?, message: String, isCancelled: Bool = false, isTimeout: Bool = false) {
+        self.name = name
+        self.message = message
+        self.isCancelled = isCancelled
+        self.isTimeout = isTimeout
+    }
+
+    init(_ error: GLibError) {
+        let timedOut = error.domain == "g-io-error-quark" && error.code == Int32(G_IO_ERROR_TIMED_OUT.rawValue)
+        let noReply = error.remoteName == "org.freedesktop.DBus.Error.NoReply"
+        self.init(name: error.remoteName, message: error.message, isCancelled: error.isCancelled, isTimeout: timedOut || noReply)
+    }
+
+    public var description: String { name.map { "\($0): \(message)" } ?? message }
+}
+
+/// A connection of a D-Bus service: it owns a name, exports objects, receives their method
+/// calls in order, emits signals, calls other peers, and notices peers leaving the bus.
+///
+/// The actor runs on a GLib thread of its own, which owns the connection; callers see only
+/// Swift values (`DBusValue`, `MethodCall`), never a `GVariant`.
+public actor BusConnection {
+    let executor: GLibMainContextExecutor
+    let connection: GObjectRef
+    /// The connection's unique name (`:1.7`).
+    public nonisolated let uniqueName: String
+    /// Every method call of every exported object, in the order they arrived. Ends when the
+    /// connection closes.
+    public nonisolated let incomingCalls: AsyncStream<MethodCall>
+    /// Unique names of peers that left the bus. Ends when the connection closes.
+    public nonisolated let vanishedPeers: AsyncStream<String>
+    private let calls: AsyncStream<MethodCall>.Continuation
+    private let vanished: AsyncStream<String>.Continuation
+    private var subscription: guint = 0
+    private var closedHandler: SignalConnection?
+    private var exported: [String: ExportedObject] = [:]
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    private init(executor: GLibMainContextExecutor, connection: GObjectRef) {
+        self.executor = executor
+        self.connection = connection
+        uniqueName = GLibRuntime.string(g_dbus_connection_get_unique_name(connection.pointer)) ?? ""
+        (incomingCalls, calls) = AsyncStream.makeStream()
+        (vanishedPeers, vanished) = AsyncStream.makeStream()
+    }
+
+    /// Connects to `address` and starts watching for peers that leave.
+    public static func connect(_ address: BusAddress, threadName: String = "bus") async throws(BusError) -> BusConnection {
+        let executor = GLibMainContextExecutor(name: threadName)
+        let result: Result<GObjectRef, GLibError> = await withCheckedContinuation { continuation in
+            executor.invoke {
+                continuation.resume(returning: Result { () throws(GLibError) in try open(address) })
+            }
+        }
+        switch result {
+        case .success(let connection):
+            let bus = BusConnection(executor: executor, connection: connection)
+            await bus.start()
+            return bus
+        case .failure(let error):
+            executor.shutdown()
+            throw BusError(name: error.remoteName, message: "cannot connect to \(address): \(error.message)")
+        }
+    }
+
+    private static func open(_ address: BusAddress) throws(GLibError) -> GObjectRef {
+        let resolved: String
+        switch address {
+        case .address(let given):
+            resolved = given
+        case .system, .session:
+            let type = address == .system ? G_BUS_TYPE_SYSTEM : G_BUS_TYPE_SESSION
+            let pointer = try withGError("find \(address)") { g_dbus_address_get_for_bus_sync(type, nil, $0) }
+            defer { g_free(pointer) }
+            resolved = String(cString: pointer)
+        }
+        return try GDBusConnection.open(address: resolved)
+    }
+
+    private func start() {
+        let vanished = self.vanished
+        let box = Unmanaged.passRetained(SignalBox { arguments in
+            let names = arguments.elements.compactMap(\.string)
+            if names.count == 3, names[0].hasPrefix(":"), names[2].isEmpty { vanished.yield(names[0]) }
+        }).toOpaque()
+        subscription = g_dbus_connection_signal_subscribe(
+            connection.pointer, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged",
+            "/org/freedesktop/DBus", nil, G_DBUS_SIGNAL_FLAGS_NONE,
+            { _, _, _, _, _, parameters, data in
+                let box = Unmanaged<SignalBox>.fromOpaque(data!).takeUnretainedValue()
+                box.handler(parameters.map(DBusValue.init(copying:)) ?? .tuple([]))
+            }, box, { data in Unmanaged<SignalBox>.fromOpaque(data!).release() })
+        let calls = self.calls
+        closedHandler = connection.connect("closed") { _ in
+            calls.finish()
+            vanished.finish()
+        }
+    }
+
+    /// Asks the bus for `name`, without queueing; throws when another peer owns it.
+    public func requestName(_ name: String) async throws(BusError) {
+        let doNotQueue: UInt32 = 4
+        let reply = try await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            method: "RequestName", [.string(name), .uint32(doNotQueue)], timeout: .seconds(25))
+        let primaryOwner = 1, alreadyOwner = 4
+        guard let result = reply.first?.int, result == primaryOwner || result == alreadyOwner else {
+            throw BusError(name: nil, message: "the name \(name) is owned by another process on the bus")
+        }
+    }
+
+    /// Exports `object` at its path; its method calls then arrive in `incomingCalls`.
+    public func export(_ object: ExportedObject) throws(BusError) {
+        let calls = self.calls
+        let box = Unmanaged.passRetained(CallBox(calls: calls, object: object)).toOpaque()
+        var vtable = GDBusInterfaceVTable()
+        vtable.method_call = { _, sender, path, interface, member, parameters, invocation, data in
+            let box = Unmanaged<CallBox>.fromOpaque(data!).takeUnretainedValue()
+            let call = MethodCall(
+                invocation: invocation!, sender: GLibRuntime.string(sender) ?? "", path: GLibRuntime.string(path) ?? "",
+                interface: GLibRuntime.string(interface) ?? "", member: GLibRuntime.string(member) ?? "",
+                parameters: parameters!)
+            if case .terminated = box.calls.yield(call) {
+                call.reply(errorName: "org.freedesktop.DBus.Error.Failed", message: "the service is shutting down")
+            }
+        }
+        vtable.get_property = { _, _, _, _, property, _, data in
+            let box = Unmanaged<CallBox>.fromOpaque(data!).takeUnretainedValue()
+            return GLibRuntime.string(property).flatMap(box.object.property)?.newVariant()
+        }
+        var error: UnsafeMutablePointer<GError>?
+        let id = g_dbus_connection_register_object(
+            connection.pointer, object.path, object.interfaceInfo.value, &vtable, box,
+            { data in Unmanaged<CallBox>.fromOpaque(data!).release() }, &error)
+        guard id != 0 else {
+            throw BusError(GLibError(consuming: error, operation: "export \(object.path)"))
+        }
+        object.attach(to: self, registration: id)
+        exported[object.path] = object
+    }
+
+    /// Removes `object` from the bus; calls already received are still answered.
+    public func unexport(_ object: ExportedObject) {
+        guard let id = object.detach() else { return }
+        g_dbus_connection_unregister_object(connection.pointer, id)
+        exported[object.path] = nil
+    }
+
+    /// Emits a signal, to one peer when `destination` is given, else to every subscriber.
+    public nonisolated func emit(
+        path: String, interface: String, signal: String, _ arguments: [DBusValue], destination: String? = nil
+    ) {
+        g_dbus_connection_emit_signal(
+            connection.pointer, destination, path, interface, signal, DBusValue.tuple(arguments).newVariant(), nil)
+    }
+
+    /// Calls a method of another peer; D-Bus ends the call after `timeout`, and cancelling the
+    /// task ends it at once.
+    public func call(
+        destination: String, path: String, interface: String, method: String, _ arguments: [DBusValue] = [],
+        timeout: Duration, allowInteractiveAuthorization: Bool = false, autoStart: Bool = true
+    ) async throws(BusError) -> [DBusValue] {
+        let parameters = UncheckedSendable(DBusValue.tuple(arguments).newVariant())
+        let milliseconds = timeout.saturatingMilliseconds(as: Int32.self)
+        var flags = G_DBUS_CALL_FLAGS_NONE.rawValue
+        if allowInteractiveAuthorization { flags |= G_DBUS_CALL_FLAGS_ALLOW_INTERACTIVE_AUTHORIZATION.rawValue }
+        if !autoStart { flags |= G_DBUS_CALL_FLAGS_NO_AUTO_START.rawValue }
+        let callFlags = GDBusCallFlags(flags)
+        let connection = self.connection
+        do {
+            let reply = try await gAsync("\(interface).\(method)") { cancellable, callback, data in
+                g_dbus_connection_call(
+                    connection.pointer, destination, path, interface, method, parameters.value, nil,
+                    callFlags, milliseconds, cancellable, callback, data)
+            } finish: { source, result, error in
+                g_dbus_connection_call_finish(OpaquePointer(source), result, error).map(UncheckedSendable.init)
+            }
+            defer { g_variant_unref(reply.value) }
+            return DBusValue(copying: reply.value).elements
+        } catch {
+            throw BusError(error)
+        }
+    }
+
+    /// The user id of the process behind a peer's unique name, as the bus daemon knows it.
+    public func unixUser(of peer: String) async throws(BusError) -> UInt32 {
+        let reply = try await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            method: "GetConnectionUnixUser", [.string(peer)], timeout: .seconds(25))
+        guard case .uint32(let uid)? = reply.first else {
+            throw BusError(name: nil, message: "the bus gave no user id for \(peer)")
+        }
+        return uid
+    }
+
+    /// The process id behind a peer's unique name, for logs.
+    public func processID(of peer: String) async -> UInt32? {
+        let reply = try? await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            method: "GetConnectionUnixProcessID", [.string(peer)], timeout: .seconds(5))
+        if case .uint32(let pid)? = reply?.first { return pid }
+        return nil
+    }
+
+    /// The Unix signals `numbers` as they arrive, through GLib's signal sources on this
+    /// connection's thread (SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2 and SIGWINCH only). Their
+    /// default action is replaced for the life of the process.
+    public func unixSignals(_ numbers: [Int32]) -> AsyncStream<Int32> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
+        let context = g_main_context_ref_thread_default()
+        defer { g_main_context_unref(context) }
+        for number in numbers {
+            guard let source = g_unix_signal_source_new(number) else { continue }
+            let box = Unmanaged.passRetained(SignalBox { _ in continuation.yield(number) }).toOpaque()
+            g_source_set_callback(source, { data in
+                Unmanaged<SignalBox>.fromOpaque(data!).takeUnretainedValue().handler(.tuple([]))
+                return 1
+            }, box, { data in Unmanaged<SignalBox>.fromOpaque(data!).release() })
+            g_source_attach(source, context)
+            g_source_unref(source)
+        }
+        return stream
+    }
+
+    /// Sends a method call that expects no reply (`NoReply` methods such as
+    /// `PickerAgent1.UpdateEntries`), without waiting.
+    public nonisolated func send(destination: String, path: String, interface: String, method: String, _ arguments: [DBusValue]) {
+        let message = g_dbus_message_new_method_call(destination, path, interface, method)!
+        defer { g_object_unref(gpointer(message)) }
+        g_dbus_message_set_body(message, DBusValue.tuple(arguments).newVariant())
+        g_dbus_message_set_flags(message, G_DBUS_MESSAGE_FLAGS_NO_REPLY_EXPECTED)
+        g_dbus_connection_send_message(connection.pointer, message, G_DBUS_SEND_MESSAGE_FLAGS_NONE, nil, nil)
+    }
+
+    /// Unexports everything and closes the connection; the streams end.
+    public func close() {
+        for object in exported.values { unexport(object) }
+        if subscription != 0 { g_dbus_connection_signal_unsubscribe(connection.pointer, subscription) }
+        subscription = 0
+        GDBusConnection.close(connection)
+        calls.finish()
+        vanished.finish()
+    }
+
+    nonisolated func emitPropertiesChanged(path: String, interface: String, _ changed: [(String, DBusValue)]) {
+        emit(path: path, interface: "org.freedesktop.DBus.Properties", signal: "PropertiesChanged",
+             [.string(interface), .vardict(changed), .strings([])])
+    }
+
+    deinit {
+        let state = UncheckedSendable((connection, subscription))
+        executor.invoke {
+            let (connection, subscription) = state.value
+            if subscription != 0 { g_dbus_connection_signal_unsubscribe(connection.pointer, subscription) }
+        }
+        if !executor.isOnContextThread { executor.shutdown() }
+    }
+}
+
+private final class SignalBox {
+    let handler: (DBusValue) -> Void
+    init(_ handler: @escaping (DBusValue) -> Void) { self.handler = handler }
+}
+
+private final class CallBox {
+    let calls: AsyncStream<MethodCall>.Continuation
+    let object: ExportedObject
+    init(calls: AsyncStream<MethodCall>.Continuation, object: ExportedObject) {
+        self.calls = calls
+        self.object = object
+    }
+}
