@@ -214,23 +214,29 @@ public actor Agent {
             throw .invalidArguments("profile", "'\(id)' is not a profile id (a reverse-DNS name like ge.wled.softap)")
         }
         for directory in configuration.profileDirectories {
-            let url = directory.appendingPathComponent("\(id).json")
-            guard FileManager.default.fileExists(atPath: url.path) else { continue }
-            do {
-                let profile = try AccessoryProfile.load(contentsOf: url)
-                guard profile.id == id else {
-                    throw CallFailure(AgentError.invalidProfile(.invalid(
-                        path: url.path, issues: [FieldIssue(field: "id", message: "is '\(profile.id)', not '\(id)' as the file is named")])))
+            for url in Self.profileCandidates(id, in: directory) {
+                let profile: AccessoryProfile
+                do {
+                    profile = try AccessoryProfile.load(contentsOf: url)
+                } catch {
+                    Journal.error("profile \(url.path) is installed but refused: \(error)")
+                    if url.lastPathComponent == "\(id).json" { throw CallFailure(AgentError.invalidProfile(error)) }
+                    continue
                 }
-                return profile
-            } catch let error as ProfileError {
-                Journal.error("profile \(url.path) is installed but refused: \(error)")
-                throw CallFailure(AgentError.invalidProfile(error))
-            } catch {
-                throw error as! CallFailure
+                if profile.id == id { return profile }
             }
         }
         throw CallFailure(AgentError.noSuchProfile(id))
+    }
+
+    /// The files that may hold profile `id` in `directory`: `<id>.json` first, then the others.
+    private static func profileCandidates(_ id: String, in directory: URL) -> [URL] {
+        let named = directory.appendingPathComponent("\(id).json")
+        let others = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
+            .filter { $0.hasSuffix(".json") && $0 != named.lastPathComponent }
+            .sorted()
+            .map { directory.appendingPathComponent($0) }
+        return (FileManager.default.fileExists(atPath: named.path) ? [named] : []) + others
     }
 
     func loadKioskPolicy() throws(CallFailure) {

@@ -109,7 +109,7 @@ public actor BusConnection {
 
     private func start() {
         let vanished = self.vanished
-        let box = Unmanaged.passRetained(SignalBox { arguments in
+        let box = Unmanaged.passRetained(HandlerBox<DBusValue> { arguments in
             let names = arguments.elements.compactMap(\.string)
             if names.count == 3, names[0].hasPrefix(":"), names[2].isEmpty { vanished.yield(names[0]) }
         }).toOpaque()
@@ -117,9 +117,9 @@ public actor BusConnection {
             connection.pointer, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged",
             "/org/freedesktop/DBus", nil, G_DBUS_SIGNAL_FLAGS_NONE,
             { _, _, _, _, _, parameters, data in
-                let box = Unmanaged<SignalBox>.fromOpaque(data!).takeUnretainedValue()
+                let box = Unmanaged<HandlerBox<DBusValue>>.fromOpaque(data!).takeUnretainedValue()
                 box.handler(parameters.map(DBusValue.init(copying:)) ?? .tuple([]))
-            }, box, { data in Unmanaged<SignalBox>.fromOpaque(data!).release() })
+            }, box, { data in Unmanaged<HandlerBox<DBusValue>>.fromOpaque(data!).release() })
         let calls = self.calls
         closedHandler = connection.connect("closed") { _ in
             calls.finish()
@@ -212,6 +212,31 @@ public actor BusConnection {
         }
     }
 
+    /// Signals matching the given fields (`nil`: any), as they arrive, until the stream is
+    /// dropped. Subscribe before calling what makes them, so none is missed.
+    public func signals(
+        sender: String?, path: String? = nil, interface: String?, member: String? = nil
+    ) -> AsyncStream<BusSignal> {
+        let (stream, continuation) = AsyncStream.makeStream(of: BusSignal.self)
+        let box = Unmanaged.passRetained(HandlerBox<BusSignal> { continuation.yield($0) }).toOpaque()
+        let id = g_dbus_connection_signal_subscribe(
+            connection.pointer, sender, interface, member, path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
+            { _, sender, path, interface, member, parameters, data in
+                let box = Unmanaged<HandlerBox<BusSignal>>.fromOpaque(data!).takeUnretainedValue()
+                let signal = BusSignal(
+                    sender: GLibRuntime.string(sender) ?? "", path: GLibRuntime.string(path) ?? "",
+                    interface: GLibRuntime.string(interface) ?? "", member: GLibRuntime.string(member) ?? "",
+                    arguments: parameters.map(DBusValue.init(copying:))?.elements ?? [])
+                box.handler(signal)
+            }, box, { data in Unmanaged<HandlerBox<BusSignal>>.fromOpaque(data!).release() })
+        let connection = UncheckedSendable(self.connection)
+        let executor = self.executor
+        continuation.onTermination = { _ in
+            executor.invoke { g_dbus_connection_signal_unsubscribe(connection.value.pointer, id) }
+        }
+        return stream
+    }
+
     /// The user id of the process behind a peer's unique name, as the bus daemon knows it.
     public func unixUser(of peer: String) async throws(BusError) -> UInt32 {
         let reply = try await call(
@@ -241,11 +266,11 @@ public actor BusConnection {
         defer { g_main_context_unref(context) }
         for number in numbers {
             guard let source = g_unix_signal_source_new(number) else { continue }
-            let box = Unmanaged.passRetained(SignalBox { _ in continuation.yield(number) }).toOpaque()
+            let box = Unmanaged.passRetained(HandlerBox<Void> { continuation.yield(number) }).toOpaque()
             g_source_set_callback(source, { data in
-                Unmanaged<SignalBox>.fromOpaque(data!).takeUnretainedValue().handler(.tuple([]))
+                Unmanaged<HandlerBox<Void>>.fromOpaque(data!).takeUnretainedValue().handler(())
                 return 1
-            }, box, { data in Unmanaged<SignalBox>.fromOpaque(data!).release() })
+            }, box, { data in Unmanaged<HandlerBox<Void>>.fromOpaque(data!).release() })
             g_source_attach(source, context)
             g_source_unref(source)
         }
@@ -287,10 +312,21 @@ public actor BusConnection {
     }
 }
 
-private final class SignalBox {
-    let handler: (DBusValue) -> Void
-    init(_ handler: @escaping (DBusValue) -> Void) { self.handler = handler }
+/// A signal received by a subscription.
+public struct BusSignal: Sendable, Hashable {
+    public let sender: String
+    public let path: String
+    public let interface: String
+    public let member: String
+    public let arguments: [DBusValue]
 }
+
+/// A Swift closure handed to a C callback as its user data.
+private final class HandlerBox<Value> {
+    let handler: (Value) -> Void
+    init(_ handler: @escaping (Value) -> Void) { self.handler = handler }
+}
+
 
 private final class CallBox {
     let calls: AsyncStream<MethodCall>.Continuation
