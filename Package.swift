@@ -34,7 +34,10 @@ let package = Package(
         .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-interfaces"]),
 
         // Layer 4: the commands of `accessoryctl`, as a library so tests can run them in-process.
-        .target(name: "AccessoryCLI", dependencies: ["AccessoryCore", "NetworkManagerBackend", "BlueZBackend"]),
+        .target(
+            name: "AccessoryCLI",
+            dependencies: ["AccessoryCore", "NetworkManagerBackend", "BlueZBackend", "AccessoryAgent", "BusService", "GLibRuntime"]
+        ),
         .executableTarget(name: "accessoryctl", dependencies: ["AccessoryCLI"]),
 
         .executableTarget(

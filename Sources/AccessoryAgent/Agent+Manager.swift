@@ -52,7 +52,7 @@ extension Agent {
             let (record, uid) = try await callersRecord(call, id: try string(0, "accessory"))
             try await require(.authorize, call, uid: uid)
             let settings = try Self.read { () throws(AccessorySessionError) in
-                try AccessorySession.accessorySettings(BusCoding.json(arguments.count > 1 ? arguments[1] : BusCoding.emptyDictionary), at: "settings")
+                try AccessorySession.accessorySettings((arguments.count > 1 ? arguments[1] : BusCoding.emptyDictionary).jsonValue, at: "settings")
             }
             try await applyOutsideSession(record, .finishAuthorization(record.id, settings))
             return []
@@ -138,6 +138,7 @@ extension Agent {
                 properties: [
                     "Profile": .string(profile.id), "State": .string("inactive"),
                     "Accessories": BusCoding.records(session.accessories),
+                    "Items": BusCoding.dictionaries(profile.items.map(BusCoding.item)),
                 ])
             try await bus.export(object)
         } catch {

@@ -25,18 +25,20 @@ extension Agent {
         case "ShowPicker":
             let items = try Self.read { () throws(AccessorySessionError) in
                 try argument(0).elements.enumerated().map { index, item throws(AccessorySessionError) in
-                    try AccessorySession.pickerRequestItem(BusCoding.json(item), at: "items[\(index)]")
+                    try AccessorySession.pickerRequestItem(item.jsonValue, at: "items[\(index)]")
                 }
             }
             let settings = try Self.read { () throws(AccessorySessionError) in
-                try AccessorySession.pickerDisplaySettings(BusCoding.json(argument(1)), at: "settings")
+                try AccessorySession.pickerDisplaySettings(argument(1).jsonValue, at: "settings")
             }
-            let frontEnd = try await frontEnd(for: host)
+            // Migration items alone need nobody to pick.
+            let picks = items.contains { if case .display = $0 { true } else { false } }
+            let frontEnd = picks ? try await frontEnd(for: host) : .agent
             try await apply(.showPicker(items, settings, frontEnd), to: host)
         case "UpdatePicker":
             let items = try Self.read { () throws(AccessorySessionError) in
                 try argument(0).elements.enumerated().map { index, item throws(AccessorySessionError) in
-                    try AccessorySession.discoveredDisplayItem(BusCoding.json(item), at: "items[\(index)]")
+                    try AccessorySession.discoveredDisplayItem(item.jsonValue, at: "items[\(index)]")
                 }
             }
             try await apply(.updatePicker(items), to: host)
@@ -46,7 +48,7 @@ extension Agent {
             let id = try accessory(0)
             try await require(.authorize, call, uid: host.uid)
             let settings = try Self.read { () throws(AccessorySessionError) in
-                try AccessorySession.accessorySettings(BusCoding.json(argument(1)), at: "settings")
+                try AccessorySession.accessorySettings(argument(1).jsonValue, at: "settings")
             }
             try await apply(.finishAuthorization(id, settings), to: host)
         case "FailAuthorization":
@@ -55,7 +57,7 @@ extension Agent {
             let id = try accessory(0)
             try await require(.authorize, call, uid: host.uid)
             let descriptor = try Self.read { () throws(AccessorySessionError) in
-                try AccessorySession.discoveryDescriptor(BusCoding.json(argument(1)), at: "descriptor")
+                try AccessorySession.discoveryDescriptor(argument(1).jsonValue, at: "descriptor")
             }
             try await apply(.updateAuthorization(id, descriptor), to: host)
         case "RemoveAccessory":

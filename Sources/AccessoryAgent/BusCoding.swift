@@ -53,6 +53,17 @@ enum BusCoding {
         return .vardict(entries)
     }
 
+    /// A profile item, with the keys `ShowPicker` reads.
+    static func item(_ item: PickerDisplayItem) -> DBusValue {
+        var entries: [(String, DBusValue)] = [
+            ("name", .string(item.name)),
+            ("descriptor", value(json: encodedJSON(item.descriptor))),
+            ("setupOptions", .strings(PickerDisplayItem.SetupOptions.names.filter { item.setupOptions.contains($0.value) }.map(\.key))),
+        ]
+        if let image = item.productImage { entries.append(("productImage", .string(image))) }
+        return .vardict(entries)
+    }
+
     static func records(_ records: [AccessoryRecord]) -> DBusValue { dictionaries(records.map(record)) }
 
     /// An error dictionary; empty for no error.
@@ -106,40 +117,40 @@ enum BusCoding {
         case .object(let members): return .vardict(members.sorted { $0.key < $1.key }.map { ($0.key, value(json: $0.value)) })
         }
     }
+}
 
-    /// A D-Bus argument as JSON, for the core's readers: dictionaries with string keys become
-    /// objects, integers numbers, byte arrays arrays of numbers.
-    static func json(_ value: DBusValue) -> JSONValue {
-        switch value {
+extension DBusValue {
+    /// This value as JSON, for the core's readers and for printing: dictionaries with string
+    /// (or integer) keys become objects, integers numbers, byte arrays arrays of numbers.
+    public var jsonValue: JSONValue {
+        switch self {
         case .boolean(let flag): return .bool(flag)
         case .string(let text), .objectPath(let text): return .string(text)
         case .double(let number): return .number(number)
         case .bytes(let bytes): return .array(bytes.map { .number(Double($0)) })
-        case .variant(let box): return json(box.value)
-        case .array(let elements, _), .tuple(let elements): return .array(elements.map(json))
+        case .variant(let box): return box.value.jsonValue
+        case .array(let elements, _), .tuple(let elements): return .array(elements.map(\.jsonValue))
         case .dictionary(let entries, _):
             var members: [String: JSONValue] = [:]
             for entry in entries {
                 guard let key = entry.key.string ?? entry.key.int.map(String.init) else { continue }
-                members[key] = json(entry.value)
+                members[key] = entry.value.jsonValue
             }
             return .object(members)
         default:
-            return value.int.map { .number(Double($0)) } ?? .null
+            return int.map { .number(Double($0)) } ?? .null
         }
     }
-}
 
-extension DBusValue {
     /// The dictionary's string keys and values; `nil` when this is not a dictionary.
-    var members: [String: DBusValue]? {
+    public var members: [String: DBusValue]? {
         guard case .dictionary(let entries, _) = self else { return nil }
         var members: [String: DBusValue] = [:]
         for entry in entries { if let key = entry.key.string { members[key] = entry.value } }
         return members
     }
 
-    var uint32: UInt32? {
+    public var uint32: UInt32? {
         if case .uint32(let value) = self { return value }
         return nil
     }

@@ -15,6 +15,14 @@ public enum AccessoryCtl {
         BLEListCommand.command,
         ImprovIdentifyCommand.command,
         ImprovProvisionCommand.command,
+        PickCommand.command,
+        RecordCommands.list,
+        RecordCommands.show,
+        RecordCommands.remove,
+        RecordCommands.rename,
+        RecordCommands.authorize,
+        MigrateCommand.command,
+        MonitorCommand.command,
         CompletionCommand.command,
     ]
 

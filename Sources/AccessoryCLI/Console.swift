@@ -32,6 +32,17 @@ public struct Console: Sendable {
         table(rows).forEach { writeOut($0 + "\n") }
     }
 
+    /// Writes `value` as one line of JSON with sorted keys, escaped as `printJSON` does.
+    public func printJSONLine(_ value: some Encodable) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            writeOut(jsonTerminalSafe(String(decoding: try encoder.encode(value), as: UTF8.self)) + "\n")
+        } catch {
+            self.error("\(AccessoryCtl.name): error: cannot encode the output as JSON: \(error)")
+        }
+    }
+
     /// Writes `value` as pretty JSON with sorted keys, with every control and format character
     /// inside its strings escaped as `\uXXXX` (the encoder leaves DEL, C1 and `Cf` raw).
     public func printJSON(_ value: some Encodable) {

@@ -65,6 +65,21 @@ extension JSONValue: Decodable {
     }
 }
 
+extension JSONValue: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let flag): try container.encode(flag)
+        case .number(let number):
+            if let whole = Int64(exactly: number) { try container.encode(whole) } else { try container.encode(number) }
+        case .string(let text): try container.encode(text)
+        case .array(let elements): try container.encode(elements)
+        case .object(let members): try container.encode(members)
+        }
+    }
+}
+
 extension FieldIssue: Error {}
 
 /// Collects the faults found while reading a document.

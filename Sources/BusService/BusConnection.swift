@@ -121,7 +121,9 @@ public actor BusConnection {
                 box.handler(parameters.map(DBusValue.init(copying:)) ?? .tuple([]))
             }, box, { data in Unmanaged<HandlerBox<DBusValue>>.fromOpaque(data!).release() })
         let calls = self.calls
-        closedHandler = connection.connect("closed") { _ in
+        // "closed" carries a gboolean and a GError *: connected with the two-argument shape so
+        // that the user data comes in its own place.
+        closedHandler = connection.connect("closed") { (_: UInt32, _: UInt32) in
             calls.finish()
             vanished.finish()
         }

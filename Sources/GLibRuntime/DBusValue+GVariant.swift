@@ -53,6 +53,13 @@ extension DBusValue {
         Self.variant(self)
     }
 
+    /// A value where the type says `v`: reading unwraps variants, so a value read and sent on
+    /// again is wrapped back here.
+    private static func boxed(_ value: DBusValue) -> OpaquePointer {
+        if case .variant = value { return variant(value) }
+        return g_variant_new_variant(variant(value))
+    }
+
     private static func variant(_ value: DBusValue) -> OpaquePointer {
         switch value {
         case .boolean(let v): return g_variant_new_boolean(v ? 1 : 0)
@@ -72,10 +79,13 @@ extension DBusValue {
             let children: [OpaquePointer?] = values.map(variant)
             return children.withUnsafeBufferPointer { g_variant_new_tuple($0.baseAddress, gsize($0.count)) }
         case .array(let values, let elementType):
-            let children: [OpaquePointer?] = values.map(variant)
+            let children: [OpaquePointer?] = values.map { elementType == "v" ? boxed($0) : variant($0) }
             return children.withUnsafeBufferPointer { cglib_variant_new_array(elementType, $0.baseAddress, gsize($0.count)) }
         case .dictionary(let entries, let entryType):
-            let children: [OpaquePointer?] = entries.map { g_variant_new_dict_entry(variant($0.key), variant($0.value)) }
+            let variantValues = entryType.hasSuffix("v}")
+            let children: [OpaquePointer?] = entries.map {
+                g_variant_new_dict_entry(variant($0.key), variantValues ? boxed($0.value) : variant($0.value))
+            }
             return children.withUnsafeBufferPointer { cglib_variant_new_array(entryType, $0.baseAddress, gsize($0.count)) }
         }
     }

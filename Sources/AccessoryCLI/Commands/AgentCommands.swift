@@ -1,0 +1,214 @@
+import AccessoryAgent
+import AccessoryCore
+import BusService
+import Foundation
+import GLibRuntime
+
+/// The record commands through the agent: `list`, `show`, `remove`, `rename`, `authorize`.
+enum RecordCommands {
+    static let list = Command(
+        path: ["list"],
+        summary: "List your accessories (through the agent)",
+        discussion: """
+            Lists the accessories you authorized with 'accessoryctl pick', as the agent records
+            them: name, state, profile, hotspot and Bluetooth address. Another user's need
+            --user and the io.accessorysetup.manage-others polkit action.
+            """,
+        options: [
+            .value("profile", "ID", help: "Only the accessories of this profile"),
+            .number("user", "UID", NumberRange(0...Int(UInt32.max), "user ids"), help: "List this user's instead (polkit decides)"),
+            .flag("json", help: "Print the accessories as JSON"),
+        ],
+        examples: ["\(AccessoryCtl.name) list", "\(AccessoryCtl.name) list --profile ge.wled.softap --json"],
+        run: { arguments, console in
+            await AgentCommand.run(console) { client throws(AgentFailure) in
+                var options: [(String, DBusValue)] = []
+                if let profile = arguments.value("profile") { options.append(("profile", .string(profile))) }
+                if let user = arguments.integer("user") { options.append(("user", .uint32(UInt32(user)))) }
+                let accessories = try await client.manager("ListAccessories", [.vardict(options)]).first?.elements ?? []
+                if arguments.flag("json") {
+                    console.printJSON(accessories.map(\.jsonValue))
+                } else if accessories.isEmpty {
+                    console.print("No accessories; 'accessoryctl pick PROFILE' adds one.")
+                } else {
+                    console.printTable(AgentCommand.table(accessories))
+                }
+                return .success
+            }
+        })
+
+    static let show = Command(
+        path: ["show"],
+        summary: "Show one of your accessories (through the agent)",
+        discussion: "Prints everything the agent recorded about the accessory with the id ID.",
+        options: [.flag("json", help: "Print the accessory as JSON")],
+        positionals: PositionalSpec(name: "ID", minimum: 1, maximum: 1, help: "The accessory's id, as 'list' prints it"),
+        examples: ["\(AccessoryCtl.name) show 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50"],
+        run: { arguments, console in
+            await AgentCommand.run(console) { client throws(AgentFailure) in
+                let accessory = try await client.manager("GetAccessory", [.string(arguments.positionals[0])]).first ?? .vardict([])
+                if arguments.flag("json") {
+                    console.printJSON(accessory.jsonValue)
+                    return .success
+                }
+                let fields = accessory.members ?? [:]
+                for key in fields.keys.sorted() where key != "descriptor" {
+                    console.print("\(key): \(fields[key]?.jsonValue.plainText ?? "")")
+                }
+                if let descriptor = fields["descriptor"]?.members {
+                    for key in descriptor.keys.sorted() {
+                        console.print("descriptor.\(key): \(descriptor[key]?.jsonValue.plainText ?? "")")
+                    }
+                }
+                return .success
+            }
+        })
+
+    static let remove = Command(
+        path: ["remove"],
+        summary: "Remove an accessory and forget its hotspot profiles (through the agent)",
+        discussion: """
+            Removes the accessory's record; the NetworkManager profiles made for its hotspot
+            are forgotten, and sessions of its app receive accessoryRemoved.
+            """,
+        options: [],
+        positionals: PositionalSpec(name: "ID", minimum: 1, maximum: 1, help: "The accessory's id"),
+        examples: ["\(AccessoryCtl.name) remove 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50"],
+        run: { arguments, console in
+            await AgentCommand.run(console) { client throws(AgentFailure) in
+                _ = try await client.manager("RemoveAccessory", [.string(arguments.positionals[0])])
+                console.print("Removed \(arguments.positionals[0]).")
+                return .success
+            }
+        })
+
+    static let rename = Command(
+        path: ["rename"],
+        summary: "Give an accessory a new name (through the agent)",
+        discussion: """
+            Renames the accessory (at most 128 bytes, no control characters). With --ssid its
+            hotspot's SSID becomes the new name too, as Apple's RenameOptions.ssid.
+            """,
+        options: [.flag("ssid", help: "Rename the accessory's hotspot SSID too")],
+        positionals: PositionalSpec(name: "ID NAME", minimum: 2, maximum: 2, help: "The accessory's id and its new name"),
+        examples: ["\(AccessoryCtl.name) rename 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50 \"Desk lamp\""],
+        run: { arguments, console in
+            await AgentCommand.run(console) { client throws(AgentFailure) in
+                let options = DBusValue.vardict(arguments.flag("ssid") ? [("ssid", .boolean(true))] : [])
+                _ = try await client.manager("RenameAccessory", [.string(arguments.positionals[0]), .string(arguments.positionals[1]), options])
+                console.print("Renamed \(arguments.positionals[0]) to '\(arguments.positionals[1])'.")
+                return .success
+            }
+        })
+
+    static let authorize = Command(
+        path: ["authorize"],
+        summary: "Finish or fail an accessory's pending authorization (through the agent)",
+        discussion: """
+            An accessory picked from an item with finishInApp or confirmAuthorization waits in
+            awaitingAuthorization until its app finishes the setup: --finish authorizes it (with
+            the hotspot SSID and the classic Bluetooth address it learned, where it did),
+            --fail removes it.
+            """,
+        options: [
+            .flag("finish", help: "Authorize the accessory"),
+            .flag("fail", help: "End the authorization as a failure; the accessory is removed"),
+            .value("ssid", "SSID", help: "With --finish: the accessory's hotspot"),
+            .value("bridging", "ADDRESS", help: "With --finish: its classic Bluetooth address"),
+        ],
+        positionals: PositionalSpec(name: "ID", minimum: 1, maximum: 1, help: "The accessory's id"),
+        examples: [
+            "\(AccessoryCtl.name) authorize 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50 --finish --ssid WLED-AP",
+            "\(AccessoryCtl.name) authorize 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50 --fail",
+        ],
+        usage: "ID (--finish [--ssid SSID] [--bridging ADDRESS] | --fail)",
+        run: { arguments, console in
+            let id = arguments.positionals[0]
+            switch (arguments.flag("finish"), arguments.flag("fail")) {
+            case (true, false):
+                return await AgentCommand.run(console) { client throws(AgentFailure) in
+                    var settings: [(String, DBusValue)] = []
+                    if let ssid = arguments.value("ssid") { settings.append(("ssid", .string(ssid))) }
+                    if let address = arguments.value("bridging") {
+                        settings.append(("bluetoothTransportBridgingIdentifier", .string(address)))
+                    }
+                    _ = try await client.manager("FinishAuthorization", [.string(id), .vardict(settings)])
+                    console.print("Authorized \(id).")
+                    return .success
+                }
+            case (false, true):
+                guard arguments.value("ssid") == nil && arguments.value("bridging") == nil else {
+                    return usage("--ssid and --bridging go with --finish", console)
+                }
+                return await AgentCommand.run(console) { client throws(AgentFailure) in
+                    _ = try await client.manager("FailAuthorization", [.string(id)])
+                    console.print("The authorization of \(id) failed; the accessory is removed.")
+                    return .success
+                }
+            default:
+                return usage("give --finish or --fail", console)
+            }
+        })
+
+    static func usage(_ message: String, _ console: Console) -> ExitCode {
+        console.error("\(AccessoryCtl.name): error: \(message)")
+        return .usage
+    }
+}
+
+/// `accessoryctl monitor`
+enum MonitorCommand {
+    static let command = Command(
+        path: ["monitor"],
+        summary: "Print the events of your sessions as they happen (through the agent)",
+        discussion: """
+            Subscribes to the agent's events and prints one line per event of your sessions
+            (every session's, for root) until interrupted: the session, Apple's event name, and
+            the accessory or the error it carries. With --json each line is a JSON object.
+            """,
+        options: [
+            .number("count", "N", NumberRange(1...1_000_000, "events"), help: "Exit after N events"),
+            .flag("json", help: "Print each event as one line of JSON"),
+        ],
+        examples: ["\(AccessoryCtl.name) monitor", "\(AccessoryCtl.name) monitor --json --count 4"],
+        run: run)
+
+    private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
+        await AgentCommand.run(console) { client throws(AgentFailure) in
+            let events = await client.signals(interface: "io.accessorysetup.Manager1")
+            _ = try await client.manager("Subscribe")
+            if !arguments.flag("json") { console.error("Listening for events; Ctrl-C stops.") }
+            var remaining = arguments.integer("count") ?? Int.max
+            for await signal in events where signal.member == "Event" && signal.arguments.count == 4 {
+                let session = signal.arguments[0].string ?? ""
+                let type = signal.arguments[1].uint32.flatMap { AccessoryEventType(rawValue: Int($0)) } ?? .unknown
+                let accessory = signal.arguments[2].members?.isEmpty == false ? signal.arguments[2] : nil
+                let error = AgentCommand.errorMessage(signal.arguments[3])
+                if arguments.flag("json") {
+                    var line: [String: JSONValue] = [
+                        "session": .string(session), "event": .string(type.name), "type": .number(Double(type.rawValue)),
+                    ]
+                    if let accessory { line["accessory"] = accessory.jsonValue }
+                    if let error { line["error"] = .object(["name": .string(error.name), "message": .string(error.message)]) }
+                    console.printJSONLine(JSONValue.object(line))
+                } else {
+                    let detail: TerminalText = accessory.map { " \(AgentCommand.describe($0))" } ?? error.map { " \($0.name)" } ?? ""
+                    console.print("\(session) \(type.name)\(detail)")
+                }
+                remaining -= 1
+                if remaining == 0 { break }
+            }
+            return .success
+        }
+    }
+}
+
+extension JSONValue {
+    /// The value as one line of text: strings bare, the rest as JSON.
+    var plainText: String {
+        if case .string(let text) = self { return text }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+}

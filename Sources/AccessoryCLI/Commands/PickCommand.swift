@@ -1,0 +1,207 @@
+import AccessoryAgent
+import AccessoryCore
+import BusService
+import Foundation
+import GLibRuntime
+
+/// `accessoryctl pick`
+enum PickCommand {
+    static let command = Command(
+        path: ["pick"],
+        summary: "Find an accessory of a profile and authorize it (through the agent)",
+        discussion: """
+            Opens a session with the agent over the installed profile PROFILE and shows the
+            picker for the profile's items: the agent discovers over Wi-Fi and Bluetooth LE and
+            only matching accessories reach the picker. With --select, this command is the
+            picker (a picker agent for its own session, as 'pkttyagent --process' is) and
+            chooses the accessory whose SSID or Bluetooth address is the one given; without it,
+            the kiosk policy of /etc/accessory-setup/kiosk.json picks, or a picker agent of your
+            desktop session. The events are printed as they come, in Apple's order; the
+            accessory added is printed last. polkit (io.accessorysetup.authorize) decides
+            whether the pick may be recorded; a refusal exits 77.
+            """,
+        options: [
+            .value("select", "SSID|ADDRESS", help: "Choose the accessory with this SSID or Bluetooth address"),
+            .number("timeout", "SECONDS", NumberRange(1...3600, "seconds"), help: "Give up discovering after this (default 30)"),
+            .flag("json", help: "Print the accessory added as JSON"),
+        ],
+        positionals: PositionalSpec(name: "PROFILE", minimum: 1, maximum: 1, help: "The id of an installed profile"),
+        examples: [
+            "\(AccessoryCtl.name) pick ge.wled.softap --select WLED-AP",
+            "\(AccessoryCtl.name) pick ge.wled.softap          # the kiosk policy picks",
+        ],
+        run: run)
+
+    private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
+        await AgentCommand.run(console) { client throws(AgentFailure) in
+            let profile = arguments.positionals[0]
+            let events = await client.signals(interface: "io.accessorysetup.Session1")
+            var picker: SelectingPicker?
+            if let select = arguments.value("select") {
+                picker = try await SelectingPicker.register(on: client, selecting: select, console: console)
+            }
+            defer { picker?.stop() }
+            let session = try await client.manager("OpenSession", [.string(profile), .vardict([])]).first?.string ?? ""
+            _ = try await client.session(session, "Activate")
+            let items = try await client.sessionProperty(session, "Items")
+            var settings: [(String, DBusValue)] = []
+            if let timeout = arguments.integer("timeout") { settings.append(("discoveryTimeout", .uint32(UInt32(timeout)))) }
+            _ = try await client.session(session, "ShowPicker", [items, .vardict(settings)])
+
+            var added: DBusValue?
+            for await signal in events where signal.path == session {
+                let type = AccessoryEventType.allCases.first { $0.signalName == signal.member } ?? .unknown
+                let accessory = [.accessoryAdded, .accessoryChanged, .accessoryRemoved].contains(type) ? signal.arguments.first : nil
+                let error = type == .pickerDidDismiss || type == .pickerSetupFailed ? AgentCommand.errorMessage(signal.arguments.first) : nil
+                if type == .accessoryAdded { added = accessory }
+                if !arguments.flag("json") {
+                    let detail: TerminalText = accessory.map { " \(AgentCommand.describe($0))" } ?? error.map { " \($0.name)" } ?? ""
+                    console.print("\(type.name)\(detail)")
+                }
+                guard type == .pickerDidDismiss || type == .invalidated else { continue }
+                _ = try? await client.session(session, "Invalidate")
+                if let error {
+                    throw AgentFailure(name: error.name, message: error.message)
+                }
+                if let added, arguments.flag("json") { console.printJSON(added.jsonValue) }
+                return added == nil ? .failure : .success
+            }
+            throw AgentFailure(name: nil, message: "the agent left the bus before the picker ended")
+        }
+    }
+}
+
+/// `accessoryctl migrate`
+enum MigrateCommand {
+    static let command = Command(
+        path: ["migrate"],
+        summary: "Adopt an accessory set up before, by its hotspot profile or Bluetooth device (through the agent)",
+        discussion: """
+            The ASMigrationDisplayItem counterpart: records an accessory that was set up before
+            the agent knew it, from an existing NetworkManager profile of its hotspot (--ssid,
+            the full SSID) or a Bluetooth device BlueZ knows (--address), under a profile's item
+            (--item, the index in the profile's items; default 0). The item's descriptor must
+            match it.
+            """,
+        options: [
+            .value("ssid", "SSID", help: "The SSID of the accessory's existing NetworkManager profile"),
+            .value("address", "ADDRESS", help: "The address of the accessory's Bluetooth device"),
+            .number("item", "N", NumberRange(0...255, "items"), help: "The profile item it is (default 0)"),
+            .value("name", "NAME", help: "The name to record (default: the item's)"),
+            .flag("json", help: "Print the accessories adopted as JSON"),
+        ],
+        positionals: PositionalSpec(name: "PROFILE", minimum: 1, maximum: 1, help: "The id of an installed profile"),
+        examples: ["\(AccessoryCtl.name) migrate ge.wled.softap --ssid WLED-AP"],
+        run: run)
+
+    private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
+        guard arguments.value("ssid") != nil || arguments.value("address") != nil else {
+            return RecordCommands.usage("give --ssid or --address", console)
+        }
+        return await AgentCommand.run(console) { client throws(AgentFailure) in
+            let events = await client.signals(interface: "io.accessorysetup.Session1")
+            let session = try await client.manager("OpenSession", [.string(arguments.positionals[0]), .vardict([])]).first?.string ?? ""
+            _ = try await client.session(session, "Activate")
+            let items = try await client.sessionProperty(session, "Items").elements
+            let index = arguments.integer("item") ?? 0
+            guard items.indices.contains(index), var item = items[index].members else {
+                throw AgentFailure(name: nil, message: "--item \(index): the profile has \(items.count) items")
+            }
+            if let name = arguments.value("name") { item["name"] = .string(name) }
+            if let ssid = arguments.value("ssid") { item["hotspotSSID"] = .string(ssid) }
+            if let address = arguments.value("address") { item["peripheralAddress"] = .string(address) }
+            let migration = DBusValue.vardict(item.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+            _ = try await client.session(session, "ShowPicker", [.array([migration], elementType: "a{sv}"), .vardict([])])
+            for await signal in events where signal.path == session && signal.member == "MigrationComplete" {
+                _ = try? await client.session(session, "Invalidate")
+                let adopted = signal.arguments.first?.elements ?? []
+                if arguments.flag("json") {
+                    console.printJSON(adopted.map(\.jsonValue))
+                } else if adopted.isEmpty {
+                    console.print("Nothing was adopted: no NetworkManager profile or Bluetooth device matches.")
+                } else {
+                    adopted.forEach { console.print("Adopted \(AgentCommand.describe($0))") }
+                }
+                return adopted.isEmpty ? .failure : .success
+            }
+            throw AgentFailure(name: nil, message: "the agent left the bus before the migration ended")
+        }
+    }
+}
+
+/// The picker of `pick --select`: a picker agent for this process's own sessions that chooses
+/// the entry whose SSID or Bluetooth address is the one given, as soon as it appears.
+final class SelectingPicker: Sendable {
+    private let client: AgentClient
+    private let object: ExportedObject
+    private let task: Task<Void, Never>
+    static let path = "/io/accessorysetup/picker/\(getpid())"
+
+    private init(client: AgentClient, object: ExportedObject, task: Task<Void, Never>) {
+        self.client = client
+        self.object = object
+        self.task = task
+    }
+
+    static func register(on client: AgentClient, selecting select: String, console: Console) async throws(AgentFailure) -> SelectingPicker {
+        let object: ExportedObject
+        do {
+            object = try ExportedObject(
+                path: path, interface: "io.accessorysetup.PickerAgent1",
+                xml: AgentConfiguration.interfaceXML("io.accessorysetup.PickerAgent1") ?? "")
+            try await client.bus.export(object)
+        } catch {
+            throw AgentFailure(name: nil, message: "cannot offer the picker on the bus: \(error)")
+        }
+        let wanted = select.lowercased()
+        let task = Task {
+            var entries: [UInt32: [String: DBusValue]] = [:]
+            var pending: MethodCall?
+            func matching() -> UInt32? {
+                entries.keys.sorted().first { id in
+                    let entry = entries[id] ?? [:]
+                    return entry["ssid"]?.string?.lowercased() == wanted || entry["bluetoothAddress"]?.string?.lowercased() == wanted
+                }
+            }
+            for await call in client.bus.incomingCalls where call.interface == "io.accessorysetup.PickerAgent1" {
+                switch call.member {
+                case "RequestChoice":
+                    pending = call
+                case "UpdateEntries":
+                    for entry in call.arguments.count > 1 ? call.arguments[1].elements : [] {
+                        if let fields = entry.members, let id = fields["entry"]?.uint32 { entries[id] = fields }
+                    }
+                    for id in call.arguments.count > 2 ? call.arguments[2].elements : [] {
+                        if let id = id.uint32 { entries[id] = nil }
+                    }
+                    call.reply()
+                case "SetupProgress":
+                    let step = call.arguments.count > 1 ? call.arguments[1].string ?? "" : ""
+                    if step != "done" { console.error("Setting up: \(step)") }
+                    call.reply()
+                case "Cancel", "Release":
+                    pending?.reply(errorName: AccessorySessionError.Code.userCancelled.dbusName, message: "the picker was closed")
+                    pending = nil
+                    call.reply()
+                default:
+                    call.reply(errorName: "org.freedesktop.DBus.Error.UnknownMethod", message: call.member)
+                }
+                if let call = pending, let id = matching() {
+                    call.reply([.uint32(id), .vardict([])])
+                    pending = nil
+                }
+            }
+        }
+        do {
+            _ = try await client.manager("RegisterPickerAgent", [.objectPath(path), .vardict([])])
+        } catch {
+            task.cancel()
+            throw error
+        }
+        return SelectingPicker(client: client, object: object, task: task)
+    }
+
+    func stop() {
+        task.cancel()
+    }
+}
