@@ -12,6 +12,7 @@ extension Agent {
     ) async throws(CallFailure) -> DBusValue {
         var passphrase: Secret?
         var withoutSecurity = false
+        var bindToCaller = host != nil
         var joinOptions = JoinOptions()
         joinOptions.recordID = record.id
         for (key, value) in options.sorted(by: { $0.key < $1.key }) {
@@ -27,11 +28,14 @@ extension Agent {
                     throw .invalidArguments("options.device", "expected an interface name")
                 }
                 joinOptions.device = device
+            case "bindToCaller" where host == nil:
+                guard let flag = value.bool else { throw .invalidArguments("options.bindToCaller", "expected a boolean") }
+                bindToCaller = flag
             case "restoreAfter":
                 guard let seconds = value.uint32 else { throw .invalidArguments("options.restoreAfter", "expected uint32 seconds") }
                 joinOptions.restoreAfter = seconds == 0 ? nil : .seconds(Int(seconds))
             default:
-                throw .invalidArguments("options.\(key)", "is not a known option (known: device, passphrase, restoreAfter, withoutSecurity)")
+                throw .invalidArguments("options.\(key)", "is not a known option (known: \(host == nil ? "bindToCaller, " : "")device, passphrase, restoreAfter, withoutSecurity)")
             }
         }
         try await require(.join, call, uid: uid)
@@ -72,7 +76,7 @@ extension Agent {
         }
         joins[joined.device] = ActiveJoin(
             device: joined.device, uid: uid, client: call.sender, sessionPath: host?.path, recordID: record.id,
-            ssid: joined.ssid, joinOnce: configuration.joinOnce)
+            ssid: joined.ssid, joinOnce: configuration.joinOnce, endsWithClient: bindToCaller && configuration.joinOnce)
         Journal.notice("join: \(joined.ssid) joined on \(joined.device) for record \(record.id)")
         var reply: [(String, DBusValue)] = [
             ("device", .string(joined.device)), ("ssid", .string(joined.ssid.notation)),

@@ -164,7 +164,7 @@ public actor Agent {
 
     private func shutdown() async {
         for host in Array(sessions.values) { await invalidate(host, error: .invalidated) }
-        for join in Array(joins.values) { await endJoin(join, because: "the agent is stopping") }
+        for join in Array(joins.values) where join.joinOnce { await endJoin(join, because: "the agent is stopping") }
         for agent in pickerAgents {
             bus.send(destination: agent.connection, path: agent.path, interface: "io.accessorysetup.PickerAgent1", method: "Release", [])
         }
@@ -188,7 +188,7 @@ public actor Agent {
             Journal.info("session \(host.path): its client \(peer) left the bus")
             await invalidate(host, error: nil)
         }
-        for join in joins.values where join.client == peer && join.joinOnce && join.sessionPath == nil {
+        for join in joins.values where join.client == peer && join.endsWithClient && join.sessionPath == nil {
             await endJoin(join, because: "its client left the bus")
         }
     }

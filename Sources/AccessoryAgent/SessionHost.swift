@@ -60,8 +60,8 @@ struct PickerAgentRegistration: Hashable, Sendable {
     let logindSession: String?
 }
 
-/// A join the agent made and must end: on `Leave`, or, for a join-once connection, when its
-/// session or client goes.
+/// A join the agent made and must end: on `Leave`, when the agent stops (join-once), or when
+/// its session or client goes (`endsWithClient`).
 struct ActiveJoin: Sendable {
     let device: String
     let uid: UInt32
@@ -70,4 +70,7 @@ struct ActiveJoin: Sendable {
     let recordID: UUID
     let ssid: SSID
     let joinOnce: Bool
+    /// Ends when `client` leaves the bus: a session's join-once connection, or a
+    /// `JoinAccessory` with `bindToCaller`.
+    let endsWithClient: Bool
 }

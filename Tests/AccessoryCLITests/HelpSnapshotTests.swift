@@ -20,6 +20,10 @@ import Testing
         (["improv", "identify", "--help"], "improv-identify.txt"),
         (["help", "improv", "provision"], "improv-provision.txt"),
         (["help", "improv"], "improv.txt"),
+        (["pick", "--help"], "pick.txt"),
+        (["list", "--help"], "list.txt"),
+        (["authorize", "--help"], "authorize.txt"),
+        (["monitor", "--help"], "monitor.txt"),
     ]
 
     @Test(arguments: cases)

@@ -1,6 +1,8 @@
 import AccessoryCore
 import Foundation
 import NetworkManagerBackend
+import AccessoryAgent
+import GLibRuntime
 
 /// `accessoryctl join`
 enum JoinCommand {
@@ -8,7 +10,13 @@ enum JoinCommand {
         path: ["join"],
         summary: "Join an accessory's setup hotspot",
         discussion: """
-            Joins the hotspot named by --ssid, or the strongest one whose SSID starts with
+            With an accessory id (as 'accessoryctl list' prints it), joins that accessory's
+            hotspot through the agent, as any user authorized for it may: the passphrase is the
+            one given, else the one the profile, the picker or the kiosk policy supplied, and
+            the join lasts until 'accessoryctl leave'.
+
+            With --ssid or --ssid-prefix, joins directly through NetworkManager (root): the
+            hotspot named by --ssid, or the strongest one whose SSID starts with
             --ssid-prefix (3 to 32 bytes), and returns once the connection is up, or says why
             it is not: wrong passphrase, not in range, no address. The profile never takes the
             default route and never autoconnects, so the machine's internet stays where it is.
@@ -49,15 +57,26 @@ enum JoinCommand {
             .value("ttls-inner", "METHOD", help: "Enterprise, TTLS: pap, chap, mschap, mschapv2 or eap"),
             .flag("json", help: "Print the result as JSON"),
         ],
+        positionals: PositionalSpec(name: "ID", minimum: 0, maximum: 1, help: "An accessory's id, to join through the agent"),
         examples: [
+            "\(AccessoryCtl.name) join 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50     # through the agent",
             "\(AccessoryCtl.name) join --ssid WLED-AP --passphrase-file /root/wled.pass --once",
             "\(AccessoryCtl.name) join --ssid-prefix PROV_ --once",
             "\(AccessoryCtl.name) join --ssid Cam-Setup --security wpa3 --passphrase-stdin   # asks for it, unseen",
         ],
-        usage: "(--ssid SSID | --ssid-prefix PREFIX) [--passphrase-file FILE | --passphrase-stdin] [--security KIND] [--once] [OPTIONS]",
+        usage: "(ID | --ssid SSID | --ssid-prefix PREFIX) [--passphrase-file FILE | --passphrase-stdin] [--security KIND] [--once] [OPTIONS]",
         run: run)
 
+    /// Options that only a direct join takes.
+    private static let directOnly = [
+        "ssid", "ssid-prefix", "once", "hidden", "lifetime-days", "timeout", "eap", "identity", "anonymous-identity",
+        "ca-cert", "server-name", "client-cert", "private-key", "ttls-inner",
+    ]
+
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
+        if let id = arguments.positionals.first {
+            return await joinThroughAgent(id, arguments, console)
+        }
         let configuration: HotspotConfiguration
         var options = JoinOptions(device: arguments.value("device"))
         do {
@@ -113,6 +132,56 @@ enum JoinCommand {
                 leave = "\(leave); NetworkManager restores the previous network by itself at \(restore)"
             }
             console.print("\(leave).")
+            return .success
+        }
+    }
+
+    /// `join ID`: the agent's `JoinAccessory`.
+    private static func joinThroughAgent(_ id: String, _ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
+        var options: [(String, DBusValue)] = []
+        do {
+            if let direct = directOnly.first(where: { arguments.values[$0] != nil || arguments.flag($0) }) {
+                throw UsageError("--\(direct) is for a direct join with --ssid, not for an accessory id")
+            }
+            switch arguments.value("security") {
+            case nil: break
+            case "open": options.append(("withoutSecurity", .boolean(true)))
+            case let other?: throw UsageError("--security \(other): with an accessory id the profile says the security; only 'open' may be given")
+            }
+            if let passphrase = try HotspotCommand.passphrase(arguments, console) {
+                options.append(("passphrase", .string(passphrase.reveal())))
+            }
+        } catch let error as UsageError {
+            console.error("\(AccessoryCtl.name): error: \(error.message)")
+            console.error("Run '\(AccessoryCtl.name) join --help' for the options.")
+            return .usage
+        } catch {
+            console.error("\(AccessoryCtl.name): error: \(error)")
+            return .failure
+        }
+        if let device = arguments.value("device") { options.append(("device", .string(device))) }
+        if let seconds = arguments.integer("restore-after") { options.append(("restoreAfter", .uint32(UInt32(seconds)))) }
+        let progress = HotspotCommand.progress(console)
+        progress?("Joining through the agent…")
+        return await AgentCommand.run(console) { client throws(AgentFailure) in
+            let joined: [String: DBusValue]
+            do throws(AgentFailure) {
+                joined = try await client.manager("JoinAccessory", [.string(id), .vardict(options)]).first?.members ?? [:]
+                HotspotCommand.clearProgress(console)
+            } catch {
+                HotspotCommand.clearProgress(console)
+                throw error
+            }
+            if arguments.flag("json") {
+                console.printJSON(DBusValue.vardict(joined.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }).jsonValue)
+                return .success
+            }
+            let ssid = joined["ssid"]?.string ?? "?"
+            let device = joined["device"]?.string ?? "?"
+            let address: TerminalText = joined["ipv4Address"]?.string.map { ", address \($0)" } ?? ""
+            console.print("Joined \(ssid) on \(device) through the agent (profile '\(joined["connection"]?.string ?? "?")'\(address)).")
+            let back: TerminalText = joined["previousConnection"]?.string.map { " to return to '\($0)'" } ?? ""
+            console.print("Run '\(AccessoryCtl.name) leave'\(back).")
             return .success
         }
     }

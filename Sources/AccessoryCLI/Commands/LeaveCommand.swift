@@ -1,5 +1,7 @@
 import AccessoryCore
 import NetworkManagerBackend
+import AccessoryAgent
+import GLibRuntime
 
 /// `accessoryctl leave`
 enum LeaveCommand {
@@ -9,14 +11,17 @@ enum LeaveCommand {
         discussion: """
             Takes the device off the accessory hotspot it joined with 'accessoryctl join' and
             brings back the connection it had before. A join-once profile is deleted; a stored
-            one is kept until 'accessoryctl forget'.
+            one is kept until 'accessoryctl forget'. A join made through the agent is left
+            through the agent; otherwise (a direct join, or no agent running) the device is
+            left directly, and the command says so.
             """,
         options: [HotspotCommand.deviceOption, .flag("json", help: "Print the result as JSON")],
         examples: ["\(AccessoryCtl.name) leave", "\(AccessoryCtl.name) leave --device wlan1"],
         run: run)
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
-        await HotspotCommand.run(console) { client throws(HotspotError) in
+        if let code = await leaveThroughAgent(arguments, console) { return code }
+        return await HotspotCommand.run(console) { client throws(HotspotError) in
             let left = try await client.leave(device: arguments.value("device"))
             if arguments.flag("json") {
                 console.printJSON(left)
@@ -32,5 +37,40 @@ enum LeaveCommand {
             }
             return .success
         }
+    }
+
+    /// Leaves through the agent when it holds a join of the caller; `nil` when it does not (or
+    /// is not running), for the direct way to take over.
+    private static func leaveThroughAgent(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode? {
+        let client: AgentClient
+        do {
+            client = try await AgentClient.connect()
+        } catch {
+            return nil
+        }
+        defer { Task { await client.close() } }
+        let options = DBusValue.vardict(arguments.value("device").map { [("device", .string($0))] } ?? [])
+        let left: [String: DBusValue]
+        do {
+            left = try await client.manager("Leave", [options]).first?.members ?? [:]
+        } catch {
+            if error.isNotRunning {
+                console.error("\(AccessoryCtl.name): the agent is not running; leaving directly.")
+                return nil
+            }
+            if error.name == HotspotError.notJoined(device: "").dbusName {
+                console.error("\(AccessoryCtl.name): the agent holds no join of yours; leaving directly.")
+                return nil
+            }
+            return AgentCommand.report(error, console)
+        }
+        if arguments.flag("json") {
+            console.printJSON(DBusValue.vardict(left.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }).jsonValue)
+            return .success
+        }
+        let name = left["ssid"]?.string ?? "the accessory hotspot"
+        let back: TerminalText = left["restored"]?.string.map { "; back on '\($0)'" } ?? ""
+        console.print("Left \(name) on \(left["device"]?.string ?? "?") through the agent\(back).")
+        return .success
     }
 }

@@ -75,7 +75,7 @@ enum PickCommand {
 enum MigrateCommand {
     static let command = Command(
         path: ["migrate"],
-        summary: "Adopt an accessory set up before, by its hotspot profile or Bluetooth device (through the agent)",
+        summary: "Adopt an accessory that was set up before (through the agent)",
         discussion: """
             The ASMigrationDisplayItem counterpart: records an accessory that was set up before
             the agent knew it, from an existing NetworkManager profile of its hotspot (--ssid,
