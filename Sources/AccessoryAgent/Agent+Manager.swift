@@ -101,7 +101,7 @@ extension Agent {
     }
 
     private func openSessionWithProfile(_ call: MethodCall, options: [String: DBusValue]) async throws(CallFailure) -> String {
-        guard case .int32(let index)? = call.arguments.first, let descriptor = call.takeFileDescriptor(at: Int(index)) else {
+        guard case .handle(let index)? = call.arguments.first, let descriptor = call.takeFileDescriptor(at: Int(index)) else {
             throw .invalidArguments("profile", "expected a file descriptor the caller opened")
         }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)

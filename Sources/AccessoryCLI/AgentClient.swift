@@ -56,19 +56,22 @@ final class AgentClient: Sendable {
     }
 
     func call(
-        _ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120)
+        _ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120),
+        fileDescriptors: [Int32] = []
     ) async throws(AgentFailure) -> [DBusValue] {
         do {
             return try await bus.call(
                 destination: AgentConfiguration.busName, path: path, interface: interface, method: method, arguments,
-                timeout: timeout, allowInteractiveAuthorization: true)
+                timeout: timeout, allowInteractiveAuthorization: true, fileDescriptors: fileDescriptors)
         } catch {
             throw AgentFailure(error)
         }
     }
 
-    func manager(_ method: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120)) async throws(AgentFailure) -> [DBusValue] {
-        try await call(Self.manager, "io.accessorysetup.Manager1", method, arguments, timeout: timeout)
+    func manager(
+        _ method: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120), fileDescriptors: [Int32] = []
+    ) async throws(AgentFailure) -> [DBusValue] {
+        try await call(Self.manager, "io.accessorysetup.Manager1", method, arguments, timeout: timeout, fileDescriptors: fileDescriptors)
     }
 
     func session(_ path: String, _ method: String, _ arguments: [DBusValue] = []) async throws(AgentFailure) -> [DBusValue] {
@@ -103,7 +106,9 @@ enum AgentCommand {
     }
 
     static func report(_ error: AgentFailure, _ console: Console) -> ExitCode {
-        console.error("\(AccessoryCtl.name): error: \(error.message)")
+        let lines = error.message.split(separator: "\n", omittingEmptySubsequences: false)
+        console.error("\(AccessoryCtl.name): error: \(lines.first ?? "")")
+        lines.dropFirst().forEach { console.error("  \($0)") }
         return error.exitCode
     }
 

@@ -187,10 +187,12 @@ public actor BusConnection {
     }
 
     /// Calls a method of another peer; D-Bus ends the call after `timeout`, and cancelling the
-    /// task ends it at once.
+    /// task ends it at once. `fileDescriptors` go with the message, for `h` arguments that
+    /// index them; they stay the caller's to close.
     public func call(
         destination: String, path: String, interface: String, method: String, _ arguments: [DBusValue] = [],
-        timeout: Duration, allowInteractiveAuthorization: Bool = false, autoStart: Bool = true
+        timeout: Duration, allowInteractiveAuthorization: Bool = false, autoStart: Bool = true,
+        fileDescriptors: [Int32] = []
     ) async throws(BusError) -> [DBusValue] {
         let parameters = UncheckedSendable(DBusValue.tuple(arguments).newVariant())
         let milliseconds = timeout.saturatingMilliseconds(as: Int32.self)
@@ -199,13 +201,28 @@ public actor BusConnection {
         if !autoStart { flags |= G_DBUS_CALL_FLAGS_NO_AUTO_START.rawValue }
         let callFlags = GDBusCallFlags(flags)
         let connection = self.connection
-        do {
+        var list: UncheckedSendable<UnsafeMutablePointer<GUnixFDList>?> = UncheckedSendable(nil)
+        if !fileDescriptors.isEmpty {
+            let fdList = g_unix_fd_list_new()!
+            for descriptor in fileDescriptors {
+                var error: UnsafeMutablePointer<GError>?
+                if g_unix_fd_list_append(fdList, descriptor, &error) < 0 {
+                    g_object_unref(gpointer(fdList))
+                    g_variant_unref(g_variant_ref_sink(parameters.value))
+                    throw BusError(GLibError(consuming: error, operation: "pass a file descriptor"))
+                }
+            }
+            list = UncheckedSendable(fdList)
+        }
+        defer { if let fdList = list.value { g_object_unref(gpointer(fdList)) } }
+        let descriptors = list
+        do throws(GLibError) {
             let reply = try await gAsync("\(interface).\(method)") { cancellable, callback, data in
-                g_dbus_connection_call(
+                g_dbus_connection_call_with_unix_fd_list(
                     connection.pointer, destination, path, interface, method, parameters.value, nil,
-                    callFlags, milliseconds, cancellable, callback, data)
+                    callFlags, milliseconds, descriptors.value, cancellable, callback, data)
             } finish: { source, result, error in
-                g_dbus_connection_call_finish(OpaquePointer(source), result, error).map(UncheckedSendable.init)
+                g_dbus_connection_call_with_unix_fd_list_finish(OpaquePointer(source), nil, result, error).map(UncheckedSendable.init)
             }
             defer { g_variant_unref(reply.value) }
             return DBusValue(copying: reply.value).elements

@@ -21,6 +21,7 @@ extension DBusValue {
         case "d": return .double(g_variant_get_double(variant))
         case "s", "g": return .string(String(cString: g_variant_get_string(variant, nil)))
         case "o": return .objectPath(String(cString: g_variant_get_string(variant, nil)))
+        case "h": return .handle(g_variant_get_handle(variant))
         case "v":
             let inner = g_variant_get_variant(variant)!
             defer { g_variant_unref(inner) }
@@ -73,6 +74,7 @@ extension DBusValue {
         case .double(let v): return g_variant_new_double(v)
         case .string(let v): return g_variant_new_string(v)
         case .objectPath(let v): return g_variant_new_object_path(v)
+        case .handle(let v): return g_variant_new_handle(v)
         case .bytes(let v): return v.withUnsafeBufferPointer { cglib_variant_new_bytes($0.baseAddress, gsize($0.count)) }
         case .variant(let box): return g_variant_new_variant(variant(box.value))
         case .tuple(let values):

@@ -12,6 +12,8 @@ public enum DBusValue: Sendable, Hashable {
     case double(Double)
     case string(String)
     case objectPath(String)
+    /// A Unix file descriptor, as its index in the message's descriptor list (`h`).
+    case handle(Int32)
     case bytes([UInt8])
     /// An array of another element type; `elementType` is its D-Bus signature.
     case array([DBusValue], elementType: String)

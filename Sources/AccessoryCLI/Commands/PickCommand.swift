@@ -23,25 +23,45 @@ enum PickCommand {
         options: [
             .value("select", "SSID|ADDRESS", help: "Choose the accessory with this SSID or Bluetooth address"),
             .number("timeout", "SECONDS", NumberRange(1...3600, "seconds"), help: "Give up discovering after this (default 30)"),
+            .value("profile-file", "FILE", help: "Use this profile file instead of an installed one (polkit decides)"),
             .flag("json", help: "Print the accessory added as JSON"),
         ],
-        positionals: PositionalSpec(name: "PROFILE", minimum: 1, maximum: 1, help: "The id of an installed profile"),
+        positionals: PositionalSpec(name: "PROFILE", minimum: 0, maximum: 1, help: "The id of an installed profile"),
         examples: [
             "\(AccessoryCtl.name) pick ge.wled.softap --select WLED-AP",
+            "\(AccessoryCtl.name) pick --profile-file ./my-plug.json --select PLUG-1F2E   # a vendor's own profile",
             "\(AccessoryCtl.name) pick ge.wled.softap          # the kiosk policy picks",
         ],
         run: run)
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
-        await AgentCommand.run(console) { client throws(AgentFailure) in
-            let profile = arguments.positionals[0]
+        let file = arguments.value("profile-file")
+        guard (arguments.positionals.first == nil) != (file == nil) else {
+            return RecordCommands.usage("give an installed profile's id or --profile-file, one of them", console)
+        }
+        var descriptor: Int32 = -1
+        if let file {
+            descriptor = open(file, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                console.error("\(AccessoryCtl.name): error: cannot open the profile file \(file): \(String(cString: strerror(errno)))")
+                return .failure
+            }
+        }
+        defer { if descriptor >= 0 { close(descriptor) } }
+        return await AgentCommand.run(console) { client throws(AgentFailure) in
             let events = await client.signals(interface: "io.accessorysetup.Session1")
             var picker: SelectingPicker?
             if let select = arguments.value("select") {
                 picker = try await SelectingPicker.register(on: client, selecting: select, console: console)
             }
             defer { picker?.stop() }
-            let session = try await client.manager("OpenSession", [.string(profile), .vardict([])]).first?.string ?? ""
+            let session: String
+            if let profile = arguments.positionals.first {
+                session = try await client.manager("OpenSession", [.string(profile), .vardict([])]).first?.string ?? ""
+            } else {
+                session = try await client.manager(
+                    "OpenSessionWithProfile", [.handle(0), .vardict([])], fileDescriptors: [descriptor]).first?.string ?? ""
+            }
             _ = try await client.session(session, "Activate")
             let items = try await client.sessionProperty(session, "Items")
             var settings: [(String, DBusValue)] = []
