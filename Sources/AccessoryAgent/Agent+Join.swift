@@ -115,13 +115,16 @@ extension Agent {
         guard let join = candidates.sorted(by: { $0.device < $1.device }).first else {
             throw CallFailure(HotspotError.notJoined(device: device ?? "any device"))
         }
+        // No longer ours while NetworkManager takes it down, so that the dispatcher's "down"
+        // for it is not taken for an unexpected end.
+        joins[join.device] = nil
         let left: LeftHotspot
         do {
             left = try await radios.hotspots().leave(device: join.device)
         } catch {
+            if joins[join.device] == nil { joins[join.device] = join }
             throw CallFailure(error)
         }
-        joins[join.device] = nil
         Journal.notice("leave: \(join.ssid) left on \(join.device); \(left.restored.map { "\($0) restored" } ?? "nothing to restore")")
         var reply: [(String, DBusValue)] = [
             ("device", .string(left.device)), ("deleted", .boolean(left.deleted)), ("alreadyEnded", .boolean(left.alreadyEnded)),

@@ -149,7 +149,7 @@ extension Agent {
         }
         sessions[host.path] = nil
         await bus.unexport(host.object)
-        for join in joins.values where join.sessionPath == host.path {
+        for join in joins.values where join.sessionPath == host.path && join.endsWithClient {
             await endJoin(join, because: "its session ended")
         }
         Journal.info("session \(host.path) ended")
