@@ -78,6 +78,7 @@ extension Agent {
             device: joined.device, uid: uid, client: call.sender, sessionPath: host?.path, recordID: record.id,
             ssid: joined.ssid, joinOnce: configuration.joinOnce, endsWithClient: bindToCaller && configuration.joinOnce)
         Journal.notice("join: \(joined.ssid) joined on \(joined.device) for record \(record.id)")
+        if configuration.lifetimeInDays != nil { schedulePurge() }
         var reply: [(String, DBusValue)] = [
             ("device", .string(joined.device)), ("ssid", .string(joined.ssid.notation)),
             ("connection", .string(joined.connectionID)),
@@ -144,6 +145,31 @@ extension Agent {
         } catch {
             Journal.warning("leave: \(join.ssid) on \(join.device) could not be ended (\(reason)): \(error)")
         }
+    }
+
+    /// Purges what expired (stored profiles past their lifetime, leftovers of joins that ended
+    /// without the project) and sleeps until the next profile expires: nothing polls.
+    func keepProfilesPurged() async {
+        while !Task.isCancelled {
+            let configured: [ConfiguredHotspot]
+            do {
+                configured = try await radios.hotspots().configuredHotspots()
+            } catch {
+                Journal.warning("purge: NetworkManager's profiles could not be checked: \(error)")
+                await radios.reset(networkManager: true)
+                return
+            }
+            guard let next = configured.compactMap(\.expires).filter({ $0 > Date() }).min() else { return }
+            Journal.info("purge: the next accessory profile expires at \(next)")
+            let wait = max(1, min(next.timeIntervalSinceNow + 1, 86_400))
+            try? await Task.sleep(for: .seconds(wait))
+        }
+    }
+
+    /// Restarts the purge after something may have added a profile with a lifetime.
+    func schedulePurge() {
+        purge?.cancel()
+        purge = Task { await self.keepProfilesPurged() }
     }
 
     /// The dispatcher hook's report. Nothing in it is believed: the connection is looked up in

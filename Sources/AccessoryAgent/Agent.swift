@@ -29,6 +29,8 @@ public actor Agent {
     /// Calls being answered, for the idle exit.
     var callsInFlight = 0
     var lastActivity = ContinuousClock.now
+    /// Waits for the next accessory profile to expire.
+    var purge: Task<Void, Never>?
     private var stopRequested: AsyncStream<String>.Continuation?
 
     static let interfaces: [String: String] = [
@@ -95,6 +97,7 @@ public actor Agent {
         let (stops, stop) = AsyncStream.makeStream(of: String.self)
         stopRequested = stop
         let signals = await bus.unixSignals([SIGTERM, SIGINT, SIGHUP])
+        schedulePurge()
         let tasks = [
             Task { await self.serveCalls(); stop.yield("the bus connection closed") },
             Task { for await peer in bus.vanishedPeers { await self.peerVanished(peer) } },
@@ -117,6 +120,7 @@ public actor Agent {
         Journal.notice("stopping: \(reason)")
         await shutdown()
         tasks.forEach { $0.cancel() }
+        purge?.cancel()
     }
 
     private func serveCalls() async {

@@ -71,14 +71,15 @@ enum RecordCommands {
             Removes the accessory's record; the NetworkManager profiles made for its hotspot
             are forgotten, and sessions of its app receive accessoryRemoved.
             """,
-        options: [],
+        options: [jsonOption],
         positionals: PositionalSpec(name: "ID", minimum: 1, maximum: 1, help: "The accessory's id"),
         examples: ["\(AccessoryCtl.name) remove 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50"],
         run: { arguments, console in
             await AgentCommand.run(console) { client throws(AgentFailure) in
-                _ = try await client.manager("RemoveAccessory", [.string(arguments.positionals[0])])
-                console.print("Removed \(arguments.positionals[0]).")
-                return .success
+                let id = arguments.positionals[0]
+                let accessory = try await client.manager("GetAccessory", [.string(id)]).first ?? .vardict([])
+                _ = try await client.manager("RemoveAccessory", [.string(id)])
+                return done(accessory, "Removed \(AgentCommand.describe(accessory)).", arguments, console)
             }
         })
 
@@ -89,15 +90,16 @@ enum RecordCommands {
             Renames the accessory (at most 128 bytes, no control characters). With --ssid its
             hotspot's SSID becomes the new name too, as Apple's RenameOptions.ssid.
             """,
-        options: [.flag("ssid", help: "Rename the accessory's hotspot SSID too")],
+        options: [.flag("ssid", help: "Rename the accessory's hotspot SSID too"), jsonOption],
         positionals: PositionalSpec(name: "ID NAME", minimum: 2, maximum: 2, help: "The accessory's id and its new name"),
         examples: ["\(AccessoryCtl.name) rename 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50 \"Desk lamp\""],
         run: { arguments, console in
             await AgentCommand.run(console) { client throws(AgentFailure) in
                 let options = DBusValue.vardict(arguments.flag("ssid") ? [("ssid", .boolean(true))] : [])
-                _ = try await client.manager("RenameAccessory", [.string(arguments.positionals[0]), .string(arguments.positionals[1]), options])
-                console.print("Renamed \(arguments.positionals[0]) to '\(arguments.positionals[1])'.")
-                return .success
+                let id = arguments.positionals[0]
+                _ = try await client.manager("RenameAccessory", [.string(id), .string(arguments.positionals[1]), options])
+                let accessory = try await client.manager("GetAccessory", [.string(id)]).first ?? .vardict([])
+                return done(accessory, "Renamed: \(AgentCommand.describe(accessory)).", arguments, console)
             }
         })
 
@@ -115,6 +117,7 @@ enum RecordCommands {
             .flag("fail", help: "End the authorization as a failure; the accessory is removed"),
             .value("ssid", "SSID", help: "With --finish: the accessory's hotspot"),
             .value("bridging", "ADDRESS", help: "With --finish: its classic Bluetooth address"),
+            jsonOption,
         ],
         positionals: PositionalSpec(name: "ID", minimum: 1, maximum: 1, help: "The accessory's id"),
         examples: [
@@ -133,22 +136,34 @@ enum RecordCommands {
                         settings.append(("bluetoothTransportBridgingIdentifier", .string(address)))
                     }
                     _ = try await client.manager("FinishAuthorization", [.string(id), .vardict(settings)])
-                    console.print("Authorized \(id).")
-                    return .success
+                    let accessory = try await client.manager("GetAccessory", [.string(id)]).first ?? .vardict([])
+                    return done(accessory, "Authorized \(AgentCommand.describe(accessory)).", arguments, console)
                 }
             case (false, true):
                 guard arguments.value("ssid") == nil && arguments.value("bridging") == nil else {
                     return usage("--ssid and --bridging go with --finish", console)
                 }
                 return await AgentCommand.run(console) { client throws(AgentFailure) in
+                    let accessory = try await client.manager("GetAccessory", [.string(id)]).first ?? .vardict([])
                     _ = try await client.manager("FailAuthorization", [.string(id)])
-                    console.print("The authorization of \(id) failed; the accessory is removed.")
-                    return .success
+                    return done(accessory, "The authorization failed; removed \(AgentCommand.describe(accessory)).", arguments, console)
                 }
             default:
                 return usage("give --finish or --fail", console)
             }
         })
+
+    static let jsonOption = OptionSpec.flag("json", help: "Print the accessory as JSON")
+
+    /// Prints the accessory acted on: as JSON with --json, else `line`.
+    private static func done(_ accessory: DBusValue, _ line: TerminalText, _ arguments: ParsedArguments, _ console: Console) -> ExitCode {
+        if arguments.flag("json") {
+            console.printJSON(accessory.jsonValue)
+        } else {
+            console.print(line)
+        }
+        return .success
+    }
 
     static func usage(_ message: String, _ console: Console) -> ExitCode {
         console.error("\(AccessoryCtl.name): error: \(message)")
