@@ -104,7 +104,7 @@ public actor Agent {
             Task {
                 for await number in signals {
                     if number == SIGHUP {
-                        await self.reload()
+                        self.reload()
                     } else {
                         stop.yield(number == SIGTERM ? "SIGTERM" : "SIGINT")
                     }
