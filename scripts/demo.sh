@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up the machine, builds accessoryctl, checks the shipped profiles and matches them
 # against a recorded scan of a room full of setup hotspots and Bluetooth accessories; then
-# runs the same tool against simulated radios in the radio lab: joining an accessory's
-# setup hotspot and coming back home, and provisioning an Improv accessory over Bluetooth LE.
+# runs the same tool against simulated radios in the radio lab: the agent picking an
+# accessory (kiosk policy), joining its setup hotspot and coming back home, and
+# provisioning an Improv accessory over Bluetooth LE.
 # DEMO_LAB=0 skips the lab part (which builds a VM image the first time, about 2 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,6 @@ echo "== accessoryctl match --profile ... --scan examples/scans/demo.json"
 
 if [[ ${DEMO_LAB:-1} != 0 ]]; then
     echo
-    echo "== the radio lab: join an open setup hotspot, leave, and provision an Improv accessory"
-    lab/run 20-join-open 60-improv-provision
+    echo "== the radio lab: pick, join and leave an accessory through the agent, and provision an Improv accessory"
+    lab/run 80-agent-pick-join 60-improv-provision
 fi
