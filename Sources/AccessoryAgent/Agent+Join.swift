@@ -139,6 +139,7 @@ extension Agent {
     func endJoin(_ join: ActiveJoin, because reason: String) async {
         guard joins[join.device] != nil else { return }
         joins[join.device] = nil
+        lastActivity = .now
         do {
             let left = try await radios.hotspots().leave(device: join.device)
             Journal.notice("leave: \(join.ssid) on \(join.device) ended because \(reason); \(left.restored.map { "\($0) restored" } ?? "nothing to restore")")

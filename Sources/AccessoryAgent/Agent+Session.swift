@@ -148,6 +148,7 @@ extension Agent {
             send(agent, "Cancel", [.objectPath(host.path), BusCoding.error(error ?? .invalidated)])
         }
         sessions[host.path] = nil
+        lastActivity = .now
         await bus.unexport(host.object)
         for join in joins.values where join.sessionPath == host.path && join.endsWithClient {
             await endJoin(join, because: "its session ended")

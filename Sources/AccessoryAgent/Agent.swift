@@ -31,7 +31,6 @@ public actor Agent {
     var lastActivity = ContinuousClock.now
     /// Waits for the next accessory profile to expire.
     var purge: Task<Void, Never>?
-    private var stopRequested: AsyncStream<String>.Continuation?
 
     static let interfaces: [String: String] = [
         "io.accessorysetup.Manager1": "io.accessorysetup.Manager1.xml",
@@ -95,7 +94,6 @@ public actor Agent {
     /// session (join-once connections end with them) and releases the picker agents.
     public func run() async {
         let (stops, stop) = AsyncStream.makeStream(of: String.self)
-        stopRequested = stop
         let signals = await bus.unixSignals([SIGTERM, SIGINT, SIGHUP])
         schedulePurge()
         let tasks = [
@@ -155,14 +153,17 @@ public actor Agent {
         sessions.isEmpty && pickerAgents.isEmpty && subscribers.isEmpty && joins.isEmpty && callsInFlight == 0
     }
 
+    /// With an idle exit: wakes when the agent may have been idle long enough, and stops it if
+    /// it was. Idle, it wakes once and exits; it never wakes without an idle exit.
     private func watchIdle(_ stop: AsyncStream<String>.Continuation) async {
         guard let idleExit = configuration.idleExit else { return }
         while !Task.isCancelled {
-            try? await Task.sleep(for: idleExit)
-            if isIdle && ContinuousClock.now - lastActivity >= idleExit {
+            let due = lastActivity + idleExit
+            if isIdle && ContinuousClock.now >= due {
                 stop.yield("idle for \(idleExit)")
                 return
             }
+            try? await Task.sleep(until: max(due, ContinuousClock.now + .seconds(1)), clock: .continuous)
         }
     }
 
