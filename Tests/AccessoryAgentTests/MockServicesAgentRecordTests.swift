@@ -24,6 +24,9 @@ struct MockServicesAgentRecordTests {
         let termination = try services.agent.terminate()
         #expect(termination == .exited(0), "the agent stops cleanly on SIGTERM: \(services.agent.log)")
         #expect(services.agent.log.contains("stopping: SIGTERM"))
+        // The log is for journald: every line has its <N> priority prefix.
+        let lines = services.agent.log.split(separator: "\n")
+        #expect(!lines.isEmpty && lines.allSatisfy { $0.wholeMatch(of: /<[3-7]>.+/) != nil }, "\(services.agent.log)")
         // Its sessions ended with it, each told why.
         let ended = try await session.signals.wait(for: "Invalidated") { $0.contains { $0.member == "Invalidated" } }
         #expect(ended.last?.arguments.first?["name"]?.string == "io.accessorysetup.Error.Invalidated")
