@@ -83,7 +83,7 @@ struct MockServicesAgentJoinTests {
         await client.close()
     }
 
-    @Test func aJoinOnceConnectionEndsWhenItsClientLeavesTheBus() async throws {
+    @Test func aJoinOnceConnectionEndsWhenItsClientOrItsSessionsClientLeavesTheBus() async throws {
         let client = try await services.client()
         let (_, id) = try await pickWLED(client)
         try await client.manager("JoinAccessory", [.string(id), .vardict([])])
@@ -92,6 +92,16 @@ struct MockServicesAgentJoinTests {
         await client.close()
         try await expectBackHome("after the client left the bus")
         #expect(services.agent.log.contains("ended because its client left the bus"))
+
+        // A session's join ends when the session's client leaves too.
+        let other = try await services.client()
+        let session = try await other.openSession("ge.wled.softap")
+        #expect(try await session.activate().compactMap { $0["id"]?.string } == [id])
+        try await session.call("JoinAccessoryHotspot", [.string(id), .vardict([])])
+        #expect(try active == "Accessory WLED-AP")
+        await other.close()
+        try await expectBackHome("after the session's client left the bus")
+        #expect(services.agent.log.contains("ended because its session ended"))
         #expect(services.agent.isRunning)
     }
 }
