@@ -217,4 +217,45 @@ struct MockServicesAgentPickerTests {
         #expect(try await front.listAccessories().isEmpty)
         await front.close()
     }
+
+    @Test func aPersonCancellingThePickerDismissesItWithUserCancelled() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .cancel)
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await client.openSession("ge.wled.softap")
+        _ = try await session.activate()
+        try await session.showPicker([wledItem])
+        let signals = try await session.waitForDismiss()
+        #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerDidDismiss"])
+        #expect(signals.last?.arguments.first?["name"]?.string == "io.accessorysetup.Error.UserCancelled")
+        #expect(signals.last?.arguments.first?["code"]?.int == 700)
+        #expect(picker.members.first == "RequestChoice")
+        #expect(try services.storedRecords().isEmpty)
+        await client.close()
+    }
+
+    /// The picker front end learns why the agent closed its picker: `Cancel` with the error, not
+    /// the `SetupProgress` "done" of a pick that never happened.
+    @Test func aDiscoveryTimeoutCancelsThePickerAgentWithTheReason() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .wait)
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await client.openSession("org.example.plug")
+        _ = try await session.activate()
+        let nowhere = pickerItem("Acme plug", [("ssidPrefix", "Acme-Setup-ZZ")])
+        try await session.showPicker([nowhere], settings: .vardict([("discoveryTimeout", .uint32(1))]))
+        let signals = try await session.waitForDismiss()
+        #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerDidDismiss"])
+        #expect(signals.last?.arguments.first?["name"]?.string == "io.accessorysetup.Error.DiscoveryTimeout")
+
+        let calls = try await picker.wait(for: "Cancel", timeout: .seconds(5))
+        let cancel = calls.last { $0.member == "Cancel" }
+        #expect(cancel?.arguments.first?.string == session.path)
+        #expect(cancel?.arguments.last?["name"]?.string == "io.accessorysetup.Error.DiscoveryTimeout")
+        #expect(cancel?.arguments.last?["code"]?.int == 200)
+        #expect(!picker.members.contains("SetupProgress"), "\(picker.members)")
+        await client.close()
+    }
 }
