@@ -339,7 +339,10 @@ extension Agent {
             // The pick is the person's consent; polkit decides whether it may be recorded.
             let allowed = await polkit.check(.authorize, sender: host.client, uid: host.uid, interactive: true)
             guard allowed else {
-                await feed(.pickerDismissed(.userRestricted(reason: "polkit refused \(PolkitAction.authorize.rawValue)")), to: host)
+                let reason = "polkit refused \(PolkitAction.authorize.rawValue)"
+                let refusal = AccessorySessionError.userRestricted(reason: reason)
+                send(agent, "Cancel", [.objectPath(host.path), BusCoding.error(refusal)])
+                await feed(.pickerDismissed(refusal), to: host)
                 return
             }
             do {

@@ -66,8 +66,11 @@ struct MockServicesAgentUserTests {
         #expect(error?["name"] as? String == "io.accessorysetup.Error.UserRestricted")
         #expect(error?["code"] as? Int == 750)
         #expect((error?["message"] as? String)?.contains("io.accessorysetup.authorize") == true)
-        // The person did pick: the picker agent answered RequestChoice.
+        // The person did pick: the picker agent answered RequestChoice, and is told the pick was refused.
         #expect(refused.objects.contains { $0["picker"] as? String == "RequestChoice" })
+        let cancel = refused.objects.first { $0["picker"] as? String == "Cancel" }
+        #expect(((cancel?["args"] as? [Any])?.last as? [String: Any])?["name"] as? String
+            == "io.accessorysetup.Error.UserRestricted", "\(refused)")
         #expect(try services.storedRecords().isEmpty)
         let files = services.stateFiles()
         #expect(files.allSatisfy { $0 == "accessories.json" }, "no other file: \(files)")
