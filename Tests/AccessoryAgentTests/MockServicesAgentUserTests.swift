@@ -99,6 +99,9 @@ struct MockServicesAgentUserTests {
         let run = try services.runClient(uid: try systemUser("daemon"), ["report", "down", connection])
         #expect(run.status == 1)
         #expect(run.objects.first?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(run)")
+        // polkit was not asked, and no session would help: the message says who may call it.
+        let refusal = run.objects.first?["message"] as? String ?? ""
+        #expect(refusal.contains("root") && !refusal.contains("polkit"), "\(refusal)")
 
         // Root may report; a connection the agent did not make is ignored, a bad action refused.
         let root = try await services.client()
