@@ -61,6 +61,11 @@ let package = Package(
             dependencies: ["BlueZBackend", "AccessoryCore", "ServiceHarness"]
         ),
         .testTarget(
+            name: "AccessoryAgentTests",
+            dependencies: ["BusService", "GLibRuntime", "AccessoryCore", "ServiceHarness"],
+            exclude: ["Clients"]
+        ),
+        .testTarget(
             name: "AccessoryCLITests",
             dependencies: ["AccessoryCLI", "AccessoryCore", "ServiceHarness"],
             exclude: ["Fixtures", "Snapshots"]

@@ -177,7 +177,10 @@ extension Agent {
     /// NetworkManager, and only the project's own profiles count.
     func reportConnection(_ call: MethodCall, action: String, connection: [String: DBusValue]) async throws(CallFailure) {
         guard try await uid(of: call.sender) == 0 else {
-            throw CallFailure(AgentError.notAuthorized(action: "ReportConnection (root only)"))
+            // No polkit action covers it: only the dispatcher hook, run by NetworkManager as root, calls it.
+            throw CallFailure(
+                name: AgentError.notAuthorized(action: "").dbusName,
+                message: "ReportConnection is for NetworkManager's dispatcher hook and may be called by root only")
         }
         let actions = ["up", "down", "pre-down", "pre-up", "connectivity-change", "dhcp4-change", "dhcp6-change", "reapply"]
         guard actions.contains(action) else { throw .invalidArguments("action", "is not a dispatcher action") }

@@ -144,9 +144,6 @@ extension Agent {
             Journal.debugLog("session \(host.path): \(error)")
         }
         host.cancelTasks()
-        if let agent = host.pickerAgent {
-            send(agent, "Cancel", [.objectPath(host.path), BusCoding.error(error ?? .invalidated)])
-        }
         sessions[host.path] = nil
         lastActivity = .now
         await bus.unexport(host.object)
@@ -159,7 +156,7 @@ extension Agent {
     // MARK: Effects
 
     private func perform(_ effects: [AccessorySession.Effect], for host: SessionHost) async {
-        for effect in effects {
+        for (index, effect) in effects.enumerated() {
             switch effect {
             case .emit(let event):
                 emit(event, for: host)
@@ -214,8 +211,15 @@ extension Agent {
             case .dismissPicker:
                 host.choice?.cancel()
                 host.choice = nil
+                // After a pick the setup is done; otherwise the picker is cancelled with the
+                // error the client's PickerDidDismiss carries (timeout, invalidated, …).
                 if let agent = host.pickerAgent {
-                    send(agent, "SetupProgress", [.objectPath(host.path), .string("done"), BusCoding.emptyDictionary])
+                    if let error = Self.dismissal(after: index, in: effects) {
+                        send(agent, "Cancel", [.objectPath(host.path), BusCoding.error(error)])
+                    } else {
+                        let done: [DBusValue] = [.objectPath(host.path), .string("done"), BusCoding.emptyDictionary]
+                        send(agent, "SetupProgress", done)
+                    }
                 }
             case .lookUpMigrations(let items):
                 let path = host.path
@@ -241,6 +245,14 @@ extension Agent {
         host.object.setProperties([
             "State": .string(host.stateName), "Accessories": BusCoding.records(host.session.accessories),
         ])
+    }
+
+    /// The error of the `pickerDidDismiss` that follows a `dismissPicker` effect; `nil` after a pick.
+    private static func dismissal(after index: Int, in effects: [AccessorySession.Effect]) -> AccessorySessionError? {
+        for effect in effects[index...] {
+            if case .emit(.pickerDidDismiss(let error)) = effect { return error }
+        }
+        return nil
     }
 
     /// Sends the event to the session's client, and to subscribers that may see it.
@@ -330,7 +342,10 @@ extension Agent {
             // The pick is the person's consent; polkit decides whether it may be recorded.
             let allowed = await polkit.check(.authorize, sender: host.client, uid: host.uid, interactive: true)
             guard allowed else {
-                await feed(.pickerDismissed(.userRestricted(reason: "polkit refused \(PolkitAction.authorize.rawValue)")), to: host)
+                let reason = "polkit refused \(PolkitAction.authorize.rawValue)"
+                let refusal = AccessorySessionError.userRestricted(reason: reason)
+                send(agent, "Cancel", [.objectPath(host.path), BusCoding.error(refusal)])
+                await feed(.pickerDismissed(refusal), to: host)
                 return
             }
             do {

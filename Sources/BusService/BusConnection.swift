@@ -61,7 +61,7 @@ public actor BusConnection {
     private let calls: AsyncStream<MethodCall>.Continuation
     private let vanished: AsyncStream<String>.Continuation
     private var subscription: guint = 0
-    private var closedHandler: SignalConnection?
+    private var closedHandler: gulong = 0
     private var exported: [String: ExportedObject] = [:]
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -120,13 +120,20 @@ public actor BusConnection {
                 let box = Unmanaged<HandlerBox<DBusValue>>.fromOpaque(data!).takeUnretainedValue()
                 box.handler(parameters.map(DBusValue.init(copying:)) ?? .tuple([]))
             }, box, { data in Unmanaged<HandlerBox<DBusValue>>.fromOpaque(data!).release() })
+        // `closed` passes (gboolean remote_peer_vanished, GError *error) before the user data,
+        // so it needs a callback of that shape; a one-pointer handler would take the error
+        // (NULL on a clean close) for its user data.
         let calls = self.calls
-        // "closed" carries a gboolean and a GError *: connected with the two-argument shape so
-        // that the user data comes in its own place.
-        closedHandler = connection.connect("closed") { (_: UInt32, _: UInt32) in
+        let closedBox = Unmanaged.passRetained(HandlerBox<Void> {
             calls.finish()
             vanished.finish()
+        }).toOpaque()
+        let closed: @convention(c) (gpointer?, gboolean, gpointer?, gpointer?) -> Void = { _, _, _, data in
+            Unmanaged<HandlerBox<Void>>.fromOpaque(data!).takeUnretainedValue().handler(())
         }
+        closedHandler = g_signal_connect_data(
+            connection.raw, "closed", unsafeBitCast(closed, to: GCallback.self), closedBox,
+            { data, _ in Unmanaged<HandlerBox<Void>>.fromOpaque(data!).release() }, GConnectFlags(0))
     }
 
     /// Asks the bus for `name`, without queueing; throws when another peer owns it.
@@ -189,6 +196,7 @@ public actor BusConnection {
     /// Calls a method of another peer; D-Bus ends the call after `timeout`, and cancelling the
     /// task ends it at once. `fileDescriptors` go with the message, for `h` arguments that
     /// index them; they stay the caller's to close.
+    @discardableResult
     public func call(
         destination: String, path: String, interface: String, method: String, _ arguments: [DBusValue] = [],
         timeout: Duration, allowInteractiveAuthorization: Bool = false, autoStart: Bool = true,
@@ -322,10 +330,11 @@ public actor BusConnection {
     }
 
     deinit {
-        let state = UncheckedSendable((connection, subscription))
+        let state = UncheckedSendable((connection, subscription, closedHandler))
         executor.invoke {
-            let (connection, subscription) = state.value
+            let (connection, subscription, closedHandler) = state.value
             if subscription != 0 { g_dbus_connection_signal_unsubscribe(connection.pointer, subscription) }
+            if closedHandler != 0 { g_signal_handler_disconnect(connection.raw, closedHandler) }
         }
         if !executor.isOnContextThread { executor.shutdown() }
     }

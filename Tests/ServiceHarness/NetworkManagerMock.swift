@@ -5,12 +5,17 @@ import Foundation
 public final class NetworkManagerMock: @unchecked Sendable {
     public let bus: PrivateSystemBus
     private let mock: ServiceProcess
+    /// Whether the bus was started for this mock, and so is stopped with it.
+    private let ownsBus: Bool
 
     public static let template = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("templates/networkmanager_accessory.py").path
 
-    public init(version: String = "1.42.4") throws {
-        bus = try PrivateSystemBus()
+    /// Starts the mock on `shared`, a bus shared with other services, or on a bus of its own.
+    public init(on shared: PrivateSystemBus? = nil, version: String = "1.42.4") throws {
+        ownsBus = shared == nil
+        let bus = try shared ?? PrivateSystemBus()
+        self.bus = bus
         mock = try ServiceProcess(
             name: "python-dbusmock (NetworkManager)", executable: "/usr/bin/python3",
             arguments: ["-m", "dbusmock", "--system", "--template", Self.template, "-p", "{\"Version\": \"\(version)\"}"],
@@ -181,7 +186,7 @@ public final class NetworkManagerMock: @unchecked Sendable {
 
     public func stop() {
         mock.stop()
-        bus.stop()
+        if ownsBus { bus.stop() }
     }
 
     private func accessPointArguments(

@@ -83,6 +83,37 @@ public final class ServiceProcess: @unchecked Sendable {
 
     public var isRunning: Bool { process.isRunning }
 
+    /// The process id, for signals the test sends it.
+    public var processIdentifier: Int32 { process.processIdentifier }
+
+    /// How a service process ended: its exit status, or the signal that killed it.
+    public enum Termination: Sendable, Hashable, CustomStringConvertible {
+        case exited(Int32)
+        case signalled(Int32)
+
+        public var description: String {
+            switch self {
+            case .exited(let status): "exited with status \(status)"
+            case .signalled(let number): "killed by signal \(number)"
+            }
+        }
+    }
+
+    /// Sends `number` to the process, if it still runs.
+    public func send(_ number: Int32) {
+        if process.isRunning { kill(process.processIdentifier, number) }
+    }
+
+    /// Waits up to `timeout` for the process to end; `nil` if it still runs then.
+    public func waitForExit(timeout: TimeInterval) -> Termination? {
+        let deadline = Date() + timeout
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        guard !process.isRunning else { return nil }
+        process.waitUntilExit()
+        return process.terminationReason == .uncaughtSignal
+            ? .signalled(process.terminationStatus) : .exited(process.terminationStatus)
+    }
+
     public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
     /// Waits until `condition` holds; throws with the service's log if it exits or times out.

@@ -1,0 +1,187 @@
+#!/usr/bin/python3
+"""A client of the accessory-setup agent for the tests that need another user id (run with
+setpriv). Each command prints one JSON object a line: {"call": ..., "reply": ...} or
+{"call": ..., "error": NAME, "message": ...}, and events as {"event": MEMBER, "args": [...]}.
+
+    agent_client.py list [USER]             Manager1.ListAccessories (of USER with a uid)
+    agent_client.py show ID                 Manager1.GetAccessory
+    agent_client.py join ID                 Manager1.JoinAccessory
+    agent_client.py remove ID               Manager1.RemoveAccessory
+    agent_client.py rename ID NAME          Manager1.RenameAccessory
+    agent_client.py report ACTION UUID      Manager1.ReportConnection
+    agent_client.py pick PROFILE ITEMS [--picker SSID]
+        opens a session, activates, shows a picker for ITEMS (a JSON array) and prints the
+        events until PickerDidDismiss; with --picker it registers a picker agent on its own
+        connection that chooses the entry with that SSID.
+
+Exit status 0 when every call succeeded, 1 when one was refused, 2 on a timeout.
+"""
+
+import json
+import sys
+
+from gi.repository import Gio, GLib
+
+AGENT = "io.accessorysetup"
+MANAGER_PATH = "/io/accessorysetup"
+MANAGER = "io.accessorysetup.Manager1"
+SESSION = "io.accessorysetup.Session1"
+PICKER_PATH = "/io/accessorysetup/test/gio_picker"
+PICKER_XML = """
+<node><interface name="io.accessorysetup.PickerAgent1">
+  <method name="RequestChoice"><arg type="o" direction="in"/><arg type="a{sv}" direction="in"/>
+    <arg type="u" direction="out"/><arg type="a{sv}" direction="out"/></method>
+  <method name="UpdateEntries"><arg type="o" direction="in"/><arg type="aa{sv}" direction="in"/>
+    <arg type="au" direction="in"/></method>
+  <method name="SetupProgress"><arg type="o" direction="in"/><arg type="s" direction="in"/>
+    <arg type="a{sv}" direction="in"/></method>
+  <method name="Cancel"><arg type="o" direction="in"/><arg type="a{sv}" direction="in"/></method>
+  <method name="Release"/>
+</interface></node>
+"""
+
+bus = Gio.bus_get_sync(Gio.BusType.SYSTEM, None)
+
+
+def emit(record):
+    print(json.dumps(record, default=str), flush=True)
+
+
+def variant(value):
+    if isinstance(value, bool):
+        return GLib.Variant("b", value)
+    if isinstance(value, int):
+        return GLib.Variant("x", value)
+    if isinstance(value, str):
+        return GLib.Variant("s", value)
+    if isinstance(value, dict):
+        return GLib.Variant("a{sv}", {key: variant(member) for key, member in value.items()})
+    if isinstance(value, list):
+        if all(isinstance(element, str) for element in value):
+            return GLib.Variant("as", value)
+        return GLib.Variant("av", [variant(element) for element in value])
+    raise ValueError(repr(value))
+
+
+def remote_error(error):
+    """The D-Bus error name and the message without GDBus's "GDBus.Error:NAME: " prefix."""
+    name = Gio.DBusError.get_remote_error(error)
+    prefix = f"GDBus.Error:{name}: "
+    message = error.message[len(prefix):] if name and error.message.startswith(prefix) else error.message
+    return name, message
+
+
+def call(method, signature=None, values=None, path=MANAGER_PATH, interface=MANAGER):
+    """Calls the agent; prints the reply or the error and returns (ok, reply)."""
+    parameters = GLib.Variant(signature, values) if signature else None
+    try:
+        reply = bus.call_sync(AGENT, path, interface, method, parameters, None, Gio.DBusCallFlags.NONE, 30000, None)
+    except GLib.Error as error:
+        name, message = remote_error(error)
+        emit({"call": method, "error": name, "message": message})
+        return False, None
+    values = reply.unpack() if reply is not None else ()
+    emit({"call": method, "reply": list(values)})
+    return True, values
+
+
+def pick(profile, items, choose_ssid):
+    loop = GLib.MainLoop()
+    state = {"pending": None, "entries": {}, "status": 0}
+
+    def answer_if_possible():
+        invocation = state["pending"]
+        if invocation is None:
+            return
+        for entry_id, entry in sorted(state["entries"].items()):
+            if entry.get("ssid") == choose_ssid:
+                state["pending"] = None
+                invocation.return_value(GLib.Variant("(ua{sv})", (entry_id, {})))
+                return
+
+    def on_picker_call(_connection, _sender, _path, _interface, method, parameters, invocation):
+        values = parameters.unpack()
+        emit({"picker": method, "args": list(values)})
+        if method == "RequestChoice":
+            state["pending"] = invocation
+        else:
+            if method == "UpdateEntries":
+                for entry in values[1]:
+                    state["entries"][entry["entry"]] = entry
+                for removed in values[2]:
+                    state["entries"].pop(removed, None)
+            invocation.return_value(None)
+        answer_if_possible()
+
+    if choose_ssid is not None:
+        node = Gio.DBusNodeInfo.new_for_xml(PICKER_XML)
+        bus.register_object(PICKER_PATH, node.interfaces[0], on_picker_call, None, None)
+        ok, _ = call("RegisterPickerAgent", "(oa{sv})", (PICKER_PATH, {}))
+        if not ok:
+            return 1
+
+    ok, reply = call("OpenSession", "(sa{sv})", (profile, {}))
+    if not ok:
+        return 1
+    session = reply[0]
+
+    def on_signal(_connection, _sender, _path, _interface, member, parameters):
+        emit({"event": member, "args": list(parameters.unpack())})
+        if member == "PickerDidDismiss":
+            loop.quit()
+
+    bus.signal_subscribe(None, SESSION, None, session, None, Gio.DBusSignalFlags.NONE, on_signal)
+    ok, _ = call("Activate", path=session, interface=SESSION)
+    if not ok:
+        return 1
+
+    def shown(connection, result):
+        try:
+            connection.call_finish(result)
+            emit({"call": "ShowPicker", "reply": []})
+        except GLib.Error as error:
+            name, message = remote_error(error)
+            emit({"call": "ShowPicker", "error": name, "message": message})
+            state["status"] = 1
+            loop.quit()
+
+    def timed_out():
+        emit({"timeout": True})
+        state["status"] = 2
+        loop.quit()
+        return GLib.SOURCE_REMOVE
+
+    picker_items = [{key: variant(member) for key, member in item.items()} for item in items]
+    bus.call(AGENT, session, SESSION, "ShowPicker", GLib.Variant("(aa{sv}a{sv})", (picker_items, {})),
+             None, Gio.DBusCallFlags.NONE, 30000, None, shown)
+    GLib.timeout_add_seconds(30, timed_out)
+    loop.run()
+    return state["status"]
+
+
+def main(arguments):
+    command, rest = arguments[0], arguments[1:]
+    if command == "list":
+        options = {"user": GLib.Variant("u", int(rest[0]))} if rest else {}
+        ok, _ = call("ListAccessories", "(a{sv})", (options,))
+    elif command == "show":
+        ok, _ = call("GetAccessory", "(s)", (rest[0],))
+    elif command == "join":
+        ok, _ = call("JoinAccessory", "(sa{sv})", (rest[0], {}))
+    elif command == "remove":
+        ok, _ = call("RemoveAccessory", "(s)", (rest[0],))
+    elif command == "rename":
+        ok, _ = call("RenameAccessory", "(ssa{sv})", (rest[0], rest[1], {}))
+    elif command == "report":
+        ok, _ = call("ReportConnection", "(sa{sv})", (rest[0], {"uuid": GLib.Variant("s", rest[1])}))
+    elif command == "pick":
+        choose = rest[rest.index("--picker") + 1] if "--picker" in rest else None
+        return pick(rest[0], json.loads(rest[1]), choose)
+    else:
+        print(__doc__, file=sys.stderr)
+        return 64
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,107 @@
+import BusService
+import Foundation
+import GLibRuntime
+import ServiceHarness
+import Testing
+
+/// Joining an authorized accessory's hotspot through the built agent, on a private bus with
+/// python-dbusmock's NetworkManager (the project's template: `wlan0` on `HomeNet`, `WLED-AP`
+/// in range), BlueZ and polkitd; the kiosk policy picks the accessory first.
+@Suite("Agent joins (private bus: mock NetworkManager, BlueZ, polkitd)")
+struct MockServicesAgentJoinTests {
+    let services: AgentServices
+
+    init() throws {
+        services = try AgentServices(kiosk: kioskPolicy(profiles: ["ge.wled.softap"], users: [0]))
+    }
+
+    /// Picks WLED-AP on a new session of `client`; returns the session and the accessory's id.
+    func pickWLED(_ client: AgentClient) async throws -> (ClientSession, String) {
+        let session = try await client.openSession("ge.wled.softap")
+        _ = try await session.activate()
+        try await session.showPicker([wledItem])
+        let signals = try await session.waitForDismiss()
+        let added = try #require(signals.first { $0.member == "AccessoryAdded" }?.arguments.first)
+        return (session, try #require(added["id"]?.string))
+    }
+
+    var active: String? { get throws { try services.networkManager.activeConnectionID(on: services.device) } }
+
+    /// Waits until the device is back on HomeNet with only that profile left.
+    func expectBackHome(_ what: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < deadline {
+            if try active == "HomeNet", try services.networkManager.connectionPaths().count == 1 { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("not back on HomeNet \(what): active \(try active ?? "none"), \(services.agent.log)")
+    }
+
+    @Test func joinAccessoryThenLeaveRestoresTheHomeNetwork() async throws {
+        let client = try await services.client()
+        let (_, id) = try await pickWLED(client)
+
+        let reply = try #require(try await client.manager("JoinAccessory", [.string(id), .vardict([])]).first)
+        #expect(reply["device"]?.string == "wlan0")
+        #expect(reply["ssid"]?.string == "WLED-AP")
+        #expect(reply["connection"]?.string == "Accessory WLED-AP")
+        #expect(reply["previousConnection"]?.string == "HomeNet")
+        #expect(reply["restoreDeadline"]?.int != nil)
+        #expect(try active == "Accessory WLED-AP")
+        // The profile's fixed passphrase was used, and never logged.
+        #expect(services.networkManager.log.contains("wpa-psk"))
+        #expect(!services.agent.log.contains("wled1234"))
+
+        let left = try #require(try await client.manager("Leave", [.vardict([])]).first)
+        #expect(left["restored"]?.string == "HomeNet")
+        #expect(left["deleted"]?.bool == true)
+        #expect(left["ssid"]?.string == "WLED-AP")
+        try await expectBackHome("after Leave")
+        await expectBusError("io.accessorysetup.Error.NotJoined") { try await client.manager("Leave", [.vardict([])]) }
+        await expectBusError("io.accessorysetup.Error.NoSuchAccessory") {
+            try await client.manager("JoinAccessory", [.string(UUID().uuidString), .vardict([])])
+        }
+        await client.close()
+    }
+
+    @Test func aSessionsJoinEndsWithLeaveAndWithTheSession() async throws {
+        let client = try await services.client()
+        let (session, id) = try await pickWLED(client)
+
+        let joined = try #require(try await session.call("JoinAccessoryHotspot", [.string(id), .vardict([])]).first)
+        #expect(joined["ssid"]?.string == "WLED-AP")
+        #expect(try active == "Accessory WLED-AP")
+        let left = try #require(try await session.call("Leave").first)
+        #expect(left["restored"]?.string == "HomeNet")
+        try await expectBackHome("after Session1.Leave")
+
+        try await session.call("JoinAccessoryHotspot", [.string(id), .vardict([])])
+        #expect(try active == "Accessory WLED-AP")
+        try await session.call("Invalidate")
+        try await expectBackHome("after the session was invalidated")
+        #expect(services.agent.log.contains("ended because its session ended"))
+        await client.close()
+    }
+
+    @Test func aJoinOnceConnectionEndsWhenItsClientOrItsSessionsClientLeavesTheBus() async throws {
+        let client = try await services.client()
+        let (_, id) = try await pickWLED(client)
+        try await client.manager("JoinAccessory", [.string(id), .vardict([])])
+        #expect(try active == "Accessory WLED-AP")
+
+        await client.close()
+        try await expectBackHome("after the client left the bus")
+        #expect(services.agent.log.contains("ended because its client left the bus"))
+
+        // A session's join ends when the session's client leaves too.
+        let other = try await services.client()
+        let session = try await other.openSession("ge.wled.softap")
+        #expect(try await session.activate().compactMap { $0["id"]?.string } == [id])
+        try await session.call("JoinAccessoryHotspot", [.string(id), .vardict([])])
+        #expect(try active == "Accessory WLED-AP")
+        await other.close()
+        try await expectBackHome("after the session's client left the bus")
+        #expect(services.agent.log.contains("ended because its session ended"))
+        #expect(services.agent.isRunning)
+    }
+}

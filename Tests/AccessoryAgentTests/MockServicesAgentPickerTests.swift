@@ -1,0 +1,261 @@
+import BusService
+import Foundation
+import GLibRuntime
+import ServiceHarness
+import Testing
+
+/// The picker flow through the built agent, on a private bus with python-dbusmock's
+/// NetworkManager (the project's template), BlueZ and polkitd (and logind where a picker agent
+/// serves a logind session); clients and picker agents are the test's own connections.
+@Suite("Agent picker (private bus: mock NetworkManager, BlueZ, polkitd)")
+struct MockServicesAgentPickerTests {
+    @Test func aPickerAgentsChoiceIsAddedWithEveryEventInApplesOrder() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        let events = try await client.subscribe()
+        let picker = try await TestPicker(on: client.bus, behaviour: .choose(ssid: "WLED-AP"))
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await client.openSession("ge.wled.softap")
+        #expect(try await session.activate().isEmpty)
+
+        try await session.showPicker([wledItem])
+        let signals = try await session.waitForDismiss()
+        #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "AccessoryAdded", "PickerDidDismiss"])
+        let added = try #require(signals.first { $0.member == "AccessoryAdded" }?.arguments.first)
+        #expect(added["displayName"]?.string == "WLED controller (WLED-AP)")
+        #expect(added["ssid"]?.string == "WLED-AP")
+        #expect(added["state"]?.string == "authorized")
+        #expect(added["stateCode"]?.int == 20)
+        #expect(added["profile"]?.string == "ge.wled.softap")
+        #expect(signals.last?.arguments.first?.entries.isEmpty == true, "a pick dismisses with no error")
+
+        // The picker heard only the matching access point, never the home network or others.
+        let calls = try await picker.wait(for: "SetupProgress")
+        #expect(calls.first?.member == "RequestChoice")
+        let request = try #require(calls.first?.arguments.last)
+        #expect(request["profile"]?.string == "ge.wled.softap")
+        #expect(request["items"]?.elements.first?["name"]?.string == "WLED controller (WLED-AP)")
+        let heard = calls.filter { $0.member == "UpdateEntries" }.flatMap { $0.arguments[1].elements }
+        #expect(!heard.isEmpty)
+        #expect(Set(heard.compactMap { $0["ssid"]?.string }) == ["WLED-AP"])
+        #expect(heard.first?["bssid"]?.string == AgentServices.wledBSSID)
+        #expect(calls.last?.arguments[1].string == "done")
+
+        // Subscribers get the same events, as Manager1.Event with Apple's event type values.
+        let types = try await events.wait(for: "four events") { $0.count >= 4 }.map { $0.arguments[1].int }
+        #expect(types == [10, 40, 30, 50])
+
+        let id = try #require(added["id"]?.string)
+        #expect(try services.storedRecords().map { $0.id.uuidString.lowercased() } == [id])
+        #expect(try await client.listAccessories().compactMap { $0["id"]?.string } == [id])
+        await client.close()
+    }
+
+    @Test func theKioskPolicyPicksWithNoFrontEnd() async throws {
+        let services = try AgentServices(kiosk: kioskPolicy(profiles: ["ge.wled.softap"], users: [0]))
+        let client = try await services.client()
+        let property = try await client.bus.call(
+            destination: AgentProcess.busName, path: AgentClient.manager, interface: "org.freedesktop.DBus.Properties",
+            method: "Get", [.string("io.accessorysetup.Manager1"), .string("KioskPolicy")], timeout: .seconds(10))
+        #expect(property.first?.bool == true)
+        let session = try await client.openSession("ge.wled.softap")
+        _ = try await session.activate()
+        try await session.showPicker([wledItem])
+        let signals = try await session.waitForDismiss()
+        #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "AccessoryAdded", "PickerDidDismiss"])
+        #expect(signals[2].arguments.first?["ssid"]?.string == "WLED-AP")
+        #expect(try services.storedRecords().map(\.displayName) == ["WLED controller (WLED-AP)"])
+        #expect(services.agent.log.contains("the kiosk policy picks"))
+        await client.close()
+    }
+
+    /// Both `Acme-Setup-` hotspots match; each rule must choose its own.
+    @Test(arguments: [
+        (#""choose": "strongestSignal", "settleSeconds": 1"#, "Acme-Setup-9B1C"),
+        (#""choose": "ssidPattern", "ssidPattern": "Acme-Setup-4F*""#, "Acme-Setup-4F2A"),
+    ])
+    func theKioskPolicyChoosesByItsRule(rule: String, expected: String) async throws {
+        let policy = #"{"schemaVersion": 1, "policies": [{"profiles": ["org.example.plug"], "users": [0], "#
+            + rule + "}]}"
+        let services = try AgentServices(kiosk: policy)
+        let client = try await services.client()
+        let session = try await client.openSession("org.example.plug")
+        _ = try await session.activate()
+        try await session.showPicker([plugItem])
+        let signals = try await session.waitForDismiss()
+        #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "AccessoryAdded", "PickerDidDismiss"])
+        #expect(signals.first { $0.member == "AccessoryAdded" }?.arguments.first?["ssid"]?.string == expected)
+        await client.close()
+    }
+
+    @Test func withNoPickerAgentAndNoKioskPolicyThePickerIsRestricted() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        let session = try await client.openSession("ge.wled.softap")
+        _ = try await session.activate()
+        let message = await expectBusError("io.accessorysetup.Error.PickerRestricted") {
+            try await session.showPicker([wledItem])
+        }
+        #expect(message?.contains("kiosk.json") == true, "the message says what to do: \(message ?? "")")
+        #expect(try await session.signals.quiet(for: .milliseconds(300)).isEmpty)
+        #expect(session.signals.members == ["Activated"])
+        await client.close()
+    }
+
+    @Test(arguments: [
+        (pickerItem("Both", [("ssid", "WLED-AP"), ("ssidPrefix", "WLED")]), "items[0].descriptor.ss"),
+        (pickerItem("Outside", [("ssid", "Other-Net")]), "items[0].descriptor.ssid"),
+        (pickerItem("Long", [("ssid", String(repeating: "W", count: 33))]), "items[0].descriptor.ssid"),
+        (pickerItem("BLE", [("bluetoothServiceUUID", "180d")]), "items[0].descriptor.bluetoothServiceUUID"),
+        (pickerItem("Unknown", [("ssid", "WLED-AP"), ("colour", "red")]), "items[0].descriptor.colour"),
+        (pickerItem("", [("ssid", "WLED-AP")]), "items[0].name"),
+    ])
+    func anInvalidDescriptorIsRefusedNamingTheField(item: DBusValue, field: String) async throws {
+        let services = try AgentServices(kiosk: kioskPolicy(profiles: ["ge.wled.softap"], users: [0]))
+        let client = try await services.client()
+        let session = try await client.openSession("ge.wled.softap")
+        _ = try await session.activate()
+        let message = await expectBusError("io.accessorysetup.Error.InvalidRequest") {
+            try await session.showPicker([item, wledItem])
+        }
+        #expect(message?.hasPrefix(field) == true, "'\(message ?? "")' names \(field)")
+
+        // Nothing was shown, and the session serves a valid picker afterwards.
+        #expect(session.signals.members == ["Activated"])
+        try await session.showPicker([wledItem])
+        let signals = try await session.waitForDismiss()
+        #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "AccessoryAdded", "PickerDidDismiss"])
+        #expect(services.agent.isRunning)
+        await client.close()
+    }
+
+    @Test func severalClientsPickAtOnceAndEachHearsOnlyItsOwn() async throws {
+        let services = try AgentServices()
+        let wled = try await services.client(), plug = try await services.client()
+        let watcher = try await services.client()
+        let wledPicker = try await TestPicker(on: wled.bus, behaviour: .choose(ssid: "WLED-AP"))
+        let plugPicker = try await TestPicker(
+            on: plug.bus, behaviour: .choose(ssid: "Acme-Setup-4F2A", name: "Desk plug"))
+        for client in [wled, plug] {
+            try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        }
+        let wledSession = try await wled.openSession("ge.wled.softap")
+        let plugSession = try await plug.openSession("org.example.plug")
+        // A second session of the plug's owner (uid 0, org.example.plug), with no picker of its own.
+        let watching = try await watcher.openSession("org.example.plug")
+        for session in [wledSession, plugSession, watching] { _ = try await session.activate() }
+
+        async let wledPicked: Void = wledSession.showPicker([wledItem])
+        async let plugPicked: Void = plugSession.showPicker([plugItem])
+        _ = try await (wledPicked, plugPicked)
+        let wledSignals = try await wledSession.waitForDismiss()
+        let plugSignals = try await plugSession.waitForDismiss()
+
+        #expect(wledSignals.map(\.member) == ["Activated", "PickerDidPresent", "AccessoryAdded", "PickerDidDismiss"])
+        #expect(plugSignals.map(\.member) == [
+            "Activated", "PickerDidPresent", "PickerSetupRename", "AccessoryAdded", "PickerDidDismiss",
+        ])
+        #expect(wledSignals[2].arguments.first?["ssid"]?.string == "WLED-AP")
+        let plugAdded = try #require(plugSignals[3].arguments.first)
+        #expect(plugAdded["ssid"]?.string == "Acme-Setup-4F2A")
+        #expect(plugAdded["displayName"]?.string == "Desk plug")
+
+        // Each picker saw its own profile's matches only.
+        let wledHeard = wledPicker.calls.filter { $0.member == "UpdateEntries" }.flatMap { $0.arguments[1].elements }
+        let plugHeard = plugPicker.calls.filter { $0.member == "UpdateEntries" }.flatMap { $0.arguments[1].elements }
+        #expect(Set(wledHeard.compactMap { $0["ssid"]?.string }) == ["WLED-AP"])
+        #expect(Set(plugHeard.compactMap { $0["ssid"]?.string }) == ["Acme-Setup-4F2A", "Acme-Setup-9B1C"])
+
+        // The other session of the plug's owner hears of the addition; nobody hears the other's.
+        let watched = try await watching.signals.wait(for: "AccessoryAdded") {
+            $0.contains { $0.member == "AccessoryAdded" }
+        }
+        #expect(watched.map(\.member) == ["Activated", "AccessoryAdded"])
+        #expect(watched[1].arguments.first?["id"] == plugAdded["id"])
+        #expect(try await wledSession.signals.quiet(for: .milliseconds(300)).isEmpty)
+        #expect(try await wled.listAccessories().count == 2, "both records are uid 0's")
+        for client in [wled, plug, watcher] { await client.close() }
+    }
+
+    @Test func aClientVanishingMidPickerEndsItsSessionAndCancelsThePicker() async throws {
+        let services = try AgentServices()
+        let logind = try LogindMock(on: services.bus, session: "c1", uid: 0, user: "root")
+        defer { logind.stop() }
+        let front = try await services.client()
+        let picker = try await TestPicker(on: front.bus, behaviour: .wait)
+        try await front.manager(
+            "RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([("session", .string("c1"))])])
+
+        let client = try await services.client()
+        let clientName = client.bus.uniqueName
+        let session = try await client.openSession("org.example.plug")
+        _ = try await session.activate()
+        try await session.showPicker([plugItem])
+        try await picker.wait(for: "UpdateEntries")
+        #expect(picker.calls.first?.arguments.first?.string == session.path)
+
+        await client.close()
+        let calls = try await picker.wait(for: "Cancel")
+        let cancel = try #require(calls.last { $0.member == "Cancel" })
+        #expect(cancel.arguments.first?.string == session.path)
+        #expect(cancel.arguments.last?["name"]?.string == "io.accessorysetup.Error.Invalidated")
+        #expect(cancel.arguments.last?["code"]?.int == 400)
+
+        // The session is gone from the bus, nothing was recorded, and the agent serves on.
+        do {
+            try await front.bus.call(
+                destination: AgentProcess.busName, path: session.path, interface: "io.accessorysetup.Session1",
+                method: "Activate", timeout: .seconds(10))
+            Issue.record("the vanished client's session still answers")
+        } catch {
+            // GDBus answers for a path with nothing exported with UnknownMethod (older) or UnknownObject.
+            let names = ["org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownObject"]
+            #expect(names.contains(error.name ?? ""), "\(error)")
+        }
+        #expect(services.agent.log.contains("session \(session.path): its client \(clientName) left the bus"))
+        #expect(try services.storedRecords().isEmpty)
+        #expect(try await front.listAccessories().isEmpty)
+        await front.close()
+    }
+
+    @Test func aPersonCancellingThePickerDismissesItWithUserCancelled() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .cancel)
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await client.openSession("ge.wled.softap")
+        _ = try await session.activate()
+        try await session.showPicker([wledItem])
+        let signals = try await session.waitForDismiss()
+        #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerDidDismiss"])
+        #expect(signals.last?.arguments.first?["name"]?.string == "io.accessorysetup.Error.UserCancelled")
+        #expect(signals.last?.arguments.first?["code"]?.int == 700)
+        #expect(picker.members.first == "RequestChoice")
+        #expect(try services.storedRecords().isEmpty)
+        await client.close()
+    }
+
+    /// The picker front end learns why the agent closed its picker: `Cancel` with the error, not
+    /// the `SetupProgress` "done" of a pick that never happened.
+    @Test func aDiscoveryTimeoutCancelsThePickerAgentWithTheReason() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .wait)
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await client.openSession("org.example.plug")
+        _ = try await session.activate()
+        let nowhere = pickerItem("Acme plug", [("ssidPrefix", "Acme-Setup-ZZ")])
+        try await session.showPicker([nowhere], settings: .vardict([("discoveryTimeout", .uint32(1))]))
+        let signals = try await session.waitForDismiss()
+        #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerDidDismiss"])
+        #expect(signals.last?.arguments.first?["name"]?.string == "io.accessorysetup.Error.DiscoveryTimeout")
+
+        let calls = try await picker.wait(for: "Cancel", timeout: .seconds(5))
+        let cancel = calls.last { $0.member == "Cancel" }
+        #expect(cancel?.arguments.first?.string == session.path)
+        #expect(cancel?.arguments.last?["name"]?.string == "io.accessorysetup.Error.DiscoveryTimeout")
+        #expect(cancel?.arguments.last?["code"]?.int == 200)
+        #expect(!picker.members.contains("SetupProgress"), "\(picker.members)")
+        await client.close()
+    }
+}

@@ -1,0 +1,176 @@
+import AccessoryCore
+import BusService
+import Foundation
+import GLibRuntime
+import ServiceHarness
+import Synchronization
+import Testing
+
+/// The agent's records across restarts and crashes, and many sessions at once: the built agent
+/// on a private bus with python-dbusmock's NetworkManager (the project's template), BlueZ and
+/// polkitd.
+@Suite("Agent records and load (private bus: mock NetworkManager, BlueZ, polkitd)")
+struct MockServicesAgentRecordTests {
+    @Test func recordsSurviveARestartAfterSIGTERM() async throws {
+        let services = try AgentServices(kiosk: kioskPolicy(profiles: ["ge.wled.softap"], users: [0]))
+        let client = try await services.client()
+        let session = try await client.openSession("ge.wled.softap")
+        _ = try await session.activate()
+        try await session.showPicker([wledItem])
+        let signals = try await session.waitForDismiss()
+        let added = try #require(signals.first { $0.member == "AccessoryAdded" }?.arguments.first)
+        let id = try #require(added["id"]?.string)
+
+        let termination = try services.agent.terminate()
+        #expect(termination == .exited(0), "the agent stops cleanly on SIGTERM: \(services.agent.log)")
+        #expect(services.agent.log.contains("stopping: SIGTERM"))
+        // The log is for journald: every line has its <N> priority prefix.
+        let lines = services.agent.log.split(separator: "\n")
+        #expect(!lines.isEmpty && lines.allSatisfy { $0.wholeMatch(of: /<[3-7]>.+/) != nil }, "\(services.agent.log)")
+        // Its sessions ended with it, each told why.
+        let ended = try await session.signals.wait(for: "Invalidated") { $0.contains { $0.member == "Invalidated" } }
+        #expect(ended.last?.arguments.first?["name"]?.string == "io.accessorysetup.Error.Invalidated")
+
+        try services.agent.start()
+        #expect(services.agent.log.contains("with 1 records"))
+        let again = try await services.client()
+        let reopened = try await again.openSession("ge.wled.softap")
+        let activated = try await reopened.activate()
+        #expect(activated.compactMap { $0["id"]?.string } == [id])
+        #expect(activated.first?["displayName"]?.string == "WLED controller (WLED-AP)")
+        #expect(activated.first?["state"]?.string == "authorized")
+        #expect(try await again.listAccessories().compactMap { $0["id"]?.string } == [id])
+        await again.close()
+        await client.close()
+    }
+
+    /// `count` authorized plug records of uid 0, written with the core's store before the agent starts.
+    static func prefill(_ services: AgentServices, count: Int) throws -> [AccessoryRecord] {
+        var descriptor = DiscoveryDescriptor()
+        descriptor.ssidPrefix = try SSID("Acme-Setup-")
+        let owner = AccessoryOwner(uid: 0, profileID: "org.example.plug")
+        let records = try (0..<count).map { index in
+            AccessoryRecord(
+                displayName: "Plug \(index)", state: .authorized, ssid: try SSID("Acme-Setup-\(index)"),
+                descriptor: descriptor, owner: owner)
+        }
+        try AccessoryStore(url: services.agent.storeURL).save(records)
+        return records
+    }
+
+    @Test func aSIGKILLWhileTheStoreIsWrittenLeavesTheOldOrTheNewRecordsWhole() async throws {
+        let services = try AgentServices(startAgent: false)
+        let records = try Self.prefill(services, count: 300)
+        let target = records[0].id.uuidString.lowercased()
+        let temporaryPrefix = ".accessories.json.tmp-"
+        var names: Set<String> = ["Plug 0"]
+        var killedMidWrite = 0, renamedBeforeKill = 0
+        let rounds = 4
+        for round in 1...rounds {
+            try services.agent.start()
+            #expect(services.agent.log.contains("with 300 records"), "round \(round): \(services.agent.log)")
+            #expect(!services.agent.log.contains("damaged"))
+            let client = try await services.client()
+            // Four renames in flight at a time keep the agent writing the store.
+            let answered = Counter()
+            let writers = (1...4).map { writer in
+                Task {
+                    var issued: [String] = []
+                    for count in 1... {
+                        let name = "Round \(round) writer \(writer) name \(count)"
+                        issued.append(name)
+                        do {
+                            try await client.manager("RenameAccessory", [.string(target), .string(name), .vardict([])])
+                        } catch {
+                            return issued
+                        }
+                        answered.value.add(1, ordering: .relaxed)
+                    }
+                    return issued
+                }
+            }
+            // After some writes went through, kill the agent as soon as a temporary file shows it
+            // is in the middle of one.
+            let deadline = ContinuousClock.now + .seconds(10)
+            let before = Int.random(in: 3...12)
+            while ContinuousClock.now < deadline, answered.value.load(ordering: .relaxed) < before {
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            while ContinuousClock.now < deadline,
+                  !services.stateFiles().contains(where: { $0.hasPrefix(temporaryPrefix) }) {
+                try await Task.sleep(for: .microseconds(100))
+            }
+            try services.agent.kill()
+            for writer in writers { names.formUnion(await writer.value) }
+            await client.close()
+
+            let left = services.stateFiles()
+            if left.contains(where: { $0.hasPrefix(temporaryPrefix) }) { killedMidWrite += 1 }
+            #expect(left.allSatisfy { $0 == "accessories.json" || $0.hasPrefix(temporaryPrefix) }, "\(left)")
+            let stored = try services.storedRecords()
+            #expect(stored.count == records.count, "round \(round): every record, whole")
+            let storedNames = Dictionary(uniqueKeysWithValues: stored.map { ($0.id, $0.displayName) })
+            for record in records.dropFirst() where storedNames[record.id] != record.displayName {
+                Issue.record("round \(round): \(record.displayName) became \(storedNames[record.id] ?? "nothing")")
+            }
+            let name = try #require(storedNames[records[0].id])
+            #expect(names.contains(name), "round \(round): '\(name)' is a name that was given")
+            if name != "Plug 0" { renamedBeforeKill += 1 }
+        }
+        #expect(killedMidWrite > 0, "no kill of \(rounds) landed between the temporary file and its rename")
+        #expect(renamedBeforeKill > 0, "no rename of \(rounds) rounds was stored before the kill")
+
+        // The next write removes what the killed writes left.
+        try services.agent.start()
+        let client = try await services.client()
+        try await client.manager("RenameAccessory", [.string(target), .string("Desk plug"), .vardict([])])
+        #expect(services.stateFiles() == ["accessories.json"])
+        #expect(try services.storedRecords().first { $0.id == records[0].id }?.displayName == "Desk plug")
+        await client.close()
+    }
+
+    @Test func aHundredConcurrentSessionsAreServed() async throws {
+        let services = try AgentServices(startAgent: false)
+        let record = try #require(try Self.prefill(services, count: 1).first).id.uuidString.lowercased()
+        try services.agent.start()
+        let started = ContinuousClock.now
+        typealias Opened = (client: AgentClient, session: ClientSession, activated: [String], listed: [String])
+        let opened = try await withThrowingTaskGroup(of: Opened.self) { group in
+            for _ in 0..<100 {
+                group.addTask {
+                    let client = try await services.client()
+                    let session = try await client.openSession("org.example.plug")
+                    let activated = try await session.activate().compactMap { $0["id"]?.string }
+                    let listed = try await client.listAccessories().compactMap { $0["id"]?.string }
+                    return (client, session, activated, listed)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(opened.count == 100)
+        #expect(Set(opened.map(\.session.path)).count == 100, "each client has a session of its own")
+        #expect(opened.allSatisfy { $0.activated == [record] && $0.listed == [record] })
+        #expect(services.agent.log.components(separatedBy: "opened by").count - 1 == 100)
+
+        // All open at once; each ends with Invalidated, sent to its own client only.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (client, session, _, _) in opened {
+                group.addTask {
+                    try await session.call("Invalidate")
+                    try await session.signals.wait(for: "Invalidated") { $0.contains { $0.member == "Invalidated" } }
+                    #expect(session.signals.members == ["Activated", "Invalidated"])
+                    await client.close()
+                }
+            }
+            try await group.waitForAll()
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed < .seconds(60), "100 sessions took \(elapsed)")
+        #expect(services.agent.isRunning)
+    }
+}
+
+/// A count shared with tasks.
+final class Counter: Sendable {
+    let value = Atomic(0)
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+/// python-dbusmock's `polkitd` template on a shared private bus: `CheckAuthorization` answers
+/// yes for the actions `allow(_:)` names and no for every other (its default), whoever asks.
+public final class PolkitMock: @unchecked Sendable {
+    public let bus: PrivateSystemBus
+    private let mock: ServiceProcess
+
+    public init(on bus: PrivateSystemBus) throws {
+        self.bus = bus
+        mock = try ServiceProcess(
+            name: "python-dbusmock (polkitd)", executable: "/usr/bin/python3",
+            arguments: ["-m", "dbusmock", "--system", "--template", "polkitd"],
+            environment: bus.environment, logFile: bus.directory.url.appendingPathComponent("dbusmock-polkitd.log"))
+        try mock.wait(for: "owning org.freedesktop.PolicyKit1") { bus.hasOwner("org.freedesktop.PolicyKit1") }
+    }
+
+    /// From now on exactly these actions are allowed.
+    public func allow(_ actions: [String]) throws {
+        let list = "@as [" + actions.map { "'\($0)'" }.joined(separator: ", ") + "]"
+        try run("/usr/bin/gdbus", [
+            "call", "--system", "--dest", "org.freedesktop.PolicyKit1",
+            "--object-path", "/org/freedesktop/PolicyKit1/Authority",
+            "--method", "org.freedesktop.DBus.Mock.SetAllowed", list,
+        ], environment: bus.environment)
+    }
+
+    public func stop() { mock.stop() }
+}
+
+/// python-dbusmock's `logind` template on a shared private bus, with one session and
+/// `GetSessionByPID` (which the template lacks) answering that session for every process.
+public final class LogindMock: @unchecked Sendable {
+    public let bus: PrivateSystemBus
+    private let mock: ServiceProcess
+
+    public init(on bus: PrivateSystemBus, session: String, uid: UInt32, user: String) throws {
+        self.bus = bus
+        mock = try ServiceProcess(
+            name: "python-dbusmock (logind)", executable: "/usr/bin/python3",
+            arguments: ["-m", "dbusmock", "--system", "--template", "logind"],
+            environment: bus.environment, logFile: bus.directory.url.appendingPathComponent("dbusmock-logind.log"))
+        try mock.wait(for: "owning org.freedesktop.login1") { bus.hasOwner("org.freedesktop.login1") }
+        try mockCall("AddSession", ["'\(session)'", "'seat0'", "uint32 \(uid)", "'\(user)'", "true"])
+        try mockCall("AddMethod", [
+            "'org.freedesktop.login1.Manager'", "'GetSessionByPID'", "'u'", "'o'",
+            "'ret = \"/org/freedesktop/login1/session/\(session)\"'",
+        ])
+    }
+
+    /// Every D-Bus call the mock received, one line each.
+    public var log: String { mock.log }
+
+    @discardableResult
+    func mockCall(_ method: String, _ arguments: [String]) throws -> String {
+        try run("/usr/bin/gdbus", [
+            "call", "--system", "--dest", "org.freedesktop.login1", "--object-path", "/org/freedesktop/login1",
+            "--method", "org.freedesktop.DBus.Mock.\(method)",
+        ] + arguments, environment: bus.environment)
+    }
+
+    public func stop() { mock.stop() }
+}

@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""Pick an accessory through the accessory-setup agent, as an application would.
+
+    pick.py PROFILE [--items JSON] [--profiles DIR] [--timeout SECONDS]
+
+Opens a session on the agent (io.accessorysetup on the system bus) over the installed profile
+PROFILE, activates it, shows the picker for the profile's first item (or for the items given
+as a JSON array with --items), prints each event of the session, and prints the accessory the
+picker added. The choice is made by the picker front end the agent uses for this client (the
+kiosk policy, or a registered picker agent); the client never sees what the radios hear.
+
+Exit status: 0 when an accessory was added, 1 when the picker ended without one or the agent
+refused, 64 for bad usage. Only GIO's D-Bus bindings are used (Debian: python3-gi).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+from gi.repository import Gio, GLib
+
+AGENT = "io.accessorysetup"
+MANAGER_PATH = "/io/accessorysetup"
+MANAGER = "io.accessorysetup.Manager1"
+SESSION = "io.accessorysetup.Session1"
+PROFILE_DIRECTORIES = ["/etc/accessory-setup/profiles", "/usr/share/accessory-setup/profiles"]
+
+
+def variant(value):
+    """A JSON value as a GLib.Variant, as the agent reads picker items (a{sv} for objects)."""
+    if isinstance(value, bool):
+        return GLib.Variant("b", value)
+    if isinstance(value, int):
+        return GLib.Variant("x", value)
+    if isinstance(value, float):
+        return GLib.Variant("d", value)
+    if isinstance(value, str):
+        return GLib.Variant("s", value)
+    if isinstance(value, dict):
+        return GLib.Variant("a{sv}", {key: variant(member) for key, member in value.items()})
+    if isinstance(value, list):
+        if all(isinstance(element, str) for element in value):
+            return GLib.Variant("as", value)
+        return GLib.Variant("av", [variant(element) for element in value])
+    raise ValueError(f"cannot send {value!r} over D-Bus")
+
+
+def first_item(profile, directories):
+    """The first display item of the installed profile with this id: `<id>.json`, else the
+    file whose `id` it is, in the first directory that has one (as the agent looks it up)."""
+    for directory in directories:
+        try:
+            names = sorted(name for name in os.listdir(directory) if name.endswith(".json"))
+        except OSError:
+            continue
+        named = profile + ".json"
+        for name in ([named] if named in names else []) + [name for name in names if name != named]:
+            try:
+                with open(os.path.join(directory, name), encoding="utf-8") as file:
+                    document = json.load(file)
+            except (OSError, ValueError):
+                continue
+            if isinstance(document, dict) and document.get("id") == profile and document.get("items"):
+                item = document["items"][0]
+                return {key: item[key] for key in ("name", "setupOptions", "descriptor") if key in item}
+    raise ValueError(f"no profile {profile} in {', '.join(directories)}; give the items with --items")
+
+
+def describe(accessory):
+    text = f"{accessory.get('displayName', '?')} ({accessory.get('id', '?')}, {accessory.get('state', '?')})"
+    if "ssid" in accessory:
+        text += f" ssid {accessory['ssid']}"
+    if "bluetoothIdentifier" in accessory:
+        text += f" bluetooth {accessory['bluetoothIdentifier']}"
+    return text
+
+
+def describe_error(error):
+    return f"{error.get('name', '?')}: {error.get('message', '')}"
+
+
+def remote_error(error):
+    """The D-Bus error as NAME: MESSAGE, without GDBus's own "GDBus.Error:NAME: " prefix."""
+    name = Gio.DBusError.get_remote_error(error)
+    prefix = f"GDBus.Error:{name}: "
+    message = error.message[len(prefix):] if name and error.message.startswith(prefix) else error.message
+    return f"{name or 'error'}: {message}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Pick an accessory through the accessory-setup agent.")
+    parser.add_argument("profile", help="the id of an installed profile, such as ge.wled.softap")
+    parser.add_argument("--items", help="the picker items as a JSON array (default: the profile's first item)")
+    parser.add_argument("--profiles", action="append", help="where to read the profile's items from")
+    parser.add_argument("--timeout", type=int, default=60, help="give up after this many seconds (default 60)")
+    arguments = parser.parse_args()
+
+    try:
+        items = json.loads(arguments.items) if arguments.items else [
+            first_item(arguments.profile, arguments.profiles or PROFILE_DIRECTORIES)]
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+            raise ValueError("--items must be a JSON array of objects")
+        picker_items = [{key: variant(member) for key, member in item.items()} for item in items]
+    except (ValueError, OSError) as error:
+        print(f"pick.py: {error}", file=sys.stderr)
+        return 64
+
+    bus = Gio.bus_get_sync(Gio.BusType.SYSTEM, None)
+    loop = GLib.MainLoop()
+    outcome = {"added": None, "error": None}
+
+    def call(path, interface, method, signature, values):
+        parameters = GLib.Variant(signature, values) if signature else None
+        return bus.call_sync(AGENT, path, interface, method, parameters, None,
+                             Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION, 30000, None)
+
+    try:
+        session = call(MANAGER_PATH, MANAGER, "OpenSession", "(sa{sv})", (arguments.profile, {})).unpack()[0]
+    except GLib.Error as error:
+        print(f"pick.py: cannot open a session: {remote_error(error)}", file=sys.stderr)
+        return 1
+    print(f"session {session} over {arguments.profile}")
+
+    def on_signal(_connection, _sender, _path, _interface, member, parameters):
+        values = parameters.unpack()
+        if member == "Activated":
+            print(f"Activated: {len(values[0])} accessories already authorized")
+        elif member in ("AccessoryAdded", "AccessoryChanged", "AccessoryRemoved"):
+            print(f"{member}: {describe(values[0])}")
+            if member == "AccessoryAdded":
+                outcome["added"] = values[0]
+        elif member in ("PickerDidDismiss", "PickerSetupFailed", "Invalidated"):
+            error = values[0]
+            print(f"{member}" + (f": {describe_error(error)}" if error else ""))
+            if error:
+                outcome["error"] = describe_error(error)
+            if member != "PickerSetupFailed":
+                loop.quit()
+        else:
+            print(member)
+
+    # Subscribe before activating, so that no event is missed.
+    bus.signal_subscribe(None, SESSION, None, session, None, Gio.DBusSignalFlags.NONE, on_signal)
+
+    def give_up():
+        outcome["error"] = f"no answer within {arguments.timeout} s"
+        loop.quit()
+        return GLib.SOURCE_REMOVE
+
+    def shown(connection, result):
+        try:
+            connection.call_finish(result)
+        except GLib.Error as error:
+            outcome["error"] = remote_error(error)
+            loop.quit()
+
+    try:
+        call(session, SESSION, "Activate", None, None)
+    except GLib.Error as error:
+        print(f"pick.py: cannot activate the session: {remote_error(error)}", file=sys.stderr)
+        return 1
+    bus.call(AGENT, session, SESSION, "ShowPicker", GLib.Variant("(aa{sv}a{sv})", (picker_items, {})),
+             None, Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION, 30000, None, shown)
+    GLib.timeout_add_seconds(arguments.timeout, give_up)
+    loop.run()
+
+    try:
+        call(session, SESSION, "Invalidate", None, None)
+    except GLib.Error:
+        pass
+    if outcome["added"] is not None:
+        print(f"added: {describe(outcome['added'])}")
+        return 0
+    print(f"pick.py: no accessory was added: {outcome['error'] or 'the picker ended'}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
