@@ -84,9 +84,21 @@ struct MockServicesAgentJoinTests {
     }
 
     @Test func aJoinOnceConnectionEndsWhenItsClientOrItsSessionsClientLeavesTheBus() async throws {
+        // A Manager1 join outlives the command that made it ('accessoryctl join ID' exits at
+        // once) unless the caller binds it to itself.
+        let maker = try await services.client()
+        let (_, id) = try await pickWLED(maker)
+        try await maker.manager("JoinAccessory", [.string(id), .vardict([])])
+        await maker.close()
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try active == "Accessory WLED-AP", "a join without bindToCaller stays after its caller left")
+        let leaver = try await services.client()
+        try await leaver.manager("Leave", [.vardict([])])
+        try await expectBackHome("after another connection of the same user left it")
+        await leaver.close()
+
         let client = try await services.client()
-        let (_, id) = try await pickWLED(client)
-        try await client.manager("JoinAccessory", [.string(id), .vardict([])])
+        try await client.manager("JoinAccessory", [.string(id), .vardict([("bindToCaller", .boolean(true))])])
         #expect(try active == "Accessory WLED-AP")
 
         await client.close()
