@@ -75,9 +75,10 @@ final class TemporaryFile {
 /// `deadline`, a process still running then is killed and the run says it timed out.
 func accessoryctlProcess(
     _ arguments: [String], environment: [String: String] = [:], input: String? = nil, inputFile: String? = nil,
-    deadline: Duration? = nil
+    deadline: Duration? = nil, uid: UInt32? = nil
 ) throws -> Run {
-    try RunningAccessoryctl(arguments, environment: environment, input: input, inputFile: inputFile, deadline: deadline).finish()
+    try RunningAccessoryctl(
+        arguments, environment: environment, input: input, inputFile: inputFile, deadline: deadline, uid: uid).finish()
 }
 
 /// The built `accessoryctl` started in the background, for tests that act while it runs.
@@ -89,11 +90,17 @@ final class RunningAccessoryctl {
 
     init(
         _ arguments: [String], environment: [String: String] = [:], input: String? = nil, inputFile: String? = nil,
-        deadline: Duration? = nil
+        deadline: Duration? = nil, uid: UInt32? = nil
     ) throws {
         let binary = try #require(AccessoryCtlTests.executable(), "accessoryctl was not built next to the test bundle")
-        process.executableURL = binary
-        process.arguments = arguments
+        if let uid {
+            // As another user, with no supplementary groups.
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", binary.path] + arguments
+        } else {
+            process.executableURL = binary
+            process.arguments = arguments
+        }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = output
         process.standardError = errors
