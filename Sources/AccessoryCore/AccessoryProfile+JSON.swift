@@ -9,11 +9,12 @@ extension AccessoryProfile {
         } catch {
             throw .unreadable(path: url.path, reason: error.reason)
         }
-        return try parse(data, path: url.path)
+        return try parse(data, path: url.path, imageDirectory: url.deletingLastPathComponent())
     }
 
-    /// Reads and validates a profile; `path` names it in errors.
-    public static func parse(_ data: Data, path: String) throws(ProfileError) -> AccessoryProfile {
+    /// Reads and validates a profile; `path` names it in errors. With `imageDirectory` (the
+    /// profile file's directory) the items' product images are checked there too.
+    public static func parse(_ data: Data, path: String, imageDirectory: URL? = nil) throws(ProfileError) -> AccessoryProfile {
         let document: JSONValue
         do {
             document = try JSONValue.parse(data)
@@ -22,7 +23,7 @@ extension AccessoryProfile {
         }
         let diagnostics = FieldDiagnostics()
         guard let object = JSONObjectReader(document, at: "", diagnostics: diagnostics),
-              let profile = AccessoryProfile(reading: object)
+              let profile = AccessoryProfile(reading: object, imageDirectory: imageDirectory)
         else {
             throw .invalid(path: path, issues: diagnostics.issues)
         }
@@ -31,7 +32,7 @@ extension AccessoryProfile {
 
     static let keys = ["schemaVersion", "id", "vendor", "supports", "bluetooth", "hotspot", "handoff", "items", "sources"]
 
-    private init?(reading object: JSONObjectReader) {
+    private init?(reading object: JSONObjectReader, imageDirectory: URL?) {
         object.rejectUnknownKeys(Self.keys)
         if let version = object.integer("schemaVersion", in: 1...Int.max, required: true), version != Self.schemaVersion {
             object.report("schemaVersion", "is \(version); this version reads schema \(Self.schemaVersion)")
@@ -49,7 +50,8 @@ extension AccessoryProfile {
         let hotspot = object.object("hotspot").flatMap(HotspotPolicy.init(reading:))
         let items = object.array("items", required: true, allowEmpty: false)?.compactMap { value, field in
             JSONObjectReader(value, at: field, diagnostics: object.diagnostics).flatMap {
-                PickerDisplayItem(reading: $0, supports: transports == nil ? nil : supports, declared: bluetooth)
+                PickerDisplayItem(
+                    reading: $0, supports: transports == nil ? nil : supports, declared: bluetooth, imageDirectory: imageDirectory)
             }
         }
         let sources = object.array("sources")?.compactMap { value, field in
@@ -130,12 +132,19 @@ extension AccessoryProfile {
 
 extension PickerDisplayItem {
     /// Reads an item and checks its descriptor against what the profile supports and declares.
-    /// `supports` is `nil` when the profile's own `supports` was unreadable.
-    init?(reading object: JSONObjectReader, supports: Set<AccessoryProfile.Transport>?, declared: AccessoryProfile.BluetoothDeclarations?) {
+    /// `supports` is `nil` when the profile's own `supports` was unreadable; with
+    /// `imageDirectory`, the product image must be a valid image there.
+    init?(
+        reading object: JSONObjectReader, supports: Set<AccessoryProfile.Transport>?,
+        declared: AccessoryProfile.BluetoothDeclarations?, imageDirectory: URL? = nil
+    ) {
         let before = object.diagnostics.issues.count
         object.rejectUnknownKeys(["name", "productImage", "setupOptions", "descriptor"])
         let name = object.string("name", required: true)
         let productImage = object.string("productImage")
+        if let productImage, let imageDirectory, let problem = ProductImage.problem(productImage, in: imageDirectory) {
+            object.report("productImage", problem)
+        }
         let options = object.choices("setupOptions", from: SetupOptions.names)
         let descriptor = object.object("descriptor", required: true).map(DiscoveryDescriptor.read)
         if let descriptor, let supports {

@@ -56,13 +56,18 @@ public final class AgentProcess: @unchecked Sendable {
         try Data(json.utf8).write(to: profileDirectory.appendingPathComponent("\(name).json"))
     }
 
-    /// Copies a shipped profile (a file of `profiles/`) into the agent's profile directory.
+    /// Copies a shipped profile (a file of `profiles/`) into the agent's profile directory,
+    /// with the product images the shipped profiles share (`profiles/images/`).
     public func installShippedProfile(_ file: String) throws {
         let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         try FileManager.default.copyItem(
             at: packageRoot.appendingPathComponent("profiles/\(file)"),
             to: profileDirectory.appendingPathComponent(file))
+        let images = profileDirectory.appendingPathComponent("images")
+        if !FileManager.default.fileExists(atPath: images.path) {
+            try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("profiles/images"), to: images)
+        }
     }
 
     /// Writes the kiosk policy the agent reads when it starts.
