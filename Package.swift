@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "AccessoryCore", targets: ["AccessoryCore"]),
         .executable(name: "accessoryctl", targets: ["accessoryctl"]),
         .executable(name: "accessory-agent", targets: ["accessory-agent"]),
+        .executable(name: "accessory-picker", targets: ["accessory-picker"]),
     ],
     targets: [
         // Layer 1: the pure-Swift model. Imports Foundation only, never a C library.
@@ -40,6 +41,18 @@ let package = Package(
         ),
         .executableTarget(name: "accessoryctl", dependencies: ["AccessoryCLI"]),
 
+        // The graphical picker: GTK 4 and libadwaita behind a system-library target and a shim,
+        // seen only by `AccessoryPicker`, which runs GTK on a thread of its own.
+        .systemLibrary(
+            name: "CGtk", pkgConfig: "libadwaita-1", providers: [.apt(["libgtk-4-dev", "libadwaita-1-dev"])]),
+        .target(name: "CGtkShim", dependencies: ["CGtk"]),
+        .target(
+            name: "AccessoryPicker",
+            dependencies: ["AccessoryCore", "BusService", "GLibRuntime", "CGtk", "CGtkShim"],
+            plugins: ["EmbedInterfaces"]
+        ),
+        .executableTarget(name: "accessory-picker", dependencies: ["AccessoryPicker"]),
+
         .executableTarget(
             name: "accessory-bench",
             dependencies: ["AccessoryCore"],
@@ -64,6 +77,11 @@ let package = Package(
             name: "AccessoryAgentTests",
             dependencies: ["BusService", "GLibRuntime", "AccessoryCore", "ServiceHarness"],
             exclude: ["Clients"]
+        ),
+        .testTarget(
+            name: "AccessoryPickerTests",
+            dependencies: ["AccessoryPicker", "AccessoryCore", "BusService", "GLibRuntime", "ServiceHarness"],
+            exclude: ["Reference", "drive_picker.py"]
         ),
         .testTarget(
             name: "AccessoryCLITests",

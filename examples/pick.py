@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Pick an accessory through the accessory-setup agent, as an application would.
 
-    pick.py PROFILE [--items JSON] [--profiles DIR] [--timeout SECONDS]
+    pick.py PROFILE [--items JSON] [--profiles DIR] [--timeout SECONDS] [--discovery-timeout SECONDS]
 
 Opens a session on the agent (io.accessorysetup on the system bus) over the installed profile
 PROFILE, activates it, shows the picker for the profile's first item (or for the items given
@@ -94,6 +94,8 @@ def main():
     parser.add_argument("--items", help="the picker items as a JSON array (default: the profile's first item)")
     parser.add_argument("--profiles", action="append", help="where to read the profile's items from")
     parser.add_argument("--timeout", type=int, default=60, help="give up after this many seconds (default 60)")
+    parser.add_argument("--discovery-timeout", type=int,
+                        help="let the agent search this many seconds (default: the agent's, 30)")
     arguments = parser.parse_args()
 
     try:
@@ -160,7 +162,10 @@ def main():
     except GLib.Error as error:
         print(f"pick.py: cannot activate the session: {remote_error(error)}", file=sys.stderr)
         return 1
-    bus.call(AGENT, session, SESSION, "ShowPicker", GLib.Variant("(aa{sv}a{sv})", (picker_items, {})),
+    settings = {}
+    if arguments.discovery_timeout is not None:
+        settings["discoveryTimeout"] = GLib.Variant("u", arguments.discovery_timeout)
+    bus.call(AGENT, session, SESSION, "ShowPicker", GLib.Variant("(aa{sv}a{sv})", (picker_items, settings)),
              None, Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION, 30000, None, shown)
     GLib.timeout_add_seconds(arguments.timeout, give_up)
     loop.run()

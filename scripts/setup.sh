@@ -5,12 +5,16 @@ set -euo pipefail
 
 # Debian packages: the Swift toolchain's own runtime needs, then the project's: libnm and
 # GLib to build against; for the tests, NetworkManager itself, python-dbusmock, a D-Bus
-# daemon, gdbus, iproute2 and unshare for the namespaces, and openssl for test certificates.
+# daemon, gdbus, iproute2 and unshare for the namespaces, and openssl for test certificates;
+# GTK 4 and libadwaita for the graphical picker (SVG product images need librsvg's pixbuf
+# loader), and to test it headless Xvfb, the AT-SPI bus, pyatspi and ImageMagick's import.
 packages=(
     binutils gcc git libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libsqlite3-0
     libstdc++-12-dev libxml2-dev libz3-dev pkgconf tzdata zlib1g-dev
     libglib2.0-dev libnm-dev
     network-manager python3-dbusmock python3-gi dbus libglib2.0-bin iproute2 util-linux openssl
+    libgtk-4-dev libadwaita-1-dev librsvg2-common adwaita-icon-theme fonts-dejavu-core
+    xvfb xauth at-spi2-core python3-pyatspi imagemagick
 )
 
 missing=()

@@ -9,7 +9,8 @@ private struct ProfileOnDisk {
 
     init(image: String?, files: [String: Data] = [:]) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("product-image-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("images"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("images"), withIntermediateDirectories: true)
         for (name, data) in files { try data.write(to: directory.appendingPathComponent(name)) }
         let imageMember = image.map { #""productImage": "\#($0)", "# } ?? ""
         let json = """
@@ -39,7 +40,9 @@ private let svg = Data(#"<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000
 
 @Suite("Product images of profile items")
 struct ProductImageTests {
-    @Test("a PNG or an SVG next to the profile is accepted", arguments: [("images/plug.png", png), ("images/plug.svg", svg)])
+    @Test(
+        "a PNG or an SVG next to the profile is accepted",
+        arguments: [("images/plug.png", png), ("images/plug.svg", svg)])
     func accepted(name: String, data: Data) throws {
         let profile = try ProfileOnDisk(image: name, files: [name: data])
         #expect(profile.faults() == [])
@@ -48,7 +51,8 @@ struct ProductImageTests {
 
     @Test("an SVG without the XML declaration, after a comment and a BOM, is accepted")
     func svgWithoutDeclaration() throws {
-        let data = Data([0xEF, 0xBB, 0xBF]) + Data("<!-- drawn for the project -->\n<svg xmlns=\"http://www.w3.org/2000/svg\"/>".utf8)
+        let text = "<!-- drawn for the project -->\n<svg xmlns=\"http://www.w3.org/2000/svg\"/>"
+        let data = Data([0xEF, 0xBB, 0xBF]) + Data(text.utf8)
         #expect(try ProfileOnDisk(image: "images/a.svg", files: ["images/a.svg": data]).faults() == [])
     }
 
@@ -75,7 +79,9 @@ struct ProductImageTests {
         #expect(profile.faults() == ["items[0].productImage: images/big.png is larger than 1 MiB; make it smaller"])
     }
 
-    @Test("a path outside the profile's directory is refused", arguments: ["/etc/passwd", "../plug.png", "images/../../x.png"])
+    @Test(
+        "a path outside the profile's directory is refused",
+        arguments: ["/etc/passwd", "../plug.png", "images/../../x.png"])
     func outside(name: String) throws {
         let profile = try ProfileOnDisk(image: name)
         #expect(profile.faults() == [
@@ -96,9 +102,12 @@ struct ProductImageTests {
         #expect(try AccessoryProfile.parse(data, path: "client").items[0].productImage == "images/none.png")
     }
 
-    @Test("every shipped profile's items have an image, and each is a checked file", arguments: AccessoryProfileTests.shippedProfiles())
+    @Test(
+        "every shipped profile's items have an image, and each is a checked file",
+        arguments: AccessoryProfileTests.shippedProfiles())
     func shippedImages(name: String) throws {
-        let profile = try AccessoryProfile.load(contentsOf: AccessoryProfileTests.profilesDirectory.appendingPathComponent(name))
+        let directory = AccessoryProfileTests.profilesDirectory
+        let profile = try AccessoryProfile.load(contentsOf: directory.appendingPathComponent(name))
         for item in profile.items {
             let image = try #require(item.productImage, "\(name): \(item.name) has no productImage")
             #expect(ProductImage.problem(image, in: AccessoryProfileTests.profilesDirectory) == nil)

@@ -1,0 +1,130 @@
+import BusService
+import Foundation
+import GLibRuntime
+
+/// `accessory-picker`: the graphical picker of a desktop session. It registers with the agent
+/// as the picker agent of the person's logind session and shows a dialog for each picker
+/// request, until it is stopped (SIGTERM, SIGINT) or the agent releases it.
+public enum AccessoryPicker {
+    static let path = "/io/accessorysetup/picker/gtk"
+    static let interface = "io.accessorysetup.PickerAgent1"
+
+    static let usage = """
+        Usage: accessory-picker [--bus ADDRESS] [--session ID | --own-sessions] [--profiles DIR]...
+
+        The graphical picker of a desktop session: shows the accessories the agent
+        (io.accessorysetup) finds for an application, and tells it which one the person chose.
+
+          --bus ADDRESS     the agent's bus (default: the system bus)
+          --session ID      serve this logind session (default: $XDG_SESSION_ID)
+          --own-sessions    serve only the sessions this process opens
+          --profiles DIR    where product images are looked up, relative to the profile
+                            (default: /etc/accessory-setup/profiles, /usr/share/accessory-setup/profiles)
+        """
+
+    /// Runs the picker; returns the exit status.
+    public static func main(_ arguments: [String]) async -> Int32 {
+        var bus = BusAddress.system
+        var session = ProcessInfo.processInfo.environment["XDG_SESSION_ID"]
+        var profiles: [URL] = []
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--help", "-h":
+                print(usage)
+                return 0
+            case "--own-sessions":
+                session = nil
+            case "--bus", "--session", "--profiles":
+                guard let value = rest.popFirst(), !value.isEmpty else {
+                    return fail("\(argument) needs a value", status: 64)
+                }
+                switch argument {
+                case "--bus": bus = .address(value)
+                case "--session": session = value
+                default: profiles.append(URL(fileURLWithPath: value))
+                }
+            default:
+                return fail("unknown argument '\(argument)'\n\n\(usage)", status: 64)
+            }
+        }
+        if profiles.isEmpty {
+            profiles = ["/etc/accessory-setup/profiles", "/usr/share/accessory-setup/profiles"]
+                .map(URL.init(fileURLWithPath:))
+        }
+        guard GtkThread.shared.hasDisplay else {
+            return fail("cannot open the display; run it in a graphical session (DISPLAY or WAYLAND_DISPLAY)")
+        }
+        let connection: BusConnection
+        do {
+            connection = try await BusConnection.connect(bus, threadName: "picker-bus")
+        } catch {
+            return fail("cannot connect to \(bus): \(error)")
+        }
+        let windows = PickerWindows(images: ProductImages(directories: profiles))
+        do {
+            let object = try ExportedObject(
+                path: path, interface: interface, xml: InterfaceDocuments.documents["\(interface).xml"] ?? "")
+            try await connection.export(object)
+            let options: [(String, DBusValue)] = session.map { [("session", .string($0))] } ?? []
+            _ = try await connection.call(
+                destination: "io.accessorysetup", path: "/io/accessorysetup", interface: "io.accessorysetup.Manager1",
+                method: "RegisterPickerAgent", [.objectPath(path), .vardict(options)], timeout: .seconds(25))
+        } catch {
+            return fail("cannot register with the accessory agent: \(error)")
+        }
+        log("registered as the picker of \(session.map { "logind session \($0)" } ?? "this process's sessions")")
+
+        let stop = Task {
+            for await _ in await connection.unixSignals([SIGTERM, SIGINT]) { return }
+        }
+        let serve = Task {
+            for await call in connection.incomingCalls where call.interface == interface {
+                let arguments = call.arguments
+                let session: String = if case .objectPath(let path)? = arguments.first { path } else { "" }
+                switch call.member {
+                case "RequestChoice":
+                    await windows.request(call)
+                    continue
+                case "UpdateEntries" where arguments.count > 2:
+                    let removed = arguments[2].elements.compactMap(\.unsigned)
+                    await windows.update(session: session, entries: arguments[1].elements, removed: removed)
+                case "SetupProgress" where arguments.count > 2:
+                    await windows.progress(session: session, step: arguments[1].string ?? "", error: arguments[2])
+                case "Cancel" where arguments.count > 1:
+                    await windows.cancel(session: session, error: arguments[1])
+                case "Release":
+                    await windows.closeAll()
+                    call.reply()
+                    return
+                default:
+                    call.reply(
+                        errorName: "org.freedesktop.DBus.Error.UnknownMethod", message: "\(call.member) is not known")
+                    continue
+                }
+                call.reply()
+            }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await stop.value }
+            group.addTask { await serve.value }
+            await group.next()
+            group.cancelAll()
+        }
+        stop.cancel()
+        serve.cancel()
+        await windows.closeAll()
+        await connection.close()
+        log("stopped")
+        return 0
+    }
+
+    private static func log(_ message: String) {
+        FileHandle.standardError.write(Data("accessory-picker: \(message)\n".utf8))
+    }
+
+    private static func fail(_ message: String, status: Int32 = 1) -> Int32 {
+        log("error: \(message)")
+        return status
+    }
+}

@@ -1,0 +1,71 @@
+internal import CGtk
+import Foundation
+import GLibRuntime
+
+/// The thread GTK lives on: it owns GLib's global-default main context, which GTK and GDK
+/// attach their sources to, initialises GTK and libadwaita there, and iterates it.
+///
+/// It is a `SerialExecutor`, so `PickerWindows`, an actor pinned to it, runs its methods and
+/// its widgets' signal handlers on this one thread, as the backends' actors run on theirs.
+/// Nothing else in the process touches the default context.
+final class GtkThread: SerialExecutor, @unchecked Sendable {
+    static let shared = GtkThread()
+
+    /// Whether GTK could open the display: written on the thread before the semaphore the
+    /// initialiser waits on is signalled, read only after.
+    let hasDisplay: Bool
+
+    private final class Outcome: @unchecked Sendable {
+        var initialised = false
+    }
+
+    private init() {
+        let started = DispatchSemaphore(value: 0)
+        let outcome = Outcome()
+        let thread = Thread {
+            let context = g_main_context_default()
+            g_main_context_acquire(context)
+            // The picker's log goes to standard error; standard output stays free.
+            g_log_writer_default_set_use_stderr(1)
+            outcome.initialised = gtk_init_check() != 0
+            if outcome.initialised { adw_init() }
+            started.signal()
+            let loop = g_main_loop_new(context, 0)
+            g_main_loop_run(loop)
+        }
+        thread.name = "gtk"
+        thread.start()
+        started.wait()
+        hasDisplay = outcome.initialised
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedSerialExecutor()
+        invoke { job.runSynchronously(on: executor) }
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    func checkIsolated() {
+        precondition(g_main_context_is_owner(g_main_context_default()) != 0, "not on the GTK thread")
+    }
+
+    /// Runs `body` on the GTK thread, after what is already queued.
+    func invoke(_ body: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(Callback(body)).toOpaque()
+        g_idle_add_full(G_PRIORITY_DEFAULT, { data in
+            Unmanaged<Callback>.fromOpaque(data!).takeUnretainedValue().body()
+            return 0  // G_SOURCE_REMOVE
+        }, box, { data in
+            Unmanaged<Callback>.fromOpaque(data!).release()
+        })
+    }
+
+    private final class Callback {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+}

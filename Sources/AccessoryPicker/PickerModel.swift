@@ -1,0 +1,174 @@
+import AccessoryCore
+import Foundation
+import GLibRuntime
+
+/// A picker request of the agent (`PickerAgent1.RequestChoice`), read into plain values.
+struct PickerRequest: Sendable, Hashable {
+    struct Item: Sendable, Hashable {
+        var name: String
+        var productImage: String?
+        var rename: Bool
+    }
+
+    var session: String
+    var profile: String
+    /// The profile's vendor: the dialog's title.
+    var vendor: String
+    var items: [Item]
+    /// Whether the person is asked for the accessory's passphrase.
+    var asksPassphrase: Bool
+
+    init(session: String, request: DBusValue) {
+        self.session = session
+        profile = request.field("profile")?.string ?? ""
+        vendor = request.field("vendor")?.string ?? profile
+        items = (request.field("items")?.elements ?? []).map { item in
+            Item(name: item.field("name")?.string ?? "", productImage: item.field("productImage")?.string,
+                 rename: item.field("rename")?.bool ?? false)
+        }
+        asksPassphrase = request.field("passphrase")?.bool ?? false
+    }
+
+    /// Whether the item at `index` offers renaming.
+    func renames(_ index: Int) -> Bool { items.indices.contains(index) && items[index].rename }
+}
+
+/// One accessory the picker shows, from an entry of `PickerAgent1.UpdateEntries`.
+struct PickerRow: Sendable, Hashable {
+    var id: UInt32
+    var item: Int
+    var name: String
+    var productImage: String?
+    var ssid: String?
+    var bluetoothAddress: String?
+    var bluetoothName: String?
+    /// Wi-Fi strength in percent.
+    var signal: UInt32?
+    /// Bluetooth signal in dBm.
+    var rssi: Int32?
+
+    init?(_ value: DBusValue) {
+        guard let id = value.field("entry")?.unsigned else { return nil }
+        self.id = id
+        item = Int(value.field("item")?.unsigned ?? 0)
+        name = value.field("name")?.string ?? ""
+        productImage = value.field("productImage")?.string
+        ssid = value.field("ssid")?.string
+        bluetoothAddress = value.field("bluetoothAddress")?.string
+        bluetoothName = value.field("bluetoothName")?.string
+        self.signal = value.field("signal")?.unsigned
+        rssi = value.field("rssi")?.int.map { Int32(clamping: $0) }
+    }
+
+    /// What identifies the accessory: its SSID, or its Bluetooth name and address.
+    var identity: String {
+        if let ssid { return "Wi-Fi · \(ssid)" }
+        if let bluetoothAddress {
+            return "Bluetooth · " + (bluetoothName.map { "\($0) (\(bluetoothAddress))" } ?? bluetoothAddress)
+        }
+        return ""
+    }
+
+    /// The signal as shown: `64%` for Wi-Fi, `-60 dBm` for Bluetooth.
+    var signalText: String {
+        if let signal { return "\(signal)%" }
+        if let rssi { return "\(rssi) dBm" }
+        return ""
+    }
+
+    /// The signal as a screen reader says it.
+    var signalDescription: String {
+        if let signal { return "Signal \(signal) percent" }
+        if let rssi { return "Signal \(rssi) decibel-milliwatts" }
+        return "Signal unknown"
+    }
+
+    /// Wi-Fi or Bluetooth, for the generic icon when there is no product image.
+    var isBluetooth: Bool { ssid == nil && bluetoothAddress != nil }
+}
+
+/// The entries of one picker, kept in the order they arrived.
+struct PickerRows: Sendable {
+    private(set) var rows: [PickerRow] = []
+
+    /// Applies an update; returns the ids added, changed and removed.
+    mutating func apply(
+        _ entries: [DBusValue], removed: [UInt32]
+    ) -> (added: [PickerRow], changed: [PickerRow], removed: [UInt32]) {
+        var added: [PickerRow] = [], changed: [PickerRow] = [], gone: [UInt32] = []
+        for row in entries.compactMap(PickerRow.init) {
+            if let index = rows.firstIndex(where: { $0.id == row.id }) {
+                if rows[index] != row { rows[index] = row; changed.append(row) }
+            } else {
+                rows.append(row)
+                added.append(row)
+            }
+        }
+        for id in removed where rows.contains(where: { $0.id == id }) {
+            rows.removeAll { $0.id == id }
+            gone.append(id)
+        }
+        return (added, changed, gone)
+    }
+}
+
+/// What the dialog says about the setup after the person chose.
+enum SetupStatus: Sendable, Hashable {
+    case settingUp(String)
+    case failed(title: String, message: String)
+    case done(String)
+
+    /// The status for a `PickerAgent1.SetupProgress` step and its error dictionary.
+    init(step: String, error: DBusValue?, accessory: String) {
+        switch step {
+        case "pairing": self = .settingUp("Pairing with “\(accessory)”…")
+        case "bridging": self = .settingUp("Joining the network of “\(accessory)”…")
+        case "done": self = .done("“\(accessory)” is set up.")
+        case "failed": self = .failed(title: "“\(accessory)” could not be set up", message: Self.advice(for: error))
+        default: self = .settingUp("Setting up “\(accessory)”…")
+        }
+    }
+
+    /// A sentence a person can act on, for an agent error dictionary.
+    static func advice(for error: DBusValue?) -> String {
+        let name = error?.field("name")?.string ?? ""
+        let message = error?.field("message")?.string ?? ""
+        let known: [String: String] = [
+            "io.accessorysetup.Error.WrongPassphrase": "The accessory refused the passphrase. Check it and try again.",
+            "io.accessorysetup.Error.NotFound": "The accessory is out of range. Bring it closer and try again.",
+            "io.accessorysetup.Error.DiscoveryTimeout":
+                "No accessory was found in time. Make sure it is in setup mode.",
+            "io.accessorysetup.Error.NotAuthorized": "You are not allowed to set up accessories on this computer.",
+        ]
+        if let advice = known[name] { return advice }
+        return message.isEmpty ? "Something went wrong. Try again." : message
+    }
+}
+
+/// Finds product images: an item's `productImage` is relative to its profile's directory, one
+/// of the directories the agent reads profiles from.
+struct ProductImages: Sendable {
+    var directories: [URL]
+
+    /// The image file for `path`, when one of the directories holds a valid one (PNG or SVG,
+    /// at most 1 MiB, inside the directory); `nil` means the generic icon.
+    func file(for path: String?) -> URL? {
+        guard let path else { return nil }
+        for directory in directories where ProductImage.problem(path, in: directory) == nil {
+            return ProductImage.resolve(path, in: directory)
+        }
+        return nil
+    }
+}
+
+extension DBusValue {
+    /// The value of a string key in a dictionary, out of its variant when it is in one.
+    func field(_ key: String) -> DBusValue? {
+        guard let value = self[key] else { return nil }
+        if case .variant(let box) = value { return box.value }
+        return value
+    }
+
+    /// A `u` (or any integer that fits one), as the agent sends entry ids and signal strengths.
+    var unsigned: UInt32? { int.flatMap(UInt32.init(exactly:)) }
+}

@@ -1,0 +1,54 @@
+import BusService
+import Foundation
+import GLibRuntime
+
+/// The open picker dialogs, one per agent session, on the GTK thread: an actor whose executor
+/// is `GtkThread`, so its methods and its widgets' handlers never run concurrently.
+actor PickerWindows {
+    nonisolated var unownedExecutor: UnownedSerialExecutor { GtkThread.shared.asUnownedSerialExecutor() }
+
+    private let images: ProductImages
+    private var dialogs: [String: PickerDialog] = [:]
+
+    init(images: ProductImages) {
+        self.images = images
+    }
+
+    /// `RequestChoice`: shows a dialog; the person's choice answers `call`.
+    func request(_ call: MethodCall) {
+        guard case .objectPath(let session)? = call.arguments.first, call.arguments.count > 1 else {
+            call.reply(errorName: "org.freedesktop.DBus.Error.InvalidArgs", message: "expected a session and a request")
+            return
+        }
+        guard dialogs[session] == nil else {
+            call.reply(
+                errorName: "org.freedesktop.DBus.Error.InvalidArgs", message: "a picker for \(session) is open already")
+            return
+        }
+        let request = PickerRequest(session: session, request: call.arguments[1])
+        dialogs[session] = PickerDialog(request: request, call: call, images: images) { [unowned self] in
+            self.assumeIsolated { $0.dialogs[session] = nil }
+        }
+    }
+
+    func update(session: String, entries: [DBusValue], removed: [UInt32]) {
+        dialogs[session]?.update(entries, removed: removed)
+    }
+
+    func progress(session: String, step: String, error: DBusValue?) {
+        dialogs[session]?.progress(step: step, error: error)
+    }
+
+    func cancel(session: String, error: DBusValue?) {
+        dialogs[session]?.cancelledByAgent(error)
+    }
+
+    /// `Release`, or the picker stopping: every dialog goes, a pending choice answered cancelled.
+    func closeAll() {
+        for dialog in dialogs.values { dialog.close() }
+        dialogs = [:]
+    }
+
+    /// The sessions with a dialog open (for logs and tests).
+    var sessions: [String] { dialogs.keys.sorted() }
+}

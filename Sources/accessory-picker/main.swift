@@ -1,0 +1,4 @@
+import AccessoryPicker
+import Foundation
+
+exit(await AccessoryPicker.main(Array(CommandLine.arguments.dropFirst())))

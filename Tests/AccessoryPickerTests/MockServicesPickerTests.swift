@@ -1,0 +1,254 @@
+import Foundation
+import ServiceHarness
+import Testing
+
+/// The built `accessory-picker` under Xvfb, registered for a logind session (python-dbusmock's
+/// `logind`) with the agent, which stands on python-dbusmock's NetworkManager, BlueZ and polkit
+/// on a private system bus. A client (`examples/pick.py`) in that session shows the picker; the
+/// test drives the dialog over AT-SPI (`drive_picker.py`) and reads what the client received.
+final class PickerServices: @unchecked Sendable {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let testsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    static let vendor = "Acme Devices"
+    static let item = """
+        [{"name": "Acme plug", "productImage": "images/smart-plug.svg", "setupOptions": ["rename"],
+          "descriptor": {"ssidPrefix": "Acme-Setup-"}}]
+        """
+    static let profile = """
+        {"schemaVersion": 1, "id": "com.example.acme", "vendor": "\(vendor)", "supports": ["wifi"],
+         "hotspot": {"security": "open", "passphrase": {"source": "none"}}, "handoff": "none",
+         "items": \(item)}
+        """
+
+    let bus: PrivateSystemBus
+    let networkManager: NetworkManagerMock
+    let bluez: BlueZMock
+    let polkit: PolkitMock
+    let logind: LogindMock
+    let agent: AgentProcess
+    let display: HeadlessDisplay
+    let picker: ServiceProcess
+    let scratch: ScratchDirectory
+
+    init() throws {
+        bus = try PrivateSystemBus()
+        networkManager = try NetworkManagerMock(on: bus)
+        bluez = try BlueZMock(on: bus)
+        polkit = try PolkitMock(on: bus)
+        try polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.authorize"])
+        logind = try LogindMock(on: bus, session: "c1", uid: 0, user: "root")
+        try bluez.addAdapter()
+        let device = try networkManager.addWiFiDevice("wlan0")
+        let home = try networkManager.addAccessPoint(
+            device, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
+        try networkManager.connectHomeNetwork(device, accessPoint: home, ssid: "HomeNet")
+        try networkManager.addAccessPoint(
+            device, name: "plug1", ssid: "Acme-Setup-4F2A", bssid: "02:00:00:00:00:31", strength: 50)
+        try networkManager.addAccessPoint(
+            device, name: "plug2", ssid: "Acme-Setup-9B1C", bssid: "02:00:00:00:00:32", strength: 80)
+        try networkManager.addAccessPoint(
+            device, name: "other", ssid: "Other-Net", bssid: "02:00:00:00:00:40", strength: 95, security: .wpa2)
+        agent = try AgentProcess(bus: bus)
+        try agent.installProfile(Self.profile, name: "com.example.acme")
+        try FileManager.default.copyItem(
+            at: Self.packageRoot.appendingPathComponent("profiles/images"),
+            to: agent.profileDirectory.appendingPathComponent("images"))
+        try agent.start()
+        display = try HeadlessDisplay()
+        scratch = try ScratchDirectory("accessory-picker")
+        let executable = agent.executable.deletingLastPathComponent().appendingPathComponent("accessory-picker").path
+        picker = try ServiceProcess(
+            name: "accessory-picker", executable: executable,
+            arguments: ["--bus", bus.address, "--session", "c1", "--profiles", agent.profileDirectory.path],
+            environment: display.environment, logFile: scratch.url.appendingPathComponent("picker.log"))
+        let picker = self.picker
+        try picker.wait(for: "the picker's registration", timeout: 30) {
+            picker.log.contains("registered as the picker of logind session c1") || !picker.isRunning
+        }
+        guard picker.isRunning else { throw HarnessError("accessory-picker exited:\n\(picker.log)") }
+    }
+
+    deinit {
+        picker.stop()
+        display.stop()
+        agent.stop()
+        logind.stop()
+        polkit.stop()
+        bluez.stop()
+        networkManager.stop()
+        bus.stop()
+    }
+
+    /// Starts the example client showing the picker for `items` (the Acme plug item).
+    func startClient(items: String = item, discoveryTimeout: Int? = nil) throws -> (process: Process, output: URL) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            Self.packageRoot.appendingPathComponent("examples/pick.py").path, "com.example.acme",
+            "--items", items, "--timeout", "40",
+        ] + (discoveryTimeout.map { ["--discovery-timeout", String($0)] } ?? [])
+        process.environment = ProcessInfo.processInfo.environment.merging(bus.environment) { $1 }
+        let output = scratch.url.appendingPathComponent("client-\(UUID().uuidString).log")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: output)
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return (process, output)
+    }
+
+    /// Runs the AT-SPI driver against the picker; returns its JSON lines and whether it passed.
+    func drive(_ arguments: [String]) throws -> (lines: [[String: Any]], passed: Bool, text: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            Self.testsDirectory.appendingPathComponent("drive_picker.py").path, String(picker.processIdentifier),
+        ] + arguments + ["--title", Self.vendor, "--shots", scratch.url.path]
+        process.environment = ProcessInfo.processInfo.environment.merging(display.environment) { $1 }
+            .merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        closePipes(pipe)
+        let text = String(decoding: data, as: UTF8.self)
+        let lines = text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        return (lines, process.terminationStatus == 0, text)
+    }
+
+    /// Waits for the client to end; returns its exit status and output.
+    func finish(
+        _ client: (process: Process, output: URL), timeout: TimeInterval = 30
+    ) -> (status: Int32, output: String) {
+        let deadline = Date() + timeout
+        while client.process.isRunning && Date() < deadline { usleep(50_000) }
+        if client.process.isRunning { client.process.terminate() }
+        client.process.waitUntilExit()
+        return (client.process.terminationStatus, (try? String(contentsOf: client.output, encoding: .utf8)) ?? "")
+    }
+
+    /// Compares a screenshot the driver took with its reference within a tolerance (ImageMagick's
+    /// normalised RMSE); with UPDATE_SCREENSHOTS=1 makes it the reference (and the README's copy).
+    func checkScreenshot(_ name: String) throws {
+        let shot = scratch.url.appendingPathComponent("\(name).png")
+        let reference = Self.testsDirectory.appendingPathComponent("Reference/\(name).png")
+        if ProcessInfo.processInfo.environment["UPDATE_SCREENSHOTS"] == "1" {
+            for target in [reference, Self.packageRoot.appendingPathComponent("docs/images/picker-\(name).png")] {
+                try? FileManager.default.createDirectory(
+                    at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try? FileManager.default.removeItem(at: target)
+                try FileManager.default.copyItem(at: shot, to: target)
+            }
+            return
+        }
+        guard FileManager.default.fileExists(atPath: reference.path) else {
+            throw HarnessError(
+                "no reference image \(reference.path); look at \(shot.path) and run with UPDATE_SCREENSHOTS=1")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/compare")
+        process.arguments = ["-metric", "RMSE", shot.path, reference.path, "null:"]
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        closePipes(pipe)
+        // "1234.5 (0.0188)": the normalised difference is in parentheses.
+        let normalised = text.split(separator: "(").last.flatMap { Double($0.prefix { $0 != ")" }) }
+        guard let normalised, normalised <= 0.03 else {
+            throw HarnessError("\(name): the screenshot \(shot.path) differs from \(reference.path): \(text)")
+        }
+    }
+}
+
+@Suite("The graphical picker under Xvfb, with the agent and mock services", .serialized)
+struct MockServicesPickerTests {
+    @Test("the picker shows both plugs with their image; choosing one by AT-SPI and renaming it reaches the client")
+    func chooseAndRename() throws {
+        let services = try PickerServices()
+        let client = try services.startClient()
+        let run = try services.drive([
+            "choose", "--rows", "2", "--choose", "Acme-Setup-9B1C", "--rename", "Kitchen plug",
+        ])
+        let result = services.finish(client)
+        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)")
+        let rows = run.lines.compactMap { $0["rows"] as? [[String: String]] }.first ?? []
+        #expect(Set(rows.compactMap { $0["description"] }) == [
+            "Wi-Fi · Acme-Setup-4F2A, Signal 50 percent", "Wi-Fi · Acme-Setup-9B1C, Signal 80 percent",
+        ])
+        #expect(rows.allSatisfy { $0["name"] == "Acme plug" })
+        let images = run.lines.compactMap { $0["images"] as? [String] }.first ?? []
+        #expect(images == ["Picture of Acme plug", "Picture of Acme plug"])
+        #expect(run.lines.compactMap { $0["unnamed"] as? [String] }.first == [], "controls without an accessible name")
+        #expect(result.status == 0, "client:\n\(result.output)")
+        #expect(result.output.contains("AccessoryAdded: Kitchen plug ("), "client:\n\(result.output)")
+        #expect(result.output.contains("ssid Acme-Setup-9B1C"), "client:\n\(result.output)")
+        let labels = run.lines.compactMap { $0["labels"] as? [String] }.first ?? []
+        #expect(labels.contains("“Kitchen plug” is set up."), "labels: \(labels)")
+        for name in ["choose-list", "choose-chosen", "choose-done"] {
+            #expect(throws: Never.self) { try services.checkScreenshot(name) }
+        }
+    }
+
+    @Test("keys alone choose an accessory: Down to its row, Return sets it up, Escape closes")
+    func keyboardChoice() throws {
+        let services = try PickerServices()
+        let client = try services.startClient()
+        let run = try services.drive(["keyboard", "--rows", "2", "--choose", "Acme-Setup-4F2A"])
+        let result = services.finish(client)
+        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)")
+        let focused = run.lines.compactMap { $0["focused"] as? [String] }.first
+        #expect(focused == ["Wi-Fi · Acme-Setup-4F2A, Signal 50 percent"])
+        #expect(result.status == 0, "client:\n\(result.output)")
+        #expect(result.output.contains("AccessoryAdded: Acme plug ("), "client:\n\(result.output)")
+        #expect(result.output.contains("ssid Acme-Setup-4F2A"), "client:\n\(result.output)")
+    }
+
+    @Test("Escape cancels the picker; the client receives UserCancelled")
+    func escape() throws {
+        let services = try PickerServices()
+        let client = try services.startClient()
+        let run = try services.drive(["keyboard", "--rows", "2"])
+        let result = services.finish(client)
+        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)")
+        #expect(result.status == 1)
+        let cancelled = "PickerDidDismiss: io.accessorysetup.Error.UserCancelled"
+        #expect(result.output.contains(cancelled), "client:\n\(result.output)")
+    }
+
+    @Test("when nothing is found in time the dialog says what to do, and the client gets DiscoveryTimeout")
+    func discoveryTimeout() throws {
+        let services = try PickerServices()
+        let nothing = #"[{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-ZZ"}}]"#
+        let client = try services.startClient(items: nothing, discoveryTimeout: 2)
+        let run = try services.drive(["timeout"])
+        let result = services.finish(client)
+        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)")
+        let labels = run.lines.compactMap { $0["labels"] as? [String] }.first ?? []
+        #expect(labels.contains("No accessory was found in time. Make sure it is in setup mode."), "labels: \(labels)")
+        let timedOut = "PickerDidDismiss: io.accessorysetup.Error.DiscoveryTimeout"
+        #expect(result.output.contains(timedOut), "client:\n\(result.output)")
+        #expect(throws: Never.self) { try services.checkScreenshot("timeout-error") }
+    }
+
+    @Test("Cancel in the picker reaches the client as UserCancelled")
+    func cancel() throws {
+        let services = try PickerServices()
+        let client = try services.startClient()
+        let run = try services.drive(["cancel", "--rows", "2"])
+        let result = services.finish(client)
+        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)")
+        #expect(result.status == 1)
+        let cancelled = "PickerDidDismiss: io.accessorysetup.Error.UserCancelled"
+        #expect(result.output.contains(cancelled), "client:\n\(result.output)")
+        #expect(services.picker.isRunning, "the picker serves the next request:\n\(services.picker.log)")
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import GLibRuntime
+import Testing
+@testable import AccessoryPicker
+
+private func entry(
+    _ id: UInt32, name: String = "WLED controller", ssid: String? = "WLED-AP", signal: UInt32? = 64
+) -> DBusValue {
+    var fields: [(String, DBusValue)] = [("entry", .uint32(id)), ("item", .uint32(0)), ("name", .string(name))]
+    if let ssid { fields.append(("ssid", .string(ssid))) }
+    if let signal { fields.append(("signal", .uint32(signal))) }
+    return .vardict(fields)
+}
+
+@Suite("The picker's model")
+struct PickerModelTests {
+    @Test("a request reads its vendor, items, rename and passphrase flags")
+    func request() {
+        let request = PickerRequest(session: "/io/accessorysetup/session/1", request: .vardict([
+            ("profile", .string("ge.wled.softap")), ("vendor", .string("WLED")), ("user", .uint32(1000)),
+            ("items", .array([
+                .vardict([
+                    ("name", .string("WLED controller")), ("rename", .boolean(true)),
+                    ("productImage", .string("images/a.svg")),
+                ]),
+            ], elementType: "a{sv}")),
+            ("passphrase", .boolean(false)),
+        ]))
+        #expect(request.vendor == "WLED")
+        #expect(request.items == [.init(name: "WLED controller", productImage: "images/a.svg", rename: true)])
+        #expect(request.renames(0))
+        #expect(!request.renames(1))
+        #expect(!request.asksPassphrase)
+    }
+
+    @Test("rows appear, change and vanish, in arrival order")
+    func rows() {
+        var rows = PickerRows()
+        var change = rows.apply([entry(1), entry(2, name: "Plug", ssid: "Acme-Setup-4F2A", signal: 50)], removed: [])
+        #expect(change.added.map(\.id) == [1, 2])
+        change = rows.apply([entry(2, name: "Plug", ssid: "Acme-Setup-4F2A", signal: 80), entry(1)], removed: [])
+        #expect(change.added.isEmpty)
+        #expect(change.changed.map(\.signal) == [80])
+        change = rows.apply([], removed: [1, 7])
+        #expect(change.removed == [1])
+        #expect(rows.rows.map(\.id) == [2])
+    }
+
+    @Test("a row says what identifies the accessory and its signal")
+    func rowText() throws {
+        let wifi = try #require(PickerRow(entry(1)))
+        #expect(wifi.identity == "Wi-Fi · WLED-AP")
+        #expect(wifi.signalText == "64%")
+        let bluetooth = try #require(PickerRow(.vardict([
+            ("entry", .uint32(3)), ("name", .string("Sensor")), ("bluetoothAddress", .string("AA:BB:CC:DD:EE:FF")),
+            ("bluetoothName", .string("SBDW-002C")), ("rssi", .int32(-61)),
+        ])))
+        #expect(bluetooth.identity == "Bluetooth · SBDW-002C (AA:BB:CC:DD:EE:FF)")
+        #expect(bluetooth.signalText == "-61 dBm")
+        #expect(bluetooth.isBluetooth)
+        #expect(PickerRow(.vardict([("name", .string("no id"))])) == nil)
+    }
+
+    @Test("a failed setup says what to do")
+    func failure() {
+        let wrong = SetupStatus(step: "failed", error: .vardict([
+            ("name", .string("io.accessorysetup.Error.WrongPassphrase")), ("message", .string("x")),
+        ]), accessory: "Plug")
+        let refused = "The accessory refused the passphrase. Check it and try again."
+        #expect(wrong == .failed(title: "“Plug” could not be set up", message: refused))
+        let other = SetupStatus(
+            step: "failed", error: .vardict([("message", .string("Bring it closer."))]), accessory: "Plug")
+        #expect(other == .failed(title: "“Plug” could not be set up", message: "Bring it closer."))
+        let bridging = SetupStatus(step: "bridging", error: nil, accessory: "Plug")
+        #expect(bridging == .settingUp("Joining the network of “Plug”…"))
+    }
+
+    @Test("product images resolve inside the profile directories only, else the generic icon")
+    func images() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("picker-images-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("images"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data("<svg xmlns=\"http://www.w3.org/2000/svg\"/>".utf8)
+            .write(to: directory.appendingPathComponent("images/a.svg"))
+        try Data("not an image".utf8).write(to: directory.appendingPathComponent("images/b.png"))
+        let images = ProductImages(directories: [URL(fileURLWithPath: "/nonexistent"), directory])
+        #expect(images.file(for: "images/a.svg")?.path == directory.appendingPathComponent("images/a.svg").path)
+        #expect(images.file(for: "images/b.png") == nil)
+        #expect(images.file(for: "../\(directory.lastPathComponent)/images/a.svg") == nil)
+        #expect(images.file(for: nil) == nil)
+    }
+}
