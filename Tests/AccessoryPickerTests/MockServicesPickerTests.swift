@@ -21,7 +21,21 @@ final class PickerServices: @unchecked Sendable {
          "items": \(item)}
         """
 
+    /// A profile whose hotspot passphrase the person types in the picker.
+    static let secureVendor = "Secure Devices"
+    static let secureItem = """
+        [{"name": "Secure sensor", "descriptor": {"ssidPrefix": "Secure-Setup-"}}]
+        """
+    static let secureProfile = """
+        {"schemaVersion": 1, "id": "com.example.secure", "vendor": "\(secureVendor)", "supports": ["wifi"],
+         "hotspot": {"security": "wpa2Personal", "passphrase": {"source": "prompt", "hint": "on the label"}},
+         "handoff": "none", "items": \(secureItem)}
+        """
+
     let bus: PrivateSystemBus
+    let device: String
+    /// The access point of `Acme-Setup-4F2A`.
+    let firstPlug: String
     let networkManager: NetworkManagerMock
     let bluez: BlueZMock
     let polkit: PolkitMock
@@ -39,18 +53,22 @@ final class PickerServices: @unchecked Sendable {
         try polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.authorize"])
         logind = try LogindMock(on: bus, session: "c1", uid: 0, user: "root")
         try bluez.addAdapter()
-        let device = try networkManager.addWiFiDevice("wlan0")
+        device = try networkManager.addWiFiDevice("wlan0")
         let home = try networkManager.addAccessPoint(
             device, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
         try networkManager.connectHomeNetwork(device, accessPoint: home, ssid: "HomeNet")
-        try networkManager.addAccessPoint(
+        firstPlug = try networkManager.addAccessPoint(
             device, name: "plug1", ssid: "Acme-Setup-4F2A", bssid: "02:00:00:00:00:31", strength: 50)
         try networkManager.addAccessPoint(
             device, name: "plug2", ssid: "Acme-Setup-9B1C", bssid: "02:00:00:00:00:32", strength: 80)
         try networkManager.addAccessPoint(
+            device, name: "secure", ssid: "Secure-Setup-1A2B", bssid: "02:00:00:00:00:51", strength: 70,
+            security: .wpa2)
+        try networkManager.addAccessPoint(
             device, name: "other", ssid: "Other-Net", bssid: "02:00:00:00:00:40", strength: 95, security: .wpa2)
         agent = try AgentProcess(bus: bus)
         try agent.installProfile(Self.profile, name: "com.example.acme")
+        try agent.installProfile(Self.secureProfile, name: "com.example.secure")
         try FileManager.default.copyItem(
             at: Self.packageRoot.appendingPathComponent("profiles/images"),
             to: agent.profileDirectory.appendingPathComponent("images"))
@@ -81,11 +99,13 @@ final class PickerServices: @unchecked Sendable {
     }
 
     /// Starts the example client showing the picker for `items` (the Acme plug item).
-    func startClient(items: String = item, discoveryTimeout: Int? = nil) throws -> (process: Process, output: URL) {
+    func startClient(
+        profile: String = "com.example.acme", items: String = item, discoveryTimeout: Int? = nil
+    ) throws -> (process: Process, output: URL) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = [
-            Self.packageRoot.appendingPathComponent("examples/pick.py").path, "com.example.acme",
+            Self.packageRoot.appendingPathComponent("examples/pick.py").path, profile,
             "--items", items, "--timeout", "40",
         ] + (discoveryTimeout.map { ["--discovery-timeout", String($0)] } ?? [])
         process.environment = ProcessInfo.processInfo.environment.merging(bus.environment) { $1 }
@@ -100,12 +120,14 @@ final class PickerServices: @unchecked Sendable {
     }
 
     /// Runs the AT-SPI driver against the picker; returns its JSON lines and whether it passed.
-    func drive(_ arguments: [String]) throws -> (lines: [[String: Any]], passed: Bool, text: String) {
+    func drive(
+        _ arguments: [String], title: String = vendor
+    ) throws -> (lines: [[String: Any]], passed: Bool, text: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = [
             Self.testsDirectory.appendingPathComponent("drive_picker.py").path, String(picker.processIdentifier),
-        ] + arguments + ["--title", Self.vendor, "--shots", scratch.url.path]
+        ] + arguments + ["--title", title, "--shots", scratch.url.path]
         process.environment = ProcessInfo.processInfo.environment.merging(display.environment) { $1 }
             .merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }
         let pipe = Pipe()
@@ -237,6 +259,41 @@ struct MockServicesPickerTests {
         let timedOut = "PickerDidDismiss: io.accessorysetup.Error.DiscoveryTimeout"
         #expect(result.output.contains(timedOut), "client:\n\(result.output)")
         #expect(throws: Never.self) { try services.checkScreenshot("timeout-error") }
+    }
+
+    @Test("where the profile asks, Set Up waits for the passphrase the person types; the pick reaches the client")
+    func passphrase() throws {
+        let services = try PickerServices()
+        let client = try services.startClient(profile: "com.example.secure", items: PickerServices.secureItem)
+        let secret = "label-code-8841"
+        let run = try services.drive(
+            ["choose", "--choose", "Secure-Setup-1A2B", "--passphrase", secret], title: PickerServices.secureVendor)
+        let result = services.finish(client)
+        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)")
+        let sensitivity = run.lines.compactMap { $0["setUpSensitive"] as? [Bool] }.first
+        #expect(sensitivity == [false, true], "Set Up before and after the passphrase")
+        #expect(result.output.contains("AccessoryAdded: Secure sensor ("), "client:\n\(result.output)")
+        #expect(!services.picker.log.contains(secret) && !services.agent.log.contains(secret))
+    }
+
+    @Test("a row vanishes while the picker is open when its accessory goes out of range")
+    func rowsLive() throws {
+        let services = try PickerServices()
+        let client = try services.startClient()
+        let remove = [
+            "/usr/bin/gdbus", "call", "--address", services.bus.address, "--dest", "org.freedesktop.NetworkManager",
+            "--object-path", "/org/freedesktop", "--method", "org.freedesktop.DBus.Mock.RemoveAccessPoint",
+            services.device, services.firstPlug,
+        ]
+        let run = try services.drive(["live", "--rows", "2", "--run", remove.joined(separator: "\u{1F}")])
+        let result = services.finish(client)
+        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)")
+        let seen = run.lines.compactMap { $0["rows"] as? [[String: String]] }
+            .map { $0.compactMap { $0["description"] } }
+        #expect(seen.count == 2)
+        #expect(seen.first?.count == 2)
+        #expect(seen.last == ["Wi-Fi · Acme-Setup-9B1C, Signal 80 percent"])
+        #expect(result.output.contains("PickerDidDismiss: io.accessorysetup.Error.UserCancelled"))
     }
 
     @Test("Cancel in the picker reaches the client as UserCancelled")

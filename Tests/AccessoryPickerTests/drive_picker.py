@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """Drives accessory-picker through the accessibility tree (AT-SPI), as a screen reader would.
 
-    drive_picker.py PID SCENARIO [--rows N] [--choose NAME] [--rename TEXT]
+    drive_picker.py PID SCENARIO [--rows N] [--choose NAME] [--rename TEXT] [--passphrase TEXT]
                     [--shots DIR] [--title TITLE]
 
 SCENARIO is `choose` (select the row named NAME or whose description holds it, optionally
-fill the Name row, press Set Up, wait for the setup to end), `cancel` (press Cancel) or
+fill the Name and Passphrase rows, press Set Up, wait for the setup to end), `cancel` (press Cancel) or
 `keyboard` (keys alone: Down to the row holding NAME and Return, or Escape without one)
-or `timeout` (nothing is found: read the dialog's error, press Close).
+`timeout` (nothing is found: read the dialog's error, press Close) or `live` (run a command
+that takes an accessory away, wait for its row to vanish, press Cancel).
 Before acting it waits until the picker's window shows N rows. Window screenshots go to DIR
 (`<scenario>-<state>.png`). Prints one JSON object per line: what it saw and did; exits 1
 with the reason and the accessibility tree on a failure.
@@ -170,10 +171,12 @@ def keyboard(window, listbox, shown, args):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("pid", type=int)
-    parser.add_argument("scenario", choices=["choose", "cancel", "keyboard", "timeout"])
+    parser.add_argument("scenario", choices=["choose", "cancel", "keyboard", "timeout", "live"])
+    parser.add_argument("--run", help="for `live`: a command (arguments separated by U+001F) that removes one")
     parser.add_argument("--rows", type=int, default=1)
     parser.add_argument("--choose")
     parser.add_argument("--rename")
+    parser.add_argument("--passphrase")
     parser.add_argument("--shots")
     parser.add_argument("--title", required=True)
     args = parser.parse_args()
@@ -203,6 +206,13 @@ def main():
     if args.scenario == "cancel":
         press(window, "Cancel")
         return
+    if args.scenario == "live":
+        subprocess.run(args.run.split("\x1f"), check=True, stdout=subprocess.DEVNULL)
+        say(ran=args.run.split("\x1f")[-1])
+        left = wait_for("a row to vanish", lambda: rows(listbox) if len(rows(listbox)) == len(shown) - 1 else None)
+        say(rows=[{"name": row["name"], "description": row["description"]} for row in left])
+        press(window, "Cancel")
+        return
     if args.scenario == "keyboard":
         keyboard(window, listbox, shown, args)
         return
@@ -218,10 +228,18 @@ def main():
     if args.rename is not None:
         if options is None:
             fail("no 'Setup options' list offers a name")
-        entry = wait_for("the Name entry",
-                         lambda: find(options, pyatspi.ROLE_TEXT) or find(options, pyatspi.ROLE_ENTRY))
+        entry = wait_for("the Name entry", lambda: find(options, pyatspi.ROLE_TEXT, "Name"))
         entry.queryEditableText().setTextContents(args.rename)
         say(renamed=args.rename)
+    if args.passphrase is not None:
+        if options is None:
+            fail("no 'Setup options' list asks for a passphrase")
+        before = find(window, pyatspi.ROLE_PUSH_BUTTON, "Set Up").getState().contains(pyatspi.STATE_SENSITIVE)
+        entry = wait_for("the Passphrase entry", lambda: find(options, pyatspi.ROLE_TEXT, "Passphrase"))
+        entry.queryEditableText().setTextContents(args.passphrase)
+        time.sleep(0.3)
+        after = find(window, pyatspi.ROLE_PUSH_BUTTON, "Set Up").getState().contains(pyatspi.STATE_SENSITIVE)
+        say(setUpSensitive=[before, after])
     screenshot(args, "chosen")
     press(window, "Set Up")
     wait_for("the setup to end", lambda: find(window, pyatspi.ROLE_PUSH_BUTTON, "Close"), timeout=30)
