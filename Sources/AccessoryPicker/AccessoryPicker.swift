@@ -119,7 +119,7 @@ public enum AccessoryPicker {
         return 0
     }
 
-    private static func log(_ message: String) {
+    static func log(_ message: String) {
         FileHandle.standardError.write(Data("accessory-picker: \(message)\n".utf8))
     }
 

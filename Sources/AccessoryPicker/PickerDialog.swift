@@ -119,17 +119,18 @@ final class PickerDialog {
         gtk_widget_set_visible(statusBox, 0)
         gtk_widget_set_visible(errorLabel, 0)
 
-        connect(setUp, "clicked") { [unowned self] in self.confirm() }
-        connect(cancel, "clicked") { [unowned self] in self.dismiss() }
-        connect(list, "row-selected") { [unowned self] _ in self.selectionChanged() }
-        connect(list, "row-activated") { [unowned self] _ in self.confirm() }
-        connect(passphraseRow, "changed") { [unowned self] in self.selectionChanged() }
-        connectReturning(window, "close-request") { [unowned self] in
-            self.answerCancelled()
-            self.finish(destroy: false)
+        // Weak: GTK may emit while it tears the window down, after the dialog is gone.
+        connect(setUp, "clicked") { [weak self] in self?.confirm() }
+        connect(cancel, "clicked") { [weak self] in self?.dismiss() }
+        connect(list, "row-selected") { [weak self] _ in self?.selectionChanged() }
+        connect(list, "row-activated") { [weak self] _ in self?.confirm() }
+        connect(passphraseRow, "changed") { [weak self] in self?.selectionChanged() }
+        connectReturning(window, "close-request") { [weak self] in
+            self?.answerCancelled()
+            self?.finish(destroy: false)
             return false
         }
-        addShortcut(window, "Escape") { [unowned self] in self.dismiss() }
+        addShortcut(window, "Escape") { [weak self] in self?.dismiss() }
         gtk_window_present(cgtk_window(window))
     }
 

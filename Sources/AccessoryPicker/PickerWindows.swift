@@ -26,20 +26,25 @@ actor PickerWindows {
             return
         }
         let request = PickerRequest(session: session, request: call.arguments[1])
+        AccessoryPicker.log("\(session): showing the picker of \(request.profile) for user \(call.sender)")
         dialogs[session] = PickerDialog(request: request, call: call, images: images) { [unowned self] in
             self.assumeIsolated { $0.dialogs[session] = nil }
         }
     }
 
     func update(session: String, entries: [DBusValue], removed: [UInt32]) {
+        let known = dialogs[session] != nil ? "" : " (no picker open for it)"
+        AccessoryPicker.log("\(session): \(entries.count) entries added or changed, \(removed.count) gone\(known)")
         dialogs[session]?.update(entries, removed: removed)
     }
 
     func progress(session: String, step: String, error: DBusValue?) {
+        AccessoryPicker.log("\(session): setup \(step)")
         dialogs[session]?.progress(step: step, error: error)
     }
 
     func cancel(session: String, error: DBusValue?) {
+        AccessoryPicker.log("\(session): the agent ended the picker")
         dialogs[session]?.cancelledByAgent(error)
     }
 

@@ -201,7 +201,7 @@ struct MockServicesPickerTests {
             "choose", "--rows", "2", "--choose", "Acme-Setup-9B1C", "--rename", "Kitchen plug",
         ])
         let result = services.finish(client)
-        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)")
+        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
         let rows = run.lines.compactMap { $0["rows"] as? [[String: String]] }.first ?? []
         #expect(Set(rows.compactMap { $0["description"] }) == [
             "Wi-Fi · Acme-Setup-4F2A, Signal 50 percent", "Wi-Fi · Acme-Setup-9B1C, Signal 80 percent",
@@ -226,7 +226,7 @@ struct MockServicesPickerTests {
         let client = try services.startClient()
         let run = try services.drive(["keyboard", "--rows", "2", "--choose", "Acme-Setup-4F2A"])
         let result = services.finish(client)
-        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)")
+        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
         let focused = run.lines.compactMap { $0["focused"] as? [String] }.first
         #expect(focused == ["Wi-Fi · Acme-Setup-4F2A, Signal 50 percent"])
         #expect(result.status == 0, "client:\n\(result.output)")
@@ -240,7 +240,7 @@ struct MockServicesPickerTests {
         let client = try services.startClient()
         let run = try services.drive(["keyboard", "--rows", "2"])
         let result = services.finish(client)
-        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)")
+        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
         #expect(result.status == 1)
         let cancelled = "PickerDidDismiss: io.accessorysetup.Error.UserCancelled"
         #expect(result.output.contains(cancelled), "client:\n\(result.output)")
@@ -253,7 +253,7 @@ struct MockServicesPickerTests {
         let client = try services.startClient(items: nothing, discoveryTimeout: 2)
         let run = try services.drive(["timeout"])
         let result = services.finish(client)
-        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)")
+        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
         let labels = run.lines.compactMap { $0["labels"] as? [String] }.first ?? []
         #expect(labels.contains("No accessory was found in time. Make sure it is in setup mode."), "labels: \(labels)")
         let timedOut = "PickerDidDismiss: io.accessorysetup.Error.DiscoveryTimeout"
@@ -269,7 +269,7 @@ struct MockServicesPickerTests {
         let run = try services.drive(
             ["choose", "--choose", "Secure-Setup-1A2B", "--passphrase", secret], title: PickerServices.secureVendor)
         let result = services.finish(client)
-        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)")
+        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
         let sensitivity = run.lines.compactMap { $0["setUpSensitive"] as? [Bool] }.first
         #expect(sensitivity == [false, true], "Set Up before and after the passphrase")
         #expect(result.output.contains("AccessoryAdded: Secure sensor ("), "client:\n\(result.output)")
@@ -287,7 +287,7 @@ struct MockServicesPickerTests {
         ]
         let run = try services.drive(["live", "--rows", "2", "--run", remove.joined(separator: "\u{1F}")])
         let result = services.finish(client)
-        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)")
+        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
         let seen = run.lines.compactMap { $0["rows"] as? [[String: String]] }
             .map { $0.compactMap { $0["description"] } }
         #expect(seen.count == 2)
@@ -302,7 +302,7 @@ struct MockServicesPickerTests {
         let client = try services.startClient()
         let run = try services.drive(["cancel", "--rows", "2"])
         let result = services.finish(client)
-        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)")
+        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
         #expect(result.status == 1)
         let cancelled = "PickerDidDismiss: io.accessorysetup.Error.UserCancelled"
         #expect(result.output.contains(cancelled), "client:\n\(result.output)")
