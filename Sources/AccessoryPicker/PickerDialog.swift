@@ -136,8 +136,8 @@ final class PickerDialog {
 
     // MARK: Updates from the agent
 
-    func update(_ entries: [DBusValue], removed: [UInt32]) {
-        let change = rows.apply(entries, removed: removed)
+    func update(_ entries: [PickerRow], removed: [UInt32]) {
+        let change = rows.apply(rows: entries, removed: removed)
         for row in change.added {
             let widget = makeRow(row)
             widgets[row.id] = widget

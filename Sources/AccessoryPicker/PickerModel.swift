@@ -95,8 +95,14 @@ struct PickerRows: Sendable {
     mutating func apply(
         _ entries: [DBusValue], removed: [UInt32]
     ) -> (added: [PickerRow], changed: [PickerRow], removed: [UInt32]) {
+        apply(rows: entries.compactMap(PickerRow.init), removed: removed)
+    }
+
+    mutating func apply(
+        rows entries: [PickerRow], removed: [UInt32]
+    ) -> (added: [PickerRow], changed: [PickerRow], removed: [UInt32]) {
         var added: [PickerRow] = [], changed: [PickerRow] = [], gone: [UInt32] = []
-        for row in entries.compactMap(PickerRow.init) {
+        for row in entries {
             if let index = rows.firstIndex(where: { $0.id == row.id }) {
                 if rows[index] != row { rows[index] = row; changed.append(row) }
             } else {
@@ -109,6 +115,32 @@ struct PickerRows: Sendable {
             gone.append(id)
         }
         return (added, changed, gone)
+    }
+}
+
+/// Entries that arrived for a session before its `RequestChoice`: the agent sends
+/// `UpdateEntries` as it finds accessories, while its `RequestChoice` call may still be on its
+/// way, so they are held here and shown when the dialog opens. At most `limit` sessions are
+/// held; the oldest goes first.
+struct EarlyEntries: Sendable {
+    static let limit = 32
+    private var sessions: [(session: String, rows: PickerRows)] = []
+
+    mutating func hold(_ session: String, _ entries: [DBusValue], removed: [UInt32]) {
+        if let index = sessions.firstIndex(where: { $0.session == session }) {
+            _ = sessions[index].rows.apply(entries, removed: removed)
+            return
+        }
+        var rows = PickerRows()
+        _ = rows.apply(entries, removed: removed)
+        sessions.append((session, rows))
+        if sessions.count > Self.limit { sessions.removeFirst() }
+    }
+
+    /// The entries held for `session`, now forgotten here.
+    mutating func take(_ session: String) -> [PickerRow] {
+        guard let index = sessions.firstIndex(where: { $0.session == session }) else { return [] }
+        return sessions.remove(at: index).rows.rows
     }
 }
 

@@ -9,6 +9,7 @@ actor PickerWindows {
 
     private let images: ProductImages
     private var dialogs: [String: PickerDialog] = [:]
+    private var early = EarlyEntries()
 
     init(images: ProductImages) {
         self.images = images
@@ -27,15 +28,24 @@ actor PickerWindows {
         }
         let request = PickerRequest(session: session, request: call.arguments[1])
         AccessoryPicker.log("\(session): showing the picker of \(request.profile) for user \(call.sender)")
-        dialogs[session] = PickerDialog(request: request, call: call, images: images) { [unowned self] in
+        let dialog = PickerDialog(request: request, call: call, images: images) { [unowned self] in
             self.assumeIsolated { $0.dialogs[session] = nil }
+        }
+        dialogs[session] = dialog
+        let held = early.take(session)
+        if !held.isEmpty {
+            AccessoryPicker.log("\(session): \(held.count) entries that came before the request")
+            dialog.update(held, removed: [])
         }
     }
 
     func update(session: String, entries: [DBusValue], removed: [UInt32]) {
-        let known = dialogs[session] != nil ? "" : " (no picker open for it)"
-        AccessoryPicker.log("\(session): \(entries.count) entries added or changed, \(removed.count) gone\(known)")
-        dialogs[session]?.update(entries, removed: removed)
+        AccessoryPicker.log("\(session): \(entries.count) entries added or changed, \(removed.count) gone")
+        guard let dialog = dialogs[session] else {
+            early.hold(session, entries, removed: removed)
+            return
+        }
+        dialog.update(entries.compactMap(PickerRow.init), removed: removed)
     }
 
     func progress(session: String, step: String, error: DBusValue?) {

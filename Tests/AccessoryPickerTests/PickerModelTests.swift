@@ -92,3 +92,27 @@ struct PickerModelTests {
         #expect(images.file(for: nil) == nil)
     }
 }
+
+@Suite("Entries that arrive before the picker request")
+struct EarlyEntriesTests {
+    @Test("entries for a session without a dialog are held, changed and removed, then handed over once")
+    func heldUntilTheRequest() {
+        var early = EarlyEntries()
+        early.hold("/s/1", [entry(1), entry(2, name: "Plug", ssid: "Acme-Setup-4F2A", signal: 50)], removed: [])
+        early.hold("/s/1", [entry(2, name: "Plug", ssid: "Acme-Setup-4F2A", signal: 70)], removed: [1])
+        early.hold("/s/2", [entry(9)], removed: [])
+        let rows = early.take("/s/1")
+        #expect(rows.map(\.id) == [2])
+        #expect(rows.first?.signal == 70)
+        #expect(early.take("/s/1").isEmpty)
+        #expect(early.take("/s/2").map(\.id) == [9])
+    }
+
+    @Test("no more than the limit of sessions is held; the oldest goes")
+    func bounded() {
+        var early = EarlyEntries()
+        for index in 0...EarlyEntries.limit { early.hold("/s/\(index)", [entry(1)], removed: []) }
+        #expect(early.take("/s/0").isEmpty)
+        #expect(early.take("/s/\(EarlyEntries.limit)").map(\.id) == [1])
+    }
+}
