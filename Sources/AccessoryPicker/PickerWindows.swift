@@ -27,7 +27,7 @@ actor PickerWindows {
             return
         }
         let request = PickerRequest(session: session, request: call.arguments[1])
-        AccessoryPicker.log("\(session): showing the picker of \(request.profile) for user \(call.sender)")
+        AccessoryPicker.log("\(session): showing the picker of \(request.profile), asked by \(call.sender)")
         let dialog = PickerDialog(request: request, call: call, images: images) { [unowned self] in
             self.assumeIsolated { $0.dialogs[session] = nil }
         }
