@@ -77,18 +77,23 @@ for file in $scenarios; do
         wait_home 20
     fi
     cursor=$(journalctl -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p')
-    timeout 300 bash -c "source /lab/guest/lib.sh; set -u; source '$file'" >>"$CASE_LOG" 2>&1
+    # The benchmark (9x) measures for minutes; the others get 300 s.
+    limit=300
+    [[ $SCENARIO == 9* ]] && limit=900
+    timeout "$limit" bash -c "source /lab/guest/lib.sh; set -u; source '$file'" >>"$CASE_LOG" 2>&1
     status=$?
     if (($(results "" "$SCENARIO") == 0)); then
         record "(scenario)" FAIL "the scenario recorded no check"
     fi
     if ((status != 0)); then
-        record "(scenario)" FAIL "the scenario exited $status (124: it ran over 300 s)"
+        record "(scenario)" FAIL "the scenario exited $status (124: it ran over $limit s)"
     fi
     # Whatever the scenario left: an accessory join, its access points, profiles accessoryctl
     # made ("Accessory …"), NetworkManager checkpoints (which would refuse the next join). Each
     # accessoryctl start costs seconds under TCG, so only when needed.
     [[ $(station_connection) == Accessory* ]] && "$ACCESSORYCTL" leave >>"$CASE_LOG" 2>&1
+    if pkill -TERM -f /lab/bin/accessory-agent; then sleep 1; fi
+    rm -f /etc/dbus-1/system.d/io.accessorysetup.conf
     busctl get-property org.freedesktop.NetworkManager /org/freedesktop/NetworkManager \
         org.freedesktop.NetworkManager Checkpoints 2>/dev/null | grep -o '"[^"]*"' | tr -d '"' | while read -r path; do
         busctl call org.freedesktop.NetworkManager /org/freedesktop/NetworkManager \
