@@ -34,7 +34,7 @@ let package = Package(
         // NetworkManager in a network namespace.
         .target(name: "ServiceHarness", path: "Tests/ServiceHarness", exclude: ["templates"]),
 
-        .testTarget(name: "AccessoryCoreTests", dependencies: ["AccessoryCore"]),
+        .testTarget(name: "AccessoryCoreTests", dependencies: ["AccessoryCore"], exclude: ["Fixtures"]),
         .testTarget(name: "GLibRuntimeTests", dependencies: ["GLibRuntime", "CGLib"]),
         .testTarget(
             name: "NetworkManagerBackendTests",
