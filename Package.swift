@@ -19,9 +19,14 @@ let package = Package(
         .target(name: "GLibRuntime", dependencies: ["CGLib", "CGLibShim"]),
         .target(name: "NetworkManagerBackend", dependencies: ["AccessoryCore", "GLibRuntime", "CGLibShim", "CNetworkManager"]),
         .target(name: "BlueZBackend", dependencies: ["AccessoryCore", "GLibRuntime", "CGLibShim", "CGLib"]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .target(name: "ProvisioningCrypto", dependencies: ["AccessoryCore", "COpenSSL"]),
 
         // Layer 4: the commands of `accessoryctl`, as a library so tests can run them in-process.
-        .target(name: "AccessoryCLI", dependencies: ["AccessoryCore", "NetworkManagerBackend", "BlueZBackend"]),
+        .target(
+            name: "AccessoryCLI",
+            dependencies: ["AccessoryCore", "NetworkManagerBackend", "BlueZBackend", "ProvisioningCrypto"]
+        ),
         .executableTarget(name: "accessoryctl", dependencies: ["AccessoryCLI"]),
 
         .executableTarget(
@@ -43,6 +48,11 @@ let package = Package(
         .testTarget(
             name: "BlueZBackendTests",
             dependencies: ["BlueZBackend", "AccessoryCore", "ServiceHarness"]
+        ),
+        .testTarget(
+            name: "ProvisioningCryptoTests",
+            dependencies: ["ProvisioningCrypto", "AccessoryCore"],
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "AccessoryCLITests",
