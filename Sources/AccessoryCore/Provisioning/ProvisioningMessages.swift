@@ -105,6 +105,18 @@ public enum SessionMessage: Hashable, Sendable {
         return writer.bytes
     }
 
+    /// The oneof member for message type `type`. Protocomm dispatches on the type, and encoders
+    /// leave an empty member out (esp-protocomm does), so an absent member is an empty message.
+    static func member(
+        type: UInt64, count: Int, present: (type: Int, bytes: [UInt8])?, offset: Int, _ reader: ProtobufReader
+    ) throws(ProvisioningError) -> (type: Int, bytes: [UInt8]) {
+        guard type < UInt64(count) else { throw reader.malformed("its message type \(type) is unknown") }
+        if let present, present.type != Int(type) {
+            throw reader.malformed("its type \(type) does not match its field \(present.type + offset)")
+        }
+        return (Int(type), present?.bytes ?? [])
+    }
+
     public init(decoding data: some Collection<UInt8>) throws(ProvisioningError) {
         var reader = ProtobufReader(data, message: "session message")
         var version: UInt64 = 0
@@ -124,18 +136,15 @@ public enum SessionMessage: Hashable, Sendable {
         }
         var inner = ProtobufReader(payload.bytes, message: "\(scheme) message")
         var type: UInt64 = 0
-        var body: (type: Int, bytes: [UInt8])?
+        var member: (type: Int, bytes: [UInt8])?
         while let (field, value) = try inner.next() {
             switch field {
             case 1: type = try value.varint(inner, field: field)
-            case 20...23: body = (field - 20, try value.bytes(inner, field: field))
+            case 20...23: member = (field - 20, try value.bytes(inner, field: field))
             default: continue
             }
         }
-        guard let body, body.type < (scheme == .sec0 ? 2 : 4) else { throw inner.malformed("it carries no message") }
-        guard type == UInt64(body.type) else {
-            throw inner.malformed("its type \(type) does not match its field \(body.type + 20)")
-        }
+        let body = try Self.member(type: type, count: scheme == .sec0 ? 2 : 4, present: member, offset: 20, inner)
         var fields = ProtobufReader(body.bytes, message: "\(scheme) message \(body.type)")
         var status = ProvisioningStatus.success
         var byField: [Int: [UInt8]] = [:]
@@ -334,18 +343,15 @@ public enum WiFiConfigMessage: Hashable, Sendable {
     public init(decoding data: some Collection<UInt8>) throws(ProvisioningError) {
         var reader = ProtobufReader(data, message: "Wi-Fi config message")
         var type: UInt64 = 0
-        var body: (type: Int, bytes: [UInt8])?
+        var member: (type: Int, bytes: [UInt8])?
         while let (field, value) = try reader.next() {
             switch field {
             case 1: type = try value.varint(reader, field: field)
-            case 10...15: body = (field - 10, try value.bytes(reader, field: field))
+            case 10...15: member = (field - 10, try value.bytes(reader, field: field))
             default: continue
             }
         }
-        guard let body else { throw reader.malformed("it carries no message") }
-        guard type == UInt64(body.type) else {
-            throw reader.malformed("its type \(type) does not match its field \(body.type + 10)")
-        }
+        let body = try SessionMessage.member(type: type, count: 6, present: member, offset: 10, reader)
         var fields = ProtobufReader(body.bytes, message: "Wi-Fi config message \(body.type)")
         var numbers: [Int: UInt64] = [:]
         var byField: [Int: [UInt8]] = [:]
@@ -487,19 +493,16 @@ public enum WiFiScanMessage: Hashable, Sendable {
         var reader = ProtobufReader(data, message: "Wi-Fi scan message")
         var type: UInt64 = 0
         var status = ProvisioningStatus.success
-        var body: (type: Int, bytes: [UInt8])?
+        var member: (type: Int, bytes: [UInt8])?
         while let (field, value) = try reader.next() {
             switch field {
             case 1: type = try value.varint(reader, field: field)
             case 2: status = ProvisioningStatus(rawValue: try value.uint32(reader, field: field))
-            case 10...15: body = (field - 10, try value.bytes(reader, field: field))
+            case 10...15: member = (field - 10, try value.bytes(reader, field: field))
             default: continue
             }
         }
-        guard let body else { throw reader.malformed("it carries no message") }
-        guard type == UInt64(body.type) else {
-            throw reader.malformed("its type \(type) does not match its field \(body.type + 10)")
-        }
+        let body = try SessionMessage.member(type: type, count: 6, present: member, offset: 10, reader)
         var fields = ProtobufReader(body.bytes, message: "Wi-Fi scan message \(body.type)")
         var numbers: [Int: UInt64] = [:]
         var entries: [WiFiScanResult] = []

@@ -72,11 +72,14 @@ import Testing
                            auth: .wpa2WPA3PSK),
         ]), .success),
         "scanStatusInvalidSession": .scan(.statusResponse(finished: false, resultCount: 0), .invalidSession),
+        "decodeOnly.sec0CommandWithoutMember": .session(.sec0Command),
+        "decodeOnly.applyCommandWithoutMember": .config(.applyCommand),
+        "decodeOnly.scanStartResponseWithoutMember": .scan(.startResponse, .success),
     ]
 
     @Test func everyVectorHasAnExpectedValue() {
         #expect(Set(Self.vectors.keys) == Set(Self.expected.keys))
-        #expect(Self.vectors.count == 30)
+        #expect(Self.vectors.count == 33)
     }
 
     @Test(arguments: expected.keys.sorted())
@@ -103,7 +106,9 @@ import Testing
         for length in 0..<bytes.count {
             #expect(throws: ProvisioningError.self) { _ = try SessionMessage(decoding: bytes.prefix(length)) }
         }
-        #expect(throws: ProvisioningError.self) { _ = try WiFiConfigMessage(decoding: [0x08, 0x01]) }
+        // An unknown message type, and a type that does not match its member.
+        #expect(throws: ProvisioningError.self) { _ = try WiFiConfigMessage(decoding: [0x08, 0x09]) }
+        #expect(throws: ProvisioningError.self) { _ = try WiFiConfigMessage(decoding: [0x08, 0x01, 0x62, 0x00]) }
         // A varint of eleven bytes.
         #expect(throws: ProvisioningError.self) {
             _ = try WiFiConfigMessage(decoding: [0x08] + [UInt8](repeating: 0xFF, count: 10) + [0x01])

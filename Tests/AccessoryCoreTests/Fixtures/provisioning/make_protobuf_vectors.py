@@ -171,6 +171,14 @@ def main():
     w.resp_scan_status.SetInParent()
     add("scanStatusInvalidSession", w)
 
+    # Encoders may leave an empty oneof member out and set only `msg` (esp-protocomm does);
+    # protocomm dispatches on `msg`, and so must the client.
+    s = pb.SessionData(sec_ver=pb.SecScheme0)
+    s.sec0.SetInParent()
+    add("decodeOnly.sec0CommandWithoutMember", s)
+    add("decodeOnly.applyCommandWithoutMember", pb.WiFiConfigPayload(msg=pb.TypeCmdApplyConfig))
+    add("decodeOnly.scanStartResponseWithoutMember", pb.WiFiScanPayload(msg=pb.TypeRespScanStart))
+
     path = os.path.join(HERE, "protobuf-vectors.json")
     with open(path, "w") as f:
         json.dump({"generator": "make_protobuf_vectors.py, Python protobuf " + __import__("google.protobuf").protobuf.__version__,
