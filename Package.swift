@@ -21,11 +21,12 @@ let package = Package(
         .target(name: "BlueZBackend", dependencies: ["AccessoryCore", "GLibRuntime", "CGLibShim", "CGLib"]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "ProvisioningCrypto", dependencies: ["AccessoryCore", "COpenSSL"]),
+        .target(name: "ProvisioningHTTP", dependencies: ["AccessoryCore"]),
 
         // Layer 4: the commands of `accessoryctl`, as a library so tests can run them in-process.
         .target(
             name: "AccessoryCLI",
-            dependencies: ["AccessoryCore", "NetworkManagerBackend", "BlueZBackend", "ProvisioningCrypto"]
+            dependencies: ["AccessoryCore", "NetworkManagerBackend", "BlueZBackend", "ProvisioningCrypto", "ProvisioningHTTP"]
         ),
         .executableTarget(name: "accessoryctl", dependencies: ["AccessoryCLI"]),
 
@@ -53,6 +54,10 @@ let package = Package(
             name: "ProvisioningCryptoTests",
             dependencies: ["ProvisioningCrypto", "AccessoryCore"],
             exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "ProvisioningHTTPTests",
+            dependencies: ["ProvisioningHTTP", "ProvisioningCrypto", "AccessoryCore", "ServiceHarness"]
         ),
         .testTarget(
             name: "AccessoryCLITests",

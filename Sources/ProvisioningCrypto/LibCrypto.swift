@@ -95,7 +95,8 @@ enum LibCrypto {
 
         init(key: [UInt8], counter: [UInt8]) throws(ProvisioningError) {
             guard key.count == 32, counter.count == 16 else {
-                throw .crypto("AES-256-CTR takes a 32-byte key and a 16-byte counter, not \(key.count) and \(counter.count)")
+                throw .crypto("AES-256-CTR takes a 32-byte key and a 16-byte counter, not \(key.count) and "
+                    + "\(counter.count)")
             }
             guard let context = EVP_CIPHER_CTX_new() else { throw openSSLFailure("AES-256-CTR context") }
             self.context = context
@@ -189,7 +190,8 @@ final class BigNumber {
     /// Big-endian, left-padded with zeros to `length` bytes.
     func padded(to length: Int) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: length)
-        precondition(BN_bn2binpad(pointer, &output, Int32(length)) == Int32(length), "number wider than \(length) bytes")
+        let written = BN_bn2binpad(pointer, &output, Int32(length))
+        precondition(written == Int32(length), "number wider than \(length) bytes")
         return output
     }
 

@@ -20,6 +20,7 @@ import Testing
         (["improv", "identify", "--help"], "improv-identify.txt"),
         (["help", "improv", "provision"], "improv-provision.txt"),
         (["help", "improv"], "improv.txt"),
+        (["provision", "--help"], "provision.txt"),
     ]
 
     @Test(arguments: cases)

@@ -21,7 +21,9 @@ public protocol ProvisioningCrypto: Sendable {
 }
 
 /// Key material: never printed, like `Secret`.
-public struct SecretBytes: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct SecretBytes: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     public let bytes: [UInt8]
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
 

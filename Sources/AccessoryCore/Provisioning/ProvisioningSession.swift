@@ -108,8 +108,8 @@ public final class ProvisioningSession {
             return nil
 
         case (.awaitingSec1Response0(let pair), .response(let bytes)):
-            guard case .sec1Response0(let status, let devicePublicKey, let random) = try message(bytes, step: "key exchange")
-            else { break }
+            let answer = try message(bytes, step: "key exchange")
+            guard case .sec1Response0(let status, let devicePublicKey, let random) = answer else { break }
             try check(status, step: "the key exchange")
             guard devicePublicKey.count == 32, random.count == 16 else {
                 throw .malformedMessage("key exchange answer", "the device's key is \(devicePublicKey.count) bytes "

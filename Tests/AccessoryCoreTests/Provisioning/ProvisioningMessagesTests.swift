@@ -66,7 +66,8 @@ import Testing
         "scanStatusResponse": .scan(.statusResponse(finished: true, resultCount: 300), .success),
         "scanResultCommand": .scan(.resultCommand(startIndex: 4, count: 4), .success),
         "scanResultResponse": .scan(.resultResponse([
-            WiFiScanResult(ssid: Array("HomeNet".utf8), channel: 6, rssi: -42, bssid: [2, 0, 0, 0, 0, 6], auth: .wpa2PSK),
+            WiFiScanResult(ssid: Array("HomeNet".utf8), channel: 6, rssi: -42, bssid: [2, 0, 0, 0, 0, 6],
+                           auth: .wpa2PSK),
             WiFiScanResult(ssid: Array("Cafe".utf8), channel: 1, rssi: -90, bssid: [2, 0, 0, 0, 0, 1], auth: .open),
             WiFiScanResult(ssid: Array("Lab\0Net".utf8), channel: 13, rssi: 5, bssid: [2, 0, 0, 0, 0, 13],
                            auth: .wpa2WPA3PSK),

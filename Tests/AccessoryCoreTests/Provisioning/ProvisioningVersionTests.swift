@@ -14,7 +14,8 @@ import Testing
     @Test func infersTheSchemeFromCapabilitiesWithoutSecVer() throws {
         let noSec = try ProvisioningVersion(parsing: Array(#"{"prov":{"ver":"v1.0","cap":["no_sec"]}}"#.utf8))
         #expect(noSec.impliedScheme == 0)
-        let noPop = try ProvisioningVersion(parsing: Array(#"{"prov":{"ver":"v1.0","cap":["no_pop","wifi_scan"]}}"#.utf8))
+        let text = #"{"prov":{"ver":"v1.0","cap":["no_pop","wifi_scan"]}}"#
+        let noPop = try ProvisioningVersion(parsing: Array(text.utf8))
         #expect(noPop.impliedScheme == 1)
         #expect(noPop.acceptsNoProofOfPossession)
         #expect(noPop.securityPatchVersion == 0)
@@ -36,7 +37,9 @@ import Testing
         ("", "neither JSON nor"),
     ])
     func faultsAreNamed(text: String, expected: String) throws {
-        let error = try #require(throws: ProvisioningError.self) { _ = try ProvisioningVersion(parsing: Array(text.utf8)) }
+        let error = try #require(throws: ProvisioningError.self) {
+            _ = try ProvisioningVersion(parsing: Array(text.utf8))
+        }
         #expect(error.description.contains(expected), "\(error)")
     }
 }
