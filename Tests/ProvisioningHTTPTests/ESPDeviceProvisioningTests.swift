@@ -63,6 +63,18 @@ import Testing
                                                capabilities: ["wifi_scan"]))
     }
 
+    /// esp_prov's reading of firmware that does not announce `sec_ver`: `no_sec` means 0,
+    /// anything else 1, and security 2 is used when asked for explicitly.
+    @Test(arguments: ["no-sec-ver", "bare"])
+    func anExplicitSchemeIsUsedWhenTheDeviceDoesNotAnnounceOne(format: String) async throws {
+        let device = try ESPProvisioningDevice(security: 2, proofOfPossession: Self.pop, patchVersion: 0,
+                                               versionFormat: format)
+        let version = try await client(device).version()
+        #expect(version.securityScheme == nil)
+        let connection = try await provision(device, .sec2(username: "wifiprov", proofOfPossession: Secret(Self.pop)))
+        #expect(connection.ipv4Address == "192.168.1.42")
+    }
+
     @Test func theDeviceScanIsReadInBatches() async throws {
         let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
         let client = client(device)

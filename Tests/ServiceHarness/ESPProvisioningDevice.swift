@@ -15,15 +15,17 @@ public final class ESPProvisioningDevice: @unchecked Sendable {
     private let process: ServiceProcess
 
     /// `proofOfPossession` nil: security 1 without one (`no_pop`); required for security 2.
+    /// `versionFormat`: how `proto-ver` answers, `json`, `no-sec-ver` (older firmware) or `bare`.
     public init(
         security: Int, proofOfPossession: String?, patchVersion: Int = 1, username: String = "wifiprov",
-        homeSSID: String = "HomeNet", homePassphrase: String = "home-passphrase", connectingPolls: Int = 1
+        homeSSID: String = "HomeNet", homePassphrase: String = "home-passphrase", connectingPolls: Int = 1,
+        versionFormat: String = "json"
     ) throws {
         directory = try ScratchDirectory("esp-prov-device")
         var arguments = [
             Self.script, "--security", "\(security)", "--patch-version", "\(patchVersion)", "--username", username,
             "--home-ssid", homeSSID, "--home-passphrase-file", directory.path("home.pass"),
-            "--connecting-polls", "\(connectingPolls)",
+            "--connecting-polls", "\(connectingPolls)", "--version-format", versionFormat,
         ]
         try Data((homePassphrase + "\n").utf8).write(to: directory.url.appendingPathComponent("home.pass"))
         if let proofOfPossession {

@@ -196,6 +196,7 @@ class Device:
     def __init__(self, args):
         self.security = args.security
         self.patch_version = args.patch_version
+        self.version_format = args.version_format
         self.pop = None
         if args.pop_file:
             with open(args.pop_file, "rb") as f:
@@ -220,13 +221,18 @@ class Device:
         self.polls = 0
 
     def version(self):
+        if self.version_format == "bare":
+            return b"v1.0"
         capabilities = ["wifi_scan"]
         if self.security == 0:
             capabilities.append("no_sec")
         if self.security == 1 and self.pop is None:
             capabilities.append("no_pop")
-        return json.dumps({"prov": {"ver": "v1.1", "sec_ver": self.security, "sec_patch_ver": self.patch_version,
-                                    "cap": capabilities}}).encode()
+        prov = {"ver": "v1.1", "sec_ver": self.security, "sec_patch_ver": self.patch_version, "cap": capabilities}
+        if self.version_format == "no-sec-ver":
+            # Firmware from before security 2: no sec_ver, the scheme told only by no_sec.
+            prov = {"ver": "v1.1", "cap": capabilities}
+        return json.dumps({"prov": prov}).encode()
 
     def scan(self, body):
         request = pb.WiFiScanPayload()
@@ -376,6 +382,8 @@ def main():
     parser.add_argument("--home-passphrase-file", required=True)
     parser.add_argument("--connecting-polls", type=int, default=1)
     parser.add_argument("--neighbours", type=int, default=5)
+    parser.add_argument("--version-format", choices=["json", "no-sec-ver", "bare"], default="json",
+                        help="how proto-ver answers: current JSON, JSON without sec_ver, or a bare string")
     args = parser.parse_args()
     Handler.device = Device(args)
     server = http.server.ThreadingHTTPServer((args.address, args.port), Handler)

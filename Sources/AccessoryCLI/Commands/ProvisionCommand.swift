@@ -148,7 +148,8 @@ enum ProvisionCommand {
         report.security = scheme
         let patch = version.impliedScheme == 2 ? " (patch \(version.securityPatchVersion))" : ""
         let capabilities = version.capabilities.isEmpty ? "none" : version.capabilities.joined(separator: ", ")
-        let announced = "security \(version.impliedScheme)\(patch)"
+        let announced = version.securityScheme.map { "security \($0)\(patch)" }
+            ?? "no security scheme announced (\(version.impliedScheme) by its capabilities)"
         console.error("The device speaks \(version.version), \(announced); capabilities: \(capabilities).")
         let security: ProvisioningSecurity
         switch scheme {

@@ -34,14 +34,13 @@ public actor ProvisioningClient {
         try ProvisioningVersion(parsing: try await transport.send(endpoint: .version, Array("---".utf8)))
     }
 
-    /// Runs the handshake. `version` is what `proto-ver` said; its scheme must match.
+    /// Runs the handshake. `version` is what `proto-ver` said; a scheme it announces (`sec_ver`)
+    /// must match. Firmware that announces none gets the scheme asked for, as esp_prov does.
     public func establishSession(_ security: ProvisioningSecurity, version: ProvisioningVersion)
         async throws(ProvisioningError)
     {
-        if version.impliedScheme != security.scheme.rawValue {
-            guard let device = SecurityScheme(rawValue: version.impliedScheme) else {
-                throw .unsupportedSecurity(version.impliedScheme)
-            }
+        if let announced = version.securityScheme, announced != security.scheme.rawValue {
+            guard let device = SecurityScheme(rawValue: announced) else { throw .unsupportedSecurity(announced) }
             throw .securityMismatch(requested: security.scheme, device: device)
         }
         if case .sec1(nil) = security, !version.acceptsNoProofOfPossession { throw .proofOfPossessionRequired }
