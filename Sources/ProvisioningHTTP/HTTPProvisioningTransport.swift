@@ -201,7 +201,7 @@ public final class HTTPProvisioningTransport: ProvisioningTransport, @unchecked 
         switch error {
         case .closed: .connectionClosed(endpoint: endpoint)
         case .timedOut: .transport(endpoint: endpoint, "the device at \(address) did not answer in time")
-        case .cancelled: .transport(endpoint: endpoint, "cancelled")
+        case .cancelled: .cancelled
         case .failed(let reason):
             .transport(endpoint: endpoint,
                        "cannot reach \(address) (\(reason)); is this machine on the device's hotspot?")

@@ -145,6 +145,29 @@ import Testing
         await #expect(throws: ProvisioningError.sessionNotEstablished) { _ = try await client.status() }
     }
 
+    @Test func cancellingWhileTheDeviceJoinsEndsAtOnceAsCancelled() async throws {
+        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop, connectingPolls: 100_000)
+        let client = client(device)
+        try await client.establishSession(.sec1(proofOfPossession: Secret(Self.pop)),
+                                          version: try await client.version())
+        try await client.sendCredentials(WiFiCredentials(ssid: Array("HomeNet".utf8), passphrase: Secret(Self.home)))
+        try await client.apply()
+        let waiting = Task {
+            try await client.waitForConnection(ssid: Array("HomeNet".utf8), every: .milliseconds(20),
+                                               timeout: .seconds(60))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let started = ContinuousClock.now
+        waiting.cancel()
+        let result = await waiting.result
+        #expect(ContinuousClock.now - started < .seconds(2))
+        guard case .failure(let error) = result else {
+            Issue.record("the wait went on to \(result)")
+            return
+        }
+        #expect(error as? ProvisioningError == .cancelled, "\(error)")
+    }
+
     @Test func nothingListeningIsATransportErrorNotAHang() async throws {
         let device = try ESPProvisioningDevice(security: 0, proofOfPossession: nil)
         let port = device.port

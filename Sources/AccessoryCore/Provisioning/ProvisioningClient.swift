@@ -123,7 +123,7 @@ public actor ProvisioningClient {
             guard clock.now + interval < deadline else {
                 throw .timedOut("waiting for the device to join the network", seconds: Int(timeout.components.seconds))
             }
-            do { try await Task.sleep(for: interval) } catch { throw .timedOut("provisioning (cancelled)", seconds: 0) }
+            do { try await Task.sleep(for: interval) } catch { throw .cancelled }
         }
     }
 

@@ -28,6 +28,8 @@ public enum ProvisioningError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The device closed the connection instead of answering, which is how protocomm refuses.
     case connectionClosed(endpoint: String)
     case timedOut(String, seconds: Int)
+    /// The task provisioning was cancelled (Ctrl-C, SIGTERM, a closed session).
+    case cancelled
 
     public var code: Int {
         switch self {
@@ -48,6 +50,7 @@ public enum ProvisioningError: Error, Hashable, Sendable, CustomStringConvertibl
         case .transport: 414
         case .connectionClosed: 415
         case .timedOut: 416
+        case .cancelled: 417
         }
     }
 
@@ -70,6 +73,7 @@ public enum ProvisioningError: Error, Hashable, Sendable, CustomStringConvertibl
         case .crypto: "ProvisioningCryptoFailed"
         case .transport, .connectionClosed: "ProvisioningTransportFailed"
         case .timedOut: "TimedOut"
+        case .cancelled: "Cancelled"
         }
         return "io.accessorysetup.Error.\(name)"
     }
@@ -123,6 +127,8 @@ public enum ProvisioningError: Error, Hashable, Sendable, CustomStringConvertibl
             "the device closed the connection instead of answering on \(endpoint)"
         case .timedOut(let what, let seconds):
             "\(what) did not finish within \(seconds) s"
+        case .cancelled:
+            "provisioning was interrupted; the device may hold the credentials sent so far"
         }
     }
 
