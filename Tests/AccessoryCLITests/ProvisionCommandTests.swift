@@ -42,6 +42,14 @@ import Testing
         #expect(report?["address"] as? String == "127.0.0.1:\(device.port)")
     }
 
+    @Test func security0WarnsThatThePassphraseTravelsInTheClear() throws {
+        let device = try ESPProvisioningDevice(security: 0, proofOfPossession: nil)
+        let passphrase = try device.writeFile("pass", Self.home)
+        let run = try provision(device, ["--ssid", "HomeNet", "--passphrase-file", passphrase])
+        #expect(run.code == .success, "\(run.err)")
+        #expect(run.err.contains("Warning: security 0 sends the passphrase unencrypted"), "\(run.err)")
+    }
+
     @Test func aWrongProofOfPossessionFailsNamingIt() throws {
         let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
         let run = try provision(device, [

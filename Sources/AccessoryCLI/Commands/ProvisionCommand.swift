@@ -160,8 +160,11 @@ enum ProvisionCommand {
             security = .sec2(username: request.username, proofOfPossession: pop)
         default: throw .unsupportedSecurity(scheme)
         }
-        if scheme == 0 && request.proofOfPossession != nil {
-            console.error("Security 0 takes no proof of possession; it is not sent.")
+        if scheme == 0 {
+            if request.proofOfPossession != nil {
+                console.error("Security 0 takes no proof of possession; it is not sent.")
+            }
+            console.error("Warning: security 0 sends the passphrase unencrypted; anyone on the hotspot can read it.")
         }
         console.error(scheme == 2 ? "Opening a security 2 session as '\(request.username)'…"
             : "Opening a security \(scheme) session…")
