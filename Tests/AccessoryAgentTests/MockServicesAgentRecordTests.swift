@@ -168,6 +168,27 @@ struct MockServicesAgentRecordTests {
         #expect(elapsed < .seconds(60), "100 sessions took \(elapsed)")
         #expect(services.agent.isRunning)
     }
+
+    @Test func everySessionHearsInvalidatedWhenTheAgentStops() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        var sessions: [ClientSession] = []
+        for _ in 0..<40 {
+            let session = try await client.openSession("org.example.plug")
+            _ = try await session.activate()
+            sessions.append(session)
+        }
+        #expect(try services.agent.terminate() == .exited(0))
+        for session in sessions {
+            let signals = try await session.signals.wait(for: "Invalidated", timeout: .seconds(10)) {
+                $0.contains { $0.member == "Invalidated" }
+            }
+            #expect(signals.last?.arguments.first?["name"]?.string == "io.accessorysetup.Error.Invalidated")
+        }
+        let logged = services.agent.log.components(separatedBy: "invalidated io.accessorysetup.Error.Invalidated")
+        #expect(logged.count - 1 == sessions.count)
+        await client.close()
+    }
 }
 
 /// A count shared with tasks.
