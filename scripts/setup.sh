@@ -13,22 +13,25 @@ packages=(
     network-manager python3-dbusmock python3-gi dbus libglib2.0-bin iproute2 util-linux openssl
 )
 
-missing=()
-for package in "${packages[@]}"; do
-    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
-        missing+=("$package")
-    fi
-done
-if ((${#missing[@]})); then
+# Installs the Debian packages named that are not installed yet; other scripts (build-deb.sh)
+# call it for what only they need.
+install_packages() {
+    local missing=() package
+    for package in "$@"; do
+        if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+            missing+=("$package")
+        fi
+    done
+    ((${#missing[@]})) || return 0
     if [[ $(id -u) != 0 ]]; then
         echo "setup: these Debian packages are missing and installing them needs root: ${missing[*]}" >&2
         exit 1
     fi
     echo "setup: installing ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+install_packages "${packages[@]}"
 
 if ! command -v swift >/dev/null 2>&1; then
     for candidate in /opt/swift/usr/bin /usr/share/swift/usr/bin; do
