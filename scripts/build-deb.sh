@@ -6,9 +6,18 @@
 # its unit, printed, at or below "OK". The packages end up in .build/deb/.
 #
 #   scripts/build-deb.sh            build and check
+#   scripts/build-deb.sh --quick    the same, compressing quickly (what scripts/test.sh runs)
 #   scripts/build-deb.sh --no-build check the packages already in .build/deb/
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build=yes
+case ${1-} in
+--no-build) build=no ;;
+--quick) export ACCESSORY_SETUP_QUICK_DEB=1 ;;
+"") ;;
+*) echo "usage: scripts/build-deb.sh [--quick | --no-build]" >&2; exit 64 ;;
+esac
+
 source scripts/setup.sh
 install_packages debhelper dpkg-dev fakeroot lintian devscripts scdoc systemd
 
@@ -22,7 +31,7 @@ fail() {
     failures+=("$1")
 }
 
-if [[ ${1-} != --no-build ]]; then
+if [[ $build == yes ]]; then
     dpkg-checkbuilddeps
     rm -rf "$out"
     mkdir -p "$out"
