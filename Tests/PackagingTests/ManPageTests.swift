@@ -53,6 +53,8 @@ struct ManPageTests {
         let page = try Repository.text("packaging/man/accessory-agent.8.scd")
         #expect(page.contains("/usr/share/doc/accessory-setup/dbus-api.md"))
         #expect(try Repository.text("debian/accessory-setup.docs").contains("docs/dbus-api.md\n"))
+        let rules = try Repository.text("debian/rules")
+        #expect(rules.contains("dh_compress -X.md"), "dbus-api.md would be installed gzipped")
     }
 
     @Test func profilePageExampleIsAValidProfile() async throws {
