@@ -6,7 +6,6 @@ let package = Package(
     products: [
         .library(name: "AccessoryCore", targets: ["AccessoryCore"]),
         .executable(name: "accessoryctl", targets: ["accessoryctl"]),
-        .executable(name: "accessory-agent", targets: ["accessory-agent"]),
     ],
     targets: [
         // Layer 1: the pure-Swift model. Imports Foundation only, never a C library.
@@ -24,7 +23,6 @@ let package = Package(
         // Layer 4: the commands of `accessoryctl`, as a library so tests can run them in-process.
         .target(name: "AccessoryCLI", dependencies: ["AccessoryCore", "NetworkManagerBackend", "BlueZBackend"]),
         .executableTarget(name: "accessoryctl", dependencies: ["AccessoryCLI"]),
-        .executableTarget(name: "accessory-agent"),
 
         .executableTarget(
             name: "accessory-bench",
