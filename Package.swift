@@ -66,6 +66,9 @@ let package = Package(
             name: "BlueZBackendTests",
             dependencies: ["BlueZBackend", "AccessoryCore", "ServiceHarness"]
         ),
+        // What the Debian package installs (`packaging/`, `debian/`): the dispatcher hook, the
+        // D-Bus policy, the polkit actions, the man pages.
+        .testTarget(name: "PackagingTests", dependencies: ["AccessoryCLI", "ServiceHarness"]),
         .testTarget(
             name: "AccessoryAgentTests",
             dependencies: ["BusService", "GLibRuntime", "AccessoryCore", "ServiceHarness"],
