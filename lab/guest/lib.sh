@@ -15,7 +15,7 @@
 STATION=wlan3
 HOME_SSID=HomeNet
 HOME_PASSPHRASE=home-network-pass
-ACCESSORYCTL=/lab/bin/accessoryctl
+ACCESSORYCTL=/usr/bin/accessoryctl
 OUT=${OUT:-/lab/out}
 
 declare -A AP_IFACE=([home]=wlan0 [acc1]=wlan1 [acc2]=wlan2)
@@ -266,33 +266,22 @@ start_improv_accessory() {
 
 stop_improv_accessory() { [[ -f /run/lab/improv.pid ]] && kill "$(cat /run/lab/improv.pid)" 2>/dev/null; rm -f /run/lab/improv.pid; }
 
-# start_agent [KIOSK_JSON]: runs the built accessory-agent on the system bus (a D-Bus policy
-# letting root own its name until the Debian package installs one), with the repository's
-# profiles (or those in $AGENT_PROFILES) and, when given, a kiosk policy; waits until it owns io.accessorysetup. Its log
-# goes to $OUT/logs/agent.log; AGENT_PID is its pid.
+# start_agent [KIOSK_JSON]: the installed agent, with the kiosk policy given (or none) and the
+# profiles of $AGENT_PROFILES added to the administrator's directory, started the way clients
+# start it: by D-Bus activation. AGENT_PID is its pid; its log is the unit's journal.
 start_agent() {
-    mkdir -p /run/lab/agent-state /run/lab/agent-etc
-    cat >/etc/dbus-1/system.d/io.accessorysetup.conf <<'CONF'
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <policy user="root"><allow own="io.accessorysetup"/></policy>
-  <policy context="default"><allow send_destination="io.accessorysetup"/></policy>
-</busconfig>
-CONF
-    busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus ReloadConfig
-    if [[ -n ${1:-} ]]; then printf '%s\n' "$1" >/run/lab/agent-etc/kiosk.json; else rm -f /run/lab/agent-etc/kiosk.json; fi
-    /lab/bin/accessory-agent --state-directory /run/lab/agent-state --profiles "${AGENT_PROFILES:-/lab/profiles}" \
-        --kiosk-policy /run/lab/agent-etc/kiosk.json >>"$OUT/logs/agent.log" 2>&1 &
-    AGENT_PID=$!
-    for _ in $(seq 60); do busctl status io.accessorysetup >/dev/null 2>&1 && return 0; sleep 0.5; done
-    return 1
+    if [[ -n ${1:-} ]]; then printf '%s\n' "$1" >/etc/accessory-setup/kiosk.json; else rm -f /etc/accessory-setup/kiosk.json; fi
+    if [[ -n ${AGENT_PROFILES:-} ]]; then mkdir -p /etc/accessory-setup/profiles && cp "$AGENT_PROFILES"/*.json /etc/accessory-setup/profiles/; fi
+    systemctl stop accessory-setup 2>/dev/null
+    busctl get-property io.accessorysetup /io/accessorysetup io.accessorysetup.Manager1 Version >/dev/null || return 1
+    AGENT_PID=$(systemctl show -p MainPID --value accessory-setup)
+    [[ -n $AGENT_PID && $AGENT_PID != 0 ]]
 }
 
-# stop_agent: SIGTERM, then waits up to 10 s for it to exit; fails if it does not.
+# stop_agent: stops the unit (SIGTERM), fails unless it ends cleanly, and keeps its journal in
+# $OUT/logs/agent.log.
 stop_agent() {
-    [[ -n ${AGENT_PID:-} ]] || return 0
-    kill -TERM "$AGENT_PID" 2>/dev/null
-    for _ in $(seq 20); do kill -0 "$AGENT_PID" 2>/dev/null || { AGENT_PID=; rm -f /etc/dbus-1/system.d/io.accessorysetup.conf; return 0; }; sleep 0.5; done
-    return 1
+    systemctl stop accessory-setup || return 1
+    journalctl -u accessory-setup --no-pager -o short-precise >"$OUT/logs/agent.log" 2>&1
+    [[ $(systemctl show -p Result --value accessory-setup) == success ]]
 }

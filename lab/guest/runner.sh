@@ -49,12 +49,19 @@ CONF
     return 1
 }
 
+# The package under test, installed as a person would; installing must start nothing.
+install_package() {
+    dpkg -i /lab/accessory-setup.deb || return 1
+    systemctl is-active accessory-setup >/run/lab/state-after-install 2>&1
+    return 0
+}
+
 SCENARIO=world
 CASE_LOG=$OUT/logs/world.log
-if setup_world >>"$CASE_LOG" 2>&1; then
+if install_package >>"$CASE_LOG" 2>&1 && setup_world >>"$CASE_LOG" 2>&1; then
     record ready PASS "home network up, station on it"
 else
-    record ready FAIL "the world could not be set up (see logs/world.log)"
+    record ready FAIL "the package could not be installed or the world set up (see logs/world.log)"
     journalctl -b --no-pager >"$OUT/logs/journal.txt" 2>&1
     echo "LAB-SUMMARY passed=0 failed=1"
     touch "$OUT/finished"
@@ -92,8 +99,8 @@ for file in $scenarios; do
     # made ("Accessory …"), NetworkManager checkpoints (which would refuse the next join). Each
     # accessoryctl start costs seconds under TCG, so only when needed.
     [[ $(station_connection) == Accessory* ]] && "$ACCESSORYCTL" leave >>"$CASE_LOG" 2>&1
-    if pkill -TERM -f /lab/bin/accessory-agent; then sleep 1; fi
-    rm -f /etc/dbus-1/system.d/io.accessorysetup.conf
+    systemctl stop accessory-setup 2>/dev/null
+    rm -rf /etc/accessory-setup/kiosk.json /etc/accessory-setup/profiles
     busctl get-property org.freedesktop.NetworkManager /org/freedesktop/NetworkManager \
         org.freedesktop.NetworkManager Checkpoints 2>/dev/null | grep -o '"[^"]*"' | tr -d '"' | while read -r path; do
         busctl call org.freedesktop.NetworkManager /org/freedesktop/NetworkManager \

@@ -1,4 +1,4 @@
-# Through the agent: the kiosk policy picks the WLED accessory for root, `accessoryctl join ID`
+# Through the installed, bus-activated agent: the kiosk policy picks the WLED accessory for root, `accessoryctl join ID`
 # joins its hotspot with the profile's passphrase, the setup page answers, `leave` brings the
 # home network back, and `accessoryctl monitor` saw the session's events in Apple's order.
 check agent_owns_its_name start_agent '{
@@ -26,7 +26,7 @@ expect_match recorded "$id" '^[0-9a-f-]{36}$'
 
 joined=$("$ACCESSORYCTL" join "$id" 2>&1)
 expect_match join_through_agent "$joined" '^Joined WLED-AP on wlan3 through the agent'
-check passphrase_not_printed not grep -q wled1234 <<<"$joined$(cat "$OUT/logs/agent.log")"
+check passphrase_not_printed not grep -q wled1234 <<<"$joined$(journalctl -u accessory-setup --no-pager)"
 expect_match address "$(station_ipv4)" '^192\.168\.4\.'
 expect setup_page "$(setup_page 192.168.4.1)" setup-page-of-wled
 left=$("$ACCESSORYCTL" leave 2>&1)

@@ -113,7 +113,9 @@ report "discovery nmcli rescan loop" ms
 # The agent at rest: resident memory and context switches over a minute, with no session and
 # with one open session (a client holding it open).
 rest() {
-    local pid=$AGENT_PID before after
+    busctl get-property io.accessorysetup /io/accessorysetup io.accessorysetup.Manager1 Version >/dev/null
+    local pid before after
+    pid=$(systemctl show -p MainPID --value accessory-setup)
     before=$(awk '/ctxt_switches/ { n += $2 } END { print n }' "/proc/$pid/status")
     sleep 60
     after=$(awk '/ctxt_switches/ { n += $2 } END { print n }' "/proc/$pid/status")
@@ -138,6 +140,6 @@ report "agent at rest with no session: resident kB" kB
 report "agent at rest with no session: wake-ups per minute" ""
 report "agent at rest with one session: resident kB" kB
 report "agent at rest with one session: wake-ups per minute" ""
-ls -l /lab/bin/accessoryctl /lab/bin/accessory-agent | awk '{ print "binary " $9 ": " $5 " bytes" }' | tee -a "$BENCH"
+ls -l /usr/bin/accessoryctl /usr/libexec/accessory-setup/accessory-agent | awk '{ print "binary " $9 ": " $5 " bytes" }' | tee -a "$BENCH"
 check agent_stopped stop_agent
 nmcli connection delete id bench-ready >/dev/null 2>&1
