@@ -5,12 +5,14 @@ set -euo pipefail
 
 # Debian packages: the Swift toolchain's own runtime needs, then the project's: libnm and
 # GLib to build against; for the tests, NetworkManager itself, python-dbusmock, a D-Bus
-# daemon, gdbus, iproute2 and unshare for the namespaces, and openssl for test certificates.
+# daemon, gdbus, iproute2 and unshare for the namespaces, openssl for test certificates, and
+# tmux to drive the terminal picker.
 packages=(
     binutils gcc git libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libsqlite3-0
     libstdc++-12-dev libxml2-dev libz3-dev pkgconf tzdata zlib1g-dev
     libglib2.0-dev libnm-dev
     network-manager python3-dbusmock python3-gi dbus libglib2.0-bin iproute2 util-linux openssl
+    tmux
 )
 
 missing=()
