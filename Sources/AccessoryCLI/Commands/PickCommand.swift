@@ -90,8 +90,8 @@ enum PickCommand {
         }
     }
 
-    static let noPickerHint = "with no terminal to show the picker on, give --select SSID|ADDRESS, "
-        + "or have the administrator set a kiosk policy for this profile (/etc/accessory-setup/kiosk.json)"
+    static let noPickerHint =
+        "accessoryctl has no terminal to show its picker on: give --select SSID|ADDRESS, or run it on a terminal"
 
     /// Opens the session, shows the picker and reports the events until it is dismissed.
     private static func pick(
