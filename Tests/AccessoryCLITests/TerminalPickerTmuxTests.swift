@@ -130,6 +130,16 @@ final class TmuxPane: @unchecked Sendable {
             """)
     }
 
+    /// The process the pane's shell runs (`accessoryctl`, which `env` became).
+    func commandProcess() throws -> Int32 {
+        let shell = try run(tmux, ["-L", socket, "display-message", "-p", "#{pane_pid}"], environment: Self.utf8)
+        let child = try run("/usr/bin/pgrep", ["-P", shell.trimmingCharacters(in: .whitespacesAndNewlines)])
+        guard let pid = Int32(child.split(separator: "\n").first ?? "") else {
+            throw HarnessError("no process under the pane's shell: '\(child)'")
+        }
+        return pid
+    }
+
     deinit { _ = try? run(tmux, ["-L", socket, "kill-server"], environment: Self.utf8) }
 
     private static func quote(_ text: String) -> String {
@@ -213,6 +223,17 @@ final class TmuxPane: @unchecked Sendable {
         #expect(end.contains("accessoryctl: error: the picker was cancelled"), "\(end)")
         #expect(!end.contains("accessoryAdded"))
         #expect(services.agentLog.contains("the person cancelled the picker"), "\(services.agentLog)")
+        expectTerminalRestored(end)
+    }
+
+    @Test(arguments: [SIGTERM, SIGINT])
+    func aSignalGivesTheTerminalBack(signal: Int32) throws {
+        let services = try PickerServices()
+        let pane = try TmuxPane(["pick", "org.example.plug"], environment: services.environment)
+        try pane.waitFor("1 found", services: services)
+        kill(try pane.commandProcess(), signal)
+        let end = try pane.waitFor("[tty ", services: services)
+        #expect(end.contains("[exit \(128 + signal)]"), "\(end)")
         expectTerminalRestored(end)
     }
 
