@@ -8,13 +8,13 @@ set -euo pipefail
 # daemon, gdbus, iproute2 and unshare for the namespaces, openssl for test certificates, and
 # scdoc for the man pages; for ESP-IDF provisioning, libcrypto to build against, and protoc,
 # Python's protobuf, cryptography and srp for the provisioning device simulator and the test
-# vectors.
+# vectors; tmux to drive the terminal picker.
 packages=(
     binutils gcc git libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libsqlite3-0
     libstdc++-12-dev libxml2-dev libz3-dev pkgconf tzdata zlib1g-dev
     libglib2.0-dev libnm-dev
     network-manager python3-dbusmock python3-gi dbus libglib2.0-bin iproute2 util-linux openssl scdoc
-    libssl-dev protobuf-compiler python3-protobuf python3-cryptography python3-srp python3-venv
+    libssl-dev protobuf-compiler python3-protobuf python3-cryptography python3-srp python3-venv tmux
 )
 
 # Installs the Debian packages named that are not installed yet; other scripts (build-deb.sh)
