@@ -133,7 +133,6 @@ struct MockServicesAgentRecordTests {
         let services = try AgentServices(startAgent: false)
         let record = try #require(try Self.prefill(services, count: 1).first).id.uuidString.lowercased()
         try services.agent.start()
-        let started = ContinuousClock.now
         typealias Opened = (client: AgentClient, session: ClientSession, activated: [String], listed: [String])
         let opened = try await withThrowingTaskGroup(of: Opened.self) { group in
             for _ in 0..<100 {
@@ -164,8 +163,6 @@ struct MockServicesAgentRecordTests {
             }
             try await group.waitForAll()
         }
-        let elapsed = ContinuousClock.now - started
-        #expect(elapsed < .seconds(60), "100 sessions took \(elapsed)")
         #expect(services.agent.isRunning)
     }
 

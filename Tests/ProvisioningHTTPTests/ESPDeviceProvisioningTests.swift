@@ -13,7 +13,7 @@ import Testing
 
     func client(_ device: ESPProvisioningDevice) -> ProvisioningClient {
         ProvisioningClient(transport: HTTPProvisioningTransport(host: "127.0.0.1", port: device.port,
-                                                                timeout: .seconds(10)),
+                                                                timeout: .seconds(60)),
                            crypto: OpenSSLProvisioningCrypto())
     }
 
@@ -30,7 +30,7 @@ import Testing
         try await client.sendCredentials(WiFiCredentials(ssid: Array(ssid.utf8), passphrase: Secret(passphrase)))
         try await client.apply()
         return try await client.waitForConnection(ssid: Array(ssid.utf8), every: .milliseconds(50),
-                                                  timeout: .seconds(10))
+                                                  timeout: .seconds(60))
     }
 
     @Test(arguments: [
@@ -172,7 +172,7 @@ import Testing
         let device = try ESPProvisioningDevice(security: 0, proofOfPossession: nil)
         let port = device.port
         device.stop()
-        let transport = HTTPProvisioningTransport(host: "127.0.0.1", port: port, timeout: .seconds(5))
+        let transport = HTTPProvisioningTransport(host: "127.0.0.1", port: port, timeout: .seconds(30))
         let error = await #expect(throws: ProvisioningError.self) {
             _ = try await transport.send(endpoint: .version, Array("---".utf8))
         }
