@@ -33,11 +33,17 @@ let package = Package(
         .executableTarget(name: "accessory-agent", dependencies: ["AccessoryAgent"]),
         .executableTarget(name: "embed-interfaces", path: "Plugins/EmbedInterfacesTool"),
         .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-interfaces"]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .target(name: "ProvisioningCrypto", dependencies: ["AccessoryCore", "COpenSSL"]),
+        .target(name: "ProvisioningHTTP", dependencies: ["AccessoryCore"]),
 
         // Layer 4: the commands of `accessoryctl`, as a library so tests can run them in-process.
         .target(
             name: "AccessoryCLI",
-            dependencies: ["AccessoryCore", "NetworkManagerBackend", "BlueZBackend", "AccessoryAgent", "BusService", "GLibRuntime"]
+            dependencies: [
+                "AccessoryCore", "NetworkManagerBackend", "BlueZBackend", "AccessoryAgent", "BusService", "GLibRuntime",
+                "ProvisioningCrypto", "ProvisioningHTTP",
+            ]
         ),
         .executableTarget(name: "accessoryctl", dependencies: ["AccessoryCLI"]),
 
@@ -63,7 +69,7 @@ let package = Package(
         // NetworkManager in a network namespace.
         .target(name: "ServiceHarness", path: "Tests/ServiceHarness", exclude: ["templates"]),
 
-        .testTarget(name: "AccessoryCoreTests", dependencies: ["AccessoryCore"]),
+        .testTarget(name: "AccessoryCoreTests", dependencies: ["AccessoryCore"], exclude: ["Fixtures"]),
         .testTarget(name: "GLibRuntimeTests", dependencies: ["GLibRuntime", "CGLib"]),
         .testTarget(
             name: "NetworkManagerBackendTests",
@@ -73,6 +79,9 @@ let package = Package(
             name: "BlueZBackendTests",
             dependencies: ["BlueZBackend", "AccessoryCore", "ServiceHarness"]
         ),
+        // What the Debian package installs (`packaging/`, `debian/`): the dispatcher hook, the
+        // D-Bus policy, the polkit actions, the man pages.
+        .testTarget(name: "PackagingTests", dependencies: ["AccessoryCLI", "ServiceHarness"]),
         .testTarget(
             name: "AccessoryAgentTests",
             dependencies: ["BusService", "GLibRuntime", "AccessoryCore", "ServiceHarness"],
@@ -82,6 +91,15 @@ let package = Package(
             name: "AccessoryPickerTests",
             dependencies: ["AccessoryPicker", "AccessoryCore", "BusService", "GLibRuntime", "ServiceHarness"],
             exclude: ["Reference", "drive_picker.py"]
+        ),
+        .testTarget(
+            name: "ProvisioningCryptoTests",
+            dependencies: ["ProvisioningCrypto", "AccessoryCore"],
+            exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "ProvisioningHTTPTests",
+            dependencies: ["ProvisioningHTTP", "ProvisioningCrypto", "AccessoryCore", "ServiceHarness"]
         ),
         .testTarget(
             name: "AccessoryCLITests",

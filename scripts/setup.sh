@@ -5,33 +5,52 @@ set -euo pipefail
 
 # Debian packages: the Swift toolchain's own runtime needs, then the project's: libnm and
 # GLib to build against; for the tests, NetworkManager itself, python-dbusmock, a D-Bus
-# daemon, gdbus, iproute2 and unshare for the namespaces, and openssl for test certificates;
-# GTK 4 and libadwaita for the graphical picker (SVG product images need librsvg's pixbuf
-# loader), and to test it headless Xvfb, the AT-SPI bus, pyatspi and ImageMagick's import.
+# daemon, gdbus, iproute2 and unshare for the namespaces, openssl for test certificates, and
+# scdoc for the man pages; for ESP-IDF provisioning, libcrypto to build against, and protoc,
+# Python's protobuf, cryptography and srp for the provisioning device simulator and the test
+# vectors; tmux to drive the terminal picker; GTK 4 and libadwaita for the graphical picker
+# (SVG product images need librsvg's pixbuf loader), and to test it headless Xvfb, the AT-SPI
+# bus, pyatspi and ImageMagick's import.
 packages=(
     binutils gcc git libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libsqlite3-0
     libstdc++-12-dev libxml2-dev libz3-dev pkgconf tzdata zlib1g-dev
     libglib2.0-dev libnm-dev
-    network-manager python3-dbusmock python3-gi dbus libglib2.0-bin iproute2 util-linux openssl
+    network-manager python3-dbusmock python3-gi dbus libglib2.0-bin iproute2 util-linux openssl scdoc
+    libssl-dev protobuf-compiler python3-protobuf python3-cryptography python3-srp python3-venv tmux
     libgtk-4-dev libadwaita-1-dev librsvg2-common adwaita-icon-theme fonts-dejavu-core
     xvfb xauth at-spi2-core python3-pyatspi imagemagick
 )
 
-missing=()
-for package in "${packages[@]}"; do
-    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
-        missing+=("$package")
-    fi
-done
-if ((${#missing[@]})); then
+# Installs the Debian packages named that are not installed yet; other scripts (build-deb.sh)
+# call it for what only they need.
+install_packages() {
+    local missing=() package
+    for package in "$@"; do
+        if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+            missing+=("$package")
+        fi
+    done
+    ((${#missing[@]})) || return 0
     if [[ $(id -u) != 0 ]]; then
         echo "setup: these Debian packages are missing and installing them needs root: ${missing[*]}" >&2
         exit 1
     fi
     echo "setup: installing ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+install_packages "${packages[@]}"
+
+# Python peers from PyPI that the tests run against our own code, in a venv of the project's
+# (Debian's python3 refuses pip installs outside one): esp-protocomm, an independent ESP-IDF
+# provisioning client (security 1) that cross-checks the device simulator.
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+peers=$root/.build/python-peers
+if ! "$peers/bin/python3" -c 'import esp_protocomm' >/dev/null 2>&1; then
+    echo "setup: installing esp-protocomm into $peers"
+    mkdir -p "$root/.build"
+    /usr/bin/python3 -m venv "$peers"
+    "$peers/bin/pip" install --quiet --disable-pip-version-check 'esp-protocomm==0.1.0'
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up the machine, builds everything with warnings treated as failures in the project's
-# own code, runs the matching benchmark, the radio lab (lab/run), the fuzzers (fuzz/run), the
+# own code, runs the matching benchmark, builds and checks the Debian package
+# (scripts/build-deb.sh), the radio lab (lab/run), the fuzzers (fuzz/run), the
 # unit and integration tests under the thread and address sanitizers, then every unit and
 # integration test. Each part is timed; the script fails if any part failed.
 set -euo pipefail
@@ -74,6 +75,7 @@ sanitized_tests() {
 part build build
 if ((${#failed[@]})); then exit 1; fi
 part benchmark benchmark
+part package scripts/build-deb.sh --quick
 # The lab prints its own "N passed, N failed"; the unit and integration tests run last so
 # that their runner's summary closes the output.
 part "radio lab" lab/run

@@ -77,11 +77,13 @@ extension Agent {
         joins[joined.device] = ActiveJoin(
             device: joined.device, uid: uid, client: call.sender, sessionPath: host?.path, recordID: record.id,
             ssid: joined.ssid, joinOnce: configuration.joinOnce, endsWithClient: bindToCaller && configuration.joinOnce)
+        madeConnections.append((joined.connectionUUID.lowercased(), joined.connectionID, joined.ssid, record.id))
+        if madeConnections.count > 64 { madeConnections.removeFirst(madeConnections.count - 64) }
         Journal.notice("join: \(joined.ssid) joined on \(joined.device) for record \(record.id)")
         if configuration.lifetimeInDays != nil { schedulePurge() }
         var reply: [(String, DBusValue)] = [
             ("device", .string(joined.device)), ("ssid", .string(joined.ssid.notation)),
-            ("connection", .string(joined.connectionID)),
+            ("connection", .string(joined.connectionID)), ("connectionUUID", .string(joined.connectionUUID)),
         ]
         if let bssid = joined.bssid { reply.append(("bssid", .string(bssid.description))) }
         if let address = joined.ipv4Address { reply.append(("ipv4Address", .string(address))) }
@@ -194,11 +196,17 @@ extension Agent {
             Journal.warning("dispatcher: \(action) of \(uuid) could not be checked: \(error)")
             return
         }
-        guard let profile = configured.first(where: { $0.connectionUUID.lowercased() == uuid.lowercased() }) else {
+        let connection: (id: String, ssid: SSID, recordID: UUID?)
+        if let profile = configured.first(where: { $0.connectionUUID.lowercased() == uuid.lowercased() }) {
+            connection = (profile.connectionID, profile.ssid, profile.recordID)
+        } else if let made = madeConnections.last(where: { $0.uuid == uuid.lowercased() }) {
+            // A join-once profile is deleted as its connection goes down.
+            connection = (made.id, made.ssid, made.recordID)
+        } else {
             return
         }
-        let record = profile.recordID.flatMap { id in records.first { $0.id == id } }
-        Journal.notice("dispatcher: accessory connection '\(profile.connectionID)' \(action)\(record.map { " (record \($0.id))" } ?? "")")
+        let record = connection.recordID.flatMap { id in records.first { $0.id == id } }
+        Journal.notice("dispatcher: accessory connection '\(connection.id)' \(action)\(record.map { " (record \($0.id))" } ?? "")")
         if let record {
             for host in sessions.values where host.owner == record.owner {
                 emitConnectionEvent(record, for: host)
@@ -207,7 +215,7 @@ extension Agent {
         // An accessory connection that went down while the agent still holds the join ended
         // unexpectedly (the accessory switched its hotspot off, say): bring the previous
         // network back now rather than at the restore deadline.
-        if action == "down", let join = joins.values.first(where: { $0.ssid == profile.ssid }) {
+        if action == "down", let join = joins.values.first(where: { $0.ssid == connection.ssid }) {
             await endJoin(join, because: "the accessory connection went down")
         }
     }

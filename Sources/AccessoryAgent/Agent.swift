@@ -26,6 +26,9 @@ public actor Agent {
     var subscribers: [String: UInt32] = [:]
     /// Device → the join on it.
     var joins: [String: ActiveJoin] = [:]
+    /// The connections the agent's joins made, by UUID, so that the dispatcher's `down` for one
+    /// is recognised after its join-once profile is gone. The most recent 64.
+    var madeConnections: [(uuid: String, id: String, ssid: SSID, recordID: UUID)] = []
     /// Calls being answered, for the idle exit.
     var callsInFlight = 0
     var lastActivity = ContinuousClock.now

@@ -23,6 +23,7 @@ public enum AccessoryCtl {
         BLEListCommand.command,
         ImprovIdentifyCommand.command,
         ImprovProvisionCommand.command,
+        ProvisionCommand.command,
         CompletionCommand.command,
     ]
 

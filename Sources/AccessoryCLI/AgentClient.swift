@@ -55,23 +55,28 @@ final class AgentClient: Sendable {
         }
     }
 
+    /// `autoStart: false` asks only an agent that is running (a question whose answer is "no"
+    /// when it is not, such as whether it holds a join).
     func call(
         _ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120),
-        fileDescriptors: [Int32] = []
+        fileDescriptors: [Int32] = [], autoStart: Bool = true
     ) async throws(AgentFailure) -> [DBusValue] {
         do {
             return try await bus.call(
                 destination: AgentConfiguration.busName, path: path, interface: interface, method: method, arguments,
-                timeout: timeout, allowInteractiveAuthorization: true, fileDescriptors: fileDescriptors)
+                timeout: timeout, allowInteractiveAuthorization: true, autoStart: autoStart, fileDescriptors: fileDescriptors)
         } catch {
             throw AgentFailure(error)
         }
     }
 
     func manager(
-        _ method: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120), fileDescriptors: [Int32] = []
+        _ method: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120), fileDescriptors: [Int32] = [],
+        autoStart: Bool = true
     ) async throws(AgentFailure) -> [DBusValue] {
-        try await call(Self.manager, "io.accessorysetup.Manager1", method, arguments, timeout: timeout, fileDescriptors: fileDescriptors)
+        try await call(
+            Self.manager, "io.accessorysetup.Manager1", method, arguments, timeout: timeout, fileDescriptors: fileDescriptors,
+            autoStart: autoStart)
     }
 
     func session(_ path: String, _ method: String, _ arguments: [DBusValue] = []) async throws(AgentFailure) -> [DBusValue] {

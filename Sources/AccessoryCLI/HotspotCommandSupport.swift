@@ -28,31 +28,41 @@ enum HotspotCommand {
     /// The passphrase from `--passphrase-file` or `--passphrase-stdin`, without its final
     /// newline; `nil` when neither was given.
     static func passphrase(_ arguments: ParsedArguments, _ console: Console) throws(UsageError) -> Secret? {
-        let file = arguments.value("passphrase-file")
-        let stdin = arguments.flag("passphrase-stdin")
+        try secret(arguments, option: "passphrase", what: "passphrase", prompt: "Passphrase: ", console)
+    }
+
+    /// A secret from `--OPTION-file` or `--OPTION-stdin`, without its final newline; `nil` when
+    /// neither was given. `what` names it in errors.
+    static func secret(
+        _ arguments: ParsedArguments, option: String, what: String, prompt: String, _ console: Console
+    ) throws(UsageError) -> Secret? {
+        let file = arguments.value("\(option)-file")
+        let stdin = arguments.flag("\(option)-stdin")
         switch (file, stdin) {
         case (nil, false):
             return nil
         case (_?, true):
-            throw UsageError("give --passphrase-file or --passphrase-stdin, not both")
+            throw UsageError("give --\(option)-file or --\(option)-stdin, not both")
         case (let path?, false):
             let data: Data
             do { data = try BoundedInput.read(path: path, limit: BoundedInput.passphraseLimit) } catch {
-                guard case .tooLarge = error else { throw UsageError("cannot read the passphrase file \(path)") }
-                throw UsageError("the passphrase file \(error)")
+                guard case .tooLarge = error else { throw UsageError("cannot read the \(what) file \(path)") }
+                throw UsageError("the \(what) file \(error)")
             }
             guard let text = String(data: data, encoding: .utf8) else {
-                throw UsageError("cannot read the passphrase file \(path): it is not UTF-8 text")
+                throw UsageError("cannot read the \(what) file \(path): it is not UTF-8 text")
             }
             return Secret(chompingNewline(text))
         case (nil, true):
-            return Secret(chompingNewline(try readStandardInput(prompt: "Passphrase: ", console)))
+            return Secret(chompingNewline(try readStandardInput(prompt: prompt, what: what, console)))
         }
     }
 
     /// All of standard input, up to `BoundedInput.passphraseLimit`; on a terminal, one line typed
     /// without echo (the terminal's line discipline bounds it to 4095 bytes).
-    private static func readStandardInput(prompt: String, _ console: Console) throws(UsageError) -> String {
+    private static func readStandardInput(prompt: String, what: String, _ console: Console) throws(UsageError)
+        -> String
+    {
         guard isatty(STDIN_FILENO) == 1 else {
             let data: Data
             do {
@@ -61,7 +71,7 @@ enum HotspotCommand {
                     try BoundedInput.read(.standardInput, name: "standard input", limit: limit)
                 }
             } catch {
-                throw UsageError("the passphrase on \(error)")
+                throw UsageError("the \(what) on \(error)")
             }
             return String(decoding: data, as: UTF8.self)
         }

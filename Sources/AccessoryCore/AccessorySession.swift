@@ -620,7 +620,9 @@ extension AccessorySession {
 // MARK: - Validation against the profile
 
 extension AccessorySession {
-    static func validateName(_ name: String, field: String) throws(AccessorySessionError) {
+    /// Checks a display name as the agent does: not blank, at most `maximumNameLength` bytes, no
+    /// control characters.
+    public static func validateName(_ name: String, field: String) throws(AccessorySessionError) {
         guard !name.allSatisfy(\.isWhitespace) else { throw .invalidRequest(field: field, reason: "must not be empty") }
         guard name.utf8.count <= maximumNameLength else {
             throw .invalidRequest(

@@ -314,11 +314,14 @@ public actor BusConnection {
         g_dbus_connection_send_message(connection.pointer, message, G_DBUS_SEND_MESSAGE_FLAGS_NONE, nil, nil)
     }
 
-    /// Unexports everything and closes the connection; the streams end.
+    /// Unexports everything, sends what is queued, and closes the connection; the streams end.
     public func close() {
         for object in exported.values { unexport(object) }
         if subscription != 0 { g_dbus_connection_signal_unsubscribe(connection.pointer, subscription) }
         subscription = 0
+        // GDBus's worker closes before it writes what is still queued: the last signals
+        // (Invalidated) and calls (Release) would be lost without this flush.
+        _ = g_dbus_connection_flush_sync(connection.pointer, nil, nil)
         GDBusConnection.close(connection)
         calls.finish()
         vanished.finish()

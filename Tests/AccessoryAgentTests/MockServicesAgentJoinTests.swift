@@ -116,4 +116,30 @@ struct MockServicesAgentJoinTests {
         #expect(services.agent.log.contains("ended because its session ended"))
         #expect(services.agent.isRunning)
     }
+
+    /// The dispatcher hook reports each up and down of the agent's connections; a down is
+    /// recognised after its join-once profile is gone, and one the agent still holds brings
+    /// the home network back at once.
+    @Test func theDispatchersReportsOfTheAgentsConnectionsAreRecorded() async throws {
+        let client = try await services.client()
+        let (_, id) = try await pickWLED(client)
+        let joined = try #require(try await client.manager("JoinAccessory", [.string(id), .vardict([])]).first)
+        let uuid = try #require(joined["connectionUUID"]?.string)
+        try await client.manager("ReportConnection", [.string("up"), .vardict([("uuid", .string(uuid))])])
+        #expect(services.agent.log.contains("dispatcher: accessory connection 'Accessory WLED-AP' up (record"))
+
+        try await client.manager("Leave", [.vardict([])])
+        try await expectBackHome("after Leave")
+        try await client.manager("ReportConnection", [.string("down"), .vardict([("uuid", .string(uuid))])])
+        #expect(services.agent.log.contains("dispatcher: accessory connection 'Accessory WLED-AP' down (record"),
+                "a down after the join-once profile was deleted is still the agent's: \(services.agent.log)")
+
+        // A down the agent did not cause: the accessory went away while joined.
+        let again = try #require(try await client.manager("JoinAccessory", [.string(id), .vardict([])]).first)
+        let second = try #require(again["connectionUUID"]?.string)
+        try await client.manager("ReportConnection", [.string("down"), .vardict([("uuid", .string(second))])])
+        try await expectBackHome("after the accessory connection went down unexpectedly")
+        #expect(services.agent.log.contains("ended because the accessory connection went down"))
+        await client.close()
+    }
 }

@@ -203,7 +203,7 @@ struct MockServicesAgentPickerTests {
 
         // The session is gone from the bus, nothing was recorded, and the agent serves on.
         do {
-            try await front.bus.call(
+            _ = try await front.bus.call(
                 destination: AgentProcess.busName, path: session.path, interface: "io.accessorysetup.Session1",
                 method: "Activate", timeout: .seconds(10))
             Issue.record("the vanished client's session still answers")

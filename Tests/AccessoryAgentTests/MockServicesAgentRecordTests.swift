@@ -133,7 +133,6 @@ struct MockServicesAgentRecordTests {
         let services = try AgentServices(startAgent: false)
         let record = try #require(try Self.prefill(services, count: 1).first).id.uuidString.lowercased()
         try services.agent.start()
-        let started = ContinuousClock.now
         typealias Opened = (client: AgentClient, session: ClientSession, activated: [String], listed: [String])
         let opened = try await withThrowingTaskGroup(of: Opened.self) { group in
             for _ in 0..<100 {
@@ -164,9 +163,28 @@ struct MockServicesAgentRecordTests {
             }
             try await group.waitForAll()
         }
-        let elapsed = ContinuousClock.now - started
-        #expect(elapsed < .seconds(60), "100 sessions took \(elapsed)")
         #expect(services.agent.isRunning)
+    }
+
+    @Test func everySessionHearsInvalidatedWhenTheAgentStops() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        var sessions: [ClientSession] = []
+        for _ in 0..<40 {
+            let session = try await client.openSession("org.example.plug")
+            _ = try await session.activate()
+            sessions.append(session)
+        }
+        #expect(try services.agent.terminate() == .exited(0))
+        for session in sessions {
+            let signals = try await session.signals.wait(for: "Invalidated", timeout: .seconds(10)) {
+                $0.contains { $0.member == "Invalidated" }
+            }
+            #expect(signals.last?.arguments.first?["name"]?.string == "io.accessorysetup.Error.Invalidated")
+        }
+        let logged = services.agent.log.components(separatedBy: "invalidated io.accessorysetup.Error.Invalidated")
+        #expect(logged.count - 1 == sessions.count)
+        await client.close()
     }
 }
 

@@ -24,6 +24,7 @@ import Testing
         (["list", "--help"], "list.txt"),
         (["authorize", "--help"], "authorize.txt"),
         (["monitor", "--help"], "monitor.txt"),
+        (["provision", "--help"], "provision.txt"),
     ]
 
     @Test(arguments: cases)

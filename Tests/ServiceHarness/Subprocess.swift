@@ -10,7 +10,7 @@ public struct HarnessError: Error, CustomStringConvertible {
 /// Runs a program to completion and returns its standard output; throws with its standard
 /// error when it exits non-zero.
 @discardableResult
-public func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 30) throws -> String {
+public func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 120) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments

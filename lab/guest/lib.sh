@@ -15,7 +15,7 @@
 STATION=wlan3
 HOME_SSID=HomeNet
 HOME_PASSPHRASE=home-network-pass
-ACCESSORYCTL=/lab/bin/accessoryctl
+ACCESSORYCTL=/usr/bin/accessoryctl
 OUT=${OUT:-/lab/out}
 
 declare -A AP_IFACE=([home]=wlan0 [acc1]=wlan1 [acc2]=wlan2)
@@ -265,3 +265,23 @@ start_improv_accessory() {
 }
 
 stop_improv_accessory() { [[ -f /run/lab/improv.pid ]] && kill "$(cat /run/lab/improv.pid)" 2>/dev/null; rm -f /run/lab/improv.pid; }
+
+# start_agent [KIOSK_JSON]: the installed agent, with the kiosk policy given (or none) and the
+# profiles of $AGENT_PROFILES added to the administrator's directory, started the way clients
+# start it: by D-Bus activation. AGENT_PID is its pid; its log is the unit's journal.
+start_agent() {
+    if [[ -n ${1:-} ]]; then printf '%s\n' "$1" >/etc/accessory-setup/kiosk.json; else rm -f /etc/accessory-setup/kiosk.json; fi
+    if [[ -n ${AGENT_PROFILES:-} ]]; then mkdir -p /etc/accessory-setup/profiles && cp "$AGENT_PROFILES"/*.json /etc/accessory-setup/profiles/; fi
+    systemctl stop accessory-setup 2>/dev/null
+    busctl get-property io.accessorysetup /io/accessorysetup io.accessorysetup.Manager1 Version >/dev/null || return 1
+    AGENT_PID=$(systemctl show -p MainPID --value accessory-setup)
+    [[ -n $AGENT_PID && $AGENT_PID != 0 ]]
+}
+
+# stop_agent: stops the unit (SIGTERM), fails unless it ends cleanly, and keeps its journal in
+# $OUT/logs/agent.log.
+stop_agent() {
+    systemctl stop accessory-setup || return 1
+    journalctl -u accessory-setup --no-pager -o short-precise >"$OUT/logs/agent.log" 2>&1
+    [[ $(systemctl show -p Result --value accessory-setup) == success ]]
+}

@@ -49,12 +49,19 @@ CONF
     return 1
 }
 
+# The package under test, installed as a person would; installing must start nothing.
+install_package() {
+    dpkg -i /lab/accessory-setup.deb || return 1
+    systemctl is-active accessory-setup >/run/lab/state-after-install 2>&1
+    return 0
+}
+
 SCENARIO=world
 CASE_LOG=$OUT/logs/world.log
-if setup_world >>"$CASE_LOG" 2>&1; then
+if install_package >>"$CASE_LOG" 2>&1 && setup_world >>"$CASE_LOG" 2>&1; then
     record ready PASS "home network up, station on it"
 else
-    record ready FAIL "the world could not be set up (see logs/world.log)"
+    record ready FAIL "the package could not be installed or the world set up (see logs/world.log)"
     journalctl -b --no-pager >"$OUT/logs/journal.txt" 2>&1
     echo "LAB-SUMMARY passed=0 failed=1"
     touch "$OUT/finished"
@@ -77,18 +84,23 @@ for file in $scenarios; do
         wait_home 20
     fi
     cursor=$(journalctl -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p')
-    timeout 300 bash -c "source /lab/guest/lib.sh; set -u; source '$file'" >>"$CASE_LOG" 2>&1
+    # The benchmark (9x) measures for minutes; the others get 300 s.
+    limit=300
+    [[ $SCENARIO == 9* ]] && limit=900
+    timeout "$limit" bash -c "source /lab/guest/lib.sh; set -u; source '$file'" >>"$CASE_LOG" 2>&1
     status=$?
     if (($(results "" "$SCENARIO") == 0)); then
         record "(scenario)" FAIL "the scenario recorded no check"
     fi
     if ((status != 0)); then
-        record "(scenario)" FAIL "the scenario exited $status (124: it ran over 300 s)"
+        record "(scenario)" FAIL "the scenario exited $status (124: it ran over $limit s)"
     fi
     # Whatever the scenario left: an accessory join, its access points, profiles accessoryctl
     # made ("Accessory …"), NetworkManager checkpoints (which would refuse the next join). Each
     # accessoryctl start costs seconds under TCG, so only when needed.
     [[ $(station_connection) == Accessory* ]] && "$ACCESSORYCTL" leave >>"$CASE_LOG" 2>&1
+    systemctl stop accessory-setup 2>/dev/null
+    rm -rf /etc/accessory-setup/kiosk.json /etc/accessory-setup/profiles
     busctl get-property org.freedesktop.NetworkManager /org/freedesktop/NetworkManager \
         org.freedesktop.NetworkManager Checkpoints 2>/dev/null | grep -o '"[^"]*"' | tr -d '"' | while read -r path; do
         busctl call org.freedesktop.NetworkManager /org/freedesktop/NetworkManager \

@@ -52,7 +52,9 @@ enum LeaveCommand {
         let options = DBusValue.vardict(arguments.value("device").map { [("device", .string($0))] } ?? [])
         let left: [String: DBusValue]
         do {
-            left = try await client.manager("Leave", [options]).first?.members ?? [:]
+            // An agent that is not running holds no join, and starting it only to ask would set it
+            // cleaning up after the very join this command is about to leave.
+            left = try await client.manager("Leave", [options], autoStart: false).first?.members ?? [:]
         } catch {
             if error.isNotRunning {
                 console.error("\(AccessoryCtl.name): the agent is not running; leaving directly.")

@@ -12,16 +12,21 @@ enum PickCommand {
         discussion: """
             Opens a session with the agent over the installed profile PROFILE and shows the
             picker for the profile's items: the agent discovers over Wi-Fi and Bluetooth LE and
-            only matching accessories reach the picker. With --select, this command is the
-            picker (a picker agent for its own session, as 'pkttyagent --process' is) and
-            chooses the accessory whose SSID or Bluetooth address is the one given; without it,
-            the kiosk policy of /etc/accessory-setup/kiosk.json picks, or a picker agent of your
-            desktop session. The events are printed as they come, in Apple's order; the
-            accessory added is printed last. polkit (io.accessorysetup.authorize) decides
-            whether the pick may be recorded; a refusal exits 77.
+            only matching accessories reach the picker. On a terminal, this command is the
+            picker (a picker agent for its own session, as 'pkttyagent --process' is): a live
+            list of the matching accessories with their signal; arrow keys or an accessory's
+            number choose, Enter sets it up (asking for a new name and a passphrase where the
+            profile offers them), Esc or Ctrl-C cancels. With --select it chooses the accessory
+            whose SSID or Bluetooth address is the one given, without asking. With --no-picker,
+            or without a terminal, the kiosk policy of /etc/accessory-setup/kiosk.json picks, or
+            a picker agent of your desktop session. The events are printed in Apple's order once
+            the picker is closed; the accessory added is printed last. polkit
+            (io.accessorysetup.authorize) decides whether the pick may be recorded; a refusal
+            exits 77. NO_COLOR turns the picker's colours off.
             """,
         options: [
             .value("select", "SSID|ADDRESS", help: "Choose the accessory with this SSID or Bluetooth address"),
+            .flag("no-picker", help: "Leave the choice to the kiosk policy or a desktop picker"),
             .number("timeout", "SECONDS", NumberRange(1...3600, "seconds"), help: "Give up discovering after this (default 30)"),
             .value("profile-file", "FILE", help: "Use this profile file instead of an installed one (polkit decides)"),
             .flag("json", help: "Print the accessory added as JSON"),
@@ -30,7 +35,8 @@ enum PickCommand {
         examples: [
             "\(AccessoryCtl.name) pick ge.wled.softap --select WLED-AP",
             "\(AccessoryCtl.name) pick --profile-file ./my-plug.json --select PLUG-1F2E   # a vendor's own profile",
-            "\(AccessoryCtl.name) pick ge.wled.softap          # the kiosk policy picks",
+            "\(AccessoryCtl.name) pick ge.wled.softap          # on a terminal: choose from the list",
+            "\(AccessoryCtl.name) pick ge.wled.softap --no-picker   # the kiosk policy picks",
         ],
         run: run)
 
@@ -38,6 +44,9 @@ enum PickCommand {
         let file = arguments.value("profile-file")
         guard (arguments.positionals.first == nil) != (file == nil) else {
             return RecordCommands.usage("give an installed profile's id or --profile-file, one of them", console)
+        }
+        guard arguments.value("select") == nil || !arguments.flag("no-picker") else {
+            return RecordCommands.usage("give --select or --no-picker, not both", console)
         }
         var descriptor: Int32 = -1
         if let file {
@@ -50,44 +59,82 @@ enum PickCommand {
         defer { if descriptor >= 0 { close(descriptor) } }
         return await AgentCommand.run(console) { client throws(AgentFailure) in
             let events = await client.signals(interface: "io.accessorysetup.Session1")
+            let select = arguments.value("select")
             var picker: SelectingPicker?
-            if let select = arguments.value("select") {
+            var terminal: TerminalPicker?
+            if let select {
                 picker = try await SelectingPicker.register(on: client, selecting: select, console: console)
+            } else if !arguments.flag("no-picker") && console.isTerminal && TerminalPicker.canShow {
+                terminal = try await TerminalPicker.register(on: client)
             }
             defer { picker?.stop() }
-            let session: String
-            if let profile = arguments.positionals.first {
-                session = try await client.manager("OpenSession", [.string(profile), .vardict([])]).first?.string ?? ""
-            } else {
-                session = try await client.manager(
-                    "OpenSessionWithProfile", [.handle(0), .vardict([])], fileDescriptors: [descriptor]).first?.string ?? ""
+            // While the terminal picker holds the screen, what is printed waits for it to close.
+            var held: [() -> Void] = []
+            func output(_ write: @escaping () -> Void) {
+                if terminal == nil { write() } else { held.append(write) }
             }
-            _ = try await client.session(session, "Activate")
-            let items = try await client.sessionProperty(session, "Items")
-            var settings: [(String, DBusValue)] = []
-            if let timeout = arguments.integer("timeout") { settings.append(("discoveryTimeout", .uint32(UInt32(timeout)))) }
-            _ = try await client.session(session, "ShowPicker", [items, .vardict(settings)])
-
-            var added: DBusValue?
-            for await signal in events where signal.path == session {
-                let type = AccessoryEventType.allCases.first { $0.signalName == signal.member } ?? .unknown
-                let accessory = [.accessoryAdded, .accessoryChanged, .accessoryRemoved].contains(type) ? signal.arguments.first : nil
-                let error = type == .pickerDidDismiss || type == .pickerSetupFailed ? AgentCommand.errorMessage(signal.arguments.first) : nil
-                if type == .accessoryAdded { added = accessory }
-                if !arguments.flag("json") {
-                    let detail: TerminalText = accessory.map { " \(AgentCommand.describe($0))" } ?? error.map { " \($0.name)" } ?? ""
-                    console.print("\(type.name)\(detail)")
+            let result: Result<ExitCode, AgentFailure>
+            do throws(AgentFailure) {
+                result = .success(try await pick(client, events, arguments, descriptor, console, output))
+            } catch {
+                var error = error
+                let restricted = error.name == AccessorySessionError.Code.pickerRestricted.dbusName
+                if restricted && select == nil && terminal == nil {
+                    error = AgentFailure(name: error.name, message: error.message + "; " + Self.noPickerHint)
                 }
-                guard type == .pickerDidDismiss || type == .invalidated else { continue }
-                _ = try? await client.session(session, "Invalidate")
-                if let error {
-                    throw AgentFailure(name: error.name, message: error.message)
-                }
-                if let added, arguments.flag("json") { console.printJSON(added.jsonValue) }
-                return added == nil ? .failure : .success
+                result = .failure(error)
             }
-            throw AgentFailure(name: nil, message: "the agent left the bus before the picker ended")
+            await terminal?.close()
+            held.forEach { $0() }
+            return try result.get()
         }
+    }
+
+    static let noPickerHint =
+        "accessoryctl has no terminal to show its picker on: give --select SSID|ADDRESS, or run it on a terminal"
+
+    /// Opens the session, shows the picker and reports the events until it is dismissed.
+    private static func pick(
+        _ client: AgentClient, _ events: AsyncStream<BusSignal>, _ arguments: ParsedArguments, _ descriptor: Int32,
+        _ console: Console, _ output: (@escaping () -> Void) -> Void
+    ) async throws(AgentFailure) -> ExitCode {
+        let session: String
+        if let profile = arguments.positionals.first {
+            session = try await client.manager("OpenSession", [.string(profile), .vardict([])]).first?.string ?? ""
+        } else {
+            session = try await client.manager(
+                "OpenSessionWithProfile", [.handle(0), .vardict([])], fileDescriptors: [descriptor]).first?.string ?? ""
+        }
+        _ = try await client.session(session, "Activate")
+        let items = try await client.sessionProperty(session, "Items")
+        var settings: [(String, DBusValue)] = []
+        if let timeout = arguments.integer("timeout") {
+            settings.append(("discoveryTimeout", .uint32(UInt32(timeout))))
+        }
+        _ = try await client.session(session, "ShowPicker", [items, .vardict(settings)])
+
+        var added: DBusValue?
+        for await signal in events where signal.path == session {
+            let type = AccessoryEventType.allCases.first { $0.signalName == signal.member } ?? .unknown
+            let carriesAccessory = [.accessoryAdded, .accessoryChanged, .accessoryRemoved].contains(type)
+            let accessory = carriesAccessory ? signal.arguments.first : nil
+            let carriesError = type == .pickerDidDismiss || type == .pickerSetupFailed
+            let error = carriesError ? AgentCommand.errorMessage(signal.arguments.first) : nil
+            if type == .accessoryAdded { added = accessory }
+            if !arguments.flag("json") {
+                let detail: TerminalText =
+                    accessory.map { " \(AgentCommand.describe($0))" } ?? error.map { " \($0.name)" } ?? ""
+                output { console.print("\(type.name)\(detail)") }
+            }
+            guard type == .pickerDidDismiss || type == .invalidated else { continue }
+            _ = try? await client.session(session, "Invalidate")
+            if let error {
+                throw AgentFailure(name: error.name, message: error.message)
+            }
+            if let added, arguments.flag("json") { output { console.printJSON(added.jsonValue) } }
+            return added == nil ? .failure : .success
+        }
+        throw AgentFailure(name: nil, message: "the agent left the bus before the picker ended")
     }
 }
 
@@ -155,7 +202,6 @@ final class SelectingPicker: Sendable {
     private let client: AgentClient
     private let object: ExportedObject
     private let task: Task<Void, Never>
-    static let path = "/io/accessorysetup/picker/\(getpid())"
 
     private init(client: AgentClient, object: ExportedObject, task: Task<Void, Never>) {
         self.client = client
@@ -164,15 +210,7 @@ final class SelectingPicker: Sendable {
     }
 
     static func register(on client: AgentClient, selecting select: String, console: Console) async throws(AgentFailure) -> SelectingPicker {
-        let object: ExportedObject
-        do {
-            object = try ExportedObject(
-                path: path, interface: "io.accessorysetup.PickerAgent1",
-                xml: AgentConfiguration.interfaceXML("io.accessorysetup.PickerAgent1") ?? "")
-            try await client.bus.export(object)
-        } catch {
-            throw AgentFailure(name: nil, message: "cannot offer the picker on the bus: \(error)")
-        }
+        let object = try await PickerAgentObject.export(on: client)
         let wanted = select.lowercased()
         let task = Task {
             var entries: [UInt32: [String: DBusValue]] = [:]
@@ -213,7 +251,7 @@ final class SelectingPicker: Sendable {
             }
         }
         do {
-            _ = try await client.manager("RegisterPickerAgent", [.objectPath(path), .vardict([])])
+            _ = try await client.manager("RegisterPickerAgent", [.objectPath(PickerAgentObject.path), .vardict([])])
         } catch {
             task.cancel()
             throw error

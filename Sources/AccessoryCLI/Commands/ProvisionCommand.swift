@@ -1,0 +1,196 @@
+import AccessoryCore
+import ProvisioningCrypto
+import ProvisioningHTTP
+
+/// `accessoryctl provision`: gives an ESP-IDF device the home network over its SoftAP, with
+/// ESP-IDF's unified provisioning (protocomm security 0, 1 or 2).
+enum ProvisionCommand {
+    static let command = Command(
+        path: ["provision"],
+        summary: "Give an ESP-IDF device the home network over its setup hotspot",
+        discussion: """
+            Speaks ESP-IDF's unified provisioning over HTTP to a device whose setup hotspot this
+            machine has joined (see 'join'): reads its version and security scheme, opens a
+            session (security 0; 1 with X25519 and the proof of possession; 2 with SRP-6a),
+            lets the device scan, sends it the SSID and passphrase of the network it should
+            join, and waits for its verdict: connected, a wrong passphrase, or a network it
+            cannot find. The proof of possession and the passphrase come from files or standard
+            input and are never printed.
+            """,
+        options: [
+            .value("address", "HOST[:PORT]", help: "The device (default: 192.168.4.1:80, its SoftAP address)"),
+            .number("security", "0|1|2", NumberRange(0...2, "scheme"),
+                    help: "The security scheme to insist on (default: the one the device announces)"),
+            .value("pop-file", "FILE", help: "Read the proof of possession from FILE (one line)"),
+            .flag("pop-stdin", help: "Read the proof of possession from standard input"),
+            .value("username", "NAME", help: "The security 2 username (default: wifiprov)"),
+            .value("ssid", "SSID", help: "The network the device should join", required: true),
+            .value("passphrase-file", "FILE", help: "Read the network's passphrase from FILE (one line)"),
+            .flag("passphrase-stdin", help: "Read the network's passphrase from standard input"),
+            .flag("open", help: "The network is open: send no passphrase"),
+            .number("timeout", "SECONDS", NumberRange(lowerBound: 1, upperBound: 600, isFractional: true,
+                                                      unit: "seconds"),
+                    help: "How long the device may take to join (default: 60)"),
+            .flag("json", help: "Print the result as JSON"),
+        ],
+        examples: [
+            "\(AccessoryCtl.name) provision --security 2 --pop-file /root/plug.pop --ssid HomeNet "
+                + "--passphrase-file /root/home.pass",
+            "\(AccessoryCtl.name) provision --address 192.168.4.1:80 --pop-file /root/plug.pop --ssid HomeNet "
+                + "--passphrase-stdin --json",
+        ],
+        run: run)
+
+    private struct Request {
+        var host: String
+        var port: Int
+        var security: Int?
+        var proofOfPossession: Secret?
+        var username: String
+        var credentials: WiFiCredentials
+        var timeout: Duration
+    }
+
+    /// What `--json` prints.
+    struct Report: Encodable {
+        var address: String
+        var version: String?
+        var security: Int?
+        var ssid: String
+        /// `connected`, `failed` (the device's verdict), or `error`.
+        var state: String
+        var reason: String?
+        var ipv4Address: String?
+        var error: String?
+    }
+
+    private static func parse(_ arguments: ParsedArguments, _ console: Console) throws(UsageError) -> Request {
+        let address = arguments.value("address") ?? "\(HTTPProvisioningTransport.defaultHost)"
+        guard let (host, port) = HTTPProvisioningTransport.parseAddress(address) else {
+            throw UsageError("--address: '\(address)' is not HOST[:PORT]")
+        }
+        let ssid: SSID
+        do { ssid = try SSID(notation: arguments.value("ssid")!) } catch { throw UsageError("--ssid: \(error)") }
+        if arguments.flag("pop-stdin") && arguments.flag("passphrase-stdin") {
+            throw UsageError("only one of --pop-stdin and --passphrase-stdin can read standard input")
+        }
+        let pop = try HotspotCommand.secret(arguments, option: "pop", what: "proof of possession",
+                                            prompt: "Proof of possession: ", console)
+        let passphrase = try HotspotCommand.passphrase(arguments, console)
+        if arguments.flag("open") && passphrase != nil {
+            throw UsageError("--open takes no passphrase")
+        }
+        guard passphrase != nil || arguments.flag("open") else {
+            throw UsageError("give the network's passphrase with --passphrase-file or --passphrase-stdin "
+                + "(or --open for an open network)")
+        }
+        let security = arguments.integer("security")
+        if security == 0 && pop != nil { throw UsageError("security 0 takes no proof of possession") }
+        if security == 2 && pop == nil {
+            throw UsageError("security 2 needs the proof of possession: give --pop-file or --pop-stdin")
+        }
+        return Request(host: host, port: port, security: security, proofOfPossession: pop,
+                       username: arguments.value("username") ?? ProvisioningSecurity.defaultUsername,
+                       credentials: WiFiCredentials(ssid: ssid.bytes, passphrase: passphrase ?? Secret("")),
+                       timeout: arguments.seconds("timeout") ?? .seconds(60))
+    }
+
+    private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
+        let request: Request
+        do {
+            request = try parse(arguments, console)
+            try request.credentials.validate()
+        } catch let error as UsageError {
+            console.error("\(AccessoryCtl.name): error: \(error.message)")
+            return .usage
+        } catch {
+            console.error("\(AccessoryCtl.name): error: \(error)")
+            return .usage
+        }
+        let json = arguments.flag("json")
+        let ssid = (try? SSID(bytes: request.credentials.ssid))?.escaped ?? "?"
+        let host = request.host.contains(":") ? "[\(request.host)]" : request.host
+        let address = "\(host):\(request.port)"
+        var report = Report(address: address, ssid: ssid, state: "error")
+        do throws(ProvisioningError) {
+            let connection = try await provision(request, address: address, ssid: ssid, report: &report, console)
+            report.state = "connected"
+            report.ipv4Address = connection.ipv4Address
+            if json {
+                console.printJSON(report)
+            } else {
+                let details = "address \(connection.ipv4Address), \(connection.authMode), channel \(connection.channel)"
+                console.print("The device joined '\(ssid)' (\(details)).")
+            }
+            return .success
+        } catch {
+            if case .connectionFailed(_, let reason) = error {
+                report.state = "failed"
+                report.reason = reason == .authError ? "authError" : reason == .networkNotFound ? "networkNotFound"
+                    : "\(reason.rawValue)"
+            }
+            report.error = error.description
+            console.error("\(AccessoryCtl.name): error: \(error)")
+            if json { console.printJSON(report) }
+            return .failure
+        }
+    }
+
+    private static func provision(
+        _ request: Request, address: String, ssid: String, report: inout Report, _ console: Console
+    ) async throws(ProvisioningError) -> WiFiConnection {
+        let transport = HTTPProvisioningTransport(host: request.host, port: request.port)
+        let client = ProvisioningClient(transport: transport, crypto: OpenSSLProvisioningCrypto())
+        console.error("Asking \(address) for its provisioning version…")
+        let version = try await client.version()
+        report.version = version.version
+        let scheme = request.security ?? version.impliedScheme
+        report.security = scheme
+        let patch = version.impliedScheme == 2 ? " (patch \(version.securityPatchVersion))" : ""
+        let capabilities = version.capabilities.isEmpty ? "none" : version.capabilities.joined(separator: ", ")
+        let announced = version.securityScheme.map { "security \($0)\(patch)" }
+            ?? "no security scheme announced (\(version.impliedScheme) by its capabilities)"
+        console.error("The device speaks \(version.version), \(announced); capabilities: \(capabilities).")
+        let security: ProvisioningSecurity
+        switch scheme {
+        case 0: security = .sec0
+        case 1: security = .sec1(proofOfPossession: request.proofOfPossession)
+        case 2:
+            guard let pop = request.proofOfPossession else { throw .proofOfPossessionRequired }
+            security = .sec2(username: request.username, proofOfPossession: pop)
+        default: throw .unsupportedSecurity(scheme)
+        }
+        if scheme == 0 {
+            if request.proofOfPossession != nil {
+                console.error("Security 0 takes no proof of possession; it is not sent.")
+            }
+            console.error("Warning: security 0 sends the passphrase unencrypted; anyone on the hotspot can read it.")
+        }
+        console.error(scheme == 2 ? "Opening a security 2 session as '\(request.username)'…"
+            : "Opening a security \(scheme) session…")
+        try await client.establishSession(security, version: version)
+        console.error("Session established.")
+        if version.capabilities.contains("wifi_scan") {
+            console.error("Asking the device to scan…")
+            let networks = try await client.scan()
+            if let seen = networks.filter({ $0.ssid == request.credentials.ssid }).max(by: { $0.rssi < $1.rssi }) {
+                let signal = "\(seen.rssi) dBm on channel \(seen.channel)"
+                console.error("The device sees \(networks.count) networks; '\(ssid)' at \(signal).")
+            } else {
+                let count = networks.count
+                console.error("The device sees \(count) networks, not '\(ssid)'; sending it anyway (it may be hidden).")
+            }
+        }
+        console.error("Sending the credentials for '\(ssid)'…")
+        try await client.sendCredentials(request.credentials)
+        try await client.apply()
+        console.error("The device is joining '\(ssid)'…")
+        return try await client.waitForConnection(
+            ssid: request.credentials.ssid, every: .seconds(1), timeout: request.timeout
+        ) { state in
+            if case .connecting(let remaining?) = state {
+                console.error("Still joining; \(remaining) attempts left.")
+            }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import AccessoryCLI
+import Foundation
+import ServiceHarness
+import Testing
+
+/// `accessoryctl provision`, the built binary against the ESP32-style device simulator.
+@Suite(.serialized) struct ProvisionCommandTests {
+    static let pop = "abcd1234"
+    static let home = "home-passphrase"
+
+    func provision(_ device: ESPProvisioningDevice, _ arguments: [String], input: String? = nil) throws -> Run {
+        try accessoryctlProcess(["provision", "--address", "127.0.0.1:\(device.port)"] + arguments, input: input,
+                                deadline: .seconds(60))
+    }
+
+    @Test func security2WithFilesEndsWithTheDevicesVerdict() throws {
+        let device = try ESPProvisioningDevice(security: 2, proofOfPossession: Self.pop)
+        let run = try provision(device, [
+            "--security", "2", "--pop-file", try device.writeFile("pop", Self.pop), "--ssid", "HomeNet",
+            "--passphrase-file", try device.writeFile("pass", Self.home),
+        ])
+        #expect(run.code == .success, "\(run.err)")
+        #expect(run.out == "The device joined 'HomeNet' (address 192.168.1.42, wpa2-psk, channel 6).\n")
+        for step in ["security 2 (patch 1)", "Opening a security 2 session as 'wifiprov'", "Session established.",
+                     "The device sees 6 networks; 'HomeNet' at -48 dBm", "Sending the credentials for 'HomeNet'",
+                     "The device is joining 'HomeNet'"] {
+            #expect(run.err.contains(step), "\(step) is missing from:\n\(run.err)")
+        }
+        #expect(!(run.out + run.err).contains(Self.pop) && !(run.out + run.err).contains(Self.home))
+    }
+
+    @Test func security1ReadsThePassphraseFromStandardInputAndPrintsJSON() throws {
+        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
+        let run = try provision(device, [
+            "--pop-file", try device.writeFile("pop", Self.pop), "--ssid", "HomeNet", "--passphrase-stdin", "--json",
+        ], input: Self.home + "\n")
+        #expect(run.code == .success, "\(run.err)")
+        let report = try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any]
+        #expect(report?["state"] as? String == "connected")
+        #expect(report?["security"] as? Int == 1)
+        #expect(report?["ipv4Address"] as? String == "192.168.1.42")
+        #expect(report?["address"] as? String == "127.0.0.1:\(device.port)")
+    }
+
+    @Test func security0WarnsThatThePassphraseTravelsInTheClear() throws {
+        let device = try ESPProvisioningDevice(security: 0, proofOfPossession: nil)
+        let passphrase = try device.writeFile("pass", Self.home)
+        let run = try provision(device, ["--ssid", "HomeNet", "--passphrase-file", passphrase])
+        #expect(run.code == .success, "\(run.err)")
+        #expect(run.err.contains("Warning: security 0 sends the passphrase unencrypted"), "\(run.err)")
+    }
+
+    @Test func aWrongProofOfPossessionFailsNamingIt() throws {
+        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
+        let run = try provision(device, [
+            "--pop-stdin", "--ssid", "HomeNet", "--passphrase-file", try device.writeFile("pass", Self.home),
+        ], input: "wrong-pop\n")
+        #expect(run.code == .failure)
+        #expect(run.err.contains("error: the device refused the proof of possession"), "\(run.err)")
+        #expect(!run.err.contains("wrong-pop"))
+    }
+
+    @Test func aWrongHomePassphraseIsTheDevicesAuthenticationError() throws {
+        let device = try ESPProvisioningDevice(security: 2, proofOfPossession: Self.pop)
+        let run = try provision(device, [
+            "--pop-file", try device.writeFile("pop", Self.pop), "--ssid", "HomeNet",
+            "--passphrase-file", try device.writeFile("pass", "not-the-passphrase"), "--json",
+        ])
+        #expect(run.code == .failure)
+        #expect(run.err.contains("could not join 'HomeNet': the passphrase is wrong"), "\(run.err)")
+        let report = try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any]
+        #expect(report?["state"] as? String == "failed")
+        #expect(report?["reason"] as? String == "authError")
+        #expect(!run.out.contains("not-the-passphrase") && !run.err.contains("not-the-passphrase"))
+    }
+
+    @Test(arguments: [
+        (["--ssid", "HomeNet", "--passphrase-stdin", "--pop-stdin"], "only one of --pop-stdin and --passphrase-stdin"),
+        (["--ssid", "HomeNet"], "give the network's passphrase"),
+        (["--ssid", "HomeNet", "--open", "--security", "2"], "security 2 needs the proof of possession"),
+        (["--ssid", "HomeNet", "--open", "--address", "host:99999"], "--address: 'host:99999' is not HOST[:PORT]"),
+        (["--ssid", "HomeNet", "--open", "--security", "3"], "--security"),
+        (["--open"], "--ssid"),
+        (["--ssid", String(repeating: "s", count: 32), "--open"], "ssid is 32 bytes; ESP-IDF devices take at most 31"),
+    ])
+    func badUsageIsRefusedBeforeAnythingIsSent(arguments: [String], message: String) async {
+        let run = await accessoryctl(["provision"] + arguments)
+        #expect(run.code == .usage)
+        #expect(run.err.contains(message), "\(run.err)")
+    }
+}

@@ -1,0 +1,294 @@
+import AccessoryCLI
+import Foundation
+import ServiceHarness
+import Testing
+
+/// The agent on a private bus with python-dbusmock's NetworkManager (the project's template):
+/// `wlan0` hears the plug `Acme-Setup-4F2A`, the camera `Acme-Cam-77` (WPA2) and an unrelated
+/// network. Two test profiles: the plug (open hotspot) and the camera (rename offered, the
+/// passphrase asked for). This is the smallest starter of the agent; `AgentProcess` on the
+/// agent-tests branch will replace it.
+final class PickerServices: @unchecked Sendable {
+    let networkManager: NetworkManagerMock
+    let device: String
+    private let directory: ScratchDirectory
+    private let agent: ServiceProcess
+
+    static let plugProfile = """
+        {"schemaVersion": 1, "id": "org.example.plug", "vendor": "Example", "supports": ["wifi"],
+         "hotspot": {"security": "open", "passphrase": {"source": "none"}}, "handoff": "joinHotspot",
+         "items": [{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}}]}
+        """
+    static let cameraProfile = """
+        {"schemaVersion": 1, "id": "org.example.cam", "vendor": "Example", "supports": ["wifi"],
+         "hotspot": {"security": "wpa2Personal", "passphrase": {"source": "prompt", "hint": "on the label"}},
+         "handoff": "joinHotspot",
+         "items": [{"name": "Acme camera", "setupOptions": ["rename"], "descriptor": {"ssidPrefix": "Acme-Cam-"}}]}
+        """
+
+    init() throws {
+        networkManager = try NetworkManagerMock()
+        device = try networkManager.addWiFiDevice("wlan0")
+        try networkManager.addAccessPoint(
+            device, name: "plug1", ssid: "Acme-Setup-4F2A", bssid: "02:00:00:00:00:31", strength: 50)
+        try networkManager.addAccessPoint(
+            device, name: "cam", ssid: "Acme-Cam-77", bssid: "02:00:00:00:00:41", strength: 60, security: .wpa2)
+        try networkManager.addAccessPoint(
+            device, name: "other", ssid: "Other-Net", bssid: "02:00:00:00:00:40", strength: 95, security: .wpa2)
+        directory = try ScratchDirectory("picker-agent")
+        let profiles = directory.url.appendingPathComponent("profiles")
+        try FileManager.default.createDirectory(at: profiles, withIntermediateDirectories: true)
+        try Data(Self.plugProfile.utf8).write(to: profiles.appendingPathComponent("org.example.plug.json"))
+        try Data(Self.cameraProfile.utf8).write(to: profiles.appendingPathComponent("org.example.cam.json"))
+        let ctl = try #require(AccessoryCtlTests.executable(), "accessoryctl was not built next to the test bundle")
+        let executable = ctl.deletingLastPathComponent().appendingPathComponent("accessory-agent").path
+        let bus = networkManager.bus
+        agent = try ServiceProcess(
+            name: "accessory-agent", executable: executable,
+            arguments: [
+                "--bus", bus.address, "--state-directory", directory.path("state"), "--profiles", profiles.path,
+                "--kiosk-policy", directory.path("kiosk.json"),
+            ],
+            environment: bus.environment, logFile: directory.url.appendingPathComponent("agent.log"))
+        try agent.wait(for: "owning io.accessorysetup", timeout: 20) { bus.hasOwner("io.accessorysetup") }
+    }
+
+    var agentLog: String { agent.log }
+
+    var environment: [String: String] { networkManager.bus.environment }
+
+    deinit {
+        agent.stop()
+        networkManager.stop()
+    }
+}
+
+/// `accessoryctl` run by a shell in a detached tmux session of its own (its own server
+/// socket), read with `capture-pane` and driven with `send-keys`. After the command the shell
+/// prints `[exit N]`, then `[tty …]` with which of the terminal's `isig`, `icanon` and `echo`
+/// settings are on.
+final class TmuxPane: @unchecked Sendable {
+    private let socket = "accessory-picker-\(UUID().uuidString.prefix(8))"
+    private let tmux = "/usr/bin/tmux"
+    private static let utf8 = ["LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"]
+
+    init(_ arguments: [String], environment: [String: String], width: Int = 100, height: Int = 30) throws {
+        let ctl = try #require(AccessoryCtlTests.executable(), "accessoryctl was not built next to the test bundle")
+        let assignments = Self.utf8.merging(environment) { $1 }.sorted { $0.key < $1.key }
+            .map { "\($0.key)=\(Self.quote($0.value))" }
+        // The runner's own NO_COLOR (swift test may run with one) is not the pane's.
+        let unset = environment["NO_COLOR"] == nil ? ["-u", "NO_COLOR"] : []
+        let settings = "stty -a | tr ' ;' '\\n\\n' | grep -x -e isig -e icanon -e echo | tr '\\n' ' '"
+        let invocation = ["env"] + unset + assignments + [Self.quote(ctl.path)] + arguments.map(Self.quote)
+        let command = invocation.joined(separator: " ")
+            + "; echo \"[exit $?]\"; echo \"[tty $(\(settings))]\""
+            + "; sleep 600"
+        try Self.startServer([
+            tmux, "-L", socket, "-u", "new-session", "-d", "-x", "\(width)", "-y", "\(height)", command,
+        ])
+    }
+
+    /// Runs the tmux command that starts the server. The server keeps every descriptor the
+    /// client had, so the client gets /dev/null and no other descriptor (Foundation's Process
+    /// leaks its pipes' ends into the child) that `run` would wait on for ever; and the test
+    /// runner's blocked signals are unblocked first, as `ServiceProcess` does, so the pane's
+    /// processes get SIGWINCH and SIGINT as on any terminal.
+    private static func startServer(_ arguments: [String]) throws {
+        let unblock = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
+            + "os.closerange(3, 65536); os.execv(sys.argv[1], sys.argv[1:])"
+        let command = (["/usr/bin/python3", "-c", unblock] + arguments).map(quote).joined(separator: " ")
+        try run("/bin/sh", ["-c", command + " </dev/null >/dev/null 2>&1"], environment: utf8)
+    }
+
+    /// The visible screen, wrapped lines joined (so a line wider than the pane shows as one);
+    /// with `attributes`, the SGR sequences of colour and reverse video too.
+    func screen(attributes: Bool = false) throws -> String {
+        try run(tmux, ["-L", socket, "capture-pane", "-p", "-J"] + (attributes ? ["-e"] : []), environment: Self.utf8)
+    }
+
+    /// Sends tmux key names (`Down`, `Enter`, `Escape`, `C-c`), or text typed as it is.
+    func send(_ keys: String..., literally: Bool = false) throws {
+        try run(tmux, ["-L", socket, "send-keys"] + (literally ? ["-l"] : []) + keys, environment: Self.utf8)
+    }
+
+    /// Waits until the screen contains `text` and returns it; fails with the screen it saw and
+    /// the agent's log.
+    @discardableResult
+    func waitFor(_ text: String, timeout: TimeInterval = 30, services: PickerServices? = nil) throws -> String {
+        let deadline = Date() + timeout
+        var last = ""
+        while Date() < deadline {
+            last = try screen()
+            if last.contains(text) { return last }
+            usleep(100_000)
+        }
+        throw HarnessError("""
+            the screen did not show '\(text)' within \(Int(timeout)) s; it shows:
+            \(last)
+            agent log:
+            \(services?.agentLog ?? "")
+            """)
+    }
+
+    /// The process the pane's shell runs (`accessoryctl`, which `env` became).
+    func commandProcess() throws -> Int32 {
+        let shell = try run(tmux, ["-L", socket, "display-message", "-p", "#{pane_pid}"], environment: Self.utf8)
+        let child = try run("/usr/bin/pgrep", ["-P", shell.trimmingCharacters(in: .whitespacesAndNewlines)])
+        guard let pid = Int32(child.split(separator: "\n").first ?? "") else {
+            throw HarnessError("no process under the pane's shell: '\(child)'")
+        }
+        return pid
+    }
+
+    deinit { _ = try? run(tmux, ["-L", socket, "kill-server"], environment: Self.utf8) }
+
+    private static func quote(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}
+
+/// The terminal picker of `accessoryctl pick`, driven by keys in tmux against the agent.
+@Suite(.serialized) struct TerminalPickerTmuxTests {
+    /// The picker's screen, wrapped lines joined, with the trailing blank ones dropped.
+    private func lines(_ screen: String) -> [String] {
+        var lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        while lines.last?.trimmingCharacters(in: .whitespaces).isEmpty == true { lines.removeLast() }
+        return lines
+    }
+
+    /// After the command: the terminal is back in its own mode and off the alternate screen.
+    private func expectTerminalRestored(_ screen: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(screen.contains("[tty isig icanon echo ]"), "the terminal was not restored:\n\(screen)",
+                sourceLocation: sourceLocation)
+        #expect(!screen.contains("Choose an accessory"), "the picker stayed on the screen:\n\(screen)",
+                sourceLocation: sourceLocation)
+    }
+
+    @Test func listsAccessoriesLiveAndDownThenEnterSetsUpTheSecond() throws {
+        let services = try PickerServices()
+        let pane = try TmuxPane(["pick", "org.example.plug"], environment: services.environment)
+        let first = try pane.waitFor("1 found", services: services)
+        #expect(first.contains("Acme-Setup-4F2A"))
+        #expect(!first.contains("Other-Net"), "a network the profile does not match was shown:\n\(first)")
+        // A second plug comes into range while the picker is shown.
+        try services.networkManager.addAccessPoint(
+            services.device, name: "plug2", ssid: "Acme-Setup-9B1C", bssid: "02:00:00:00:00:32", strength: 80)
+        let both = try pane.waitFor("2 found", services: services)
+        let rows = lines(both).filter { $0.contains("Acme-Setup-") }
+        #expect(rows.count == 2, "\(both)")
+        #expect(rows.first?.hasPrefix("› 1  Acme plug  Acme-Setup-4F2A") == true, "\(both)")
+        #expect(rows.last?.hasPrefix("  2  Acme plug  Acme-Setup-9B1C  ▂▄▆_") == true, "\(both)")
+        let attributed = try pane.screen(attributes: true)
+        let selection = attributed.split(separator: "\n").first { $0.contains("› 1") } ?? ""
+        #expect(selection.hasPrefix("\u{1B}[0;7m") || selection.hasPrefix("\u{1B}[7m"),
+                "the selection is not in reverse video: \(attributed.debugDescription)")
+
+        try pane.send("Down")
+        let moved = try pane.waitFor("› 2", services: services)
+        #expect(lines(moved).contains { $0.hasPrefix("› 2  Acme plug  Acme-Setup-9B1C") }, "\(moved)")
+        try pane.send("Enter")
+        let end = try pane.waitFor("[tty ", services: services)
+        #expect(end.contains("[exit 0]"), "\(end)\n\(services.agentLog)")
+        #expect(end.contains("accessoryAdded Acme plug (Acme-Setup-9B1C) authorized"), "\(end)")
+        #expect(end.contains("pickerDidDismiss"))
+        expectTerminalRestored(end)
+    }
+
+    @Test func anAccessorysNumberChoosesIt() throws {
+        let services = try PickerServices()
+        try services.networkManager.addAccessPoint(
+            services.device, name: "plug2", ssid: "Acme-Setup-9B1C", bssid: "02:00:00:00:00:32", strength: 80)
+        let pane = try TmuxPane(["pick", "org.example.plug"], environment: services.environment)
+        let shown = try pane.waitFor("2 found", services: services)
+        let second = try #require(lines(shown).first { $0.hasPrefix("  2  ") }, "\(shown)")
+        let ssid = try #require(second.split(separator: " ").first { $0.hasPrefix("Acme-Setup-") }).description
+        try pane.send("2")
+        try pane.waitFor("› 2", services: services)
+        try pane.send("Enter")
+        let end = try pane.waitFor("[tty ", services: services)
+        #expect(end.contains("[exit 0]"), "\(end)")
+        #expect(end.contains("accessoryAdded Acme plug (\(ssid)) authorized"), "\(end)")
+        expectTerminalRestored(end)
+    }
+
+    @Test(arguments: ["Escape", "C-c"])
+    func escapeOrControlCCancelsAndTheClientHearsUserCancelled(key: String) throws {
+        let services = try PickerServices()
+        let pane = try TmuxPane(["pick", "org.example.plug"], environment: services.environment)
+        try pane.waitFor("1 found", services: services)
+        try pane.send(key)
+        let end = try pane.waitFor("[tty ", services: services)
+        #expect(end.contains("[exit 1]"), "\(end)")
+        #expect(end.contains("pickerDidDismiss io.accessorysetup.Error.UserCancelled"), "\(end)")
+        #expect(end.contains("accessoryctl: error: the picker was cancelled"), "\(end)")
+        #expect(!end.contains("accessoryAdded"))
+        #expect(services.agentLog.contains("the person cancelled the picker"), "\(services.agentLog)")
+        expectTerminalRestored(end)
+    }
+
+    @Test(arguments: [SIGTERM, SIGINT])
+    func aSignalGivesTheTerminalBack(signal: Int32) throws {
+        let services = try PickerServices()
+        let pane = try TmuxPane(["pick", "org.example.plug"], environment: services.environment)
+        try pane.waitFor("1 found", services: services)
+        kill(try pane.commandProcess(), signal)
+        let end = try pane.waitFor("[tty ", services: services)
+        #expect(end.contains("[exit \(128 + signal)]"), "\(end)")
+        expectTerminalRestored(end)
+    }
+
+    @Test func renameAndAHiddenPassphrase() throws {
+        let services = try PickerServices()
+        let pane = try TmuxPane(["pick", "org.example.cam"], environment: services.environment)
+        try pane.waitFor("1 found", services: services)
+        try pane.send("Enter")
+        try pane.waitFor("New name:", services: services)
+        try pane.send("Desk cam", literally: true)
+        try pane.waitFor("New name: Desk cam", services: services)
+        try pane.send("Enter")
+        try pane.waitFor("Passphrase for Acme-Cam-77:", services: services)
+        try pane.send("label-secret-42", literally: true)
+        usleep(300_000)
+        let typing = try pane.screen()
+        #expect(!typing.contains("label-secret-42"), "the passphrase was shown:\n\(typing)")
+        #expect(!typing.contains("*"), "the passphrase's length was shown:\n\(typing)")
+        try pane.send("Enter")
+        let end = try pane.waitFor("[tty ", services: services)
+        #expect(end.contains("[exit 0]"), "\(end)\n\(services.agentLog)")
+        #expect(end.contains("pickerSetupRename"), "\(end)")
+        #expect(end.contains("accessoryAdded Desk cam (Acme-Cam-77) authorized"), "\(end)")
+        #expect(!end.contains("label-secret-42"))
+        #expect(!services.agentLog.contains("label-secret-42"))
+        expectTerminalRestored(end)
+    }
+
+    @Test func aFortyColumnTerminalWithoutColour() throws {
+        let services = try PickerServices()
+        try services.networkManager.addAccessPoint(
+            services.device, name: "plug2", ssid: "Acme-Setup-9B1C", bssid: "02:00:00:00:00:32", strength: 80)
+        var environment = services.environment
+        environment["NO_COLOR"] = "1"
+        let pane = try TmuxPane(["pick", "org.example.plug"], environment: environment, width: 40, height: 12)
+        let shown = try pane.waitFor("2 found", services: services)
+        for line in lines(shown) {
+            #expect(line.count <= 40, "a line wider than the terminal (wrapped):\n\(shown)")
+        }
+        #expect(shown.contains("Acme-Setup-4F2A") && shown.contains("Acme-Setup-9B1C"), "\(shown)")
+        #expect(shown.contains("Enter: set up · Esc: cancel"), "\(shown)")
+        #expect(!(try pane.screen(attributes: true)).contains("\u{1B}["), "NO_COLOR was not followed")
+        try pane.send("Enter")
+        let end = try pane.waitFor("[tty ", services: services)
+        #expect(end.contains("[exit 0]"), "\(end)")
+        expectTerminalRestored(end)
+    }
+
+    @Test func withoutATerminalItSaysToUseSelectOrAKioskPolicy() throws {
+        let services = try PickerServices()
+        let run = try accessoryctlProcess(
+            ["pick", "org.example.plug", "--timeout", "5"], environment: services.environment, deadline: .seconds(60))
+        #expect(run.code == .failure, "\(run)")
+        #expect(run.err.contains("no kiosk policy names profile org.example.plug"), "\(run.err)")
+        let hint = "no terminal to show its picker on: give --select SSID|ADDRESS, or run it on a terminal"
+        #expect(run.err.contains(hint), "\(run.err)")
+    }
+}

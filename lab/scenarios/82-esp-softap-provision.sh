@@ -1,0 +1,74 @@
+# ESP-IDF unified provisioning over a SoftAP: an ESP32-style device (lab/accessories/
+# esp_prov_device.py, protocomm over HTTP) behind "PROV_4F2A" on 192.168.4.1:80, checking
+# what it is sent against the lab's home network. Joined with `join`, provisioned with
+# `provision` over security 1 and 2; a wrong proof of possession and a wrong home passphrase
+# each end with their own error; `leave` brings the home network back.
+start_ap prov acc1 <<CONF
+ssid=PROV_4F2A
+wpa=2
+wpa_key_mgmt=WPA-PSK
+rsn_pairwise=CCMP
+wpa_passphrase=prov-softap-key
+CONF
+# protocomm's HTTP server takes port 80, where start_ap put the lab's setup page.
+kill "$(cat /run/lab/http-prov.pid)" 2>/dev/null
+printf 'abcd1234\n' >/run/lab/prov.pop
+printf '%s\n' "$HOME_PASSPHRASE" >/run/lab/home.pass
+printf 'not-the-home-passphrase\n' >/run/lab/wrong.pass
+printf 'prov-softap-key\n' >/run/lab/softap.pass
+chmod 600 /run/lab/*.pop /run/lab/*.pass
+
+# start_esp_device SECURITY: the device on 192.168.4.1:80 in acc1, its PoP abcd1234.
+start_esp_device() {
+    [[ -f /run/lab/esp-device.pid ]] && kill "$(cat /run/lab/esp-device.pid)" 2>/dev/null
+    ip netns exec acc1 python3 -u /lab/accessories/esp_prov_device.py --address 192.168.4.1 --port 80 \
+        --security "$1" --pop-file /run/lab/prov.pop --home-ssid "$HOME_SSID" \
+        --home-passphrase-file /run/lab/home.pass --connecting-polls 2 >"$OUT/logs/esp-device-$1.log" 2>&1 &
+    echo $! >/run/lab/esp-device.pid
+    for _ in $(seq 100); do grep -q READY "$OUT/logs/esp-device-$1.log" && return 0; sleep 0.1; done
+    return 1
+}
+
+check esp_device_sec1 start_esp_device 1
+output=$("$ACCESSORYCTL" join --ssid PROV_4F2A --passphrase-file /run/lab/softap.pass --once 2>&1)
+expect_match join "$output" "^Joined PROV_4F2A on $STATION"
+
+# Everything accessoryctl prints is kept in $printed, which must hold no secret.
+printed=""
+provision() {
+    local output
+    output=$("$ACCESSORYCTL" provision --ssid "$HOME_SSID" "$@" 2>/run/lab/provision.err)
+    printed+="$output$(cat /run/lab/provision.err)"
+    cat /run/lab/provision.err >>"$CASE_LOG"
+    echo "$output"
+}
+report=$(provision --security 1 --pop-file /run/lab/prov.pop --passphrase-file /run/lab/home.pass --json)
+echo "$report" >>"$CASE_LOG"
+expect sec1_connected "$(jq -r .state <<<"$report")" connected
+expect sec1_address "$(jq -r .address <<<"$report")" 192.168.4.1:80
+
+printf 'wrong-pop\n' >/run/lab/wrong.pop
+output=$("$ACCESSORYCTL" provision --ssid "$HOME_SSID" --pop-file /run/lab/wrong.pop \
+    --passphrase-file /run/lab/home.pass 2>&1; echo "exit=$?")
+echo "$output" >>"$CASE_LOG"
+printed+=$output
+expect_match sec1_wrong_pop "$output" 'refused the proof of possession'
+expect_match sec1_wrong_pop_exit "$output" 'exit=1$'
+
+report=$(provision --pop-file /run/lab/prov.pop --passphrase-file /run/lab/wrong.pass --json)
+expect sec1_wrong_passphrase "$(jq -r .reason <<<"$report")" authError
+
+check esp_device_sec2 start_esp_device 2
+report=$(provision --security 2 --pop-file /run/lab/prov.pop --passphrase-file /run/lab/home.pass --json)
+echo "$report" >>"$CASE_LOG"
+expect sec2_connected "$(jq -r .state <<<"$report")" connected
+output=$("$ACCESSORYCTL" provision --ssid "$HOME_SSID" --security 2 --pop-file /run/lab/wrong.pop \
+    --passphrase-file /run/lab/home.pass 2>&1)
+printed+=$output
+expect_match sec2_wrong_pop "$output" 'refused the username and proof of possession'
+check secrets_not_printed not grep -q -e abcd1234 -e "$HOME_PASSPHRASE" <<<"$printed"
+
+kill "$(cat /run/lab/esp-device.pid)" 2>/dev/null
+rm -f /run/lab/esp-device.pid
+check leave "$ACCESSORYCTL" leave
+check back_home wait_home 20

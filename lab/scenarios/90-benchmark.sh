@@ -1,0 +1,145 @@
+# The benchmark of issue #13, measured alternately in one boot against nmcli on the same radios.
+# Never fails on speed: each figure is recorded as a passing check with its value, and the
+# table is written to $OUT/benchmark.txt, which lab/run prints. BENCH_ROUNDS rounds (default 3).
+ROUNDS=${BENCH_ROUNDS:-3}
+BENCH=$OUT/benchmark.txt
+: >"$BENCH"
+now() { date +%s%N; }
+elapsed_ms() { echo $((($(now) - $1) / 1000000)); }
+median() {
+    sort -n | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR + 1) / 2]; else print int((a[NR / 2] + a[NR / 2 + 1]) / 2) }'
+}
+declare -A samples
+sample() { samples[$1]+="$2 "; }
+med() { tr ' ' '\n' <<<"${samples[$1]:-}" | grep . | median; }
+# report NAME UNIT [BASELINE...]: the median of NAME, and its ratio to each baseline's median.
+report() {
+    local name=$1 unit=$2 value line base
+    shift 2
+    value=$(med "$name")
+    line="$name: $value $unit"
+    for base in "$@"; do
+        line+=", $(awk -v a="$value" -v b="$(med "$base")" 'BEGIN { if (b > 0 && a != "-") printf "%.2f", a / b; else printf "-" }')x $base"
+    done
+    echo "$line" | tee -a "$BENCH"
+    record "$name" PASS "$line"
+}
+back_home() { nmcli connection up "$HOME_SSID" >/dev/null 2>&1; wait_home 30; }
+
+start_ap bench acc1 <<CONF
+ssid=Bench-AP
+wpa=2
+wpa_key_mgmt=WPA-PSK
+rsn_pairwise=CCMP
+wpa_passphrase=bench-pass-9090
+CONF
+printf 'bench-pass-9090\n' >/run/lab/bench.pass
+chmod 600 /run/lab/bench.pass
+mkdir -p /run/lab/bench-profiles
+cat >/run/lab/bench-profiles/lab.bench.json <<'JSON'
+{
+  "schemaVersion": 1, "id": "lab.bench", "vendor": "Radio lab", "supports": ["wifi"],
+  "hotspot": { "security": "wpa2Personal", "passphrase": { "source": "fixed", "value": "bench-pass-9090" } },
+  "handoff": "joinHotspot",
+  "items": [ { "name": "Bench accessory", "descriptor": { "ssidPrefix": "Bench-" } } ]
+}
+JSON
+nmcli connection add type wifi ifname "$STATION" con-name bench-ready ssid Bench-AP autoconnect no \
+    wifi-sec.key-mgmt wpa-psk wifi-sec.psk bench-pass-9090 ipv4.never-default yes >/dev/null
+AGENT_PROFILES=/run/lab/bench-profiles check agent_started start_agent
+picked=$("$ACCESSORYCTL" pick lab.bench --select Bench-AP --timeout 60 2>&1)
+id=$("$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "Bench-AP") | .id' | head -n 1)
+expect_match bench_accessory_picked "$id" '^[0-9a-f-]{36}$'
+
+# Join: alternately, each from the home network and back.
+for round in $(seq "$ROUNDS"); do
+    back_home
+    t=$(now); "$ACCESSORYCTL" join --ssid Bench-AP --passphrase-file /run/lab/bench.pass --once >/dev/null 2>&1 \
+        && sample "join accessoryctl direct" "$(elapsed_ms "$t")"
+    "$ACCESSORYCTL" leave >/dev/null 2>&1; back_home
+    t=$(now); "$ACCESSORYCTL" join "$id" >/dev/null 2>&1 && sample "join accessoryctl through the agent" "$(elapsed_ms "$t")"
+    "$ACCESSORYCTL" leave >/dev/null 2>&1; back_home
+    t=$(now); nmcli device wifi connect Bench-AP password bench-pass-9090 ifname "$STATION" >/dev/null 2>&1 \
+        && sample "join nmcli device wifi connect" "$(elapsed_ms "$t")"
+    nmcli connection delete id Bench-AP >/dev/null 2>&1; back_home
+    t=$(now); nmcli connection up bench-ready >/dev/null 2>&1 && sample "join nmcli connection up (ready profile)" "$(elapsed_ms "$t")"
+done
+back_home
+report "join accessoryctl direct" ms "join nmcli device wifi connect" "join nmcli connection up (ready profile)"
+report "join accessoryctl through the agent" ms "join nmcli device wifi connect" "join nmcli connection up (ready profile)"
+report "join nmcli device wifi connect" ms
+report "join nmcli connection up (ready profile)" ms
+
+# Start-up.
+for round in $(seq "$ROUNDS"); do
+    t=$(now); "$ACCESSORYCTL" --version >/dev/null; sample "start accessoryctl --version" "$(elapsed_ms "$t")"
+    t=$(now); nmcli -v >/dev/null; sample "start nmcli -v" "$(elapsed_ms "$t")"
+    t=$(now); "$ACCESSORYCTL" wifi list >/dev/null 2>&1; sample "start accessoryctl wifi list" "$(elapsed_ms "$t")"
+    t=$(now); nmcli device wifi list >/dev/null 2>&1; sample "start nmcli device wifi list" "$(elapsed_ms "$t")"
+done
+report "start accessoryctl --version" ms "start nmcli -v"
+report "start accessoryctl wifi list" ms "start nmcli device wifi list"
+
+# Discovery: from hostapd enabling a new access point to the accessory reaching the picker
+# (the --select picker answers the moment the entry arrives; `pick` prints accessoryAdded),
+# against nmcli rescanning in a loop until the SSID shows.
+for round in $(seq "$ROUNDS"); do
+    stop_ap disc 2>/dev/null
+    "$ACCESSORYCTL" pick lab.bench --select "Bench-New-$round" --timeout 120 2>/dev/null |
+        while read -r line; do [[ $line == accessoryAdded* ]] && now >/run/lab/picked-at; done &
+    picker=$!
+    sleep 2
+    start_ap disc acc2 <<CONF
+ssid=Bench-New-$round
+CONF
+    enabled=$(now)
+    for _ in $(seq 240); do [[ -s /run/lab/picked-at ]] && break; sleep 0.25; done
+    [[ -s /run/lab/picked-at ]] && sample "discovery to the picker" $((($(cat /run/lab/picked-at) - enabled) / 1000000))
+    rm -f /run/lab/picked-at; kill "$picker" 2>/dev/null; wait "$picker" 2>/dev/null
+    stop_ap disc
+    start_ap disc acc2 <<CONF
+ssid=Bench-Nmcli-$round
+CONF
+    enabled=$(now)
+    for _ in $(seq 120); do
+        nmcli -t -f SSID device wifi list ifname "$STATION" --rescan yes 2>/dev/null | grep -qx "Bench-Nmcli-$round" \
+            && { sample "discovery nmcli rescan loop" "$(elapsed_ms "$enabled")"; break; }
+    done
+    stop_ap disc
+done
+report "discovery to the picker" ms "discovery nmcli rescan loop"
+report "discovery nmcli rescan loop" ms
+
+# The agent at rest: resident memory and context switches over a minute, with no session and
+# with one open session (a client holding it open).
+rest() {
+    busctl get-property io.accessorysetup /io/accessorysetup io.accessorysetup.Manager1 Version >/dev/null
+    local pid before after
+    pid=$(systemctl show -p MainPID --value accessory-setup)
+    before=$(awk '/ctxt_switches/ { n += $2 } END { print n }' "/proc/$pid/status")
+    sleep 60
+    after=$(awk '/ctxt_switches/ { n += $2 } END { print n }' "/proc/$pid/status")
+    sample "agent at rest $1: wake-ups per minute" $((after - before))
+    sample "agent at rest $1: resident kB" "$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status")"
+}
+rest "with no session"
+python3 - <<'PY' &
+import dbus, time
+bus = dbus.SystemBus()
+manager = dbus.Interface(bus.get_object("io.accessorysetup", "/io/accessorysetup"), "io.accessorysetup.Manager1")
+session = manager.OpenSession("lab.bench", dbus.Dictionary({}, signature="sv"))
+dbus.Interface(bus.get_object("io.accessorysetup", session), "io.accessorysetup.Session1").Activate()
+time.sleep(75)
+PY
+holder=$!
+sleep 3
+rest "with one session"
+kill "$holder" 2>/dev/null
+ROUNDS=1
+report "agent at rest with no session: resident kB" kB
+report "agent at rest with no session: wake-ups per minute" ""
+report "agent at rest with one session: resident kB" kB
+report "agent at rest with one session: wake-ups per minute" ""
+ls -l /usr/bin/accessoryctl /usr/libexec/accessory-setup/accessory-agent | awk '{ print "binary " $9 ": " $5 " bytes" }' | tee -a "$BENCH"
+check agent_stopped stop_agent
+nmcli connection delete id bench-ready >/dev/null 2>&1

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Builds the Debian package from this checkout (installing the Debian packages the build needs)
+# and checks it: lintian (no error, and no warning that is not overridden with a reason),
+# hardening-check on its two binaries, the maintainer scripts (installing starts nothing,
+# removing stops the service, purging removes its state), and `systemd-analyze security` on
+# its unit, printed, at or below "OK". The packages end up in .build/deb/.
+#
+#   scripts/build-deb.sh            build and check
+#   scripts/build-deb.sh --quick    the same, compressing quickly (what scripts/test.sh runs)
+#   scripts/build-deb.sh --no-build check the packages already in .build/deb/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=yes
+case ${1-} in
+--no-build) build=no ;;
+--quick) export ACCESSORY_SETUP_QUICK_DEB=1 ;;
+"") ;;
+*) echo "usage: scripts/build-deb.sh [--quick | --no-build]" >&2; exit 64 ;;
+esac
+
+source scripts/setup.sh
+install_packages debhelper dpkg-dev fakeroot lintian devscripts scdoc systemd
+
+out=.build/deb
+version=$(dpkg-parsechangelog -S Version)
+arch=$(dpkg --print-architecture)
+deb=$out/accessory-setup_${version}_${arch}.deb
+failures=()
+fail() {
+    echo "build-deb: $*" >&2
+    failures+=("$1")
+}
+
+if [[ $build == yes ]]; then
+    dpkg-checkbuilddeps
+    rm -rf "$out"
+    mkdir -p "$out"
+    # dpkg-buildpackage writes next to the checkout; its files are moved into .build/deb/.
+    start=$SECONDS
+    dpkg-buildpackage -us -uc -b --post-clean
+    echo "build-deb: dpkg-buildpackage took $((SECONDS - start)) s"
+    for file in ../accessory-setup_"${version}"_* ../accessory-setup-dbgsym_"${version}"_*; do
+        [[ -e $file ]] && mv "$file" "$out/"
+    done
+fi
+[[ -f $deb ]] || { echo "build-deb: no package at $deb" >&2; exit 1; }
+echo "build-deb: built $(ls "$out" | tr '\n' ' ')"
+dpkg-deb --info "$deb" | sed -n '/Package:/,$p'
+
+echo "== lintian"
+# Every warning left must be overridden in debian/accessory-setup.lintian-overrides with its
+# reason; overridden tags are shown with that reason.
+lintian --fail-on error,warning --info --show-overrides "$out"/accessory-setup_"${version}"_"${arch}".changes \
+    || fail lintian "lintian reported an error or a warning that is not overridden (above)"
+
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+dpkg-deb -x "$deb" "$root"
+dpkg-deb -e "$deb" "$root/DEBIAN"
+
+echo "== hardening-check"
+# --nofortify: the Swift code calls no fortifiable libc function through a header, and the C
+# shim calls none (memcpy and the like come from the toolchain's static runtime, built
+# without _FORTIFY_SOURCE). --nocfprotection: swiftc has no -fcf-protection, and the linker
+# marks a binary IBT/SHSTK only when every object is, so the Swift objects and the static
+# runtime keep it off; the C shim is built with -fcf-protection all the same.
+for binary in usr/bin/accessoryctl usr/libexec/accessory-setup/accessory-agent; do
+    hardening-check --nofortify --nocfprotection "$root/$binary" || fail hardening "hardening-check failed for $binary"
+done
+
+echo "== maintainer scripts"
+unit=accessory-setup.service
+if grep -Eq "deb-systemd-invoke (start|restart)[^|]*$unit" "$root/DEBIAN/postinst" 2>/dev/null; then
+    fail maintscripts "postinst starts or restarts $unit; installing must start nothing"
+fi
+grep -Eq "deb-systemd-invoke stop[^|]*$unit" "$root/DEBIAN/prerm" \
+    || fail maintscripts "prerm does not stop $unit on removal"
+grep -Eq 'rm -rf /var/lib/accessory-setup$' "$root/DEBIAN/postrm" \
+    || fail maintscripts "postrm does not remove /var/lib/accessory-setup on purge"
+for script in postinst prerm postrm; do
+    echo "$script: $(grep -Eo "deb-systemd-(invoke|helper) [a-z-]+[^\"]*|rm -rf /var/lib/accessory-setup" \
+        "$root/DEBIAN/$script" 2>/dev/null | sort -u | paste -sd ';' -)"
+done
+[[ $(stat -c %a "$root/usr/lib/NetworkManager/dispatcher.d/90-accessory-setup") == 755 ]] \
+    || fail maintscripts "the dispatcher hook is not mode 755 (NetworkManager runs no group- or world-writable hook)"
+
+echo "== systemd-analyze security"
+# "OK" is an exposure of 4.9 or less; --threshold counts in tenths.
+systemd-analyze security --offline=true --threshold=49 "$root/lib/systemd/system/$unit" \
+    || fail security "the unit's exposure is above OK"
+
+if ((${#failures[@]})); then
+    echo "build-deb: failed: ${failures[*]}" >&2
+    exit 1
+fi
+echo "build-deb: $deb passed lintian, hardening-check, the maintainer-script checks and systemd-analyze security"
