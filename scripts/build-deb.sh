@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the Debian package from this checkout (installing the Debian packages the build needs)
-# and checks it: lintian (no error, and no warning that is not overridden with a reason),
-# hardening-check on its two binaries, the maintainer scripts (installing starts nothing,
+# Builds the Debian packages from this checkout (installing the Debian packages the build
+# needs): accessory-setup, and accessory-setup-picker with the graphical picker. It checks them:
+# lintian (no error, and no warning that is not overridden with a reason), hardening-check on
+# the three binaries, the maintainer scripts (installing starts nothing,
 # removing stops the service, purging removes its state), and `systemd-analyze security` on
 # its unit, printed, at or below "OK". The packages end up in .build/deb/.
 #
@@ -25,6 +26,7 @@ out=.build/deb
 version=$(dpkg-parsechangelog -S Version)
 arch=$(dpkg --print-architecture)
 deb=$out/accessory-setup_${version}_${arch}.deb
+picker_deb=$out/accessory-setup-picker_${version}_${arch}.deb
 failures=()
 fail() {
     echo "build-deb: $*" >&2
@@ -39,13 +41,16 @@ if [[ $build == yes ]]; then
     start=$SECONDS
     dpkg-buildpackage -us -uc -b --post-clean
     echo "build-deb: dpkg-buildpackage took $((SECONDS - start)) s"
-    for file in ../accessory-setup_"${version}"_* ../accessory-setup-dbgsym_"${version}"_*; do
+    for file in ../accessory-setup_"${version}"_* ../accessory-setup{,-picker}-dbgsym_"${version}"_* \
+        ../accessory-setup-picker_"${version}"_*; do
         [[ -e $file ]] && mv "$file" "$out/"
     done
 fi
-[[ -f $deb ]] || { echo "build-deb: no package at $deb" >&2; exit 1; }
+for package in "$deb" "$picker_deb"; do
+    [[ -f $package ]] || { echo "build-deb: no package at $package" >&2; exit 1; }
+done
 echo "build-deb: built $(ls "$out" | tr '\n' ' ')"
-dpkg-deb --info "$deb" | sed -n '/Package:/,$p'
+for package in "$deb" "$picker_deb"; do dpkg-deb --info "$package" | sed -n '/Package:/,$p'; done
 
 echo "== lintian"
 # Every warning left must be overridden in debian/accessory-setup.lintian-overrides with its
@@ -56,6 +61,7 @@ lintian --fail-on error,warning --info --show-overrides "$out"/accessory-setup_"
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 dpkg-deb -x "$deb" "$root"
+dpkg-deb -x "$picker_deb" "$root"
 dpkg-deb -e "$deb" "$root/DEBIAN"
 
 echo "== hardening-check"
@@ -64,7 +70,7 @@ echo "== hardening-check"
 # without _FORTIFY_SOURCE). --nocfprotection: swiftc has no -fcf-protection, and the linker
 # marks a binary IBT/SHSTK only when every object is, so the Swift objects and the static
 # runtime keep it off; the C shim is built with -fcf-protection all the same.
-for binary in usr/bin/accessoryctl usr/libexec/accessory-setup/accessory-agent; do
+for binary in usr/bin/accessoryctl usr/libexec/accessory-setup/accessory-agent usr/libexec/accessory-setup/accessory-picker; do
     hardening-check --nofortify --nocfprotection "$root/$binary" || fail hardening "hardening-check failed for $binary"
 done
 
@@ -93,4 +99,4 @@ if ((${#failures[@]})); then
     echo "build-deb: failed: ${failures[*]}" >&2
     exit 1
 fi
-echo "build-deb: $deb passed lintian, hardening-check, the maintainer-script checks and systemd-analyze security"
+echo "build-deb: $deb and $picker_deb passed lintian, hardening-check, the maintainer-script checks and systemd-analyze security"
