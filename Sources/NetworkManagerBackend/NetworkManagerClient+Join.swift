@@ -230,19 +230,16 @@ extension NetworkManagerClient {
     /// it to come back, since its checkpoints went with it but the profile did not.
     private func undo(_ attempt: JoinAttempt) async {
         guard await networkManagerIsBack(device: attempt.device) else { return }
-        var restored = false
         if let checkpoint = attempt.checkpoint, let path = liveCheckpointPath(checkpoint) {
             // NetworkManager puts the device back on its previous connection and deletes the
             // profiles added since the checkpoint.
-            restored = (try? await rollback(path)) != nil
+            _ = try? await rollback(path)
         }
         if let connection = nm_client_get_connection_by_uuid(client.pointer, attempt.profileUUID) {
             try? await delete(GObjectRef(retaining: connection))
         }
-        // After a rollback the previous connection is already coming back; asking again would
-        // restart it.
-        if !restored, let previous = attempt.previous, let device = try? wifiDevice(named: attempt.device) {
-            try? await reactivate(previous, on: device)
+        if let previous = attempt.previous, let device = try? wifiDevice(named: attempt.device) {
+            _ = await bringBack(previous, on: device)
         }
     }
 
@@ -297,15 +294,41 @@ extension NetworkManagerClient {
         let previousUUID = profile.userData[ProfileTag.previousConnection]
         let previous = previousUUID.flatMap { nm_client_get_connection_by_uuid(client.pointer, $0) }
         if let active { try await deactivate(active) }
-        if let previousUUID, previous != nil { try await reactivate(previousUUID, on: device) }
+        let restored = if let previousUUID, previous != nil { await bringBack(previousUUID, on: device) } else { false }
         if let checkpoint = liveCheckpoint(of: profile) { try await destroy(checkpoint) }
         if profile.isJoinOnce, let connection = nm_client_get_connection_by_uuid(client.pointer, profile.uuid) {
             try await delete(GObjectRef(retaining: connection))
         }
         return LeftHotspot(
             device: LibNM.interface(device.pointer), ssid: try? SSID(bytes: profile.ssid), deleted: profile.isJoinOnce,
-            restored: previous.flatMap { string(nm_connection_get_id($0)) }, alreadyEnded: active == nil)
+            restored: restored ? previous.flatMap { string(nm_connection_get_id($0)) } : nil, alreadyEnded: active == nil)
     }
+
+    /// Waits until the device is back on the connection `uuid`, activating it again when an
+    /// attempt fails for a reason other than its network being gone: one handshake lost on a
+    /// busy channel makes NetworkManager ask for secrets no agent gives, fail with `no-secrets`
+    /// and block the profile from connecting by itself, leaving the machine off its network.
+    /// Whether the device came back.
+    private func bringBack(_ uuid: String, on device: GObjectRef) async -> Bool {
+        var active = nm_device_get_active_connection(device.pointer).flatMap { current in
+            string(nm_active_connection_get_uuid(current)) == uuid ? GObjectRef(retaining: current) : nil
+        }
+        for _ in 0..<Self.restoreAttempts {
+            if active == nil { active = try? await activate(existing: uuid, on: device) }
+            guard let current = active else { return false }
+            let settled = await waitForActivation(
+                of: current, on: device, failure: FailureReason(), timeout: Self.restoreTimeout, progress: nil)
+            switch settled {
+            case .fired(.activated): return true
+            case .fired(.failed(let reason, _)) where reason != .ssidNotFound: active = nil
+            default: return false
+            }
+        }
+        return false
+    }
+
+    static let restoreAttempts = 3
+    static let restoreTimeout = Duration.seconds(30)
 
     public func forget(ssid: SSID) async throws(HotspotError) -> [ConfiguredHotspot] {
         let forgotten = try await configuredHotspots().filter { $0.ssid == ssid }
@@ -485,14 +508,12 @@ extension NetworkManagerClient {
     }
 
     /// Activates the profile `uuid` on `device` unless it is already active (or activating) there.
-    private func reactivate(_ uuid: String, on device: GObjectRef) async throws(HotspotError) {
-        if let active = nm_device_get_active_connection(device.pointer), string(nm_active_connection_get_uuid(active)) == uuid {
-            return
-        }
-        guard let connection = nm_client_get_connection_by_uuid(client.pointer, uuid) else { return }
+    /// Activates the stored profile `uuid` on the device; `nil` when there is no such profile.
+    private func activate(existing uuid: String, on device: GObjectRef) async throws(HotspotError) -> GObjectRef? {
+        guard let connection = nm_client_get_connection_by_uuid(client.pointer, uuid) else { return nil }
         let client = self.client
         let remote = GObjectRef(retaining: connection)
-        _ = try await call("activate the previous connection") { cancellable, callback, data in
+        return try await call("activate the previous connection") { cancellable, callback, data in
             nm_client_activate_connection_async(client.pointer, remote.pointer, device.pointer, nil, cancellable, callback, data)
         } finish: { _, result, error in
             nm_client_activate_connection_finish(client.pointer, result, error).map(GObjectRef.init(adopting:))

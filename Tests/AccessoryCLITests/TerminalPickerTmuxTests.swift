@@ -262,6 +262,27 @@ final class TmuxPane: @unchecked Sendable {
         expectTerminalRestored(end)
     }
 
+    @Test func pickThenJoinUsesThePassphraseTypedInThePicker() throws {
+        let services = try PickerServices()
+        let pane = try TmuxPane(["pick", "org.example.cam", "--join"], environment: services.environment)
+        try pane.waitFor("1 found", services: services)
+        try pane.send("Enter")
+        try pane.waitFor("New name:", services: services)
+        try pane.send("Enter")
+        try pane.waitFor("Passphrase for Acme-Cam-77:", services: services)
+        try pane.send("label-secret-42", literally: true)
+        try pane.send("Enter")
+        let end = try pane.waitFor("[tty ", services: services)
+        #expect(end.contains("[exit 0]"), "\(end)\n\(services.agentLog)")
+        #expect(end.contains("accessoryAdded Acme camera (Acme-Cam-77) authorized"), "\(end)")
+        #expect(end.contains("Joined Acme-Cam-77 on wlan0 through the agent"), "\(end)")
+        // The passphrase went to NetworkManager, and nowhere a person or a log would see it.
+        #expect(services.networkManager.log.contains("label-secret-42"), "the typed passphrase did not reach NetworkManager")
+        #expect(!end.contains("label-secret-42"))
+        #expect(!services.agentLog.contains("label-secret-42"))
+        expectTerminalRestored(end)
+    }
+
     @Test func aFortyColumnTerminalWithoutColour() throws {
         let services = try PickerServices()
         try services.networkManager.addAccessPoint(

@@ -73,6 +73,34 @@ import Testing
         #expect(try await client.configuredHotspots().isEmpty)
     }
 
+    /// One lost handshake makes NetworkManager fail the home network's activation with
+    /// `no-secrets` and block it from connecting by itself: leaving tries again.
+    @Test func leaveBringsTheHomeNetworkBackWhenItsFirstActivationFails() async throws {
+        try mock.addAccessPoint(device, name: "plug", ssid: "Acme-Setup", bssid: "02:00:00:00:00:10", strength: 60)
+        let client = try await client()
+        _ = try await client.join(try configuration("Acme-Setup"), options: JoinOptions())
+        try mock.failNextActivation(of: "HomeNet", deviceReason: 7)
+        let left = try await client.leave(device: nil)
+        #expect(left.restored == "HomeNet")
+        // Past the moment the failed attempt is taken down.
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try mock.activatedConnectionID(on: device) == "HomeNet")
+        try expectBackHome("after a failed first activation of the home network")
+    }
+
+    /// When the home network cannot come back (its access point is gone), leaving says so by
+    /// naming no network it is back on, and does not try for ever.
+    @Test func leaveNamesNoNetworkWhenTheHomeNetworkDoesNotComeBack() async throws {
+        try mock.addAccessPoint(device, name: "plug", ssid: "Acme-Setup", bssid: "02:00:00:00:00:10", strength: 60)
+        let client = try await client()
+        _ = try await client.join(try configuration("Acme-Setup"), options: JoinOptions())
+        try mock.failActivations(of: "HomeNet", deviceReason: 53)
+        let left = try await client.leave(device: nil)
+        #expect(left.restored == nil)
+        #expect(left.ssid == (try SSID("Acme-Setup")))
+        #expect(try mock.activeConnectionID(on: device) != "Accessory Acme-Setup")
+    }
+
     @Test func prefixJoinPicksTheStrongestMatchAfterAFreshScan() async throws {
         try mock.addAccessPoint(device, name: "a1", ssid: "Acme-1111", bssid: "02:00:00:00:00:11", strength: 40)
         try mock.addAccessPoint(device, name: "a2", ssid: "Acme-2222", bssid: "02:00:00:00:00:12", strength: 80)

@@ -97,6 +97,12 @@ public final class NetworkManagerMock: @unchecked Sendable {
         try mockCall("SetActivationFailure", [bytes(Array(ssid.utf8)), "uint32 \(deviceReason)", "uint32 \(connectionReason)"])
     }
 
+    /// The next activation of a stored profile of `ssid` fails with these reasons, the one
+    /// after succeeds.
+    public func failNextActivation(of ssid: String, deviceReason: UInt32, connectionReason: UInt32 = 0) throws {
+        try mockCall("SetNextActivationFailure", [bytes(Array(ssid.utf8)), "uint32 \(deviceReason)", "uint32 \(connectionReason)"])
+    }
+
     /// Activations of `ssid` fail as NetworkManager 1.42 fails a refused WPA3-SAE password
     /// (SSID_NOT_FOUND), the access point heard during the attempts, and scans refused afterwards.
     public func rejectActivationsInRange(of ssid: String) throws {
@@ -182,6 +188,15 @@ public final class NetworkManagerMock: @unchecked Sendable {
         guard active != "/" else { return nil }
         let id = try property(active, "org.freedesktop.NetworkManager.Connection.Active", "Id")
         return id.split(separator: "'").dropFirst().first.map(String.init)
+    }
+
+    /// The id of the profile active on `device` once it is activated (state 2), or `nil`.
+    public func activatedConnectionID(on device: String) throws -> String? {
+        let active = try objectPath(property(device, "org.freedesktop.NetworkManager.Device", "ActiveConnection"))
+        guard active != "/",
+              try property(active, "org.freedesktop.NetworkManager.Connection.Active", "State").contains("<uint32 2>")
+        else { return nil }
+        return try activeConnectionID(on: device)
     }
 
     public func stop() {

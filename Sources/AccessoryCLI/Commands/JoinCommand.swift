@@ -161,29 +161,39 @@ enum JoinCommand {
         }
         if let device = arguments.value("device") { options.append(("device", .string(device))) }
         if let seconds = arguments.integer("restore-after") { options.append(("restoreAfter", .uint32(UInt32(seconds)))) }
-        let progress = HotspotCommand.progress(console)
-        progress?("Joining through the agent…")
         return await AgentCommand.run(console) { client throws(AgentFailure) in
-            let joined: [String: DBusValue]
-            do throws(AgentFailure) {
-                joined = try await client.manager("JoinAccessory", [.string(id), .vardict(options)]).first?.members ?? [:]
-                HotspotCommand.clearProgress(console)
-            } catch {
-                HotspotCommand.clearProgress(console)
-                throw error
-            }
+            let joined = try await join(id, options: options, on: client, console)
             if arguments.flag("json") {
-                console.printJSON(DBusValue.vardict(joined.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }).jsonValue)
-                return .success
+                console.printJSON(json(joined))
+            } else {
+                report(joined, console)
             }
-            let ssid = joined["ssid"]?.string ?? "?"
-            let device = joined["device"]?.string ?? "?"
-            let address: TerminalText = joined["ipv4Address"]?.string.map { ", address \($0)" } ?? ""
-            console.print("Joined \(ssid) on \(device) through the agent (profile '\(joined["connection"]?.string ?? "?")'\(address)).")
-            let back: TerminalText = joined["previousConnection"]?.string.map { " to return to '\($0)'" } ?? ""
-            console.print("Run '\(AccessoryCtl.name) leave'\(back).")
             return .success
         }
+    }
+
+    /// The agent's `JoinAccessory` for the accessory `id`, with progress on a terminal.
+    static func join(
+        _ id: String, options: [(String, DBusValue)], on client: AgentClient, _ console: Console
+    ) async throws(AgentFailure) -> [String: DBusValue] {
+        HotspotCommand.progress(console)?("Joining through the agent…")
+        defer { HotspotCommand.clearProgress(console) }
+        return try await client.manager("JoinAccessory", [.string(id), .vardict(options)]).first?.members ?? [:]
+    }
+
+    /// What `JoinAccessory` answered, as `--json` prints it.
+    static func json(_ joined: [String: DBusValue]) -> JSONValue {
+        DBusValue.vardict(joined.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }).jsonValue
+    }
+
+    /// What `JoinAccessory` answered, for a person.
+    static func report(_ joined: [String: DBusValue], _ console: Console) {
+        let ssid = joined["ssid"]?.string ?? "?"
+        let device = joined["device"]?.string ?? "?"
+        let address: TerminalText = joined["ipv4Address"]?.string.map { ", address \($0)" } ?? ""
+        console.print("Joined \(ssid) on \(device) through the agent (profile '\(joined["connection"]?.string ?? "?")'\(address)).")
+        let back: TerminalText = joined["previousConnection"]?.string.map { " to return to '\($0)'" } ?? ""
+        console.print("Run '\(AccessoryCtl.name) leave'\(back).")
     }
 
     static func makeConfiguration(_ arguments: ParsedArguments, _ console: Console) throws -> HotspotConfiguration {

@@ -22,20 +22,24 @@ enum PickCommand {
             a picker agent of your desktop session. The events are printed in Apple's order once
             the picker is closed; the accessory added is printed last. polkit
             (io.accessorysetup.authorize) decides whether the pick may be recorded; a refusal
-            exits 77. NO_COLOR turns the picker's colours off.
+            exits 77. With --join the accessory's hotspot is joined next, as 'join ID' does, with the
+            passphrase typed in the picker (polkit: io.accessorysetup.join). NO_COLOR turns the
+            picker's colours off.
             """,
         options: [
             .value("select", "SSID|ADDRESS", help: "Choose the accessory with this SSID or Bluetooth address"),
             .flag("no-picker", help: "Leave the choice to the kiosk policy or a desktop picker"),
             .number("timeout", "SECONDS", NumberRange(1...3600, "seconds"), help: "Give up discovering after this (default 30)"),
             .value("profile-file", "FILE", help: "Use this profile file instead of an installed one (polkit decides)"),
-            .flag("json", help: "Print the accessory added as JSON"),
+            .flag("join", help: "Then join the accessory's hotspot through the agent, as 'join ID' does"),
+            .flag("json", help: "Print the accessory added as JSON (with --join: {\"accessory\", \"joined\"})"),
         ],
         positionals: PositionalSpec(name: "PROFILE", minimum: 0, maximum: 1, help: "The id of an installed profile"),
         examples: [
             "\(AccessoryCtl.name) pick ge.wled.softap --select WLED-AP",
             "\(AccessoryCtl.name) pick --profile-file ./my-plug.json --select PLUG-1F2E   # a vendor's own profile",
             "\(AccessoryCtl.name) pick ge.wled.softap          # on a terminal: choose from the list",
+            "\(AccessoryCtl.name) pick com.tasmota.wifimanager --join   # choose, then join its hotspot",
             "\(AccessoryCtl.name) pick ge.wled.softap --no-picker   # the kiosk policy picks",
         ],
         run: run)
@@ -73,7 +77,7 @@ enum PickCommand {
             func output(_ write: @escaping () -> Void) {
                 if terminal == nil { write() } else { held.append(write) }
             }
-            let result: Result<ExitCode, AgentFailure>
+            let result: Result<DBusValue?, AgentFailure>
             do throws(AgentFailure) {
                 result = .success(try await pick(client, events, arguments, descriptor, console, output))
             } catch {
@@ -84,20 +88,36 @@ enum PickCommand {
                 }
                 result = .failure(error)
             }
-            await terminal?.close()
+            let passphrase = await terminal?.close()
             held.forEach { $0() }
-            return try result.get()
+            guard let added = try result.get() else { return .failure }
+            guard arguments.flag("join") else {
+                if arguments.flag("json") { console.printJSON(added.jsonValue) }
+                return .success
+            }
+            guard let id = added.members?["id"]?.string else {
+                throw AgentFailure(name: nil, message: "the agent's accessoryAdded carried no id to join")
+            }
+            let options: [(String, DBusValue)] = passphrase.map { [("passphrase", .string($0.reveal()))] } ?? []
+            let joined = try await JoinCommand.join(id, options: options, on: client, console)
+            if arguments.flag("json") {
+                console.printJSON(JSONValue.object(["accessory": added.jsonValue, "joined": JoinCommand.json(joined)]))
+            } else {
+                JoinCommand.report(joined, console)
+            }
+            return .success
         }
     }
 
     static let noPickerHint =
         "accessoryctl has no terminal to show its picker on: give --select SSID|ADDRESS, or run it on a terminal"
 
-    /// Opens the session, shows the picker and reports the events until it is dismissed.
+    /// Opens the session, shows the picker and reports the events until it is dismissed;
+    /// returns the accessory added, if one was.
     private static func pick(
         _ client: AgentClient, _ events: AsyncStream<BusSignal>, _ arguments: ParsedArguments, _ descriptor: Int32,
         _ console: Console, _ output: (@escaping () -> Void) -> Void
-    ) async throws(AgentFailure) -> ExitCode {
+    ) async throws(AgentFailure) -> DBusValue? {
         let session: String
         if let profile = arguments.positionals.first {
             session = try await client.manager("OpenSession", [.string(profile), .vardict([])]).first?.string ?? ""
@@ -131,8 +151,7 @@ enum PickCommand {
             if let error {
                 throw AgentFailure(name: error.name, message: error.message)
             }
-            if let added, arguments.flag("json") { output { console.printJSON(added.jsonValue) } }
-            return added == nil ? .failure : .success
+            return added
         }
         throw AgentFailure(name: nil, message: "the agent left the bus before the picker ended")
     }

@@ -17,10 +17,10 @@ final class TerminalPicker: Sendable {
     }
 
     private let inputs: AsyncStream<Input>.Continuation
-    private let driver: Task<Void, Never>
+    private let driver: Task<Secret?, Never>
     private let forwarder: Task<Void, Never>
 
-    private init(inputs: AsyncStream<Input>.Continuation, driver: Task<Void, Never>, forwarder: Task<Void, Never>) {
+    private init(inputs: AsyncStream<Input>.Continuation, driver: Task<Secret?, Never>, forwarder: Task<Void, Never>) {
         self.inputs = inputs
         self.driver = driver
         self.forwarder = forwarder
@@ -42,6 +42,7 @@ final class TerminalPicker: Sendable {
         let driver = Task {
             var driver = Driver(client: client, object: object)
             await driver.run(stream, continuation)
+            return driver.passphrase
         }
         let picker = TerminalPicker(inputs: continuation, driver: driver, forwarder: forwarder)
         do {
@@ -54,12 +55,14 @@ final class TerminalPicker: Sendable {
     }
 
     /// Gives the terminal back, as it was, and waits until it is; a choice still open is
-    /// answered as cancelled.
-    func close() async {
+    /// answered as cancelled. Returns the passphrase typed for the accessory chosen, for a
+    /// join that follows the pick.
+    @discardableResult
+    func close() async -> Secret? {
         forwarder.cancel()
         inputs.yield(.close)
         inputs.finish()
-        await driver.value
+        return await driver.value
     }
 
     /// The one writer of the model: calls, keys and redraws happen here in turn.
@@ -71,6 +74,7 @@ final class TerminalPicker: Sendable {
         var terminal: RawTerminal?
         var pending: MethodCall?
         var session: String?
+        var passphrase: Secret?
 
         init(client: AgentClient, object: ExportedObject) {
             self.client = client
@@ -152,6 +156,7 @@ final class TerminalPicker: Sendable {
                 var answer: [(String, DBusValue)] = []
                 if let name { answer.append(("name", .string(name))) }
                 if let passphrase { answer.append(("passphrase", .string(passphrase.reveal()))) }
+                self.passphrase = passphrase
                 pending?.reply([.uint32(entry), .vardict(answer)])
                 pending = nil
             case .cancel?:

@@ -45,6 +45,7 @@ def boottime_ms():
 def load(mock, parameters):
     base.load(mock, parameters)
     mock.failures = {}        # SSID bytes -> (device reason, connection reason, AP that vanishes) or None to stall
+    mock.failing_once = {}    # SSID bytes -> the same, for the next ActivateConnection only
     mock.volatile = set()     # connection paths deleted when they go down
     mock.checkpoints = {}     # path -> {device path: connection path or None}
     mock.checkpoint_profiles = {}  # path -> the profiles that existed, when DELETE_NEW_CONNECTIONS was asked for
@@ -122,6 +123,8 @@ def activate(mock, connection, device, specific_object):
     if str(device) == '/':
         device = manager.GetDevices()[0]
     ssid = ssid_of(dbusmock.get_object(connection).settings)
+    if ssid in mock.failing_once:
+        return start_failing_activation(mock, connection, device, specific_object, mock.failing_once.pop(ssid))
     if ssid in mock.failures:
         return start_failing_activation(mock, connection, device, specific_object, mock.failures[ssid])
     return base.activate_connection(manager, connection, device, specific_object)
@@ -159,7 +162,7 @@ def start_failing_activation(mock, connection, device, specific_object, reasons)
         active_obj.EmitSignal(base.ACTIVE_CONNECTION_IFACE, 'StateChanged', 'uu',
                               [dbus.UInt32(AC_STATE_DEACTIVATED), dbus.UInt32(connection_reason)])
         active_obj.Set(base.ACTIVE_CONNECTION_IFACE, 'State', dbus.UInt32(AC_STATE_DEACTIVATED))
-        GLib.timeout_add(200, lambda: (deactivate(mock, active), False)[1])
+        GLib.timeout_add(200, lambda: (remove_failed(mock, device_obj, active), False)[1])
         return False
 
     def heard_during_the_attempts():
@@ -177,6 +180,20 @@ def start_failing_activation(mock, connection, device, specific_object, reasons)
         GLib.timeout_add(1100, heard_during_the_attempts)
     GLib.timeout_add(2300 if heard else 100, fail)
     return active
+
+
+def remove_failed(mock, device_obj, active):
+    '''Removes a failed active connection as NetworkManager does, a moment after it failed:
+    without touching the device when a newer activation has taken it over by then.'''
+    if str(device_obj.Get(base.DEVICE_IFACE, 'ActiveConnection')) in (str(active), '/'):
+        return deactivate(mock, active)
+    manager = dbusmock.get_object(base.MANAGER_OBJ)
+    actives = manager.Get(base.MANAGER_IFACE, 'ActiveConnections')
+    if active in actives:
+        actives.remove(active)
+        manager.SetProperty(base.MANAGER_OBJ, base.MANAGER_IFACE, 'ActiveConnections', actives)
+        mock.object_manager_emit_removed(active)
+        mock.RemoveObject(active)
 
 
 def stop(mock, device_obj, active):
@@ -335,6 +352,13 @@ def AddHiddenAccessPoint(self, device, ap_name, ssid, bssid, frequency, strength
 def SetActivationFailure(self, ssid, device_reason, connection_reason):
     '''Activations of this SSID fail with these NMDeviceStateReason and NMActiveConnectionStateReason.'''
     self.failures[bytes(ssid)] = (int(device_reason), int(connection_reason), None)
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ayuu', out_signature='')
+def SetNextActivationFailure(self, ssid, device_reason, connection_reason):
+    '''The next ActivateConnection of a stored profile of this SSID fails with these reasons; the
+    one after succeeds, as after a handshake lost once on a busy channel.'''
+    self.failing_once[bytes(ssid)] = (int(device_reason), int(connection_reason), None)
 
 
 @dbus.service.method(MOCK_IFACE, in_signature='ayo', out_signature='')
