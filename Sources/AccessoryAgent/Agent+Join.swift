@@ -10,33 +10,16 @@ extension Agent {
     func join(
         _ call: MethodCall, record: AccessoryRecord, uid: UInt32, host: SessionHost?, options: [String: DBusValue]
     ) async throws(CallFailure) -> DBusValue {
-        var passphrase: Secret?
-        var withoutSecurity = false
-        var bindToCaller = host != nil
+        let reader = try CallOptions(
+            options, known: ["device", "passphrase", "restoreAfter", "withoutSecurity"] + (host == nil ? ["bindToCaller"] : []))
+        var passphrase = try reader.string("passphrase", expected: "a string").map(Secret.init)
+        let withoutSecurity = try reader.bool("withoutSecurity") ?? false
+        let bindToCaller = try reader.bool("bindToCaller") ?? (host != nil)
         var joinOptions = JoinOptions()
         joinOptions.recordID = record.id
-        for (key, value) in options.sorted(by: { $0.key < $1.key }) {
-            switch key {
-            case "passphrase":
-                guard let text = value.string else { throw .invalidArguments("options.passphrase", "expected a string") }
-                passphrase = Secret(text)
-            case "withoutSecurity":
-                guard let flag = value.bool else { throw .invalidArguments("options.withoutSecurity", "expected a boolean") }
-                withoutSecurity = flag
-            case "device":
-                guard let device = value.string, !device.isEmpty, device.utf8.count <= 15 else {
-                    throw .invalidArguments("options.device", "expected an interface name")
-                }
-                joinOptions.device = device
-            case "bindToCaller" where host == nil:
-                guard let flag = value.bool else { throw .invalidArguments("options.bindToCaller", "expected a boolean") }
-                bindToCaller = flag
-            case "restoreAfter":
-                guard let seconds = value.uint32 else { throw .invalidArguments("options.restoreAfter", "expected uint32 seconds") }
-                joinOptions.restoreAfter = seconds == 0 ? nil : .seconds(Int(seconds))
-            default:
-                throw .invalidArguments("options.\(key)", "is not a known option (known: \(host == nil ? "bindToCaller, " : "")device, passphrase, restoreAfter, withoutSecurity)")
-            }
+        joinOptions.device = try reader.string("device", expected: "an interface name") { !$0.isEmpty && $0.utf8.count <= 15 }
+        if let seconds = try reader.uint32("restoreAfter", expected: "uint32 seconds") {
+            joinOptions.restoreAfter = seconds == 0 ? nil : .seconds(Int(seconds))
         }
         try await require(.join, call, uid: uid)
 
@@ -97,20 +80,9 @@ extension Agent {
     /// Leaves the caller's join (or, with `user` and polkit's leave, another user's).
     func leave(_ call: MethodCall, host: SessionHost?, options: [String: DBusValue]) async throws(CallFailure) -> DBusValue {
         let caller = try await uid(of: call.sender)
-        var uid = caller
-        var device: String?
-        for (key, value) in options {
-            switch key {
-            case "device":
-                guard let name = value.string else { throw .invalidArguments("options.device", "expected an interface name") }
-                device = name
-            case "user":
-                guard let user = value.uint32 else { throw .invalidArguments("options.user", "expected a uint32 user id") }
-                uid = user
-            default:
-                throw .invalidArguments("options.\(key)", "is not a known option (known: device, user)")
-            }
-        }
+        let reader = try CallOptions(options, known: ["device", "user"])
+        let uid = try reader.uint32("user", expected: "a uint32 user id") ?? caller
+        let device = try reader.string("device", expected: "an interface name")
         if uid != caller { try await require(.manageOthers, call, uid: caller) }
         let candidates = joins.values.filter { join in
             join.uid == uid && (device == nil || join.device == device) && (host == nil || join.sessionPath == host?.path)
@@ -128,13 +100,20 @@ extension Agent {
             if joins[join.device] == nil { joins[join.device] = join }
             throw CallFailure(error)
         }
-        Journal.notice("leave: \(join.ssid) left on \(join.device); \(left.restored.map { "\($0) restored" } ?? "nothing to restore")")
+        Journal.notice("leave: \(join.ssid) left on \(join.device); \(Self.restoration(left))")
         var reply: [(String, DBusValue)] = [
             ("device", .string(left.device)), ("deleted", .boolean(left.deleted)), ("alreadyEnded", .boolean(left.alreadyEnded)),
         ]
         if let ssid = left.ssid { reply.append(("ssid", .string(ssid.notation))) }
         if let restored = left.restored { reply.append(("restored", .string(restored))) }
+        if let notRestored = left.notRestored { reply.append(("notRestored", .string(notRestored))) }
         return .vardict(reply)
+    }
+
+    private static func restoration(_ left: LeftHotspot) -> String {
+        if let restored = left.restored { return "\(restored) restored" }
+        if let notRestored = left.notRestored { return "\(notRestored) did not come back" }
+        return "nothing to restore"
     }
 
     /// Ends a join the agent made, bringing the previous network back.
@@ -144,7 +123,7 @@ extension Agent {
         lastActivity = .now
         do {
             let left = try await radios.hotspots().leave(device: join.device)
-            Journal.notice("leave: \(join.ssid) on \(join.device) ended because \(reason); \(left.restored.map { "\($0) restored" } ?? "nothing to restore")")
+            Journal.notice("leave: \(join.ssid) on \(join.device) ended because \(reason); \(Self.restoration(left))")
         } catch {
             Journal.warning("leave: \(join.ssid) on \(join.device) could not be ended (\(reason)): \(error)")
         }

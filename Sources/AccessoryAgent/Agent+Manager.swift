@@ -122,9 +122,7 @@ extension Agent {
     private func openSession(
         _ call: MethodCall, profile: AccessoryProfile, uid: UInt32, options: [String: DBusValue]
     ) async throws(CallFailure) -> String {
-        if let unknown = options.keys.sorted().first {
-            throw .invalidArguments("options.\(unknown)", "is not a known option (none are defined)")
-        }
+        _ = try CallOptions(options, known: [])
         try await require(.openSession, call, uid: uid)
         sessionCount += 1
         let path = "\(AgentConfiguration.managerPath)/session/\(sessionCount)"
@@ -155,13 +153,8 @@ extension Agent {
 
     private func registerPickerAgent(_ call: MethodCall, path: String, options: [String: DBusValue]) async throws(CallFailure) {
         let uid = try await uid(of: call.sender)
-        var logindSession: String?
-        for (key, value) in options {
-            guard key == "session" else { throw .invalidArguments("options.\(key)", "is not a known option (known: session)") }
-            guard let id = value.string, !id.isEmpty, id.count <= 64, id.allSatisfy({ $0.isLetter || $0.isNumber }) else {
-                throw .invalidArguments("options.session", "expected a logind session id")
-            }
-            logindSession = id
+        let logindSession = try CallOptions(options, known: ["session"]).string("session", expected: "a logind session id") {
+            !$0.isEmpty && $0.count <= 64 && $0.allSatisfy { $0.isLetter || $0.isNumber }
         }
         if let logindSession, uid != 0 {
             let owner = await logindSessionUser(logindSession)
@@ -221,20 +214,9 @@ extension Agent {
 
     private func listAccessories(_ call: MethodCall, options: [String: DBusValue]) async throws(CallFailure) -> [AccessoryRecord] {
         let caller = try await uid(of: call.sender)
-        var uid = caller
-        var profile: String?
-        for (key, value) in options {
-            switch key {
-            case "user":
-                guard let user = value.uint32 else { throw .invalidArguments("options.user", "expected a uint32 user id") }
-                uid = user
-            case "profile":
-                guard let id = value.string else { throw .invalidArguments("options.profile", "expected a profile id") }
-                profile = id
-            default:
-                throw .invalidArguments("options.\(key)", "is not a known option (known: profile, user)")
-            }
-        }
+        let reader = try CallOptions(options, known: ["profile", "user"])
+        let uid = try reader.uint32("user", expected: "a uint32 user id") ?? caller
+        let profile = try reader.string("profile", expected: "a profile id")
         if uid != caller { try await require(.manageOthers, call, uid: caller) }
         return ownedRecords(uid: uid, profile: profile)
     }

@@ -26,8 +26,6 @@ struct CallFailure: Error, Sendable {
 
 /// The dictionaries of the D-Bus API (docs/dbus-api.md, "Conventions").
 enum BusCoding {
-    static func variant(_ value: DBusValue) -> DBusValue { .variant(DBusValue.Box(value)) }
-
     static let emptyDictionary = DBusValue.vardict([])
 
     static func dictionaries(_ values: [DBusValue]) -> DBusValue { .array(values, elementType: "a{sv}") }
@@ -113,7 +111,8 @@ enum BusCoding {
             if let whole = Int64(exactly: number) { return .int64(whole) }
             return .double(number)
         case .string(let text): return .string(text)
-        case .array(let elements): return .array(elements.map { variant(value(json: $0)) }, elementType: "v")
+        // Each element goes into a variant as it is sent (`DBusValue`'s conversion wraps them).
+        case .array(let elements): return .array(elements.map { value(json: $0) }, elementType: "v")
         case .object(let members): return .vardict(members.sorted { $0.key < $1.key }.map { ($0.key, value(json: $0.value)) })
         }
     }

@@ -99,15 +99,18 @@ public struct LeftHotspot: Hashable, Sendable, Codable {
     public var deleted: Bool
     /// The previous connection that was brought back, if there was one.
     public var restored: String?
+    /// The previous connection when it did not come back (its network out of range, say).
+    public var notRestored: String?
     /// The accessory connection had already gone down (the hotspot went away, say), so
     /// leaving only cleaned up after it.
     public var alreadyEnded: Bool
 
-    public init(device: String, ssid: SSID?, deleted: Bool, restored: String?, alreadyEnded: Bool = false) {
+    public init(device: String, ssid: SSID?, deleted: Bool, restored: String?, notRestored: String? = nil, alreadyEnded: Bool = false) {
         self.device = device
         self.ssid = ssid
         self.deleted = deleted
         self.restored = restored
+        self.notRestored = notRestored
         self.alreadyEnded = alreadyEnded
     }
 }

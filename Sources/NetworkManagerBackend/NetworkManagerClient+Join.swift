@@ -295,13 +295,14 @@ extension NetworkManagerClient {
         let previous = previousUUID.flatMap { nm_client_get_connection_by_uuid(client.pointer, $0) }
         if let active { try await deactivate(active) }
         let restored = if let previousUUID, previous != nil { await bringBack(previousUUID, on: device) } else { false }
+        let previousID = previous.flatMap { string(nm_connection_get_id($0)) }
         if let checkpoint = liveCheckpoint(of: profile) { try await destroy(checkpoint) }
         if profile.isJoinOnce, let connection = nm_client_get_connection_by_uuid(client.pointer, profile.uuid) {
             try await delete(GObjectRef(retaining: connection))
         }
         return LeftHotspot(
             device: LibNM.interface(device.pointer), ssid: try? SSID(bytes: profile.ssid), deleted: profile.isJoinOnce,
-            restored: restored ? previous.flatMap { string(nm_connection_get_id($0)) } : nil, alreadyEnded: active == nil)
+            restored: restored ? previousID : nil, notRestored: restored ? nil : previousID, alreadyEnded: active == nil)
     }
 
     /// Waits until the device is back on the connection `uuid`, activating it again when an

@@ -97,6 +97,7 @@ import Testing
         try mock.failActivations(of: "HomeNet", deviceReason: 53)
         let left = try await client.leave(device: nil)
         #expect(left.restored == nil)
+        #expect(left.notRestored == "HomeNet")
         #expect(left.ssid == (try SSID("Acme-Setup")))
         #expect(try mock.activeConnectionID(on: device) != "Accessory Acme-Setup")
     }

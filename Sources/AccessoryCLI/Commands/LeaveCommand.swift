@@ -10,7 +10,9 @@ enum LeaveCommand {
         summary: "Leave the accessory hotspot and return to the previous network",
         discussion: """
             Takes the device off the accessory hotspot it joined with 'accessoryctl join' and
-            brings back the connection it had before. A join-once profile is deleted; a stored
+            brings back the connection it had before, waiting until it is up again (and
+            activating it again when an attempt fails); it says "back on" that connection only
+            when it came back. A join-once profile is deleted; a stored
             one is kept until 'accessoryctl forget'. A join made through the agent is left
             through the agent; otherwise (a direct join, or no agent running) the device is
             left directly, and the command says so.
@@ -28,7 +30,7 @@ enum LeaveCommand {
                 return .success
             }
             let name = left.ssid?.escaped ?? "the accessory hotspot"
-            let back: TerminalText = left.restored.map { "; back on '\($0)'" } ?? ""
+            let back = Self.back(restored: left.restored, notRestored: left.notRestored)
             let deleted: TerminalText = left.deleted ? " and deleted its profile" : ""
             if left.alreadyEnded {
                 console.print("The connection to \(name) on \(left.device) had already ended; cleaned up after it\(deleted)\(back).")
@@ -71,8 +73,17 @@ enum LeaveCommand {
             return .success
         }
         let name = left["ssid"]?.string ?? "the accessory hotspot"
-        let back: TerminalText = left["restored"]?.string.map { "; back on '\($0)'" } ?? ""
+        let back = Self.back(restored: left["restored"]?.string, notRestored: left["notRestored"]?.string)
         console.print("Left \(name) on \(left["device"]?.string ?? "?") through the agent\(back).")
         return .success
+    }
+
+    /// What became of the previous connection, to end the sentence with.
+    private static func back(restored: String?, notRestored: String?) -> TerminalText {
+        if let restored { return "; back on '\(restored)'" }
+        if let notRestored {
+            return "; '\(notRestored)' did not come back: is its network in range? ('nmcli connection up' tries again)"
+        }
+        return ""
     }
 }

@@ -29,7 +29,7 @@ enum MatchCommand {
         examples: [
             "\(AccessoryCtl.name) match --profile profiles/wled.json --scan examples/scans/demo.json",
             "\(AccessoryCtl.name) match --profile profiles/shelly.json --profile profiles/tasmota.json --scan scan.json --json",
-            "\(AccessoryCtl.name) match --profile profiles/improv.json --live --timeout 10",
+            "\(AccessoryCtl.name) match --profile profiles/improv-wifi.json --live --timeout 10",
         ],
         usage: "--profile FILE... (--scan FILE | --live [--timeout SECONDS]) [--json]",
         run: run)
