@@ -521,11 +521,26 @@ extension NetworkManagerClient {
         }
     }
 
+    /// Deletes the profile. One NetworkManager deletes by itself meanwhile counts as deleted: an
+    /// in-memory profile goes once nothing holds it (its connection down, the checkpoint that
+    /// covered it destroyed), and then a delete of ours fails with "connection was deleted".
     func delete(_ connection: GObjectRef) async throws(HotspotError) {
-        _ = try await call("delete the profile") { cancellable, callback, data in
-            nm_remote_connection_delete_async(connection.pointer, cancellable, callback, data)
-        } finish: { source, result, error in
-            nm_remote_connection_delete_finish(OpaquePointer(source), result, error) != 0 ? true : nil
+        let client = self.client
+        let uuid = string(nm_connection_get_uuid(connection.pointer))
+        do throws(HotspotError) {
+            _ = try await call("delete the profile") { cancellable, callback, data in
+                nm_remote_connection_delete_async(connection.pointer, cancellable, callback, data)
+            } finish: { source, result, error in
+                nm_remote_connection_delete_finish(OpaquePointer(source), result, error) != 0 ? true : nil
+            }
+        } catch {
+            guard let uuid else { throw error }
+            let gone = { nm_client_get_connection_by_uuid(client.pointer, uuid) == nil }
+            if gone() { return }
+            let removed = await waitForSignal(timeout: .seconds(2)) { fire in
+                [client.connect("connection-removed") { _ in if gone() { fire(true) } }]
+            }
+            guard removed == .fired(true) else { throw error }
         }
     }
 }

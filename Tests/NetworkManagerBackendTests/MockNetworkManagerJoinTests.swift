@@ -88,6 +88,18 @@ import Testing
         try expectBackHome("after a failed first activation of the home network")
     }
 
+    /// NetworkManager deletes an in-memory profile by itself once its connection is down and
+    /// the checkpoint is gone; leaving's own delete then fails, and that is no failure.
+    @Test func leaveCountsAProfileNetworkManagerDeletedItselfAsDeleted() async throws {
+        try mock.addAccessPoint(device, name: "plug", ssid: "Acme-Setup", bssid: "02:00:00:00:00:10", strength: 60)
+        let client = try await client()
+        _ = try await client.join(try configuration("Acme-Setup"), options: JoinOptions())
+        try mock.raceDeletes(of: "Acme-Setup")
+        let left = try await client.leave(device: nil)
+        #expect(left.deleted && left.restored == "HomeNet")
+        try expectBackHome()
+    }
+
     /// When the home network cannot come back (its access point is gone), leaving says so by
     /// naming no network it is back on, and does not try for ever.
     @Test func leaveNamesNoNetworkWhenTheHomeNetworkDoesNotComeBack() async throws {

@@ -97,6 +97,12 @@ public final class NetworkManagerMock: @unchecked Sendable {
         try mockCall("SetActivationFailure", [bytes(Array(ssid.utf8)), "uint32 \(deviceReason)", "uint32 \(connectionReason)"])
     }
 
+    /// Deleting a profile of `ssid` fails because NetworkManager removed it meanwhile, as 1.42
+    /// does with an in-memory profile once the checkpoint covering it is destroyed.
+    public func raceDeletes(of ssid: String) throws {
+        try mockCall("SetDeleteRace", [bytes(Array(ssid.utf8))])
+    }
+
     /// The next activation of a stored profile of `ssid` fails with these reasons, the one
     /// after succeeds.
     public func failNextActivation(of ssid: String, deviceReason: UInt32, connectionReason: UInt32 = 0) throws {

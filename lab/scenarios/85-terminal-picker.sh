@@ -13,13 +13,17 @@ CONF
 check plug1_visible wait_visible tasmota-1A2B
 check plug2_visible wait_visible tasmota-3C4D
 
-# pane_run COMMAND...: runs the command on a 100x30 terminal of tmux's, then "[exit N]".
+# pane_run COMMAND...: runs the command on a 100x30 terminal of a tmux server of its own (a
+# new one each time: one just killed may still hold its socket), then prints "[exit N]".
+panes=0
 pane_run() {
-    tmux -L lab kill-server 2>/dev/null
-    tmux -L lab -u new-session -d -x 100 -y 30 \
+    [[ -n ${PANE:-} ]] && tmux -L "$PANE" kill-server 2>/dev/null
+    PANE=lab$((++panes))
+    tmux -L "$PANE" -u new-session -d -x 100 -y 30 \
         "env LANG=C.UTF-8 $(printf '%q ' "$@"); echo \"[exit \$?]\"; sleep 600"
 }
-pane() { tmux -L lab capture-pane -p -J; }
+pane() { tmux -L "$PANE" capture-pane -p -J; }
+keys() { tmux -L "$PANE" send-keys "$@"; }
 # pane_wait TEXT [SECONDS]: until the screen shows TEXT; the screen goes to the case's log.
 pane_wait() {
     local deadline=$((SECONDS + ${2:-60}))
@@ -34,11 +38,11 @@ pane_wait() {
 pane_run "$ACCESSORYCTL" pick com.tasmota.wifimanager --join --timeout 120
 check both_listed_live pane_wait "2 found" 90
 pane >>"$CASE_LOG"
-tmux -L lab send-keys Down
+keys Down
 check selection_moved pane_wait "› 2"
 chosen=$(pane | grep '^› 2 ' | grep -o 'tasmota-[0-9A-F]*' | head -n 1)
 expect_match second_row_is_a_plug "$chosen" '^tasmota-(1A2B|3C4D)$'
-tmux -L lab send-keys Enter
+keys Enter
 check pick_ended pane_wait "[exit " 120
 screen=$(pane)
 echo "$screen" >>"$CASE_LOG"
@@ -54,13 +58,13 @@ check back_home wait_home 30
 
 pane_run "$ACCESSORYCTL" pick com.tasmota.wifimanager --timeout 120
 check listed_again pane_wait " found" 90
-tmux -L lab send-keys Escape
+keys Escape
 check cancel_ended pane_wait "[exit " 30
 screen=$(pane)
 echo "$screen" >>"$CASE_LOG"
 expect_match cancel_exit_status "$screen" '\[exit 1\]'
 expect_match client_heard_user_cancelled "$screen" 'pickerDidDismiss io\.accessorysetup\.Error\.UserCancelled'
 check nothing_joined not default_route_via_accessory
-tmux -L lab kill-server 2>/dev/null
+tmux -L "$PANE" kill-server 2>/dev/null
 
 check agent_stops_on_sigterm stop_agent

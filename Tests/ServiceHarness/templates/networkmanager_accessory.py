@@ -46,6 +46,7 @@ def load(mock, parameters):
     base.load(mock, parameters)
     mock.failures = {}        # SSID bytes -> (device reason, connection reason, AP that vanishes) or None to stall
     mock.failing_once = {}    # SSID bytes -> the same, for the next ActivateConnection only
+    mock.delete_races = set()  # SSID bytes whose profiles NetworkManager deletes itself as they are deleted
     mock.volatile = set()     # connection paths deleted when they go down
     mock.checkpoints = {}     # path -> {device path: connection path or None}
     mock.checkpoint_profiles = {}  # path -> the profiles that existed, when DELETE_NEW_CONNECTIONS was asked for
@@ -102,7 +103,18 @@ def add_connection(settings):
     connection.ConnectionGetSecrets = lambda self, setting: dbus.Dictionary({
         setting: dbus.Dictionary({k: v for k, v in self.settings.get(setting, {}).items() if k in SECRET_KEYS}, signature='sv')},
         signature='sa{sv}')
+    delete = connection.ConnectionDelete
+    connection.ConnectionDelete = lambda self: delete_racing(self, delete)
     return path
+
+
+def delete_racing(connection, delete):
+    '''Delete, or for an SSID of SetDeleteRace, what NetworkManager answers when it removed the
+    in-memory profile by itself while checking the caller's authorization for deleting it.'''
+    delete(connection)
+    if ssid_of(connection.settings) in dbusmock.get_object(base.MANAGER_OBJ).mock.delete_races:
+        raise dbus.exceptions.DBusException('Error checking authorization: connection was deleted',
+                                            name='org.freedesktop.NetworkManager.PermissionDenied')
 
 
 def add_and_activate2(mock, settings, device, specific_object, options):
@@ -352,6 +364,12 @@ def AddHiddenAccessPoint(self, device, ap_name, ssid, bssid, frequency, strength
 def SetActivationFailure(self, ssid, device_reason, connection_reason):
     '''Activations of this SSID fail with these NMDeviceStateReason and NMActiveConnectionStateReason.'''
     self.failures[bytes(ssid)] = (int(device_reason), int(connection_reason), None)
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ay', out_signature='')
+def SetDeleteRace(self, ssid):
+    '''Deleting a profile of this SSID fails because NetworkManager removed it meanwhile.'''
+    self.delete_races.add(bytes(ssid))
 
 
 @dbus.service.method(MOCK_IFACE, in_signature='ayuu', out_signature='')
