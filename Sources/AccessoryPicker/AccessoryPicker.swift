@@ -4,10 +4,12 @@ import GLibRuntime
 
 /// `accessory-picker`: the graphical picker of a desktop session. It registers with the agent
 /// as the picker agent of the person's logind session and shows a dialog for each picker
-/// request, until it is stopped (SIGTERM, SIGINT) or the agent releases it.
+/// request, until it is stopped (SIGTERM, SIGINT). When the agent stops (it releases its picker
+/// agents) and comes back, started again by the bus, the picker registers again.
 public enum AccessoryPicker {
     static let path = "/io/accessorysetup/picker/gtk"
     static let interface = "io.accessorysetup.PickerAgent1"
+    static let agentName = "io.accessorysetup"
 
     static let usage = """
         Usage: accessory-picker [--bus ADDRESS] [--session ID | --own-sessions] [--profiles DIR]...
@@ -62,18 +64,37 @@ public enum AccessoryPicker {
             return fail("cannot connect to \(bus): \(error)")
         }
         let windows = PickerWindows(images: ProductImages(directories: profiles))
+        let options: [(String, DBusValue)] = session.map { [("session", .string($0))] } ?? []
+        let served = session.map { "logind session \($0)" } ?? "this process's sessions"
+        @Sendable func register() async throws {
+            _ = try await connection.call(
+                destination: agentName, path: "/io/accessorysetup", interface: "io.accessorysetup.Manager1",
+                method: "RegisterPickerAgent", [.objectPath(path), .vardict(options)], timeout: .seconds(25))
+            log("registered as the picker of \(served)")
+        }
+        // Subscribed before registering, so that an agent restarting in between is not missed.
+        let owners = await connection.signals(
+            sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "NameOwnerChanged")
         do {
             let object = try ExportedObject(
                 path: path, interface: interface, xml: InterfaceDocuments.documents["\(interface).xml"] ?? "")
             try await connection.export(object)
-            let options: [(String, DBusValue)] = session.map { [("session", .string($0))] } ?? []
-            _ = try await connection.call(
-                destination: "io.accessorysetup", path: "/io/accessorysetup", interface: "io.accessorysetup.Manager1",
-                method: "RegisterPickerAgent", [.objectPath(path), .vardict(options)], timeout: .seconds(25))
+            try await register()
         } catch {
             return fail("cannot register with the accessory agent: \(error)")
         }
-        log("registered as the picker of \(session.map { "logind session \($0)" } ?? "this process's sessions")")
+        let reregister = Task {
+            for await signal in owners {
+                let arguments = signal.arguments.map(\.string)
+                guard arguments.count == 3, arguments[0] == agentName, arguments[2]?.isEmpty == false else { continue }
+                do {
+                    try await register()
+                } catch {
+                    log("cannot register again with the agent that came back: \(error)")
+                }
+            }
+        }
 
         let stop = Task {
             for await _ in await connection.unixSignals([SIGTERM, SIGINT]) { return }
@@ -95,8 +116,7 @@ public enum AccessoryPicker {
                     await windows.cancel(session: session, error: arguments[1])
                 case "Release":
                     await windows.closeAll()
-                    call.reply()
-                    return
+                    log("the agent released the picker (it is stopping); registering again when it comes back")
                 default:
                     call.reply(
                         errorName: "org.freedesktop.DBus.Error.UnknownMethod", message: "\(call.member) is not known")
@@ -113,6 +133,7 @@ public enum AccessoryPicker {
         }
         stop.cancel()
         serve.cancel()
+        reregister.cancel()
         await windows.closeAll()
         await connection.close()
         log("stopped")

@@ -234,6 +234,27 @@ struct MockServicesPickerTests {
         #expect(result.output.contains("ssid Acme-Setup-4F2A"), "client:\n\(result.output)")
     }
 
+    @Test("when the agent stops and comes back, the picker registers again and serves the next client")
+    func registersAgainWhenTheAgentComesBack() throws {
+        let services = try PickerServices()
+        let picker = services.picker
+        #expect(try services.agent.terminate() == .exited(0))
+        try picker.wait(for: "the picker to hear the release", timeout: 20) {
+            picker.log.contains("the agent released the picker") || !picker.isRunning
+        }
+        #expect(picker.isRunning, "the picker exited with the agent:\n\(picker.log)")
+        try services.agent.start()
+        try picker.wait(for: "the picker to register again", timeout: 30) {
+            picker.log.components(separatedBy: "registered as the picker of logind session c1").count == 3
+        }
+        let client = try services.startClient()
+        let run = try services.drive(["keyboard", "--rows", "2", "--choose", "Acme-Setup-4F2A"])
+        let result = services.finish(client)
+        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(picker.log)\nagent:\n\(services.agent.log)")
+        #expect(result.status == 0, "client:\n\(result.output)")
+        #expect(result.output.contains("ssid Acme-Setup-4F2A"), "client:\n\(result.output)")
+    }
+
     @Test("Escape cancels the picker; the client receives UserCancelled")
     func escape() throws {
         let services = try PickerServices()
