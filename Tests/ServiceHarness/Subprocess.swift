@@ -117,7 +117,7 @@ public final class ServiceProcess: @unchecked Sendable {
     public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
     /// Waits until `condition` holds; throws with the service's log if it exits or times out.
-    public func wait(for what: String, timeout: TimeInterval = 10, until condition: () -> Bool) throws {
+    public func wait(for what: String, timeout: TimeInterval = 60, until condition: () -> Bool) throws {
         let deadline = Date() + timeout
         while Date() < deadline {
             if condition() { return }
