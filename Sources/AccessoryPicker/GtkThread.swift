@@ -1,5 +1,6 @@
 internal import CGtk
 import Foundation
+import Synchronization
 import GLibRuntime
 
 /// The thread GTK lives on: it owns GLib's global-default main context, which GTK and GDK
@@ -57,15 +58,24 @@ final class GtkThread: SerialExecutor, @unchecked Sendable {
     func invoke(_ body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(Callback(body)).toOpaque()
         g_idle_add_full(G_PRIORITY_DEFAULT, { data in
-            Unmanaged<Callback>.fromOpaque(data!).takeUnretainedValue().body()
+            let callback = Unmanaged<Callback>.fromOpaque(data!).takeUnretainedValue()
+            _ = callback.published.load(ordering: .acquiring)
+            callback.body()
             return 0  // G_SOURCE_REMOVE
         }, box, { data in
             Unmanaged<Callback>.fromOpaque(data!).release()
         })
     }
 
+    /// GLib orders the handoff with its own lock, which ThreadSanitizer cannot see; the release
+    /// store and acquire load on `published` state that order in terms it sees (as
+    /// GLibRuntime's `SourceCallback` does).
     private final class Callback {
         let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+        let published = Atomic(false)
+        init(_ body: @escaping @Sendable () -> Void) {
+            self.body = body
+            published.store(true, ordering: .releasing)
+        }
     }
 }
