@@ -44,10 +44,8 @@ public actor BlueZClient {
     /// bus at `busAddress`, and reads its objects.
     public static func connect(busAddress: String? = nil) async throws(BluetoothError) -> BlueZClient {
         let executor = GLibMainContextExecutor(name: "bluez")
-        let result: Result<GObjectRef, GLibError> = await withCheckedContinuation { continuation in
-            executor.invoke {
-                continuation.resume(returning: Result { () throws(GLibError) in try GDBus.connect(address: busAddress) })
-            }
+        let result = await executor.run {
+            Result { () throws(GLibError) in try GDBus.connect(address: busAddress) }
         }
         let connection: GObjectRef
         switch result {

@@ -66,10 +66,10 @@ public actor BusConnection {
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    private init(executor: GLibMainContextExecutor, connection: GObjectRef) {
+    private init(executor: GLibMainContextExecutor, connection: GObjectRef, uniqueName: String) {
         self.executor = executor
         self.connection = connection
-        uniqueName = GLibRuntime.string(g_dbus_connection_get_unique_name(connection.pointer)) ?? ""
+        self.uniqueName = uniqueName
         (incomingCalls, calls) = AsyncStream.makeStream()
         (vanishedPeers, vanished) = AsyncStream.makeStream()
     }
@@ -77,14 +77,15 @@ public actor BusConnection {
     /// Connects to `address` and starts watching for peers that leave.
     public static func connect(_ address: BusAddress, threadName: String = "bus") async throws(BusError) -> BusConnection {
         let executor = GLibMainContextExecutor(name: threadName)
-        let result: Result<GObjectRef, GLibError> = await withCheckedContinuation { continuation in
-            executor.invoke {
-                continuation.resume(returning: Result { () throws(GLibError) in try open(address) })
+        let result = await executor.run {
+            Result { () throws(GLibError) in
+                let connection = try open(address)
+                return (connection, GLibRuntime.string(g_dbus_connection_get_unique_name(connection.pointer)) ?? "")
             }
         }
         switch result {
-        case .success(let connection):
-            let bus = BusConnection(executor: executor, connection: connection)
+        case .success(let (connection, uniqueName)):
+            let bus = BusConnection(executor: executor, connection: connection, uniqueName: uniqueName)
             await bus.start()
             return bus
         case .failure(let error):

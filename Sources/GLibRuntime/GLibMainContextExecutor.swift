@@ -79,6 +79,22 @@ public final class GLibMainContextExecutor: SerialExecutor, @unchecked Sendable 
         g_source_unref(source)
     }
 
+    /// Runs `body` on the context thread and hands its result back to the awaiting caller.
+    ///
+    /// The result crosses threads through `Handoff`'s release/acquire pair rather than the
+    /// continuation alone: when the thread resumes the continuation before the caller has
+    /// suspended, the runtime's own ordering is one ThreadSanitizer does not see.
+    public func run<Value>(_ body: @escaping @Sendable () -> Value) async -> Value {
+        let handoff = Handoff<Value>()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            invoke {
+                handoff.put(body())
+                continuation.resume()
+            }
+        }
+        return handoff.take()
+    }
+
     /// Stops the loop after the queued jobs have run and waits for the thread to end.
     public func shutdown() {
         let loop = UncheckedSendable(self.loop)
@@ -113,6 +129,22 @@ final class SourceCallback {
         }, Unmanaged.passRetained(self).toOpaque(), { data in
             Unmanaged<SourceCallback>.fromOpaque(data!).release()
         })
+    }
+}
+
+/// One value written on one thread and then read on another, ordered by `ready`.
+private final class Handoff<Value>: @unchecked Sendable {
+    private var value: Value?
+    private let ready = Atomic(false)
+
+    func put(_ value: Value) {
+        self.value = value
+        ready.store(true, ordering: .releasing)
+    }
+
+    func take() -> Value {
+        precondition(ready.load(ordering: .acquiring), "the value was taken before it was put")
+        return value!
     }
 }
 

@@ -41,10 +41,8 @@ public actor NetworkManagerClient: HotspotManaging {
     /// or on the bus at `busAddress`.
     public static func connect(busAddress: String? = nil) async throws(HotspotError) -> NetworkManagerClient {
         let executor = GLibMainContextExecutor(name: "libnm")
-        let result: Result<(GObjectRef, GObjectRef?), HotspotError> = await withCheckedContinuation { continuation in
-            executor.invoke {
-                continuation.resume(returning: Result { () throws(HotspotError) in try makeClient(busAddress: busAddress) })
-            }
+        let result = await executor.run {
+            Result { () throws(HotspotError) in try makeClient(busAddress: busAddress) }
         }
         switch result {
         case .success(let (client, bus)):
