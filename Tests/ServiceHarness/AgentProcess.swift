@@ -75,8 +75,8 @@ public final class AgentProcess: @unchecked Sendable {
         try Data(json.utf8).write(to: URL(fileURLWithPath: kioskPolicyPath))
     }
 
-    /// Starts the agent and waits until it owns `io.accessorysetup` on the bus. A previous run
-    /// must have ended; its name is waited for to be released first.
+    /// Starts the agent and waits until it owns `io.accessorysetup` on the bus and has said so
+    /// in its log. A previous run must have ended; its name is waited for to be released first.
     public func start(arguments extra: [String] = [], timeout: TimeInterval = 20) throws {
         precondition(process?.isRunning != true, "the agent is already running")
         let deadline = Date() + 5
@@ -90,7 +90,11 @@ public final class AgentProcess: @unchecked Sendable {
             ] + extra,
             environment: bus.environment, logFile: directory.url.appendingPathComponent("agent-\(runs).log"))
         process = agent
-        try agent.wait(for: "owning \(Self.busName)", timeout: timeout) { bus.hasOwner(Self.busName) }
+        // The agent logs "serving" just after the bus granted the name: wait for both, so a
+        // test reading the log right after finds that line.
+        try agent.wait(for: "owning \(Self.busName)", timeout: timeout) {
+            agent.log.contains("serving \(Self.busName)") && bus.hasOwner(Self.busName)
+        }
     }
 
     public var isRunning: Bool { process?.isRunning == true }
