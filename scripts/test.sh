@@ -87,6 +87,14 @@ part tests swift test --disable-xctest
 echo "test: times: $(IFS=,; echo "${times[*]}" | sed 's/,/, /g')"
 if ((${#failed[@]})); then
     echo "test: these parts failed (above): $(IFS=,; echo "${failed[*]}" | sed 's/,/, /g')" >&2
+    # Repeated here, since a long output is often read from its end only.
+    lab_results=.lab-results/share/out/results.txt
+    if [[ " ${failed[*]} " == *" radio lab "* && -f $lab_results ]]; then
+        echo "test: the lab cases that failed:" >&2
+        awk -F'\t' '$2 != "PASS" { print "  " $1 " " $2 " " substr($3, 1, 160) }' "$lab_results" >&2
+    elif [[ " ${failed[*]} " == *" radio lab "* ]]; then
+        echo "test: the lab's VM did not finish its scenarios (.lab-results/console.log)" >&2
+    fi
     echo "test: the lab's logs are in .lab-results/, the fuzzers' in .fuzz-results/" >&2
     exit 1
 fi
