@@ -39,11 +39,8 @@ extension NetworkManagerClient {
             if let checkpoint { try LibNM.setUserData(connection, ProfileTag.checkpoint, checkpoint.tag) }
             // The device's reason for failing, caught as it fails: by the time the wait looks,
             // NetworkManager may have moved the device on to disconnected and reset its reason.
-            let reasons = FailureReason()
-            let recorder = device.connect("state-changed") { (new: UInt32, _: UInt32, reason: UInt32) in
-                if new == DeviceState.failed.rawValue { reasons.device = DeviceStateReason(rawValue: reason) }
-            }
-            defer { recorder.disconnect() }
+            let reasons = FailureReason(recording: device)
+            defer { reasons.stop() }
             options.progress?(.adding)
             let activationStarted = nm_utils_get_timestamp_msec() / 1000
             let active = try await activate(
@@ -82,9 +79,22 @@ extension NetworkManagerClient {
         }
     }
 
-    /// The reason the device gave when it failed, recorded from its `state-changed` signal.
+    /// The reason the device gave when it failed, recorded from its `state-changed` signal
+    /// until `stop()`.
     private final class FailureReason {
-        var device: DeviceStateReason?
+        private(set) var device: DeviceStateReason?
+        private var recorder: SignalConnection?
+
+        init(recording wifi: GObjectRef) {
+            recorder = wifi.connect("state-changed") { [unowned self] (new: UInt32, _: UInt32, reason: UInt32) in
+                if new == DeviceState.failed.rawValue { device = DeviceStateReason(rawValue: reason) }
+            }
+        }
+
+        func stop() {
+            recorder?.disconnect()
+            recorder = nil
+        }
     }
 
     /// What undoing a join needs, by name and UUID, so that it still works after NetworkManager
@@ -315,10 +325,12 @@ extension NetworkManagerClient {
             string(nm_active_connection_get_uuid(current)) == uuid ? GObjectRef(retaining: current) : nil
         }
         for _ in 0..<Self.restoreAttempts {
+            let reasons = FailureReason(recording: device)
+            defer { reasons.stop() }
             if active == nil { active = try? await activate(existing: uuid, on: device) }
             guard let current = active else { return false }
             let settled = await waitForActivation(
-                of: current, on: device, failure: FailureReason(), timeout: Self.restoreTimeout, progress: nil)
+                of: current, on: device, failure: reasons, timeout: Self.restoreTimeout, progress: nil)
             switch settled {
             case .fired(.activated): return true
             case .fired(.failed(let reason, _)) where reason != .ssidNotFound: active = nil
@@ -508,7 +520,6 @@ extension NetworkManagerClient {
         }
     }
 
-    /// Activates the profile `uuid` on `device` unless it is already active (or activating) there.
     /// Activates the stored profile `uuid` on the device; `nil` when there is no such profile.
     private func activate(existing uuid: String, on device: GObjectRef) async throws(HotspotError) -> GObjectRef? {
         guard let connection = nm_client_get_connection_by_uuid(client.pointer, uuid) else { return nil }

@@ -107,9 +107,12 @@ import Testing
         let client = try await client()
         _ = try await client.join(try configuration("Acme-Setup"), options: JoinOptions())
         try mock.failActivations(of: "HomeNet", deviceReason: 53)
+        let activations = { self.mock.log.matches(of: #/ ActivateConnection /#).count }
+        let before = activations()
         let left = try await client.leave(device: nil)
         #expect(left.restored == nil)
         #expect(left.notRestored == "HomeNet")
+        #expect(activations() - before == 1, "a network out of range (ssid-not-found) is tried once, not again")
         #expect(left.ssid == (try SSID("Acme-Setup")))
         #expect(try mock.activeConnectionID(on: device) != "Accessory Acme-Setup")
     }
