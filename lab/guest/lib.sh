@@ -98,6 +98,11 @@ start_ap() {
     echo "$name $netns" >>/run/lab/aps
 }
 
+# start_wpa2_ap NAME NETNS SSID PASSPHRASE: an access point with WPA2-Personal (CCMP).
+start_wpa2_ap() {
+    start_ap "$1" "$2" <<<"$(printf 'ssid=%s\nwpa=2\nwpa_key_mgmt=WPA-PSK\nrsn_pairwise=CCMP\nwpa_passphrase=%s' "$3" "$4")"
+}
+
 stop_ap() {
     local name=$1 netns iface
     netns=$(awk -v n="$name" '$1 == n { print $2 }' /run/lab/aps)

@@ -1,11 +1,5 @@
 # accessoryctl wifi list shows an accessory's setup hotspot with its security.
-start_ap plug acc1 <<CONF
-ssid=Acme-Setup-7F3A
-wpa=2
-wpa_key_mgmt=WPA-PSK
-rsn_pairwise=CCMP
-wpa_passphrase=accessory-pass
-CONF
+start_wpa2_ap plug acc1 Acme-Setup-7F3A accessory-pass
 check visible wait_visible Acme-Setup-7F3A
 json=$("$ACCESSORYCTL" wifi list --json)
 entry() { jq -c --arg field "$1" '.accessPoints[] | select(.ssid == "Acme-Setup-7F3A") | .[$field]' <<<"$json"; }

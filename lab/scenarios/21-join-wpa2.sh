@@ -1,11 +1,5 @@
 # Joining a WPA2 setup hotspot with the passphrase from a file.
-start_ap cam acc1 <<CONF
-ssid=Cam-Setup-2002
-wpa=2
-wpa_key_mgmt=WPA-PSK
-rsn_pairwise=CCMP
-wpa_passphrase=camera-pass-2002
-CONF
+start_wpa2_ap cam acc1 Cam-Setup-2002 camera-pass-2002
 printf 'camera-pass-2002\n' >/run/lab/cam.pass
 chmod 600 /run/lab/cam.pass
 output=$("$ACCESSORYCTL" join --ssid Cam-Setup-2002 --passphrase-file /run/lab/cam.pass --once 2>&1)

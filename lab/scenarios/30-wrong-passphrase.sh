@@ -1,11 +1,5 @@
 # A wrong passphrase is our typed error, and leaves no profile behind.
-start_ap cam acc1 <<CONF
-ssid=Cam-Setup-5005
-wpa=2
-wpa_key_mgmt=WPA-PSK
-rsn_pairwise=CCMP
-wpa_passphrase=the-right-pass
-CONF
+start_wpa2_ap cam acc1 Cam-Setup-5005 the-right-pass
 printf 'not-the-right-pass\n' >/run/lab/wrong.pass
 output=$("$ACCESSORYCTL" join --ssid Cam-Setup-5005 --passphrase-file /run/lab/wrong.pass --timeout 60 2>&1)
 status=$?

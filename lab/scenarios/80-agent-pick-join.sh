@@ -8,13 +8,7 @@ check agent_owns_its_name start_agent '{
   ]
 }'
 
-start_ap wled acc1 <<CONF
-ssid=WLED-AP
-wpa=2
-wpa_key_mgmt=WPA-PSK
-rsn_pairwise=CCMP
-wpa_passphrase=wled1234
-CONF
+start_wpa2_ap wled acc1 WLED-AP wled1234
 
 "$ACCESSORYCTL" monitor --count 5 >/run/lab/monitor.out 2>>"$CASE_LOG" &
 monitor=$!

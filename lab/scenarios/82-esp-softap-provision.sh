@@ -3,13 +3,7 @@
 # what it is sent against the lab's home network. Joined with `join`, provisioned with
 # `provision` over security 1 and 2; a wrong proof of possession and a wrong home passphrase
 # each end with their own error; `leave` brings the home network back.
-start_ap prov acc1 <<CONF
-ssid=PROV_4F2A
-wpa=2
-wpa_key_mgmt=WPA-PSK
-rsn_pairwise=CCMP
-wpa_passphrase=prov-softap-key
-CONF
+start_wpa2_ap prov acc1 PROV_4F2A prov-softap-key
 # protocomm's HTTP server takes port 80, where start_ap put the lab's setup page.
 kill "$(cat /run/lab/http-prov.pid)" 2>/dev/null
 printf 'abcd1234\n' >/run/lab/prov.pop

@@ -26,13 +26,7 @@ report() {
 }
 back_home() { nmcli connection up "$HOME_SSID" >/dev/null 2>&1; wait_home 30; }
 
-start_ap bench acc1 <<CONF
-ssid=Bench-AP
-wpa=2
-wpa_key_mgmt=WPA-PSK
-rsn_pairwise=CCMP
-wpa_passphrase=bench-pass-9090
-CONF
+start_wpa2_ap bench acc1 Bench-AP bench-pass-9090
 printf 'bench-pass-9090\n' >/run/lab/bench.pass
 chmod 600 /run/lab/bench.pass
 mkdir -p /run/lab/bench-profiles

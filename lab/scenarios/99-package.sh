@@ -14,13 +14,7 @@ echo "$exposure"
 expect_match unit_exposure_ok "$exposure" 'Overall exposure level for accessory-setup.service: [0-9.]+ (OK|SAFE)'
 check hook_installed test -x /usr/lib/NetworkManager/dispatcher.d/90-accessory-setup
 
-start_ap wled acc1 <<CONF
-ssid=WLED-AP
-wpa=2
-wpa_key_mgmt=WPA-PSK
-rsn_pairwise=CCMP
-wpa_passphrase=wled1234
-CONF
+start_wpa2_ap wled acc1 WLED-AP wled1234
 picked=$("$ACCESSORYCTL" pick ge.wled.softap --select WLED-AP --timeout 90 2>&1)
 expect_match picked "$picked" 'accessoryAdded WLED controller'
 id=$("$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "WLED-AP") | .id' | head -n 1)
