@@ -80,9 +80,13 @@ start_ap() {
     [[ $netns == home ]] && channel=1
     mkdir -p /run/lab/www-$name
     echo "setup-page-of-$name" >/run/lab/www-$name/info.txt
+    # The emulated CPU answers the 4-way handshake far slower than a real station: hostapd's
+    # four tries of each EAPOL-Key message (100 ms, then 1 s apart) are sometimes all spent,
+    # and the join then fails as a wrong passphrase would. Eight tries leave it time.
     {
         printf 'interface=%s\ndriver=nl80211\nctrl_interface=/run/lab/hostapd-%s\nhw_mode=g\nchannel=%s\n' \
             "$iface" "$name" "$channel"
+        printf 'wpa_pairwise_update_count=8\n'
         cat
     } >"$conf"
     ip netns exec "$netns" ip addr flush dev "$iface"

@@ -25,19 +25,13 @@ setup_world() {
         [[ $(nmcli -g GENERAL.STATE device show "$STATION" 2>/dev/null) == 30* ]] && break
         sleep 0.1
     done
-    start_ap home home <<CONF || return 1
-ssid=$HOME_SSID
-wpa=2
-wpa_key_mgmt=WPA-PSK
-rsn_pairwise=CCMP
-wpa_passphrase=$HOME_PASSPHRASE
-CONF
+    start_wpa2_ap home home "$HOME_SSID" "$HOME_PASSPHRASE" || return 1
     for _ in $(seq 60); do
         nmcli -t -f SSID device wifi list ifname "$STATION" --rescan yes 2>/dev/null | grep -qx "$HOME_SSID" && break
         sleep 0.5
     done
-    # Under TCG the first 4-way handshake now and then times out (hostapd drops a late message
-    # 4/4); the station tries again, as a person would.
+    # Under TCG the first 4-way handshake may still time out; the station tries again, as a
+    # person would.
     for _ in 1 2 3; do
         if nmcli -g NAME connection show | grep -qx "$HOME_SSID"; then
             nmcli --wait 60 connection up "$HOME_SSID" >/dev/null
