@@ -24,10 +24,12 @@ let package = Package(
         // The agent's own side of D-Bus: owning a name, exporting objects, calling peers.
         .target(name: "BusService", dependencies: ["GLibRuntime", "CGLib"]),
 
-        // Layer 3: the agent, the system service, on the core, the backends and the bus service.
+        // Layer 3: the agent, the system service, on the core, the backends and the bus service;
+        // the values its interfaces carry, which its clients read too.
+        .target(name: "AgentInterface", dependencies: ["AccessoryCore", "GLibRuntime"]),
         .target(
             name: "AccessoryAgent",
-            dependencies: ["AccessoryCore", "NetworkManagerBackend", "BlueZBackend", "BusService", "GLibRuntime"],
+            dependencies: ["AccessoryCore", "AgentInterface", "NetworkManagerBackend", "BlueZBackend", "BusService", "GLibRuntime"],
             plugins: ["EmbedInterfaces"]
         ),
         .executableTarget(name: "accessory-agent", dependencies: ["AccessoryAgent"]),
@@ -41,8 +43,8 @@ let package = Package(
         .target(
             name: "AccessoryCLI",
             dependencies: [
-                "AccessoryCore", "NetworkManagerBackend", "BlueZBackend", "AccessoryAgent", "BusService", "GLibRuntime",
-                "ProvisioningCrypto", "ProvisioningHTTP",
+                "AccessoryCore", "NetworkManagerBackend", "BlueZBackend", "AccessoryAgent", "AgentInterface", "BusService",
+                "GLibRuntime", "ProvisioningCrypto", "ProvisioningHTTP",
             ]
         ),
         .executableTarget(name: "accessoryctl", dependencies: ["AccessoryCLI"]),
@@ -54,7 +56,7 @@ let package = Package(
         .target(name: "CGtkShim", dependencies: ["CGtk"]),
         .target(
             name: "AccessoryPicker",
-            dependencies: ["AccessoryCore", "BusService", "GLibRuntime", "CGtk", "CGtkShim"],
+            dependencies: ["AccessoryCore", "AgentInterface", "BusService", "GLibRuntime", "CGtk", "CGtkShim"],
             plugins: ["EmbedInterfaces"]
         ),
         .executableTarget(name: "accessory-picker", dependencies: ["AccessoryPicker"]),
@@ -71,6 +73,7 @@ let package = Package(
 
         .testTarget(name: "AccessoryCoreTests", dependencies: ["AccessoryCore"], exclude: ["Fixtures"]),
         .testTarget(name: "GLibRuntimeTests", dependencies: ["GLibRuntime", "CGLib"]),
+        .testTarget(name: "AgentInterfaceTests", dependencies: ["AgentInterface", "AccessoryCore", "GLibRuntime"]),
         .testTarget(
             name: "NetworkManagerBackendTests",
             dependencies: ["NetworkManagerBackend", "AccessoryCore", "ServiceHarness"]

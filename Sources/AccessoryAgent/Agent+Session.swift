@@ -1,4 +1,5 @@
 import AccessoryCore
+import AgentInterface
 import BlueZBackend
 import BusService
 import Foundation
@@ -293,19 +294,11 @@ extension Agent {
         }
         let profile = host.session.profile
         let asksPassphrase: Bool = if case .prompt? = profile.hotspot?.passphrase { true } else { false }
-        let request = DBusValue.vardict([
-            ("profile", .string(profile.id)),
-            ("vendor", .string(profile.vendor)),
-            ("user", .uint32(host.uid)),
-            ("items", BusCoding.dictionaries(items.map { item in
-                var entries: [(String, DBusValue)] = [
-                    ("name", .string(item.name)), ("rename", .boolean(item.setupOptions.contains(.rename))),
-                ]
-                if let image = item.productImage { entries.append(("productImage", .string(image))) }
-                return .vardict(entries)
-            })),
-            ("passphrase", .boolean(asksPassphrase)),
-        ])
+        let request = PickerAgentRequest(
+            profile: profile.id, vendor: profile.vendor, user: host.uid,
+            items: items.map { PickerAgentRequest.Item(name: $0.name, productImage: $0.productImage, rename: $0.setupOptions.contains(.rename)) },
+            asksPassphrase: asksPassphrase
+        ).dbusValue
         let bus = self.bus
         let path = host.path
         host.choice = Task {

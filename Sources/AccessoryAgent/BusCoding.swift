@@ -1,4 +1,5 @@
 import AccessoryCore
+import AgentInterface
 import Foundation
 import GLibRuntime
 
@@ -77,25 +78,7 @@ enum BusCoding {
     }
 
     /// A picker entry, as `AccessoryDiscovered` and `PickerAgent1.UpdateEntries` carry it.
-    static func entry(_ entry: PickerEntry) -> DBusValue {
-        var entries: [(String, DBusValue)] = [
-            ("entry", .uint32(UInt32(entry.id))),
-            ("item", .uint32(UInt32(entry.itemIndex))),
-            ("name", .string(entry.name)),
-        ]
-        if let image = entry.productImage { entries.append(("productImage", .string(image))) }
-        if let wifi = entry.wifi {
-            if let ssid = wifi.ssid { entries.append(("ssid", .string(ssid.notation))) }
-            entries.append(("bssid", .string(wifi.bssid.description)))
-            entries.append(("signal", .uint32(UInt32(clamping: wifi.strength))))
-        }
-        if let bluetooth = entry.bluetooth {
-            entries.append(("bluetoothAddress", .string(bluetooth.address.description)))
-            if let rssi = bluetooth.rssi { entries.append(("rssi", .int32(Int32(clamping: rssi)))) }
-            if let name = bluetooth.name { entries.append(("bluetoothName", .string(name))) }
-        }
-        return .vardict(entries)
-    }
+    static func entry(_ entry: PickerEntry) -> DBusValue { PickerAgentEntry(entry).dbusValue }
 
     static func encodedJSON(_ value: some Encodable) -> JSONValue {
         guard let data = try? JSONEncoder().encode(value), let json = try? JSONValue.parse(data) else { return .object([:]) }

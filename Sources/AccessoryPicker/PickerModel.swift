@@ -1,65 +1,29 @@
 import AccessoryCore
+import AgentInterface
 import Foundation
 import GLibRuntime
 
-/// A picker request of the agent (`PickerAgent1.RequestChoice`), read into plain values.
+/// A picker request of the agent (`PickerAgent1.RequestChoice`) and the session it is for.
+@dynamicMemberLookup
 struct PickerRequest: Sendable, Hashable {
-    struct Item: Sendable, Hashable {
-        var name: String
-        var productImage: String?
-        var rename: Bool
-    }
-
     var session: String
-    var profile: String
-    /// The profile's vendor: the dialog's title.
-    var vendor: String
-    var items: [Item]
-    /// Whether the person is asked for the accessory's passphrase.
-    var asksPassphrase: Bool
+    var request: PickerAgentRequest
 
     init(session: String, request: DBusValue) {
         self.session = session
-        profile = request.field("profile")?.string ?? ""
-        vendor = request.field("vendor")?.string ?? profile
-        items = (request.field("items")?.elements ?? []).map { item in
-            Item(name: item.field("name")?.string ?? "", productImage: item.field("productImage")?.string,
-                 rename: item.field("rename")?.bool ?? false)
-        }
-        asksPassphrase = request.field("passphrase")?.bool ?? false
+        self.request = PickerAgentRequest(request)
     }
 
+    subscript<Value>(dynamicMember keyPath: KeyPath<PickerAgentRequest, Value>) -> Value { request[keyPath: keyPath] }
+
     /// Whether the item at `index` offers renaming.
-    func renames(_ index: Int) -> Bool { items.indices.contains(index) && items[index].rename }
+    func renames(_ index: Int) -> Bool { request.renames(index) }
 }
 
 /// One accessory the picker shows, from an entry of `PickerAgent1.UpdateEntries`.
-struct PickerRow: Sendable, Hashable {
-    var id: UInt32
-    var item: Int
-    var name: String
-    var productImage: String?
-    var ssid: String?
-    var bluetoothAddress: String?
-    var bluetoothName: String?
-    /// Wi-Fi strength in percent.
-    var signal: UInt32?
-    /// Bluetooth signal in dBm.
-    var rssi: Int32?
+typealias PickerRow = PickerAgentEntry
 
-    init?(_ value: DBusValue) {
-        guard let id = value.field("entry")?.unsigned else { return nil }
-        self.id = id
-        item = Int(value.field("item")?.unsigned ?? 0)
-        name = value.field("name")?.string ?? ""
-        productImage = value.field("productImage")?.string
-        ssid = value.field("ssid")?.string
-        bluetoothAddress = value.field("bluetoothAddress")?.string
-        bluetoothName = value.field("bluetoothName")?.string
-        self.signal = value.field("signal")?.unsigned
-        rssi = value.field("rssi")?.int.map { Int32(clamping: $0) }
-    }
-
+extension PickerAgentEntry {
     /// What identifies the accessory: its SSID, or its Bluetooth name and address.
     var identity: String {
         if let ssid { return "Wi-Fi · \(ssid)" }
@@ -194,13 +158,6 @@ struct ProductImages: Sendable {
 }
 
 extension DBusValue {
-    /// The value of a string key in a dictionary, out of its variant when it is in one.
-    func field(_ key: String) -> DBusValue? {
-        guard let value = self[key] else { return nil }
-        if case .variant(let box) = value { return box.value }
-        return value
-    }
-
-    /// A `u` (or any integer that fits one), as the agent sends entry ids and signal strengths.
+    /// A `u` (or any integer that fits one), as the agent sends entry ids.
     var unsigned: UInt32? { int.flatMap(UInt32.init(exactly:)) }
 }

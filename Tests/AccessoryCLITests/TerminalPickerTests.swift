@@ -7,7 +7,7 @@ private func entry(_ id: UInt32, _ name: String, ssid: String? = nil, signal: In
 }
 
 private let plugRequest = PickerModel.Request(
-    profile: "org.example.plug", vendor: "Example", renames: [false], asksPassphrase: false)
+    profile: "org.example.plug", vendor: "Example", items: [.init(name: "Item", rename: false)], asksPassphrase: false)
 
 /// A model with the request made and `entries` shown.
 private func choosing(_ entries: [PickerModel.Entry], request: PickerModel.Request = plugRequest) -> PickerModel {
@@ -80,7 +80,7 @@ private let twoPlugs = [
 
     @Test func renameThenPassphrase() {
         let request = PickerModel.Request(
-            profile: "org.example.cam", vendor: "Example", renames: [true], asksPassphrase: true)
+            profile: "org.example.cam", vendor: "Example", items: [.init(name: "Item", rename: true)], asksPassphrase: true)
         var model = choosing([entry(3, "Acme camera", ssid: "Acme-Cam-77")], request: request)
         #expect(model.handle(.enter) == nil)
         #expect(model.stage == .renaming(3))
@@ -98,7 +98,7 @@ private let twoPlugs = [
     }
 
     @Test func anEmptyNameKeepsTheItemsName() {
-        let request = PickerModel.Request(profile: "p", vendor: "v", renames: [true], asksPassphrase: false)
+        let request = PickerModel.Request(profile: "p", vendor: "v", items: [.init(name: "Item", rename: true)], asksPassphrase: false)
         var model = choosing([entry(3, "Acme camera")], request: request)
         _ = model.handle(.enter)
         _ = model.handle(.character(" "))
@@ -106,7 +106,7 @@ private let twoPlugs = [
     }
 
     @Test func aNameTheAgentWouldRefuseIsRefusedHere() {
-        let request = PickerModel.Request(profile: "p", vendor: "v", renames: [true], asksPassphrase: false)
+        let request = PickerModel.Request(profile: "p", vendor: "v", items: [.init(name: "Item", rename: true)], asksPassphrase: false)
         var model = choosing([entry(3, "Acme camera")], request: request)
         _ = model.handle(.enter)
         for _ in 0..<129 { _ = model.handle(.character("a")) }
@@ -116,7 +116,7 @@ private let twoPlugs = [
     }
 
     @Test func escapeInAPromptGoesBackAndForgetsWhatWasTyped() {
-        let request = PickerModel.Request(profile: "p", vendor: "v", renames: [false], asksPassphrase: true)
+        let request = PickerModel.Request(profile: "p", vendor: "v", items: [.init(name: "Item", rename: false)], asksPassphrase: true)
         var model = choosing(twoPlugs, request: request)
         _ = model.handle(.enter)
         for character in "secret" { _ = model.handle(.character(character)) }
@@ -129,7 +129,7 @@ private let twoPlugs = [
     }
 
     @Test func anAccessoryVanishingUnderAPromptGoesBackToTheList() {
-        let request = PickerModel.Request(profile: "p", vendor: "v", renames: [true], asksPassphrase: false)
+        let request = PickerModel.Request(profile: "p", vendor: "v", items: [.init(name: "Item", rename: true)], asksPassphrase: false)
         var model = choosing(twoPlugs, request: request)
         _ = model.handle(.enter)
         model.update([], removed: [7])
@@ -205,7 +205,7 @@ private let twoPlugs = [
 
     @Test(arguments: [1, 5, 12, 20, 33])
     func noLineIsEverWiderThanTheTerminal(width: Int) {
-        let request = PickerModel.Request(profile: "p", vendor: "Example", renames: [true], asksPassphrase: true)
+        let request = PickerModel.Request(profile: "p", vendor: "Example", items: [.init(name: "Item", rename: true)], asksPassphrase: true)
         let wide = entry(3, "照明コントローラー", ssid: "カメラ-Setup-XYZ", signal: 99)
         var model = choosing(twoPlugs + [wide], request: request)
         expectFits(screen(width: width).frame(model), width)
@@ -261,7 +261,7 @@ private let twoPlugs = [
         #expect(screen.bars(nil) == "····")
         #expect(self.screen(width: 80, unicode: false).bars(60) == "***-")
         let bluetooth = PickerModel.Entry(
-            id: 1, item: 0, name: "Sensor", bluetoothName: "SHBDW", bluetoothAddress: "AA:BB:CC:DD:EE:FF", rssi: -40)
+            id: 1, item: 0, name: "Sensor", bluetoothAddress: "AA:BB:CC:DD:EE:FF", bluetoothName: "SHBDW", rssi: -40)
         #expect(bluetooth.strength == 100)
         #expect(bluetooth.identity == "SHBDW AA:BB:CC:DD:EE:FF")
         #expect(bluetooth.transport == "BLE")
@@ -270,7 +270,7 @@ private let twoPlugs = [
     }
 
     @Test func thePassphraseIsNeverDrawn() {
-        let request = PickerModel.Request(profile: "p", vendor: "v", renames: [false], asksPassphrase: true)
+        let request = PickerModel.Request(profile: "p", vendor: "v", items: [.init(name: "Item", rename: false)], asksPassphrase: true)
         var model = choosing(twoPlugs, request: request)
         _ = model.handle(.enter)
         for character in "hunter22" { _ = model.handle(.character(character)) }

@@ -1,5 +1,6 @@
 import AccessoryAgent
 import AccessoryCore
+import AgentInterface
 import BusService
 import Foundation
 import GLibRuntime
@@ -232,12 +233,11 @@ final class SelectingPicker: Sendable {
         let object = try await PickerAgentObject.export(on: client)
         let wanted = select.lowercased()
         let task = Task {
-            var entries: [UInt32: [String: DBusValue]] = [:]
+            var entries: [UInt32: PickerAgentEntry] = [:]
             var pending: MethodCall?
             func matching() -> UInt32? {
                 entries.keys.sorted().first { id in
-                    let entry = entries[id] ?? [:]
-                    return entry["ssid"]?.string?.lowercased() == wanted || entry["bluetoothAddress"]?.string?.lowercased() == wanted
+                    entries[id]?.ssid?.lowercased() == wanted || entries[id]?.bluetoothAddress?.lowercased() == wanted
                 }
             }
             for await call in client.bus.incomingCalls where call.interface == "io.accessorysetup.PickerAgent1" {
@@ -246,7 +246,7 @@ final class SelectingPicker: Sendable {
                     pending = call
                 case "UpdateEntries":
                     for entry in call.arguments.count > 1 ? call.arguments[1].elements : [] {
-                        if let fields = entry.members, let id = fields["entry"]?.uint32 { entries[id] = fields }
+                        if let entry = PickerAgentEntry(entry) { entries[entry.id] = entry }
                     }
                     for id in call.arguments.count > 2 ? call.arguments[2].elements : [] {
                         if let id = id.uint32 { entries[id] = nil }

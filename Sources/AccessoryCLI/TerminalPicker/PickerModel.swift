@@ -1,60 +1,15 @@
 import AccessoryCore
+import AgentInterface
 import Foundation
 
 /// What the terminal picker shows and how keys change it. Pure: the D-Bus calls and the keys
 /// come in, answers for the agent come out, and `PickerScreen` draws it.
 struct PickerModel {
     /// One accessory the agent offers (`PickerAgent1.UpdateEntries`).
-    struct Entry: Equatable {
-        var id: UInt32
-        var item: Int
-        var name: String
-        var ssid: String?
-        var bluetoothName: String?
-        var bluetoothAddress: String?
-        /// NetworkManager's 0–100 quality.
-        var signal: Int?
-        /// Bluetooth LE signal in dBm.
-        var rssi: Int?
-
-        /// The stronger of the two radios, on the 0–100 scale.
-        var strength: Int? {
-            let bluetooth = rssi.map(PickerEntry.strength(dBm:))
-            switch (signal, bluetooth) {
-            case (let wifi?, let bluetooth?): return max(wifi, bluetooth)
-            case (let wifi?, nil): return wifi
-            case (nil, let bluetooth): return bluetooth
-            }
-        }
-
-        /// What tells it apart from its neighbours: the SSID, the Bluetooth name and address.
-        var identity: String {
-            var parts: [String] = []
-            if let ssid { parts.append(ssid) }
-            switch (bluetoothName, bluetoothAddress) {
-            case (let name?, let address?) where name != ssid: parts.append("\(name) \(address)")
-            case (_, let address?): parts.append(address)
-            default: break
-            }
-            return parts.joined(separator: " · ")
-        }
-
-        var transport: String {
-            switch (ssid != nil || signal != nil, bluetoothAddress != nil) {
-            case (true, true): "Wi-Fi+BLE"
-            case (false, true): "BLE"
-            default: "Wi-Fi"
-            }
-        }
-    }
+    typealias Entry = PickerAgentEntry
 
     /// What `RequestChoice` asked for, item by item.
-    struct Request: Equatable {
-        var profile: String
-        var vendor: String
-        var renames: [Bool]
-        var asksPassphrase: Bool
-    }
+    typealias Request = PickerAgentRequest
 
     enum Stage: Equatable {
         /// Waiting for the agent's `RequestChoice`.
@@ -213,7 +168,7 @@ struct PickerModel {
 
     private mutating func chose(_ entry: Entry) -> Action? {
         typed = ""
-        if request?.renames.indices.contains(entry.item) == true, request?.renames[entry.item] == true {
+        if request?.renames(entry.item) == true {
             stage = .renaming(entry.id)
             return nil
         }
@@ -300,5 +255,27 @@ struct PickerModel {
         typed = ""
         stage = .choosing
         self.notice = notice
+    }
+}
+
+extension PickerAgentEntry {
+    /// What tells it apart from its neighbours: the SSID, the Bluetooth name and address.
+    var identity: String {
+        var parts: [String] = []
+        if let ssid { parts.append(ssid) }
+        switch (bluetoothName, bluetoothAddress) {
+        case (let name?, let address?) where name != ssid: parts.append("\(name) \(address)")
+        case (_, let address?): parts.append(address)
+        default: break
+        }
+        return parts.joined(separator: " · ")
+    }
+
+    var transport: String {
+        switch (ssid != nil || signal != nil, bluetoothAddress != nil) {
+        case (true, true): "Wi-Fi+BLE"
+        case (false, true): "BLE"
+        default: "Wi-Fi"
+        }
     }
 }

@@ -1,5 +1,6 @@
 import AccessoryAgent
 import AccessoryCore
+import AgentInterface
 import BusService
 import Foundation
 import GLibRuntime
@@ -111,12 +112,7 @@ final class TerminalPicker: Sendable {
                 pending?.reply(errorName: Self.cancelled, message: "a newer picker replaced it")
                 pending = call
                 session = arguments.first?.string
-                let request = arguments.count > 1 ? arguments[1].members ?? [:] : [:]
-                model.requested(PickerModel.Request(
-                    profile: request["profile"]?.string ?? "",
-                    vendor: request["vendor"]?.string ?? "",
-                    renames: (request["items"]?.elements ?? []).map { $0.members?["rename"]?.bool ?? false },
-                    asksPassphrase: request["passphrase"]?.bool ?? false))
+                model.requested(PickerAgentRequest(arguments.count > 1 ? arguments[1] : .vardict([])))
                 if terminal == nil, let opened = RawTerminal.open() {
                     terminal = opened
                     let keys = opened.inputs()
@@ -130,7 +126,7 @@ final class TerminalPicker: Sendable {
                     call.reply(errorName: Self.cancelled, message: "no terminal to show the picker on")
                 }
             case "UpdateEntries":
-                let changed = (arguments.count > 1 ? arguments[1].elements : []).compactMap(Self.entry)
+                let changed = (arguments.count > 1 ? arguments[1].elements : []).compactMap(PickerAgentEntry.init)
                 let removed = (arguments.count > 2 ? arguments[2].elements : []).compactMap(\.uint32)
                 model.update(changed, removed: removed)
                 call.reply()
@@ -185,15 +181,6 @@ final class TerminalPicker: Sendable {
         }
 
         static let cancelled = AccessorySessionError.Code.userCancelled.dbusName
-
-        static func entry(_ value: DBusValue) -> PickerModel.Entry? {
-            guard let fields = value.members, let id = fields["entry"]?.uint32 else { return nil }
-            return PickerModel.Entry(
-                id: id, item: fields["item"]?.int ?? 0, name: fields["name"]?.string ?? "",
-                ssid: fields["ssid"]?.string, bluetoothName: fields["bluetoothName"]?.string,
-                bluetoothAddress: fields["bluetoothAddress"]?.string, signal: fields["signal"]?.int,
-                rssi: fields["rssi"]?.int)
-        }
 
         /// Colour unless `NO_COLOR` is set to anything (no-color.org) or the terminal is dumb.
         static var color: Bool {

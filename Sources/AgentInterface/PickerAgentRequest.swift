@@ -1,0 +1,66 @@
+import AccessoryCore
+import GLibRuntime
+
+/// What the agent asks a picker agent to show (`PickerAgent1.RequestChoice`'s request).
+public struct PickerAgentRequest: Sendable, Hashable {
+    /// One profile item the client's picker offers.
+    public struct Item: Sendable, Hashable {
+        public var name: String
+        public var productImage: String?
+        /// Whether the person may rename what they pick.
+        public var rename: Bool
+
+        public init(name: String, productImage: String? = nil, rename: Bool = false) {
+            self.name = name
+            self.productImage = productImage
+            self.rename = rename
+        }
+    }
+
+    /// The id of the profile the client opened its session with.
+    public var profile: String
+    /// The profile's vendor: the picker's title.
+    public var vendor: String
+    /// The uid of the client's user.
+    public var user: UInt32?
+    public var items: [Item]
+    /// Whether the person is asked for the accessory's passphrase.
+    public var asksPassphrase: Bool
+
+    public init(profile: String, vendor: String, user: UInt32? = nil, items: [Item], asksPassphrase: Bool) {
+        self.profile = profile
+        self.vendor = vendor
+        self.user = user
+        self.items = items
+        self.asksPassphrase = asksPassphrase
+    }
+
+    /// Reads a request off the bus; a missing vendor reads as the profile id.
+    public init(_ value: DBusValue) {
+        let profile = value.field("profile")?.string ?? ""
+        self.init(
+            profile: profile, vendor: value.field("vendor")?.string ?? profile,
+            user: value.field("user")?.int.flatMap(UInt32.init(exactly:)),
+            items: (value.field("items")?.elements ?? []).map { item in
+                Item(name: item.field("name")?.string ?? "", productImage: item.field("productImage")?.string,
+                     rename: item.field("rename")?.bool ?? false)
+            },
+            asksPassphrase: value.field("passphrase")?.bool ?? false)
+    }
+
+    /// The `a{sv}` the agent sends.
+    public var dbusValue: DBusValue {
+        var fields: [(String, DBusValue)] = [("profile", .string(profile)), ("vendor", .string(vendor))]
+        if let user { fields.append(("user", .uint32(user))) }
+        fields.append(("items", .array(items.map { item in
+            var entries: [(String, DBusValue)] = [("name", .string(item.name)), ("rename", .boolean(item.rename))]
+            if let image = item.productImage { entries.append(("productImage", .string(image))) }
+            return .vardict(entries)
+        }, elementType: "a{sv}")))
+        fields.append(("passphrase", .boolean(asksPassphrase)))
+        return .vardict(fields)
+    }
+
+    /// Whether the item at `index` offers renaming.
+    public func renames(_ index: Int) -> Bool { items.indices.contains(index) && items[index].rename }
+}
