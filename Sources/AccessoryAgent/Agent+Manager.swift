@@ -110,7 +110,7 @@ extension Agent {
         let profile: AccessoryProfile
         do {
             let data = try BoundedInput.read(handle, name: "the client's profile", limit: BoundedInput.documentLimit)
-            profile = try AccessoryProfile.parse(data, path: "the client's profile")
+            profile = try AccessoryProfile.parse(data, path: "the client's profile").withoutProductImages
         } catch let error as ProfileError {
             throw CallFailure(AgentError.invalidProfile(error))
         } catch {
@@ -305,5 +305,17 @@ extension Agent {
         for host in sessions.values where host.owner == owner && host.path != except {
             await feed(input, to: host)
         }
+    }
+}
+
+extension AccessoryProfile {
+    /// The profile with no item naming an image. A client's profile arrives as bytes, with no
+    /// directory: an image it names can be neither checked nor found, and looked up among the
+    /// installed profiles it would show another vendor's picture. The pickers show their
+    /// generic icon instead.
+    fileprivate var withoutProductImages: AccessoryProfile {
+        var profile = self
+        for index in profile.items.indices { profile.items[index].productImage = nil }
+        return profile
     }
 }

@@ -51,6 +51,74 @@ struct MockServicesAgentPickerTests {
         await client.close()
     }
 
+    /// A vendor's own profile, passed as a file descriptor (`OpenSessionWithProfile`).
+    static func clientProfile(_ items: String) -> String {
+        """
+        {"schemaVersion": 1, "id": "com.example.devlight", "vendor": "Example Lights", "supports": ["wifi"],
+         "hotspot": {"security": "wpa2Personal", "passphrase": {"source": "fixed", "value": "wled1234"}},
+         "handoff": "joinHotspot", "items": \(items)}
+        """
+    }
+
+    /// Opens a session with `profile`'s text passed as a file descriptor.
+    static func openSession(_ client: AgentClient, withProfile profile: String) async throws -> ClientSession {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("client-profile-\(UUID().uuidString).json")
+        try Data(profile.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let descriptor = open(file.path, O_RDONLY | O_CLOEXEC)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        let reply = try await client.bus.call(
+            destination: AgentProcess.busName, path: AgentClient.manager, interface: "io.accessorysetup.Manager1",
+            method: "OpenSessionWithProfile", [.handle(0), .vardict([])], timeout: .seconds(30),
+            fileDescriptors: [descriptor])
+        let path = try #require(reply.first?.string)
+        let recorder = SignalRecorder(await client.bus.signals(sender: nil, path: path, interface: "io.accessorysetup.Session1"))
+        return ClientSession(client: client, path: path, signals: recorder)
+    }
+
+    /// A profile read from bytes has no directory: the image it names cannot be checked, and
+    /// looked up among the installed profiles it would show another vendor's picture.
+    @Test func aClientsOwnProfileOpensASessionAndItsImageIsNotShown() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .choose(ssid: "WLED-AP"))
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let profile = Self.clientProfile(
+            #"[{"name": "Dev light", "productImage": "images/led-controller.svg", "descriptor": {"ssid": "WLED-AP"}}]"#)
+        let session = try await Self.openSession(client, withProfile: profile)
+        // The items `accessoryctl pick --profile-file` passes on to ShowPicker as they are.
+        let items = try #require(try await client.bus.call(
+            destination: AgentProcess.busName, path: session.path, interface: "org.freedesktop.DBus.Properties",
+            method: "Get", [.string("io.accessorysetup.Session1"), .string("Items")], timeout: .seconds(30)
+        ).first?.elements)
+        #expect(items.map { $0["name"]?.string } == ["Dev light"])
+        #expect(items.first?["productImage"] == nil, "\(items)")
+
+        _ = try await session.activate()
+        try await session.showPicker([pickerItem("Dev light", [("ssid", "WLED-AP")])])
+        let signals = try await session.waitForDismiss()
+        let added = try #require(signals.first { $0.member == "AccessoryAdded" }?.arguments.first)
+        #expect(added["profile"]?.string == "com.example.devlight")
+        let request = try #require(try await picker.wait(for: "RequestChoice").first?.arguments.last)
+        #expect(request["vendor"]?.string == "Example Lights")
+        await client.close()
+    }
+
+    @Test func aClientsProfileWithFaultsIsRefusedNamingEachField() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        let profile = Self.clientProfile(#"[{"name": "Dev light", "descriptor": {"ssid": "WLED-AP", "ssidPrefix": "WLED"}}]"#)
+            .replacingOccurrences(of: #""vendor": "Example Lights", "#, with: "")
+        let message = await expectBusError("io.accessorysetup.Error.InvalidProfile") {
+            _ = try await Self.openSession(client, withProfile: profile)
+        }
+        #expect(message?.contains("vendor") == true, "\(message ?? "")")
+        #expect(message?.contains("items[0].descriptor") == true, "\(message ?? "")")
+        #expect(services.agent.isRunning)
+        await client.close()
+    }
+
     @Test func theKioskPolicyPicksWithNoFrontEnd() async throws {
         let services = try AgentServices(kiosk: kioskPolicy(profiles: ["ge.wled.softap"], users: [0]))
         let client = try await services.client()
