@@ -483,13 +483,23 @@ extension NetworkManagerClient {
         }
     }
 
+    /// Destroys the checkpoint. One gone meanwhile counts as destroyed: a leave and a listing's
+    /// clean-up may both find it live, and the second then hears "does not exist" from
+    /// NetworkManager before libnm has dropped it.
     private func destroy(_ checkpoint: OpaquePointer) async throws(HotspotError) {
         let client = self.client
         let path = LibNM.path(checkpoint)
-        _ = try await call("destroy the checkpoint") { cancellable, callback, data in
-            nm_client_checkpoint_destroy(client.pointer, path, cancellable, callback, data)
-        } finish: { _, result, error in
-            nm_client_checkpoint_destroy_finish(client.pointer, result, error) != 0 ? true : nil
+        do throws(HotspotError) {
+            _ = try await call("destroy the checkpoint") { cancellable, callback, data in
+                nm_client_checkpoint_destroy(client.pointer, path, cancellable, callback, data)
+            } finish: { _, result, error in
+                nm_client_checkpoint_destroy_finish(client.pointer, result, error) != 0 ? true : nil
+            }
+        } catch {
+            let gone = await vanishes(announcedBy: "notify::checkpoints") {
+                !elements(of: nm_client_get_checkpoints(client.pointer)).contains { LibNM.path($0) == path }
+            }
+            if !gone { throw error }
         }
     }
 
@@ -546,12 +556,19 @@ extension NetworkManagerClient {
             }
         } catch {
             guard let uuid else { throw error }
-            let gone = { nm_client_get_connection_by_uuid(client.pointer, uuid) == nil }
-            if gone() { return }
-            let removed = await waitForSignal(timeout: .seconds(2)) { fire in
-                [client.connect("connection-removed") { _ in if gone() { fire(true) } }]
+            let gone = await vanishes(announcedBy: "connection-removed") {
+                nm_client_get_connection_by_uuid(client.pointer, uuid) == nil
             }
-            guard removed == .fired(true) else { throw error }
+            if !gone { throw error }
         }
+    }
+
+    /// Whether `gone` holds now or turns true within 2 s, checked as the client's `signal`
+    /// fires: how long libnm takes to hear of an object NetworkManager removed.
+    private func vanishes(announcedBy signal: String, _ gone: @escaping () -> Bool) async -> Bool {
+        if gone() { return true }
+        return await waitForSignal(timeout: .seconds(2)) { fire in
+            [client.connect(signal) { (_: OpaquePointer?) in if gone() { fire(true) } }]
+        } == .fired(true)
     }
 }

@@ -100,6 +100,19 @@ import Testing
         try expectBackHome()
     }
 
+    /// A listing's clean-up may destroy the checkpoint while a leave waits for the home
+    /// network; the leave's own destroy then hears "does not exist", and that is no failure.
+    @Test func leaveCountsACheckpointDestroyedMeanwhileAsDestroyed() async throws {
+        try mock.addAccessPoint(device, name: "plug", ssid: "Acme-Setup", bssid: "02:00:00:00:00:10", strength: 60)
+        let client = try await client()
+        _ = try await client.join(try configuration("Acme-Setup"), options: JoinOptions())
+        try mock.raceCheckpointDestroy()
+        let left = try await client.leave(device: nil)
+        #expect(left.deleted && left.restored == "HomeNet")
+        #expect(try mock.checkpointPaths().isEmpty)
+        try expectBackHome()
+    }
+
     /// When the home network cannot come back (its access point is gone), leaving says so by
     /// naming no network it is back on, and does not try for ever.
     @Test func leaveNamesNoNetworkWhenTheHomeNetworkDoesNotComeBack() async throws {

@@ -103,6 +103,12 @@ public final class NetworkManagerMock: @unchecked Sendable {
         try mockCall("SetDeleteRace", [bytes(Array(ssid.utf8))])
     }
 
+    /// The next checkpoint destroy fails with NetworkManager's "does not exist", as when another
+    /// call destroyed it first.
+    public func raceCheckpointDestroy() throws {
+        try mockCall("SetCheckpointDestroyRace", [])
+    }
+
     /// The next activation of a stored profile of `ssid` fails with these reasons, the one
     /// after succeeds.
     public func failNextActivation(of ssid: String, deviceReason: UInt32, connectionReason: UInt32 = 0) throws {

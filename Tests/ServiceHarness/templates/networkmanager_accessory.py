@@ -46,6 +46,7 @@ def load(mock, parameters):
     base.load(mock, parameters)
     mock.failures = {}        # SSID bytes -> (device reason, connection reason, AP that vanishes) or None to stall
     mock.failing_once = {}    # SSID bytes -> the same, for the next ActivateConnection only
+    mock.checkpoint_destroy_race = False  # the next CheckpointDestroy finds it destroyed meanwhile
     mock.delete_races = set()  # SSID bytes whose profiles NetworkManager deletes itself as they are deleted
     mock.volatile = set()     # connection paths deleted when they go down
     mock.checkpoints = {}     # path -> {device path: connection path or None}
@@ -64,7 +65,7 @@ def load(mock, parameters):
         ('ActivateConnection', 'ooo', 'o', 'ret = self.mock.activate(args[0], args[1], args[2])'),
         ('DeactivateConnection', 'o', '', 'self.mock.deactivate(args[0])'),
         ('CheckpointCreate', 'aouu', 'o', 'ret = self.mock.checkpoint_create(args[0], args[1], args[2])'),
-        ('CheckpointDestroy', 'o', '', 'self.mock.checkpoint_remove(args[0])'),
+        ('CheckpointDestroy', 'o', '', 'self.mock.checkpoint_destroy(args[0])'),
         ('CheckpointRollback', 'o', 'a{su}', 'ret = self.mock.checkpoint_rollback(args[0])'),
         ('CheckpointAdjustRollbackTimeout', 'ou', '', ''),
     ])
@@ -82,6 +83,7 @@ def load(mock, parameters):
     mock.deactivate = lambda path: deactivate(mock, path)
     mock.checkpoint_create = lambda *args: checkpoint_create(mock, *args)
     mock.checkpoint_remove = lambda path: checkpoint_remove(mock, path)
+    mock.checkpoint_destroy = lambda path: checkpoint_destroy(mock, path)
     mock.checkpoint_rollback = lambda path: checkpoint_rollback(mock, path)
 
 
@@ -277,6 +279,17 @@ def checkpoint_remove(mock, path):
     return saved
 
 
+def checkpoint_destroy(mock, path):
+    '''CheckpointDestroy, or after SetCheckpointDestroyRace what NetworkManager answers a second
+    destroy of a checkpoint another call destroyed first.'''
+    if mock.checkpoint_destroy_race:
+        mock.checkpoint_destroy_race = False
+        checkpoint_remove(mock, path)
+        raise dbus.exceptions.DBusException('checkpoint %s does not exist' % path,
+                                            name='org.freedesktop.NetworkManager.InvalidArguments')
+    checkpoint_remove(mock, path)
+
+
 def checkpoint_rollback(mock, path):
     '''Puts each device back on the connection it had when the checkpoint was made, and deletes
     the profiles added since when the checkpoint asked for that.'''
@@ -364,6 +377,12 @@ def AddHiddenAccessPoint(self, device, ap_name, ssid, bssid, frequency, strength
 def SetActivationFailure(self, ssid, device_reason, connection_reason):
     '''Activations of this SSID fail with these NMDeviceStateReason and NMActiveConnectionStateReason.'''
     self.failures[bytes(ssid)] = (int(device_reason), int(connection_reason), None)
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='', out_signature='')
+def SetCheckpointDestroyRace(self):
+    '''The next CheckpointDestroy fails because the checkpoint was destroyed meanwhile.'''
+    self.checkpoint_destroy_race = True
 
 
 @dbus.service.method(MOCK_IFACE, in_signature='ay', out_signature='')
