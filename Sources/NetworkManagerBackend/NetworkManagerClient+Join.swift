@@ -301,6 +301,8 @@ extension NetworkManagerClient {
     /// destroyed last (so that a crash half-way still leaves NetworkManager to restore), and a
     /// join-once profile deleted.
     private func end(_ profile: WirelessProfile, on device: GObjectRef, active: GObjectRef?) async throws(HotspotError) -> LeftHotspot {
+        ending.insert(profile.uuid)
+        defer { ending.remove(profile.uuid) }
         let previousUUID = profile.userData[ProfileTag.previousConnection]
         let previous = previousUUID.flatMap { nm_client_get_connection_by_uuid(client.pointer, $0) }
         if let active { try await deactivate(active) }
@@ -376,7 +378,7 @@ extension NetworkManagerClient {
     /// past their `lifetimeInDays`.
     private func removeStaleProfiles(now: Date = Date()) async throws(HotspotError) {
         let activeUUIDs = activeConnectionUUIDs()
-        for (connection, profile) in ourProfiles() where !activeUUIDs.contains(profile.uuid) {
+        for (connection, profile) in ourProfiles() where !activeUUIDs.contains(profile.uuid) && !ending.contains(profile.uuid) {
             if let checkpoint = liveCheckpoint(of: profile) { try await destroy(checkpoint) }
             let expired = profile.expires.map { $0 <= now } ?? false
             if profile.isJoinOnce || expired { try await delete(connection) }

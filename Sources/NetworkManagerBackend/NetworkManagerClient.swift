@@ -16,6 +16,9 @@ public actor NetworkManagerClient: HotspotManaging {
     private let resources: Resources
 
     var client: GObjectRef { resources.client! }
+    /// The profiles (by UUID) whose join is being ended: the clean-up of stale profiles leaves
+    /// them alone, since their leave destroys the checkpoint only once the previous network is back.
+    var ending: Set<String> = []
 
     /// Sendable only so the deinit can hand it over; it is used on the GLib thread alone.
     private final class Resources: @unchecked Sendable {

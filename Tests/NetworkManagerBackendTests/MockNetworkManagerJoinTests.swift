@@ -113,6 +113,25 @@ import Testing
         try expectBackHome()
     }
 
+    /// A listing while a leave waits for the home network (the agent purges on its own
+    /// schedule) leaves the joined profile to the leave, which destroys its checkpoint last.
+    @Test func aListingDuringALeaveLeavesItsCheckpointToTheLeave() async throws {
+        try mock.addAccessPoint(device, name: "plug", ssid: "Acme-Setup", bssid: "02:00:00:00:00:10", strength: 60)
+        let client = try await client()
+        _ = try await client.join(try configuration("Acme-Setup"), options: JoinOptions())
+        try mock.failNextActivation(of: "HomeNet", deviceReason: 7)
+        let destroys = { self.mock.log.matches(of: #/ CheckpointDestroy /#).count }
+        let leaving = Task { try await client.leave(device: nil) }
+        try await Task.sleep(for: .milliseconds(100))
+        _ = try await client.configuredHotspots()
+        #expect(destroys() == 0, "the listing destroyed the checkpoint of a join being left")
+        let left = try await leaving.value
+        #expect(left.restored == "HomeNet")
+        #expect(destroys() == 1)
+        #expect(try mock.checkpointPaths().isEmpty)
+        #expect(try await client.configuredHotspots().isEmpty)
+    }
+
     /// When the home network cannot come back (its access point is gone), leaving says so by
     /// naming no network it is back on, and does not try for ever.
     @Test func leaveNamesNoNetworkWhenTheHomeNetworkDoesNotComeBack() async throws {
