@@ -50,7 +50,7 @@ final class PickerServices: @unchecked Sendable {
                 "--kiosk-policy", directory.path("kiosk.json"),
             ],
             environment: bus.environment, logFile: directory.url.appendingPathComponent("agent.log"))
-        try agent.wait(for: "owning io.accessorysetup", timeout: 20) { bus.hasOwner("io.accessorysetup") }
+        try agent.wait(for: "owning io.accessorysetup") { bus.hasOwner("io.accessorysetup") }
     }
 
     var agentLog: String { agent.log }

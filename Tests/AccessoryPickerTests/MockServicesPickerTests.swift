@@ -81,7 +81,7 @@ final class PickerServices: @unchecked Sendable {
             arguments: ["--bus", bus.address, "--session", "c1", "--profiles", agent.profileDirectory.path],
             environment: display.environment, logFile: scratch.url.appendingPathComponent("picker.log"))
         let picker = self.picker
-        try picker.wait(for: "the picker's registration", timeout: 30) {
+        try picker.wait(for: "the picker's registration", timeout: 90) {
             picker.log.contains("registered as the picker of logind session c1") || !picker.isRunning
         }
         guard picker.isRunning else { throw HarnessError("accessory-picker exited:\n\(picker.log)") }
@@ -239,12 +239,12 @@ struct MockServicesPickerTests {
         let services = try PickerServices()
         let picker = services.picker
         #expect(try services.agent.terminate() == .exited(0))
-        try picker.wait(for: "the picker to hear the release", timeout: 20) {
+        try picker.wait(for: "the picker to hear the release", timeout: 90) {
             picker.log.contains("the agent released the picker") || !picker.isRunning
         }
         #expect(picker.isRunning, "the picker exited with the agent:\n\(picker.log)")
         try services.agent.start()
-        try picker.wait(for: "the picker to register again", timeout: 30) {
+        try picker.wait(for: "the picker to register again", timeout: 90) {
             picker.log.components(separatedBy: "registered as the picker of logind session c1").count == 3
         }
         let client = try services.startClient()

@@ -77,7 +77,7 @@ public final class AgentProcess: @unchecked Sendable {
 
     /// Starts the agent and waits until it owns `io.accessorysetup` on the bus and has said so
     /// in its log. A previous run must have ended; its name is waited for to be released first.
-    public func start(arguments extra: [String] = [], timeout: TimeInterval = 20) throws {
+    public func start(arguments extra: [String] = [], timeout: TimeInterval = 60) throws {
         precondition(process?.isRunning != true, "the agent is already running")
         let deadline = Date() + 5
         while bus.hasOwner(Self.busName) && Date() < deadline { usleep(20_000) }

@@ -29,7 +29,7 @@ public final class HeadlessDisplay: @unchecked Sendable {
             name: "Xvfb", executable: "/usr/bin/Xvfb",
             arguments: [display, "-noreset", "-nolisten", "tcp", "-screen", "0", "1024x768x24"],
             logFile: directory.url.appendingPathComponent("xvfb.log"))
-        try xvfb.wait(for: "display \(display)", timeout: 20) {
+        try xvfb.wait(for: "display \(display)") {
             FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)")
         }
         let socket = directory.path("session_bus_socket")
@@ -48,7 +48,7 @@ public final class HeadlessDisplay: @unchecked Sendable {
             environment: ["DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": sessionBusAddress],
             logFile: directory.url.appendingPathComponent("at-spi.log"))
         let address = sessionBusAddress
-        try accessibility.wait(for: "org.a11y.Bus", timeout: 20) {
+        try accessibility.wait(for: "org.a11y.Bus") {
             let reply = try? run("/usr/bin/gdbus", [
                 "call", "--address", address, "--dest", "org.freedesktop.DBus",
                 "--object-path", "/org/freedesktop/DBus",

@@ -67,7 +67,7 @@ public final class IsolatedNetworkManager: @unchecked Sendable {
                 name: "NetworkManager", executable: "/usr/sbin/ip",
                 arguments: ["netns", "exec", namespace, "/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", script],
                 environment: bus.environment, logFile: directory.url.appendingPathComponent("NetworkManager.log"))
-            try daemon.wait(for: "owning org.freedesktop.NetworkManager", timeout: 15) { bus.hasOwner("org.freedesktop.NetworkManager") }
+            try daemon.wait(for: "owning org.freedesktop.NetworkManager") { bus.hasOwner("org.freedesktop.NetworkManager") }
         } catch {
             _ = try? run("/usr/sbin/ip", ["netns", "delete", namespace])
             throw error

@@ -70,7 +70,10 @@ public final class ServiceProcess: @unchecked Sendable {
             "-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
             executable,
         ] + arguments
+        // Python services write their log as they go, so a service that is slow to start
+        // shows how far it got.
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            .merging(["PYTHONUNBUFFERED": "1"]) { given, _ in given }
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice
@@ -116,8 +119,11 @@ public final class ServiceProcess: @unchecked Sendable {
 
     public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
-    /// Waits until `condition` holds; throws with the service's log if it exits or times out.
-    public func wait(for what: String, timeout: TimeInterval = 60, until condition: () -> Bool) throws {
+    /// Waits until `condition` holds, returning as soon as it does; throws with the service's log
+    /// if it exits or times out. The bound is generous: with every suite starting its services
+    /// at once under a sanitizer, two cores have been seen to take over a minute to bring up
+    /// one python-dbusmock.
+    public func wait(for what: String, timeout: TimeInterval = 180, until condition: () -> Bool) throws {
         let deadline = Date() + timeout
         while Date() < deadline {
             if condition() { return }
