@@ -16,11 +16,8 @@ public final class BlueZMock: @unchecked Sendable {
         ownsBus = shared == nil
         let bus = try shared ?? PrivateSystemBus()
         self.bus = bus
-        mock = try ServiceProcess(
-            name: "python-dbusmock (BlueZ)", executable: "/usr/bin/python3",
-            arguments: ["-m", "dbusmock", "--system", "--template", Self.template],
-            environment: bus.environment, logFile: bus.directory.url.appendingPathComponent("dbusmock-bluez.log"))
-        try mock.wait(for: "owning org.bluez") { bus.hasOwner("org.bluez") }
+        mock = try bus.startMock(
+            "BlueZ", owning: "org.bluez", arguments: ["--template", Self.template], logName: "dbusmock-bluez.log")
     }
 
     /// Every D-Bus call the mock received.

@@ -16,11 +16,9 @@ public final class NetworkManagerMock: @unchecked Sendable {
         ownsBus = shared == nil
         let bus = try shared ?? PrivateSystemBus()
         self.bus = bus
-        mock = try ServiceProcess(
-            name: "python-dbusmock (NetworkManager)", executable: "/usr/bin/python3",
-            arguments: ["-m", "dbusmock", "--system", "--template", Self.template, "-p", "{\"Version\": \"\(version)\"}"],
-            environment: bus.environment, logFile: bus.directory.url.appendingPathComponent("dbusmock.log"))
-        try mock.wait(for: "owning org.freedesktop.NetworkManager") { bus.hasOwner("org.freedesktop.NetworkManager") }
+        mock = try bus.startMock(
+            "NetworkManager", owning: "org.freedesktop.NetworkManager",
+            arguments: ["--template", Self.template, "-p", "{\"Version\": \"\(version)\"}"], logName: "dbusmock.log")
     }
 
     /// The mock's log: every D-Bus call it received.

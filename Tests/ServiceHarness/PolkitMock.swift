@@ -8,11 +8,9 @@ public final class PolkitMock: @unchecked Sendable {
 
     public init(on bus: PrivateSystemBus) throws {
         self.bus = bus
-        mock = try ServiceProcess(
-            name: "python-dbusmock (polkitd)", executable: "/usr/bin/python3",
-            arguments: ["-m", "dbusmock", "--system", "--template", "polkitd"],
-            environment: bus.environment, logFile: bus.directory.url.appendingPathComponent("dbusmock-polkitd.log"))
-        try mock.wait(for: "owning org.freedesktop.PolicyKit1") { bus.hasOwner("org.freedesktop.PolicyKit1") }
+        mock = try bus.startMock(
+            "polkitd", owning: "org.freedesktop.PolicyKit1", arguments: ["--template", "polkitd"],
+            logName: "dbusmock-polkitd.log")
     }
 
     /// From now on exactly these actions are allowed.
@@ -36,11 +34,8 @@ public final class LogindMock: @unchecked Sendable {
 
     public init(on bus: PrivateSystemBus, session: String, uid: UInt32, user: String) throws {
         self.bus = bus
-        mock = try ServiceProcess(
-            name: "python-dbusmock (logind)", executable: "/usr/bin/python3",
-            arguments: ["-m", "dbusmock", "--system", "--template", "logind"],
-            environment: bus.environment, logFile: bus.directory.url.appendingPathComponent("dbusmock-logind.log"))
-        try mock.wait(for: "owning org.freedesktop.login1") { bus.hasOwner("org.freedesktop.login1") }
+        mock = try bus.startMock(
+            "logind", owning: "org.freedesktop.login1", arguments: ["--template", "logind"], logName: "dbusmock-logind.log")
         try mockCall("AddSession", ["'\(session)'", "'seat0'", "uint32 \(uid)", "'\(user)'", "true"])
         try mockCall("AddMethod", [
             "'org.freedesktop.login1.Manager'", "'GetSessionByPID'", "'u'", "'o'",
