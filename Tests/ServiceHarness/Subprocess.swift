@@ -24,21 +24,40 @@ public func run(_ executable: String, _ arguments: [String], environment: [Strin
     let out = output.fileHandleForReading.readDataToEndOfFile()
     let err = errors.fileHandleForReading.readDataToEndOfFile()
     closePipes(output, errors)
-    let deadline = Date() + timeout
-    while process.isRunning && Date() < deadline { usleep(10_000) }
-    if process.isRunning {
-        process.terminate()
+    // Its output ended, so it has ended or is about to.
+    guard let status = reap(process, within: timeout) else {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        _ = reap(process, within: 5)
         throw HarnessError("\(executable) \(arguments.joined(separator: " ")) did not finish within \(Int(timeout)) s")
     }
-    // Foundation's Process keeps itself, its pipes and their handles alive until someone waits
-    // for it; polling isRunning alone leaks them all (LeakSanitizer showed it).
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw HarnessError("\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(String(decoding: err, as: UTF8.self))")
+    guard status == 0 else {
+        throw HarnessError("\(executable) \(arguments.joined(separator: " ")) exited \(status): \(String(decoding: err, as: UTF8.self))")
     }
     return String(decoding: out, as: UTF8.self)
+}
+
+/// Waits up to `timeout` for `process` to end and returns its exit status, or `nil` while it
+/// runs. Foundation notices a child's exit on a thread of its own and, with a whole suite
+/// running at once under a sanitizer, has been seen to miss it: the child stays a zombie and
+/// `waitUntilExit` blocks for ever (a run hung so). A zombie is reaped here instead.
+/// Otherwise `waitUntilExit` is still called once the exit is seen, since Foundation keeps the
+/// process and its pipes alive until someone waits for it (LeakSanitizer showed it).
+@discardableResult
+func reap(_ process: Process, within timeout: TimeInterval) -> Int32? {
+    let deadline = Date() + timeout
+    while Date() < deadline {
+        if !process.isRunning {
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        var status: Int32 = 0
+        if waitpid(process.processIdentifier, &status, WNOHANG) == process.processIdentifier {
+            // Exited (or killed by a signal): the shell's convention for the status.
+            return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        }
+        usleep(10_000)
+    }
+    return nil
 }
 
 /// Closes both ends of pipes a finished child used: Foundation's Process leaves them open,
@@ -136,16 +155,12 @@ public final class ServiceProcess: @unchecked Sendable {
     }
 
     public func stop() {
-        guard process.isRunning else {
-            // A service that exited by itself is still to be waited for, or Foundation keeps it.
-            if process.processIdentifier != 0 { process.waitUntilExit() }
-            return
+        guard process.processIdentifier != 0 else { return }
+        if process.isRunning { process.terminate() }
+        if reap(process, within: 5) == nil {
+            kill(process.processIdentifier, SIGKILL)
+            reap(process, within: 10)
         }
-        process.terminate()
-        let deadline = Date() + 5
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
     }
 
     deinit { stop() }
