@@ -24,7 +24,10 @@ part() {
 }
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# Each failed part may leave a few lines here naming what failed; they close the output, since
+# a long output is often read from its end only.
+digests=$(mktemp -d)
+trap 'rm -rf "$log" "$digests"' EXIT
 build() {
     swift build --build-tests 2>&1 | tee "$log" || return 1
     if grep -E "^$PWD/(Sources|Tests|bench)/.*: warning:" "$log"; then
@@ -58,10 +61,18 @@ sanitized_tests() {
         || status=$?
     unset TSAN_OPTIONS ASAN_OPTIONS LSAN_OPTIONS
     grep -E "^(✘|✔ Test run)" "$scratch/test.log" || tail -n 20 "$scratch/test.log"
+    failed_tests "$scratch/test.log" >"$digests/$sanitizer sanitizer"
     if compgen -G "$reports/report.*" >/dev/null; then
         for report in "$reports"/report.*; do
             head -n 60 "$report"
             echo "(the whole report: $report)"
+            # The report's headline, its summary and the project's own frames.
+            {
+                echo "$report:"
+                grep -m1 -E "^(WARNING|ERROR): .*Sanitizer" "$report" || true
+                grep -m1 "^SUMMARY:" "$report" || true
+                grep -m6 -E "$PWD/(Sources|Tests)/" "$report" || true
+            } | cut -c1-200 >>"$digests/$sanitizer sanitizer"
         done
         echo "test: the $sanitizer sanitizer reported the faults above (all output: $scratch/test.log)" >&2
         return 1
@@ -69,6 +80,19 @@ sanitized_tests() {
     if ((status)); then
         echo "test: the tests under the $sanitizer sanitizer failed (output: $scratch/test.log)" >&2
     fi
+    return "$status"
+}
+
+# The failing tests of a test log and the first lines of what each failure said.
+failed_tests() {
+    grep -E "^(✘|[[:space:]]*↳|.*Test run with)" "$1" | grep -v "^✔" | head -n 30 | cut -c1-200 || true
+    grep -q "Test run with" "$1" || { echo "the test run did not finish; its last lines:"; tail -n 8 "$1" | cut -c1-200; }
+}
+
+plain_tests() {
+    local status=0
+    swift test --disable-xctest 2>&1 | tee "$log" || status=$?
+    ((status == 0)) || failed_tests "$log" >"$digests/tests"
     return "$status"
 }
 
@@ -82,7 +106,7 @@ part "radio lab" lab/run
 part fuzz fuzz/run 60
 part "tests (thread sanitizer)" sanitized_tests thread
 part "tests (address sanitizer)" sanitized_tests address
-part tests swift test --disable-xctest
+part tests plain_tests
 
 echo "test: times: $(IFS=,; echo "${times[*]}" | sed 's/,/, /g')"
 if ((${#failed[@]})); then
@@ -95,6 +119,11 @@ if ((${#failed[@]})); then
     elif [[ " ${failed[*]} " == *" radio lab "* ]]; then
         echo "test: the lab's VM did not finish its scenarios (.lab-results/console.log)" >&2
     fi
+    for digest in "$digests"/*; do
+        [[ -s $digest ]] || continue
+        echo "test: what failed in the tests ($(basename "$digest")):" >&2
+        sed 's/^/  /' "$digest" >&2
+    done
     echo "test: the lab's logs are in .lab-results/, the fuzzers' in .fuzz-results/" >&2
     exit 1
 fi

@@ -139,11 +139,16 @@ final class AgentServices: @unchecked Sendable {
         }
         let out = output.fileHandleForReading.readDataToEndOfFile()
         let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let ended = waitForEnd(of: process, within: timeout + 10) ?? .signalled(SIGKILL)
         finished.store(true, ordering: .releasing)
         closePipes(output, errors)
+        let status: Int32, killed: Bool
+        switch ended {
+        case .exited(let code): (status, killed) = (code, false)
+        case .signalled(let number): (status, killed) = (number, true)
+        }
         return ScriptRun(
-            status: process.terminationStatus, killed: process.terminationReason == .uncaughtSignal,
+            status: status, killed: killed,
             out: String(decoding: out, as: UTF8.self), err: String(decoding: err, as: UTF8.self))
     }
 }

@@ -1,5 +1,6 @@
 import AccessoryCLI
 import Foundation
+import ServiceHarness
 import Testing
 
 /// Dispatch, usage errors and exit codes of the command table.
@@ -89,8 +90,7 @@ import Testing
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == status, "accessoryctl \(arguments.joined(separator: " "))")
+            #expect(waitForEnd(of: process, within: 60) == .exited(status), "accessoryctl \(arguments.joined(separator: " "))")
         }
     }
 

@@ -133,13 +133,23 @@ final class RunningAccessoryctl {
     func finish() -> Run {
         let out = output.fileHandleForReading.readDataToEndOfFile()
         let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        // Its output ended, so it has ended or is about to; one that closed its output and goes
+        // on is killed and counted as timed out.
+        var ended = waitForEnd(of: process, within: 120)
+        if ended == nil {
+            timedOut.value.withLock { $0 = true }
+            kill(process.processIdentifier, SIGKILL)
+            ended = waitForEnd(of: process, within: 10) ?? .signalled(SIGKILL)
+        }
         closePipes(output, errors, stdin)
+        let code: Int32, signal: Int32?
+        switch ended! {
+        case .exited(let status): (code, signal) = (status, nil)
+        case .signalled(let number): (code, signal) = (number, number)
+        }
         return Run(
-            code: ExitCode(rawValue: process.terminationStatus), out: String(decoding: out, as: UTF8.self),
-            err: String(decoding: err, as: UTF8.self),
-            signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil,
-            timedOut: timedOut.value.withLock { $0 })
+            code: ExitCode(rawValue: code), out: String(decoding: out, as: UTF8.self),
+            err: String(decoding: err, as: UTF8.self), signal: signal, timedOut: timedOut.value.withLock { $0 })
     }
 }
 

@@ -135,24 +135,25 @@ final class PickerServices: @unchecked Sendable {
         process.standardError = pipe
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let ended = waitForEnd(of: process, within: 60)
         closePipes(pipe)
         let text = String(decoding: data, as: UTF8.self)
         let lines = text.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
-        return (lines, process.terminationStatus == 0, text)
+        return (lines, ended == .exited(0), text)
     }
 
     /// Waits for the client to end; returns its exit status and output.
     func finish(
         _ client: (process: Process, output: URL), timeout: TimeInterval = 30
     ) -> (status: Int32, output: String) {
-        let deadline = Date() + timeout
-        while client.process.isRunning && Date() < deadline { usleep(50_000) }
-        if client.process.isRunning { client.process.terminate() }
-        client.process.waitUntilExit()
-        return (client.process.terminationStatus, (try? String(contentsOf: client.output, encoding: .utf8)) ?? "")
+        var ended = waitForEnd(of: client.process, within: timeout)
+        if ended == nil {
+            client.process.terminate()
+            ended = waitForEnd(of: client.process, within: 10)
+        }
+        return (ended?.status ?? -1, (try? String(contentsOf: client.output, encoding: .utf8)) ?? "")
     }
 
     /// Compares a screenshot the driver took with its reference within a tolerance (ImageMagick's
@@ -181,7 +182,7 @@ final class PickerServices: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        waitForEnd(of: process, within: 60)
         closePipes(pipe)
         // "1234.5 (0.0188)": the normalised difference is in parentheses.
         let normalised = text.split(separator: "(").last.flatMap { Double($0.prefix { $0 != ")" }) }

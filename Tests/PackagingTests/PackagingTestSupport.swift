@@ -40,16 +40,13 @@ func runProcess(
     let out = output.fileHandleForReading.readDataToEndOfFile()
     let err = errors.fileHandleForReading.readDataToEndOfFile()
     closePipes(output, errors)
-    let deadline = start + timeout
-    while process.isRunning && Date() < deadline { usleep(10_000) }
-    if process.isRunning {
+    guard let ended = waitForEnd(of: process, within: timeout - Date().timeIntervalSince(start)) else {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        waitForEnd(of: process, within: 10)
         throw HarnessError("\(executable) did not finish within \(Int(timeout)) s")
     }
-    process.waitUntilExit()
     return ProcessResult(
-        status: process.terminationStatus, out: String(decoding: out, as: UTF8.self),
+        status: ended.status, out: String(decoding: out, as: UTF8.self),
         err: String(decoding: err, as: UTF8.self), seconds: Date().timeIntervalSince(start))
 }
 

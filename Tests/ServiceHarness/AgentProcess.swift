@@ -114,7 +114,7 @@ public final class AgentProcess: @unchecked Sendable {
     /// Stops the agent with SIGTERM and returns how it ended; one that does not end within
     /// `timeout` is killed and reported as a failure.
     @discardableResult
-    public func terminate(timeout: TimeInterval = 10) throws -> ServiceProcess.Termination {
+    public func terminate(timeout: TimeInterval = 10) throws -> Termination {
         guard let process else { throw HarnessError("the agent was never started") }
         process.send(SIGTERM)
         if let termination = process.waitForExit(timeout: timeout) { return termination }

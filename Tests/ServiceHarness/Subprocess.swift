@@ -25,39 +25,76 @@ public func run(_ executable: String, _ arguments: [String], environment: [Strin
     let err = errors.fileHandleForReading.readDataToEndOfFile()
     closePipes(output, errors)
     // Its output ended, so it has ended or is about to.
-    guard let status = reap(process, within: timeout) else {
+    guard let ended = waitForEnd(of: process, within: timeout) else {
         kill(process.processIdentifier, SIGKILL)
-        _ = reap(process, within: 5)
+        waitForEnd(of: process, within: 5)
         throw HarnessError("\(executable) \(arguments.joined(separator: " ")) did not finish within \(Int(timeout)) s")
     }
-    guard status == 0 else {
-        throw HarnessError("\(executable) \(arguments.joined(separator: " ")) exited \(status): \(String(decoding: err, as: UTF8.self))")
+    guard ended == .exited(0) else {
+        throw HarnessError("\(executable) \(arguments.joined(separator: " ")) \(ended): \(String(decoding: err, as: UTF8.self))")
     }
     return String(decoding: out, as: UTF8.self)
 }
 
-/// Waits up to `timeout` for `process` to end and returns its exit status, or `nil` while it
-/// runs. Foundation notices a child's exit on a thread of its own and, with a whole suite
-/// running at once under a sanitizer, has been seen to miss it: the child stays a zombie and
-/// `waitUntilExit` blocks for ever (a run hung so). A zombie is reaped here instead.
-/// Otherwise `waitUntilExit` is still called once the exit is seen, since Foundation keeps the
-/// process and its pipes alive until someone waits for it (LeakSanitizer showed it).
+/// How a child process ended: its exit status, or the signal that killed it.
+public enum Termination: Sendable, Hashable, CustomStringConvertible {
+    case exited(Int32)
+    case signalled(Int32)
+
+    /// The status a shell would show: 128 plus the signal's number for a killed process.
+    public var status: Int32 {
+        switch self {
+        case .exited(let status): status
+        case .signalled(let number): 128 + number
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .exited(let status): "exited with status \(status)"
+        case .signalled(let number): "killed by signal \(number)"
+        }
+    }
+}
+
+/// Waits up to `timeout` for `process` to end; `nil` while it runs. Every child a test starts
+/// is waited for here, never with `waitUntilExit` alone: Foundation notices a child's exit on a
+/// thread of its own and reaps it there, and with a whole suite running at once under a
+/// sanitizer it has been seen to miss the exit, so the child stayed a zombie and
+/// `waitUntilExit` blocked for ever (a run hung so). A child that has been a zombie for `grace`
+/// seconds while Foundation still thinks it runs is reaped here. Never sooner: a child reaped
+/// before Foundation sees it keeps Foundation's `Process` and its pipes alive for good
+/// (LeakSanitizer counted thousands when this reaped at once).
 @discardableResult
-func reap(_ process: Process, within timeout: TimeInterval) -> Int32? {
-    let deadline = Date() + timeout
+public func waitForEnd(of process: Process, within timeout: TimeInterval, grace: TimeInterval = 3) -> Termination? {
+    let pid = process.processIdentifier
+    var deadline = Date() + timeout
+    var zombieSince: Date?
     while Date() < deadline {
         if !process.isRunning {
+            // Foundation keeps the process and its pipes until someone waits for it.
             process.waitUntilExit()
-            return process.terminationStatus
+            return process.terminationReason == .uncaughtSignal
+                ? .signalled(process.terminationStatus) : .exited(process.terminationStatus)
         }
-        var status: Int32 = 0
-        if waitpid(process.processIdentifier, &status, WNOHANG) == process.processIdentifier {
-            // Exited (or killed by a signal): the shell's convention for the status.
-            return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        if let since = zombieSince {
+            var status: Int32 = 0
+            if Date().timeIntervalSince(since) >= grace, waitpid(pid, &status, WNOHANG) == pid {
+                return (status & 0x7f) == 0 ? .exited((status >> 8) & 0xff) : .signalled(status & 0x7f)
+            }
+        } else if hasEnded(pid) {
+            zombieSince = Date()
+            deadline = max(deadline, Date() + grace + 1)
         }
         usleep(10_000)
     }
     return nil
+}
+
+/// Whether the child `pid` has ended and waits to be reaped; it is left for its owner to reap.
+private func hasEnded(_ pid: pid_t) -> Bool {
+    var info = siginfo_t()
+    return waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_signo == SIGCHLD
 }
 
 /// Closes both ends of pipes a finished child used: Foundation's Process leaves them open,
@@ -108,19 +145,6 @@ public final class ServiceProcess: @unchecked Sendable {
     /// The process id, for signals the test sends it.
     public var processIdentifier: Int32 { process.processIdentifier }
 
-    /// How a service process ended: its exit status, or the signal that killed it.
-    public enum Termination: Sendable, Hashable, CustomStringConvertible {
-        case exited(Int32)
-        case signalled(Int32)
-
-        public var description: String {
-            switch self {
-            case .exited(let status): "exited with status \(status)"
-            case .signalled(let number): "killed by signal \(number)"
-            }
-        }
-    }
-
     /// Sends `number` to the process, if it still runs.
     public func send(_ number: Int32) {
         if process.isRunning { kill(process.processIdentifier, number) }
@@ -128,12 +152,7 @@ public final class ServiceProcess: @unchecked Sendable {
 
     /// Waits up to `timeout` for the process to end; `nil` if it still runs then.
     public func waitForExit(timeout: TimeInterval) -> Termination? {
-        let deadline = Date() + timeout
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        guard !process.isRunning else { return nil }
-        process.waitUntilExit()
-        return process.terminationReason == .uncaughtSignal
-            ? .signalled(process.terminationStatus) : .exited(process.terminationStatus)
+        waitForEnd(of: process, within: timeout)
     }
 
     public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
@@ -157,9 +176,9 @@ public final class ServiceProcess: @unchecked Sendable {
     public func stop() {
         guard process.processIdentifier != 0 else { return }
         if process.isRunning { process.terminate() }
-        if reap(process, within: 5) == nil {
+        if waitForEnd(of: process, within: 5) == nil {
             kill(process.processIdentifier, SIGKILL)
-            reap(process, within: 10)
+            waitForEnd(of: process, within: 10)
         }
     }
 
