@@ -59,20 +59,19 @@ actor Radios {
 
     private func discoverWiFi(report: @escaping @Sendable (AccessorySession.Input) async -> Void) async {
         let client: NetworkManagerClient
-        let events: AsyncStream<AccessPointEvent>
+        let watch: AccessPointWatch
         do {
             client = try await hotspots()
-            events = try await client.accessPointEvents(device: nil)
+            watch = try await client.watchAccessPoints(device: nil)
         } catch {
             Journal.warning("discovery: Wi-Fi is not available: \(error)")
             return
         }
-        var heard: [MACAddress: WiFiScanEntry] = [:]
-        if let entries = try? await client.accessPoints(device: nil, rescan: false) {
-            for entry in entries { heard[entry.bssid] = entry }
-            let snapshot = heard.values.sorted { $0.bssid < $1.bssid }
-            await report(.wifiScanned(snapshot))
-        }
+        // By NetworkManager's id, not BSSID: an accessory back in setup mode under a new SSID
+        // is listed twice until its old name ages out, and that going must not take the new one.
+        var heard = watch.listed
+        func snapshot() -> [WiFiScanEntry] { heard.sorted { $0.key < $1.key }.map(\.value) }
+        await report(.wifiScanned(snapshot()))
         let rescans = Task {
             while !Task.isCancelled {
                 _ = try? await client.accessPoints(device: nil, rescan: true)
@@ -80,13 +79,12 @@ actor Radios {
             }
         }
         defer { rescans.cancel() }
-        for await event in events {
+        for await event in watch.events {
             switch event {
-            case .appeared(let entry): heard[entry.bssid] = entry
-            case .vanished(let bssid): heard[bssid] = nil
+            case .appeared(let entry, let id): heard[id] = entry
+            case .vanished(let id): heard[id] = nil
             }
-            let snapshot = heard.values.sorted { $0.bssid < $1.bssid }
-            await report(.wifiScanned(snapshot))
+            await report(.wifiScanned(snapshot()))
         }
     }
 

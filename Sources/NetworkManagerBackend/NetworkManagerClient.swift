@@ -108,22 +108,26 @@ public actor NetworkManagerClient: HotspotManaging {
         return LibNM.accessPoints(of: device.pointer).compactMap(LibNM.scanEntry)
     }
 
-    /// Access points appearing and vanishing on a device, as NetworkManager reports them.
-    public func accessPointEvents(device name: String?) throws(HotspotError) -> AsyncStream<AccessPointEvent> {
+    /// The access points NetworkManager lists on a device now, and those appearing and vanishing
+    /// from then on, as it reports them.
+    public func watchAccessPoints(device name: String?) throws(HotspotError) -> AccessPointWatch {
         let device = try wifiDevice(named: name)
         let (stream, continuation) = AsyncStream.makeStream(of: AccessPointEvent.self)
         let added = device.connect("access-point-added") { ap in
-            if let ap, let entry = LibNM.scanEntry(ap) { continuation.yield(.appeared(entry)) }
+            if let ap, let entry = LibNM.scanEntry(ap) { continuation.yield(.appeared(entry, id: LibNM.path(ap))) }
         }
         let removed = device.connect("access-point-removed") { ap in
-            if let ap, let bssid = try? MACAddress(string(nm_access_point_get_bssid(ap)) ?? "") {
-                continuation.yield(.vanished(bssid))
-            }
+            if let ap { continuation.yield(.vanished(id: LibNM.path(ap))) }
         }
         let connections = UncheckedSendable([added, removed])
         let executor = self.executor
         continuation.onTermination = { _ in executor.invoke { connections.value.forEach { $0.disconnect() } } }
-        return stream
+        // Listed after connecting, on this thread: no access point is missed or told twice.
+        var listed: [String: WiFiScanEntry] = [:]
+        for ap in LibNM.accessPoints(of: device.pointer) {
+            if let entry = LibNM.scanEntry(ap) { listed[LibNM.path(ap)] = entry }
+        }
+        return AccessPointWatch(listed: listed, events: stream)
     }
 
     func wifiDevicePointers() -> [OpaquePointer] {
@@ -175,7 +179,18 @@ public actor NetworkManagerClient: HotspotManaging {
 }
 
 /// An access point coming into or going out of range.
+///
+/// `id` names one access point for as long as NetworkManager lists it. A BSSID does not: a radio
+/// can be listed under two SSIDs at once, as an accessory is that came back in setup mode under
+/// a new name while its old one has not yet aged out of the scan results.
 public enum AccessPointEvent: Hashable, Sendable {
-    case appeared(WiFiScanEntry)
-    case vanished(MACAddress)
+    case appeared(WiFiScanEntry, id: String)
+    case vanished(id: String)
+}
+
+/// What `watchAccessPoints` returns: the access points listed when the watch began, by id, and
+/// the events that follow.
+public struct AccessPointWatch: Sendable {
+    public var listed: [String: WiFiScanEntry]
+    public var events: AsyncStream<AccessPointEvent>
 }

@@ -51,8 +51,11 @@ final class AgentServices: @unchecked Sendable {
     let polkit: PolkitMock
     let agent: AgentProcess
     let device: String
+    /// The access point of `Acme-Setup-4F2A`.
+    let plugAccessPoint: String
 
     static let wledBSSID = "02:00:00:00:00:20"
+    static let plugBSSID = "02:00:00:00:00:31"
 
     /// Starts everything; the agent last, with `kiosk` as its kiosk policy when given.
     init(kiosk: String? = nil, startAgent: Bool = true) throws {
@@ -67,8 +70,8 @@ final class AgentServices: @unchecked Sendable {
         try networkManager.connectHomeNetwork(device, accessPoint: home, ssid: "HomeNet")
         try networkManager.addAccessPoint(
             device, name: "wled", ssid: "WLED-AP", bssid: Self.wledBSSID, strength: 60, security: .wpa2)
-        try networkManager.addAccessPoint(
-            device, name: "plug1", ssid: "Acme-Setup-4F2A", bssid: "02:00:00:00:00:31", strength: 50)
+        plugAccessPoint = try networkManager.addAccessPoint(
+            device, name: "plug1", ssid: "Acme-Setup-4F2A", bssid: Self.plugBSSID, strength: 50)
         try networkManager.addAccessPoint(
             device, name: "plug2", ssid: "Acme-Setup-9B1C", bssid: "02:00:00:00:00:32", strength: 80)
         try networkManager.addAccessPoint(
@@ -399,6 +402,19 @@ final class TestPicker: Sendable {
     var calls: [Call] { state.calls.withLock { $0 } }
     var members: [String] { calls.map(\.member) }
     var entries: [DBusValue] { state.entries.withLock { Array($0.values) } }
+
+    /// The SSIDs of the entries shown now.
+    var shownSSIDs: Set<String> { Set(entries.compactMap { $0["ssid"]?.string }) }
+
+    /// Waits until the entries shown are those of `ssids`.
+    func waitForEntries(_ ssids: Set<String>, timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if shownSSIDs == ssids { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw HarnessError("the picker never showed \(ssids.sorted()); it shows \(shownSSIDs.sorted())")
+    }
 
     /// Waits until the agent has called `member`; returns every call so far.
     @discardableResult

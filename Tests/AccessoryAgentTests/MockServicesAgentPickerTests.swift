@@ -156,6 +156,32 @@ struct MockServicesAgentPickerTests {
         await client.close()
     }
 
+    /// An accessory back in setup mode under a new SSID keeps its radio's BSSID, and
+    /// NetworkManager lists both names until the old one ages out. The old one going must not
+    /// take the new one out of the picker (it did while the agent kept access points by BSSID).
+    @Test func anAccessoryBackUnderANewNameStaysWhenItsOldNameGoes() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .wait)
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await client.openSession("org.example.plug")
+        _ = try await session.activate()
+        try await session.showPicker([plugItem])
+        try await picker.waitForEntries(["Acme-Setup-4F2A", "Acme-Setup-9B1C"])
+
+        // Stronger than the old name, so the picker's one entry for that radio shows the new one.
+        try services.networkManager.addAccessPoint(
+            services.device, name: "plug1setup", ssid: "Acme-Setup-7C3D", bssid: AgentServices.plugBSSID, strength: 65)
+        try await picker.waitForEntries(["Acme-Setup-7C3D", "Acme-Setup-9B1C"])
+        try services.networkManager.removeAccessPoint(services.device, services.plugAccessPoint)
+        // The agent hears NetworkManager's events in order: once a third plug shows, the removal
+        // before it has been handled.
+        try services.networkManager.addAccessPoint(
+            services.device, name: "plug3", ssid: "Acme-Setup-D00D", bssid: "02:00:00:00:00:33", strength: 40)
+        try await picker.waitForEntries(["Acme-Setup-7C3D", "Acme-Setup-9B1C", "Acme-Setup-D00D"])
+        await client.close()
+    }
+
     @Test func withNoPickerAgentAndNoKioskPolicyThePickerIsRestricted() async throws {
         let services = try AgentServices()
         let client = try await services.client()

@@ -55,20 +55,46 @@ import Testing
     @Test func accessPointsAppearingAndVanishingAreStreamed() async throws {
         let mock = try NetworkManagerMock()
         let device = try mock.addWiFiDevice("wlan0")
+        let early = try mock.addAccessPoint(device, name: "early", ssid: "Acme-Early", bssid: "02:00:00:00:00:08")
         let client = try await NetworkManagerClient.connect(busAddress: mock.bus.address)
-        let events = try await client.accessPointEvents(device: nil)
+        let watch = try await client.watchAccessPoints(device: nil)
+        #expect(watch.listed.mapValues(\.ssid) == [early: try SSID("Acme-Early")])
         let ap = try mock.addAccessPoint(device, name: "late", ssid: "Acme-Late", bssid: "02:00:00:00:00:09", strength: 55)
         try mock.removeAccessPoint(device, ap)
-        var iterator = events.makeAsyncIterator()
+        var iterator = watch.events.makeAsyncIterator()
         let first = await iterator.next()
         let second = await iterator.next()
-        guard case .appeared(let entry)? = first else {
+        guard case .appeared(let entry, let id)? = first else {
             Issue.record("expected an appearing access point, got \(String(describing: first))")
             return
         }
+        #expect(id == ap)
         #expect(entry.ssid == (try SSID("Acme-Late")))
         #expect(entry.strength == 55)
-        #expect(second == .vanished(try MACAddress("02:00:00:00:00:09")))
+        #expect(second == .vanished(id: ap))
+    }
+
+    /// An accessory back in setup mode under a new SSID on the same radio is listed twice until
+    /// its old name goes; the events tell the two apart.
+    @Test func oneRadioUnderTwoSSIDsIsTwoAccessPoints() async throws {
+        let mock = try NetworkManagerMock()
+        let device = try mock.addWiFiDevice("wlan0")
+        let old = try mock.addAccessPoint(device, name: "old", ssid: "Acme-Home", bssid: "02:00:00:00:00:0a")
+        let client = try await NetworkManagerClient.connect(busAddress: mock.bus.address)
+        let watch = try await client.watchAccessPoints(device: nil)
+        let new = try mock.addAccessPoint(device, name: "new", ssid: "Acme-Setup-0A", bssid: "02:00:00:00:00:0a")
+        try mock.removeAccessPoint(device, old)
+        var iterator = watch.events.makeAsyncIterator()
+        let first = await iterator.next(), second = await iterator.next()
+        #expect(Array(watch.listed.keys) == [old])
+        guard case .appeared(let entry, let id)? = first else {
+            Issue.record("expected an appearing access point, got \(String(describing: first))")
+            return
+        }
+        #expect(id == new && id != old)
+        #expect(entry.ssid == (try SSID("Acme-Setup-0A")))
+        #expect(entry.bssid == (try MACAddress("02:00:00:00:00:0a")))
+        #expect(second == .vanished(id: old), "the old name going is not the new one going")
     }
 
     @Test func unknownDeviceAndNoDevice() async throws {
