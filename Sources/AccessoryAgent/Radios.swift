@@ -67,10 +67,23 @@ actor Radios {
             Journal.warning("discovery: Wi-Fi is not available: \(error)")
             return
         }
-        // By NetworkManager's id, not BSSID: an accessory back in setup mode under a new SSID
-        // is listed twice until its old name ages out, and that going must not take the new one.
-        var heard = watch.listed
-        func snapshot() -> [WiFiScanEntry] { heard.sorted { $0.key < $1.key }.map(\.value) }
+        // An accessory back in setup mode under a new SSID keeps its BSSID, and NetworkManager
+        // lists both names until the old one ages out (a minute or more). So what was heard is
+        // kept by NetworkManager's id, and each radio is reported under the name it appeared
+        // with last: its current one, which the old name's going must not take away.
+        var heard: [String: (order: Int, entry: WiFiScanEntry)] = [:]
+        var appearances = 0
+        for (id, entry) in watch.listed.sorted(by: { Self.listingOrder($0.key) < Self.listingOrder($1.key) }) {
+            appearances += 1
+            heard[id] = (appearances, entry)
+        }
+        func snapshot() -> [WiFiScanEntry] {
+            var latest: [MACAddress: (order: Int, entry: WiFiScanEntry)] = [:]
+            for seen in heard.values where (latest[seen.entry.bssid]?.order ?? .min) < seen.order {
+                latest[seen.entry.bssid] = seen
+            }
+            return latest.values.map(\.entry).sorted { $0.bssid < $1.bssid }
+        }
         await report(.wifiScanned(snapshot()))
         let rescans = Task {
             while !Task.isCancelled {
@@ -81,11 +94,18 @@ actor Radios {
         defer { rescans.cancel() }
         for await event in watch.events {
             switch event {
-            case .appeared(let entry, let id): heard[id] = entry
+            case .appeared(let entry, let id):
+                appearances += 1
+                heard[id] = (appearances, entry)
             case .vanished(let id): heard[id] = nil
             }
             await report(.wifiScanned(snapshot()))
         }
+    }
+
+    /// NetworkManager numbers its access points' object paths in the order it made them.
+    static func listingOrder(_ id: String) -> (Int, String) {
+        (id.split(separator: "/").last.flatMap { Int($0) } ?? 0, id)
     }
 
     private func discoverBluetooth(

@@ -157,8 +157,9 @@ struct MockServicesAgentPickerTests {
     }
 
     /// An accessory back in setup mode under a new SSID keeps its radio's BSSID, and
-    /// NetworkManager lists both names until the old one ages out. The old one going must not
-    /// take the new one out of the picker (it did while the agent kept access points by BSSID).
+    /// NetworkManager lists both names until the old one ages out. The picker shows the radio
+    /// under its newest name, even when the old one was heard stronger, and the old one going
+    /// does not take the new one out (it did while the agent kept access points by BSSID).
     @Test func anAccessoryBackUnderANewNameStaysWhenItsOldNameGoes() async throws {
         let services = try AgentServices()
         let client = try await services.client()
@@ -169,9 +170,8 @@ struct MockServicesAgentPickerTests {
         try await session.showPicker([plugItem])
         try await picker.waitForEntries(["Acme-Setup-4F2A", "Acme-Setup-9B1C"])
 
-        // Stronger than the old name, so the picker's one entry for that radio shows the new one.
         try services.networkManager.addAccessPoint(
-            services.device, name: "plug1setup", ssid: "Acme-Setup-7C3D", bssid: AgentServices.plugBSSID, strength: 65)
+            services.device, name: "plug1setup", ssid: "Acme-Setup-7C3D", bssid: AgentServices.plugBSSID, strength: 45)
         try await picker.waitForEntries(["Acme-Setup-7C3D", "Acme-Setup-9B1C"])
         try services.networkManager.removeAccessPoint(services.device, services.plugAccessPoint)
         // The agent hears NetworkManager's events in order: once a third plug shows, the removal

@@ -194,10 +194,19 @@ public final class NetworkManagerMock: @unchecked Sendable {
 
     /// The id of the profile active on `device`, or `nil`.
     public func activeConnectionID(on device: String) throws -> String? {
-        let active = try objectPath(property(device, "org.freedesktop.NetworkManager.Device", "ActiveConnection"))
-        guard active != "/" else { return nil }
-        let id = try property(active, "org.freedesktop.NetworkManager.Connection.Active", "Id")
-        return id.split(separator: "'").dropFirst().first.map(String.init)
+        // A failed activation's object goes away on its own; read again if it went between the
+        // two calls (the device then names another, or none).
+        for attempt in 1...3 {
+            let active = try objectPath(property(device, "org.freedesktop.NetworkManager.Device", "ActiveConnection"))
+            guard active != "/" else { return nil }
+            do {
+                let id = try property(active, "org.freedesktop.NetworkManager.Connection.Active", "Id")
+                return id.split(separator: "'").dropFirst().first.map(String.init)
+            } catch where attempt < 3 {
+                usleep(100_000)
+            }
+        }
+        return nil
     }
 
     /// The id of the profile active on `device` once it is activated (state 2), or `nil`.
