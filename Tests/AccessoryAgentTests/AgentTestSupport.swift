@@ -145,13 +145,8 @@ final class AgentServices: @unchecked Sendable {
         let ended = waitForEnd(of: process, within: timeout + 10) ?? .signalled(SIGKILL)
         finished.store(true, ordering: .releasing)
         closePipes(output, errors)
-        let status: Int32, killed: Bool
-        switch ended {
-        case .exited(let code): (status, killed) = (code, false)
-        case .signalled(let number): (status, killed) = (number, true)
-        }
         return ScriptRun(
-            status: status, killed: killed,
+            status: ended.rawStatus, killed: ended.signal != nil,
             out: String(decoding: out, as: UTF8.self), err: String(decoding: err, as: UTF8.self))
     }
 }

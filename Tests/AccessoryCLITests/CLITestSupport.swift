@@ -135,21 +135,18 @@ final class RunningAccessoryctl {
         let err = errors.fileHandleForReading.readDataToEndOfFile()
         // Its output ended, so it has ended or is about to; one that closed its output and goes
         // on is killed and counted as timed out.
-        var ended = waitForEnd(of: process, within: 120)
-        if ended == nil {
+        let ended: Termination
+        if let end = waitForEnd(of: process, within: 120) {
+            ended = end
+        } else {
             timedOut.value.withLock { $0 = true }
             kill(process.processIdentifier, SIGKILL)
             ended = waitForEnd(of: process, within: 10) ?? .signalled(SIGKILL)
         }
         closePipes(output, errors, stdin)
-        let code: Int32, signal: Int32?
-        switch ended! {
-        case .exited(let status): (code, signal) = (status, nil)
-        case .signalled(let number): (code, signal) = (number, number)
-        }
         return Run(
-            code: ExitCode(rawValue: code), out: String(decoding: out, as: UTF8.self),
-            err: String(decoding: err, as: UTF8.self), signal: signal, timedOut: timedOut.value.withLock { $0 })
+            code: ExitCode(rawValue: ended.rawStatus), out: String(decoding: out, as: UTF8.self),
+            err: String(decoding: err, as: UTF8.self), signal: ended.signal, timedOut: timedOut.value.withLock { $0 })
     }
 }
 

@@ -41,6 +41,19 @@ public enum Termination: Sendable, Hashable, CustomStringConvertible {
     case exited(Int32)
     case signalled(Int32)
 
+    /// The signal that ended the process, if one did.
+    public var signal: Int32? {
+        if case .signalled(let number) = self { number } else { nil }
+    }
+
+    /// As Foundation's `terminationStatus`: the exit status, or the signal's number.
+    public var rawStatus: Int32 {
+        switch self {
+        case .exited(let status): status
+        case .signalled(let number): number
+        }
+    }
+
     /// The status a shell would show: 128 plus the signal's number for a killed process.
     public var status: Int32 {
         switch self {
