@@ -30,7 +30,9 @@ extension AccessoryProfile {
         return profile
     }
 
-    static let keys = ["schemaVersion", "id", "vendor", "supports", "bluetooth", "hotspot", "handoff", "items", "sources"]
+    static let keys = [
+        "schemaVersion", "id", "vendor", "supports", "bluetooth", "hotspot", "handoff", "bluetoothHandoff", "items", "sources",
+    ]
 
     private init?(reading object: JSONObjectReader, imageDirectory: URL?) {
         object.rejectUnknownKeys(Self.keys)
@@ -48,6 +50,7 @@ extension AccessoryProfile {
         let bluetooth = Self.readBluetooth(object, supports: supports, known: transports != nil)
         let handoff = object.choice("handoff", from: Self.handoffNames, required: true)
         let hotspot = object.object("hotspot").flatMap(HotspotPolicy.init(reading:))
+        let bluetoothHandoff = object.object("bluetoothHandoff").flatMap(BluetoothHandoff.init(reading:))
         let items = object.array("items", required: true, allowEmpty: false)?.compactMap { value, field in
             JSONObjectReader(value, at: field, diagnostics: object.diagnostics).flatMap {
                 PickerDisplayItem(
@@ -63,11 +66,14 @@ extension AccessoryProfile {
         if object.has("hotspot") && transports != nil && !supports.contains(.wifi) {
             object.report("hotspot", "a hotspot needs \"wifi\" in supports")
         }
+        if let handoff {
+            Self.checkBluetoothHandoff(bluetoothHandoff, handoff: handoff, hotspot: hotspot, object)
+        }
 
         guard object.diagnostics.issues.isEmpty, let id, let vendor, let handoff, let items, let bluetooth else { return nil }
         self.init(
             id: id, vendor: vendor, supports: supports, bluetooth: bluetooth, hotspot: hotspot,
-            handoff: handoff, items: items, sources: sources ?? [])
+            handoff: handoff, bluetoothHandoff: bluetoothHandoff, items: items, sources: sources ?? [])
     }
 
     static let handoffNames: KeyValuePairs<String, Handoff> = [
@@ -117,6 +123,23 @@ extension AccessoryProfile {
         }
         if needs.hotspot && !hasHotspot {
             object.report("hotspot", "is required by handoff \(handoff.rawValue): say how the accessory's hotspot is secured")
+        }
+    }
+
+    /// `bluetoothHandoff` belongs to `bluetoothToWiFi` alone, and reveals a passphrase when the
+    /// hotspot's passphrase comes from the handoff.
+    private static func checkBluetoothHandoff(
+        _ bluetoothHandoff: BluetoothHandoff?, handoff: Handoff, hotspot: HotspotPolicy?, _ object: JSONObjectReader
+    ) {
+        let present = object.has("bluetoothHandoff")
+        if handoff == .bluetoothToWiFi && !present {
+            object.report(
+                "bluetoothHandoff", "is required by handoff bluetoothToWiFi: name the GATT service and characteristics that reveal the hotspot")
+        } else if handoff != .bluetoothToWiFi && present {
+            object.report("bluetoothHandoff", "applies only to handoff bluetoothToWiFi, not \(handoff.rawValue)")
+        }
+        if let bluetoothHandoff, let hotspot, case .handoff = hotspot.passphrase, bluetoothHandoff.passphrase == nil {
+            object.report("bluetoothHandoff.passphrase", "is required: hotspot.passphrase.source is \"handoff\"")
         }
     }
 
@@ -244,5 +267,69 @@ extension SourceReference {
             return nil
         }
         self.init(fact: fact, reference: reference)
+    }
+}
+
+extension BluetoothHandoff {
+    init?(reading object: JSONObjectReader) {
+        let before = object.diagnostics.issues.count
+        object.rejectUnknownKeys(
+            ["service", "pairing", "ssid", "passphrase", "security", "switchOn", "switchOff", "state", "readyTimeoutSeconds"])
+        let service = object.parsed("service", required: true, BluetoothUUID.init)
+        let pairing = object.choice("pairing", from: ["required": Pairing.required, "none": .none], required: true)
+        let ssid = object.parsed("ssid", required: true, BluetoothUUID.init)
+        let passphrase = object.parsed("passphrase", BluetoothUUID.init)
+        let security = object.parsed("security", BluetoothUUID.init)
+        let switchOn = object.object("switchOn").flatMap(Write.init(reading:))
+        let switchOff = object.object("switchOff").flatMap(Write.init(reading:))
+        let state = object.object("state").flatMap(StateReport.init(reading:))
+        let timeout = object.integer("readyTimeoutSeconds", in: 1...600)
+        if object.has("switchOff") && !object.has("switchOn") {
+            object.report("switchOff", "needs switchOn: a hotspot that is switched off must be switched on first")
+        }
+        guard object.diagnostics.issues.count == before, let service, let pairing, let ssid else { return nil }
+        self.init(
+            service: service, pairing: pairing, ssid: ssid, passphrase: passphrase, security: security, switchOn: switchOn,
+            switchOff: switchOff, state: state, readyTimeout: timeout.map { .seconds($0) } ?? Self.defaultReadyTimeout)
+    }
+}
+
+extension BluetoothHandoff.Write {
+    init?(reading object: JSONObjectReader) {
+        object.rejectUnknownKeys(["characteristic", "value"])
+        let characteristic = object.parsed("characteristic", required: true, BluetoothUUID.init)
+        let value = object.parsed("value", required: true, Hex.bytes)
+        if let value, value.isEmpty { object.report("value", "must hold at least one byte") }
+        guard let characteristic, let value, !value.isEmpty else { return nil }
+        self.init(characteristic: characteristic, value: value)
+    }
+}
+
+extension BluetoothHandoff.StateReport {
+    init?(reading object: JSONObjectReader) {
+        object.rejectUnknownKeys(["characteristic", "ready", "failed"])
+        let characteristic = object.parsed("characteristic", required: true, BluetoothUUID.init)
+        let ready = Self.prefixes("ready", object, required: true)
+        let failed = Self.prefixes("failed", object, required: false) ?? []
+        for prefix in failed where ready?.contains(prefix) == true {
+            object.report("failed", "\(Hex.string(prefix)) is also listed as ready")
+        }
+        guard let characteristic, let ready else { return nil }
+        self.init(characteristic: characteristic, ready: ready, failed: failed)
+    }
+
+    private static func prefixes(_ key: String, _ object: JSONObjectReader, required: Bool) -> [[UInt8]]? {
+        guard let elements = object.array(key, required: required, allowEmpty: !required) else { return nil }
+        var result: [[UInt8]] = []
+        var failed = false
+        for (value, field) in elements {
+            guard case .string(let text) = value, let bytes = try? Hex.bytes(text), !bytes.isEmpty else {
+                object.diagnostics.report(field, "expected the hex bytes a state value starts with, like \"01\"")
+                failed = true
+                continue
+            }
+            result.append(bytes)
+        }
+        return failed ? nil : result
     }
 }

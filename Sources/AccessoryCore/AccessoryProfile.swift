@@ -41,12 +41,15 @@ public struct AccessoryProfile: Hashable, Sendable {
     public var bluetooth: BluetoothDeclarations
     public var hotspot: HotspotPolicy?
     public var handoff: Handoff
+    /// How the hotspot is revealed over GATT; present exactly when `handoff` is `bluetoothToWiFi`.
+    public var bluetoothHandoff: BluetoothHandoff?
     public var items: [PickerDisplayItem]
     public var sources: [SourceReference]
 
     public init(
         id: String, vendor: String, supports: Set<Transport>, bluetooth: BluetoothDeclarations = .init(),
-        hotspot: HotspotPolicy? = nil, handoff: Handoff, items: [PickerDisplayItem], sources: [SourceReference] = []
+        hotspot: HotspotPolicy? = nil, handoff: Handoff, bluetoothHandoff: BluetoothHandoff? = nil, items: [PickerDisplayItem],
+        sources: [SourceReference] = []
     ) {
         self.id = id
         self.vendor = vendor
@@ -54,6 +57,7 @@ public struct AccessoryProfile: Hashable, Sendable {
         self.bluetooth = bluetooth
         self.hotspot = hotspot
         self.handoff = handoff
+        self.bluetoothHandoff = bluetoothHandoff
         self.items = items
         self.sources = sources
     }

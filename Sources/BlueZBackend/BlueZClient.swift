@@ -20,6 +20,8 @@ public actor BlueZClient {
     /// Characteristic path → its notification streams.
     var notifying: [String: [(observer: UInt64, continuation: AsyncStream<[UInt8]>.Continuation)]] = [:]
     var improvInboxes: [UInt64: ImprovInbox] = [:]
+    /// The state values a hotspot handoff was notified of, by handoff.
+    var handoffReports: [UInt64: [[UInt8]]] = [:]
     var nextID: UInt64 = 0
     /// How long one D-Bus call may take.
     public var callTimeout: Duration = .seconds(25)

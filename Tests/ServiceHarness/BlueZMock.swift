@@ -145,6 +145,68 @@ public final class BlueZMock: @unchecked Sendable {
         try JSONDecoder().decode(ImprovLog.self, from: Data(Self.string(mockCall("GetImprovLog", [quoted(path)])).utf8))
     }
 
+    /// A device with one GATT service, described as the template's `AddGATTDevice` reads it.
+    public struct GATTDeviceSpec: Encodable, Sendable {
+        public struct Characteristic: Encodable, Sendable {
+            public var uuid: String
+            public var flags: [String]
+            public var value: String
+
+            public init(_ uuid: String, flags: [String], value: [UInt8] = []) {
+                self.uuid = uuid
+                self.flags = flags
+                self.value = value.map { String(format: "%02x", $0) }.joined()
+            }
+        }
+
+        /// Writing `write` makes `characteristic` take `value` (notified) `delayMs` later.
+        public struct Answer: Encodable, Sendable {
+            public var write: String
+            public var characteristic: String
+            public var value: String
+            public var delayMs: Int
+
+            public init(write: [UInt8], characteristic: String, value: [UInt8], delayMs: Int = 50) {
+                self.write = write.map { String(format: "%02x", $0) }.joined()
+                self.characteristic = characteristic
+                self.value = value.map { String(format: "%02x", $0) }.joined()
+                self.delayMs = delayMs
+            }
+        }
+
+        public var service: String
+        public var advertised: [String]
+        public var characteristics: [Characteristic]
+        public var answers: [Answer]
+
+        public init(service: String, advertised: [String], characteristics: [Characteristic], answers: [Answer] = []) {
+            self.service = service
+            self.advertised = advertised
+            self.characteristics = characteristics
+            self.answers = answers
+        }
+    }
+
+    @discardableResult
+    public func addGATTDevice(_ address: String, name: String, spec: GATTDeviceSpec, adapter: String = "hci0") throws -> String {
+        let json = String(decoding: try JSONEncoder().encode(spec), as: UTF8.self)
+        return try Self.string(mockCall("AddGATTDevice", [quoted(adapter), quoted(address), quoted(name), quoted(json)]))
+    }
+
+    /// What a GATT device saw: pairing, and the writes and reads of its characteristics.
+    public struct GATTLog: Decodable, Sendable {
+        public var paired: Bool
+        public var pairs: Int
+        public var connected: Bool
+        /// `[uuid, hex value]` in order.
+        public var writes: [[String]]
+        public var reads: [String]
+    }
+
+    public func gattLog(_ path: String) throws -> GATTLog {
+        try JSONDecoder().decode(GATTLog.self, from: Data(Self.string(mockCall("GetGATTLog", [quoted(path)])).utf8))
+    }
+
     /// Reads and writes of the characteristic at `path` fail with `errorName` from now on.
     public func failCharacteristic(_ path: String, with errorName: String) throws {
         try mockCall("SetCharacteristicError", [quoted(path), quoted(errorName)])

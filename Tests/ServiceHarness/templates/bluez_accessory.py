@@ -8,6 +8,10 @@ It loads python-dbusmock's bluez5 template and adds, on org.bluez.Mock:
 - an Improv Wi-Fi device (improv-wifi.com/ble) with its GATT service, which connects, resolves
   services, answers the RPCs with framed results, requires authorization when asked to, and can
   be made to answer with a wrong checksum, an unknown-RPC error, nothing at all, or a failed join;
+- a device with one GATT service described in JSON (a hotspot handoff, say), whose encrypted
+  characteristics refuse an unpaired client, and which answers chosen writes by changing (and
+  notifying) another characteristic a moment later;
+- devices that pair (Device1.Pair sets Paired);
 - an error name that GATT reads and writes of a characteristic fail with.
 '''
 
@@ -167,12 +171,14 @@ def AddAdvertisingDevice(self, adapter_name, address, address_type, name, rssi, 
     self.AddObject(path, DEVICE_IFACE, properties, [
         ('Connect', '', '', device_connect),
         ('Disconnect', '', '', device_disconnect),
-        ('Pair', '', '', ''),
+        ('Pair', '', '', device_pair),
         ('CancelPairing', '', '', ''),
     ])
     device = mockobject.objects[path]
     device.improv = None
+    device.gatt = None
     device.connects = 0
+    device.pairs = 0
     self.EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}', [
         dbus.ObjectPath(path), {DEVICE_IFACE: properties}])
     return path
@@ -194,6 +200,8 @@ def device_connect(device):
     set_props(device, DEVICE_IFACE, {'Connected': dbus.Boolean(True, variant_level=1)})
     if device.improv is not None and not device.improv['exported']:
         export_improv_service(device)
+    if device.gatt is not None and not device.gatt['exported']:
+        export_gatt_service(device)
 
     def resolved():
         set_props(device, DEVICE_IFACE, {'ServicesResolved': dbus.Boolean(True, variant_level=1)})
@@ -208,6 +216,109 @@ def device_disconnect(device):
         'Connected': dbus.Boolean(False, variant_level=1),
         'ServicesResolved': dbus.Boolean(False, variant_level=1),
     })
+
+
+def device_pair(device):
+    device.pairs += 1
+    if not device.props[DEVICE_IFACE]['Paired']:
+        set_props(device, DEVICE_IFACE, {'Paired': dbus.Boolean(True, variant_level=1)})
+
+
+# A device with one GATT service described in JSON
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ssss', out_signature='s')
+def AddGATTDevice(self, adapter_name, address, name, spec):
+    '''spec: {"service": uuid, "advertised": [uuid], "characteristics": [{"uuid", "flags", "value": hex}],
+    "answers": [{"write": hex, "characteristic": uuid, "value": hex, "delayMs": n}]}. Characteristics
+    with an "encrypt-" flag refuse an unpaired client with NotAuthorized. Writing an answer's
+    "write" value (to any characteristic) sets the answer's characteristic to its value (notified
+    when a client listens) delayMs later.'''
+    spec = json.loads(spec)
+    path = AddAdvertisingDevice(self, adapter_name, address, 'random', name, -55, spec.get('advertised', []), {}, {})
+    device = mockobject.objects[path]
+    device.gatt = {'exported': False, 'spec': spec, 'chars': {}, 'writes': [], 'reads': []}
+    return path
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='s', out_signature='s')
+def GetGATTLog(_self, path):
+    '''JSON: whether the device is paired, how often Pair was called, the writes ([uuid, hex]) and
+    reads (uuid) its characteristics served, and whether it is connected.'''
+    device = mockobject.objects[path]
+    return json.dumps({
+        'paired': bool(device.props[DEVICE_IFACE]['Paired']), 'pairs': device.pairs,
+        'connected': bool(device.props[DEVICE_IFACE]['Connected']),
+        'writes': device.gatt['writes'], 'reads': device.gatt['reads'],
+    })
+
+
+def export_gatt_service(device):
+    manager = mockobject.objects['/']
+    spec = device.gatt['spec']
+    service_path = device.path + '/service0020'
+    service_props = {
+        'UUID': dbus.String(spec['service'], variant_level=1),
+        'Device': dbus.ObjectPath(device.path, variant_level=1),
+        'Primary': dbus.Boolean(True, variant_level=1),
+    }
+    manager.AddObject(service_path, SERVICE_IFACE, service_props, [])
+    manager.EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}', [
+        dbus.ObjectPath(service_path), {SERVICE_IFACE: service_props}])
+    for index, characteristic in enumerate(spec['characteristics']):
+        path = f'{service_path}/char{0x21 + 2 * index:04x}'
+        props = {
+            'UUID': dbus.String(characteristic['uuid'], variant_level=1),
+            'Service': dbus.ObjectPath(service_path, variant_level=1),
+            'Value': byte_array(bytes.fromhex(characteristic.get('value', ''))),
+            'Notifying': dbus.Boolean(False, variant_level=1),
+            'Flags': dbus.Array(characteristic['flags'], signature='s', variant_level=1),
+        }
+        manager.AddObject(path, CHRC_IFACE, props, [
+            ('ReadValue', 'a{sv}', 'ay', gatt_read),
+            ('WriteValue', 'aya{sv}', '', gatt_write),
+            ('StartNotify', '', '', gatt_start_notify),
+            ('StopNotify', '', '', chrc_stop_notify),
+        ])
+        chrc = mockobject.objects[path]
+        chrc.device = device
+        chrc.uuid = characteristic['uuid']
+        chrc.fail_with = ''
+        device.gatt['chars'][chrc.uuid] = chrc
+        manager.EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}', [
+            dbus.ObjectPath(path), {CHRC_IFACE: props}])
+    device.gatt['exported'] = True
+
+
+def gatt_check(chrc, allowed):
+    check_failure(chrc)
+    flags = [str(flag) for flag in chrc.props[CHRC_IFACE]['Flags']]
+    if not any(flag in flags for flag in allowed):
+        raise dbus.exceptions.DBusException('Not permitted', name='org.bluez.Error.NotPermitted')
+    if any(flag.startswith('encrypt') for flag in flags) and not chrc.device.props[DEVICE_IFACE]['Paired']:
+        raise dbus.exceptions.DBusException('Insufficient encryption', name='org.bluez.Error.NotAuthorized')
+
+
+def gatt_read(chrc, _options):
+    gatt_check(chrc, ['read', 'encrypt-read'])
+    chrc.device.gatt['reads'].append(chrc.uuid)
+    return chrc.props[CHRC_IFACE]['Value']
+
+
+def gatt_write(chrc, value, _options):
+    gatt_check(chrc, ['write', 'encrypt-write'])
+    written = bytes(int(b) for b in value).hex()
+    chrc.device.gatt['writes'].append([chrc.uuid, written])
+    for answer in chrc.device.gatt['spec'].get('answers', []):
+        if answer['write'] == written:
+            target = chrc.device.gatt['chars'][answer['characteristic']]
+            reply = bytes.fromhex(answer['value'])
+            GLib.timeout_add(int(answer.get('delayMs', 0)), lambda: notify_value(target, reply) and False)
+
+
+def gatt_start_notify(chrc):
+    gatt_check(chrc, ['notify', 'indicate', 'encrypt-notify', 'encrypt-indicate'])
+    set_props(chrc, CHRC_IFACE, {'Notifying': dbus.Boolean(True, variant_level=1)})
 
 
 # Improv
