@@ -94,7 +94,33 @@ struct ProfileRule: Sendable, CustomTestStringConvertible {
     }
 }
 
-private let knownTopLevel = "is not a known key (known: schemaVersion, id, vendor, supports, bluetooth, hotspot, handoff, items, sources)"
+private let knownTopLevel =
+    "is not a known key (known: schemaVersion, id, vendor, supports, bluetooth, hotspot, handoff, bluetoothHandoff, items, sources)"
+
+/// A camera-style `bluetoothHandoff` section using every key.
+private func cameraHandoff() -> JSON {
+    [
+        "service": "b5f90001-aa8d-11e3-9046-0002a5d5c51b",
+        "pairing": "required",
+        "ssid": "b5f90002-aa8d-11e3-9046-0002a5d5c51b",
+        "passphrase": "b5f90003-aa8d-11e3-9046-0002a5d5c51b",
+        "security": "b5f90006-aa8d-11e3-9046-0002a5d5c51b",
+        "switchOn": ["characteristic": "b5f90072-aa8d-11e3-9046-0002a5d5c51b", "value": "03170101"] as JSON,
+        "switchOff": ["characteristic": "b5f90072-aa8d-11e3-9046-0002a5d5c51b", "value": "03170100"] as JSON,
+        "state": ["characteristic": "b5f90073-aa8d-11e3-9046-0002a5d5c51b", "ready": ["021700"], "failed": ["0217"]] as JSON,
+        "readyTimeoutSeconds": 20,
+    ]
+}
+
+/// A valid bluetoothToWiFi profile.
+private func handoffProfile() -> JSON {
+    with(bluetoothProfile()) {
+        $0["supports"] = ["wifi", "bluetooth"]
+        $0["handoff"] = "bluetoothToWiFi"
+        $0["hotspot"] = ["security": "wpa2Personal", "passphrase": ["source": "handoff"]] as JSON
+        $0["bluetoothHandoff"] = cameraHandoff()
+    }
+}
 private let wpaLength = "a WPA passphrase has 8 to 63 printable ASCII characters, or is 64 hex digits"
 private let handoffChoices = #""none", "joinHotspot", "bluetoothToWiFi", "improvWiFi""#
 private let securityChoices = #""open", "wep", "wpa2Personal", "wpa3Personal", "owe""#
@@ -158,17 +184,53 @@ struct AccessoryProfileTests {
         #expect(try AccessoryProfile.parse(data(open), path: "p").hotspot == HotspotPolicy(security: .owe, passphrase: .none))
     }
 
-    @Test("bluetoothToWiFi with both transports, a hotspot and a descriptor of both kinds parses")
+    @Test("bluetoothToWiFi with both transports, a hotspot, its GATT handoff and a descriptor of both kinds parses")
     func bluetoothToWiFi() throws {
-        let profile = with(bluetoothProfile()) {
-            $0["supports"] = ["wifi", "bluetooth"]
-            $0["handoff"] = "bluetoothToWiFi"
-            $0["hotspot"] = ["security": "wpa2Personal", "passphrase": ["source": "handoff"]] as JSON
+        let profile = with(handoffProfile()) {
             editItem(&$0) { $0["descriptor"] = ["ssidPrefix": "PROV_", "bluetoothServiceUUID": "180d"] as JSON }
         }
         let parsed = try AccessoryProfile.parse(data(profile), path: "p")
         #expect(parsed.supports == [.wifi, .bluetooth])
         #expect(parsed.handoff == .bluetoothToWiFi)
+        let uuid = { (suffix: String) in try BluetoothUUID("b5f9\(suffix)-aa8d-11e3-9046-0002a5d5c51b") }
+        #expect(parsed.bluetoothHandoff == BluetoothHandoff(
+            service: try uuid("0001"), pairing: .required, ssid: try uuid("0002"), passphrase: try uuid("0003"),
+            security: try uuid("0006"), switchOn: .init(characteristic: try uuid("0072"), value: [3, 0x17, 1, 1]),
+            switchOff: .init(characteristic: try uuid("0072"), value: [3, 0x17, 1, 0]),
+            state: .init(characteristic: try uuid("0073"), ready: [[2, 0x17, 0]], failed: [[2, 0x17]]), readyTimeout: .seconds(20)))
+
+        let minimal = with(handoffProfile()) {
+            $0["hotspot"] = ["security": "open", "passphrase": ["source": "none"]] as JSON
+            $0["bluetoothHandoff"] = ["service": "180d", "pairing": "none", "ssid": "2a00"] as JSON
+        }
+        let plain = try #require(try AccessoryProfile.parse(data(minimal), path: "p").bluetoothHandoff)
+        #expect(plain.switchOn == nil && plain.state == nil && plain.passphrase == nil)
+        #expect(plain.readyTimeout == BluetoothHandoff.defaultReadyTimeout)
+    }
+
+    @Test func aStateValueIsJudgedByItsPrefix() {
+        let state = BluetoothHandoff.StateReport(characteristic: BluetoothUUID(assigned: 0x2A00), ready: [[2, 0x17, 0]], failed: [[2, 0x17]])
+        #expect(state.verdict([2, 0x17, 0]) == .ready)
+        #expect(state.verdict([2, 0x17, 0, 9]) == .ready)
+        #expect(state.verdict([2, 0x17, 1]) == .failed)
+        #expect(state.verdict([2, 0x18, 0]) == nil)
+        #expect(state.verdict([]) == nil)
+    }
+
+    @Test func aRevealedHotspotIsCheckedAndConfigured() throws {
+        let revealed = try RevealedHotspot(ssid: Array("Cam".utf8), passphrase: Array("secret-pass".utf8) + [0, 0], security: [1])
+        #expect(revealed.passphrase?.reveal() == "secret-pass")
+        #expect(revealed.security == .wpa2Personal)
+        let open = HotspotPolicy(security: .open, passphrase: .none)
+        #expect(try revealed.configuration(policy: open).security == .wpa2Personal(Secret("secret-pass")), "the device's own word wins")
+        #expect(throws: HotspotHandoffError.invalidSSID(SSIDError.empty.description)) {
+            try RevealedHotspot(ssid: [], passphrase: nil, security: nil)
+        }
+        #expect(throws: HotspotHandoffError.invalidPassphrase("it is not UTF-8 text")) {
+            try RevealedHotspot(ssid: [0x41], passphrase: [0xFF, 0xFE], security: nil)
+        }
+        let short = try RevealedHotspot(ssid: [0x41], passphrase: Array("short".utf8), security: nil)
+        #expect(throws: HotspotHandoffError.self) { try short.configuration(policy: HotspotPolicy(security: .wpa2Personal, passphrase: .handoff)) }
     }
 
     static let rules: [ProfileRule] = [
@@ -280,8 +342,59 @@ struct AccessoryProfileTests {
         .init("improvWiFi without bluetooth", [("handoff", #"improvWiFi needs "bluetooth" in supports"#)]) {
             with(wifiProfile()) { $0["handoff"] = "improvWiFi" }
         },
-        .init("bluetoothToWiFi without bluetooth", [("handoff", #"bluetoothToWiFi needs "bluetooth" in supports"#)]) {
+        .init("bluetoothToWiFi without bluetooth", [
+            ("handoff", #"bluetoothToWiFi needs "bluetooth" in supports"#),
+            ("bluetoothHandoff", "is required by handoff bluetoothToWiFi: name the GATT service and characteristics that reveal the hotspot"),
+        ]) {
             with(wifiProfile()) { $0["handoff"] = "bluetoothToWiFi" }
+        },
+        // Bluetooth handoff
+        .init("bluetoothHandoff with another handoff", [("bluetoothHandoff", "applies only to handoff bluetoothToWiFi, not joinHotspot")]) {
+            with(handoffProfile()) {
+                $0["handoff"] = "joinHotspot"
+                editItem(&$0) { $0["descriptor"] = ["ssidPrefix": "GP"] as JSON }
+            }
+        },
+        .init("bluetoothHandoff without its keys", [
+            ("bluetoothHandoff.service", "is required"), ("bluetoothHandoff.pairing", "is required"), ("bluetoothHandoff.ssid", "is required"),
+        ]) {
+            with(handoffProfile()) { $0["bluetoothHandoff"] = [:] as JSON }
+        },
+        .init("bluetoothHandoff without the passphrase a handoff passphrase needs", [
+            ("bluetoothHandoff.passphrase", #"is required: hotspot.passphrase.source is "handoff""#),
+        ]) {
+            with(handoffProfile()) { edit(&$0, "bluetoothHandoff") { $0["passphrase"] = nil } }
+        },
+        .init("bluetoothHandoff with bad values", [
+            ("bluetoothHandoff.extra", "is not a known key (known: service, pairing, ssid, passphrase, security, switchOn, switchOff, state, readyTimeoutSeconds)"),
+            ("bluetoothHandoff.pairing", #""maybe" is not one of "required", "none""#),
+            ("bluetoothHandoff.ssid", "'b5f9x' is not a 16-bit (180d), 32-bit or 128-bit Bluetooth UUID"),
+            ("bluetoothHandoff.switchOn.value", "'z' at position 1 is not a hex digit"),
+            ("bluetoothHandoff.switchOff.value", "must hold at least one byte"),
+            ("bluetoothHandoff.state.ready[1]", #"expected the hex bytes a state value starts with, like "01""#),
+            ("bluetoothHandoff.readyTimeoutSeconds", "is 0; it must be from 1 to 600"),
+        ]) {
+            with(handoffProfile()) {
+                edit(&$0, "bluetoothHandoff") {
+                    $0["ssid"] = "b5f9x"
+                    $0["pairing"] = "maybe"
+                    $0["switchOn"] = ["characteristic": "2a00", "value": "zz"] as JSON
+                    $0["switchOff"] = ["characteristic": "2a00", "value": ""] as JSON
+                    $0["state"] = ["characteristic": "2a01", "ready": ["021700", 7]] as JSON
+                    $0["readyTimeoutSeconds"] = 0
+                    $0["extra"] = true
+                }
+            }
+        },
+        .init("bluetoothHandoff state both ready and failed", [("bluetoothHandoff.state.failed", "021700 is also listed as ready")]) {
+            with(handoffProfile()) {
+                edit(&$0, "bluetoothHandoff") { $0["state"] = ["characteristic": "2a01", "ready": ["021700"], "failed": ["021700"]] as JSON }
+            }
+        },
+        .init("bluetoothHandoff switchOff without switchOn", [
+            ("bluetoothHandoff.switchOff", "needs switchOn: a hotspot that is switched off must be switched on first"),
+        ]) {
+            with(handoffProfile()) { edit(&$0, "bluetoothHandoff") { $0["switchOn"] = nil } }
         },
         .init("joinHotspot without wifi", [
             ("handoff", #"joinHotspot needs "wifi" in supports"#),
