@@ -24,6 +24,7 @@ public enum AccessoryCtl {
         ImprovIdentifyCommand.command,
         ImprovProvisionCommand.command,
         ProvisionCommand.command,
+        HandoffCommand.command,
         CompletionCommand.command,
     ]
 

@@ -25,6 +25,7 @@ import Testing
         (["authorize", "--help"], "authorize.txt"),
         (["monitor", "--help"], "monitor.txt"),
         (["provision", "--help"], "provision.txt"),
+        (["handoff", "--help"], "handoff.txt"),
     ]
 
     @Test(arguments: cases)

@@ -1,0 +1,117 @@
+import AccessoryCLI
+import Foundation
+import ServiceHarness
+import Testing
+
+/// `accessoryctl handoff` against python-dbusmock's BlueZ and NetworkManager on one private
+/// system bus: a camera-like accessory that reveals its hotspot over a paired link.
+@Suite(.serialized) final class MockServicesHandoffCommandTests {
+    static let service = "b5f90001-aa8d-11e3-9046-0002a5d5c51b"
+    static let ssid = "b5f90002-aa8d-11e3-9046-0002a5d5c51b"
+    static let passphrase = "b5f90003-aa8d-11e3-9046-0002a5d5c51b"
+    static let command = "b5f90072-aa8d-11e3-9046-0002a5d5c51b"
+    static let response = "b5f90073-aa8d-11e3-9046-0002a5d5c51b"
+    static let address = "D4:D9:19:AA:BB:CC"
+
+    let networkManager: NetworkManagerMock
+    let bluez: BlueZMock
+    let wifi: String
+    let camera: String
+    let profile: TemporaryFile
+
+    init() throws {
+        networkManager = try NetworkManagerMock()
+        bluez = try BlueZMock(on: networkManager.bus)
+        try bluez.addAdapter()
+        wifi = try networkManager.addWiFiDevice("wlan0")
+        let home = try networkManager.addAccessPoint(
+            wifi, name: "home", ssid: "HomeNet", bssid: "3C:A6:2F:10:20:30", frequency: 5180, strength: 82, security: .wpa2)
+        try networkManager.connectHomeNetwork(wifi, accessPoint: home, ssid: "HomeNet")
+        try networkManager.addAccessPoint(wifi, name: "cam", ssid: "GP24501234", bssid: "D6:D9:19:AA:BB:CD", frequency: 2437, strength: 70, security: .wpa2)
+        camera = try bluez.addGATTDevice(
+            Self.address, name: "GoPro 1234",
+            spec: .init(service: Self.service, advertised: ["0000fea6-0000-1000-8000-00805f9b34fb"], characteristics: [
+                .init(Self.ssid, flags: ["encrypt-read"], value: Array("GP24501234".utf8)),
+                .init(Self.passphrase, flags: ["encrypt-read"], value: Array("camera-pass-1234".utf8)),
+                .init(Self.command, flags: ["encrypt-write"]),
+                .init(Self.response, flags: ["encrypt-notify"]),
+            ], answers: [
+                .init(write: [0x03, 0x17, 0x01, 0x01], characteristic: Self.response, value: [0x02, 0x17, 0x00], delayMs: 100),
+                .init(write: [0x03, 0x17, 0x01, 0x00], characteristic: Self.response, value: [0x02, 0x17, 0x00], delayMs: 100),
+            ]))
+        profile = try TemporaryFile(#"""
+            {
+              "schemaVersion": 1, "id": "org.example.camera", "vendor": "Example", "supports": ["bluetooth", "wifi"],
+              "bluetooth": { "services": ["fea6"] },
+              "hotspot": { "security": "wpa2Personal", "passphrase": { "source": "handoff" } },
+              "handoff": "bluetoothToWiFi",
+              "bluetoothHandoff": {
+                "service": "\#(Self.service)", "pairing": "required",
+                "ssid": "\#(Self.ssid)", "passphrase": "\#(Self.passphrase)",
+                "switchOn": { "characteristic": "\#(Self.command)", "value": "03170101" },
+                "switchOff": { "characteristic": "\#(Self.command)", "value": "03170100" },
+                "state": { "characteristic": "\#(Self.response)", "ready": ["021700"], "failed": ["0217"] }
+              },
+              "items": [{ "name": "Camera", "descriptor": { "bluetoothServiceUUID": "fea6" } }]
+            }
+            """#, name: "camera.json")
+    }
+
+    deinit {
+        bluez.stop()
+        networkManager.stop()
+    }
+
+    func accessoryctl(_ arguments: String...) throws -> Run {
+        try accessoryctlProcess(arguments, environment: networkManager.bus.environment)
+    }
+
+    @Test func handoffPairsSwitchesOnJoinsAndSwitchesOffAfterLeave() throws {
+        let run = try accessoryctl("handoff", Self.address, "--profile", profile.path, "--json")
+        #expect(run.code == .success, "\(run.err)")
+        struct Report: Decodable {
+            struct Joined: Decodable { var ssid: String; var device: String; var previousConnection: String? }
+            var address: String
+            var profile: String
+            var joined: Joined
+        }
+        let report = try JSONDecoder().decode(Report.self, from: Data(run.out.utf8))
+        #expect(report.address == Self.address && report.profile == "org.example.camera")
+        #expect(report.joined.ssid == "GP24501234" && report.joined.device == "wlan0" && report.joined.previousConnection == "HomeNet")
+        #expect(networkManager.log.contains("camera-pass-1234"), "the revealed passphrase did not reach NetworkManager")
+        #expect(!run.out.contains("camera-pass-1234") && !run.err.contains("camera-pass-1234"))
+        var log = try bluez.gattLog(camera)
+        #expect(log.paired && !log.connected)
+        #expect(log.writes == [[Self.command, "03170101"]])
+
+        #expect(try accessoryctl("leave").code == .success)
+        let off = try accessoryctl("handoff", Self.address, "--profile", profile.path, "--switch-off")
+        #expect(off.code == .success, "\(off.err)")
+        #expect(off.out == "Switched the hotspot of \(Self.address) off.\n")
+        log = try bluez.gattLog(camera)
+        #expect(log.writes.last == [Self.command, "03170100"] && !log.connected)
+    }
+
+    @Test func aFailedJoinSwitchesTheHotspotOffAndSaysWhy() throws {
+        try networkManager.failActivations(of: "GP24501234", deviceReason: 7, connectionReason: 9)
+        let run = try accessoryctl("handoff", Self.address, "--profile", profile.path)
+        #expect(run.code == .failure)
+        #expect(run.err.contains("accessoryctl: error: GP24501234 refused the passphrase"), "\(run.err)")
+        #expect(run.err.contains("Switching the accessory's hotspot off…"))
+        #expect(try bluez.gattLog(camera).writes == [[Self.command, "03170101"], [Self.command, "03170100"]])
+        #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
+    }
+
+    @Test func aProfileOfAnotherHandoffIsAUsageError() throws {
+        let other = try TemporaryFile(#"""
+            { "schemaVersion": 1, "id": "org.example.plug", "vendor": "Example", "supports": ["wifi"],
+              "hotspot": { "security": "open", "passphrase": { "source": "none" } }, "handoff": "joinHotspot",
+              "items": [{ "name": "Plug", "descriptor": { "ssidPrefix": "plug-" } }] }
+            """#, name: "plug.json")
+        let run = try accessoryctl("handoff", Self.address, "--profile", other.path)
+        #expect(run.code == .usage)
+        #expect(run.err == "accessoryctl: error: \(other.path): profile org.example.plug has handoff joinHotspot, not bluetoothToWiFi\n")
+        let missing = try accessoryctl("handoff", "not-an-address", "--profile", other.path)
+        #expect(missing.code == .usage && missing.err.hasPrefix("accessoryctl: error: ADDRESS: "))
+    }
+}
