@@ -2,7 +2,8 @@ import Foundation
 
 /// How an accessory found over Bluetooth LE reveals its setup hotspot over GATT, switches it
 /// on and off, and reports its state: a profile's `bluetoothHandoff` section, read for
-/// `handoff: bluetoothToWiFi`. Every characteristic lives in `service`.
+/// `handoff: bluetoothToWiFi`. Each characteristic is looked for in `service` first, then in
+/// the device's other services (GoPro keeps its command characteristics in another one).
 public struct BluetoothHandoff: Hashable, Sendable {
     /// A value written, with a response, to a characteristic.
     public struct Write: Hashable, Sendable {

@@ -96,9 +96,11 @@ extension BlueZClient {
         let device = try await gatt { () throws(BluetoothError) in try await self.connect(address, adapter: adapter, timeout: timeout) }
         do throws(HotspotHandoffError) {
             guard let service = device.service(handoff.service) else { throw .notHandoffDevice(address, missing: handoff.service) }
+            // The handoff's own service first; a vendor may keep its control point elsewhere.
             func find(_ uuid: BluetoothUUID?) throws(HotspotHandoffError) -> GATTCharacteristic? {
                 guard let uuid else { return nil }
-                guard let characteristic = service.characteristic(uuid) else { throw .notHandoffDevice(address, missing: uuid) }
+                guard let characteristic = service.characteristic(uuid) ?? device.services.lazy.compactMap({ $0.characteristic(uuid) }).first
+                else { throw .notHandoffDevice(address, missing: uuid) }
                 return characteristic
             }
             return HandoffLink(

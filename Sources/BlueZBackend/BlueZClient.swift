@@ -32,6 +32,7 @@ public actor BlueZClient {
     static let deviceInterface = "org.bluez.Device1"
     static let serviceInterface = "org.bluez.GattService1"
     static let characteristicInterface = "org.bluez.GattCharacteristic1"
+    static let descriptorInterface = "org.bluez.GattDescriptor1"
 
     /// Whether `connection` is this client's own (made for a bus address), to close at the end.
     private let ownsConnection: Bool

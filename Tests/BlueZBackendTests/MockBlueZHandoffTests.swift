@@ -150,6 +150,28 @@ import Testing
         }
     }
 
+    /// A camera laid out as Open GoPro documents it: the hotspot's name in one service, the
+    /// command and its response in another.
+    @Test func theShippedGoProProfileRunsAgainstACameraWithTwoServices() async throws {
+        let profiles = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../profiles/gopro.json")
+        let profile = try AccessoryProfile.load(contentsOf: profiles.standardizedFileURL)
+        let handoff = try #require(profile.bluetoothHandoff)
+        let control = "0000fea6-0000-1000-8000-00805f9b34fb"
+        let device = try mock.addGATTDevice(
+            address.description, name: "GoPro 1234",
+            spec: .init(service: Self.service, advertised: [control], characteristics: [
+                .init(Self.ssid, flags: ["encrypt-read"], value: Array("GP24501234".utf8)),
+                .init(Self.passphrase, flags: ["encrypt-read"], value: Array("camera-pass-1234".utf8)),
+                .init(Self.command, flags: ["encrypt-write"], service: control),
+                .init(Self.response, flags: ["encrypt-notify"], service: control),
+            ], answers: [.init(write: Self.on, characteristic: Self.response, value: [0x02, 0x17, 0x00])]))
+        let revealed = try await client().revealHotspot(address, handoff: handoff)
+        #expect(revealed.ssid.escaped == "GP24501234")
+        let joining = try revealed.configuration(policy: try #require(profile.hotspot))
+        #expect(joining.security == .wpa2Personal(Secret("camera-pass-1234")))
+        #expect(try mock.gattLog(device).writes == [[Self.command, "03170101"]])
+    }
+
     @Test func switchingOffWritesTheOffValue() async throws {
         let device = try addCamera()
         try await client().switchHotspotOff(address, handoff: try handoff())

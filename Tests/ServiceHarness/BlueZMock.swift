@@ -151,15 +151,22 @@ public final class BlueZMock: @unchecked Sendable {
             public var uuid: String
             public var flags: [String]
             public var value: String
+            /// The text of a User Description descriptor (0x2901), if it has one.
+            public var description: String?
+            /// Another service than the spec's to put the characteristic in.
+            public var service: String?
 
-            public init(_ uuid: String, flags: [String], value: [UInt8] = []) {
+            public init(_ uuid: String, flags: [String], value: [UInt8] = [], description: String? = nil, service: String? = nil) {
                 self.uuid = uuid
                 self.flags = flags
                 self.value = value.map { String(format: "%02x", $0) }.joined()
+                self.description = description
+                self.service = service
             }
         }
 
-        /// Writing `write` makes `characteristic` take `value` (notified) `delayMs` later.
+        /// Writing `write` makes `characteristic` take `value` (notified) `delayMs` later; with
+        /// 0, before the write returns.
         public struct Answer: Encodable, Sendable {
             public var write: String
             public var characteristic: String

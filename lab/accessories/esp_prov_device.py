@@ -12,6 +12,9 @@ for another SSID, authentication error for another passphrase. Secrets are never
 
 Needs /usr/bin/python3 with Debian python3-protobuf, python3-cryptography, python3-srp and
 protobuf-compiler. Prints "READY port=N" once it listens.
+
+The protocol core (Session, Device, Session.handle, add_device_options) imports without
+starting the server; esp_prov_ble_device.py serves it over BlueZ GATT.
 """
 import argparse
 import hmac
@@ -43,6 +46,8 @@ N_3072 = (
     "BBE117577A615D6C770988C0BAD946E208E24FA074E5AB3143DB5BFCE0FD108E4B82D120A93AD2CAFFFFFFFFFFFFFFFF"
 )
 MAX_BODY = 4096
+# The endpoints this device implements (no prov-ctrl, no custom endpoints).
+ENDPOINTS = ("proto-ver", "prov-session", "prov-scan", "prov-config")
 
 
 def load_proto():
@@ -64,6 +69,10 @@ class Refused(Exception):
     """The handler fails: protocomm's HTTP server closes the socket without an answer."""
 
 
+class UnknownEndpoint(Exception):
+    """No handler is registered for the endpoint (HTTP answers 404)."""
+
+
 class Session:
     def __init__(self, device, number):
         self.device = device
@@ -74,6 +83,28 @@ class Session:
         self.nonce = None
         self.srp = None
         self.device_pubkey = None
+
+    # -- any transport ---------------------------------------------------------------------
+    def handle(self, endpoint, body):
+        """Runs `endpoint`'s handler on a request body and returns the answer. Raises Refused
+        when the handler fails (the transport then drops the session without an answer) and
+        UnknownEndpoint for an endpoint the device does not have."""
+        device = self.device
+        try:
+            if endpoint == "proto-ver":
+                return device.version()
+            if endpoint == "prov-session":
+                return self.handshake(body)
+            if endpoint in ("prov-scan", "prov-config"):
+                plain = self.decrypt(body)
+                handler = device.scan if endpoint == "prov-scan" else device.config_endpoint
+                return self.encrypt(handler(plain))
+        except Refused:
+            raise
+        except Exception as error:  # a message that does not parse, like protocomm's handler failing
+            log(f"{endpoint}: {type(error).__name__}, closing the connection")
+            raise Refused() from error
+        raise UnknownEndpoint(endpoint)
 
     # -- prov-session ----------------------------------------------------------------------
     # Like protocomm's handlers, every dispatch goes by the message type (`msg`), not by which
@@ -194,6 +225,7 @@ class Session:
 
 class Device:
     def __init__(self, args):
+        pysrp.rfc5054_enable()
         self.security = args.security
         self.patch_version = args.patch_version
         self.version_format = args.version_format
@@ -343,22 +375,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 set_cookie = f"session={device.session.number}"
             session = device.session
             try:
-                if endpoint == "proto-ver":
-                    answer = device.version()
-                elif endpoint == "prov-session":
-                    answer = session.handshake(body)
-                elif endpoint in ("prov-scan", "prov-config"):
-                    plain = session.decrypt(body)
-                    handler = device.scan if endpoint == "prov-scan" else device.config_endpoint
-                    answer = session.encrypt(handler(plain))
-                else:
-                    self.send_error(404)
-                    return
+                answer = session.handle(endpoint, body)
+            except UnknownEndpoint:
+                self.send_error(404)
+                return
             except Refused:
-                device.session = None
-                return self.refuse()
-            except Exception as error:  # a message that does not parse, like protocomm's handler failing
-                log(f"{endpoint}: {type(error).__name__}, closing the connection")
                 device.session = None
                 return self.refuse()
         self.send_response(200)
@@ -369,11 +390,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(answer)
 
 
-def main():
-    pysrp.rfc5054_enable()
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--address", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0)
+def add_device_options(parser):
+    """The options of the device itself, whichever transport serves it."""
     parser.add_argument("--security", type=int, choices=[0, 1, 2], default=1)
     parser.add_argument("--patch-version", type=int, choices=[0, 1], default=1)
     parser.add_argument("--pop-file", help="the proof of possession (security 1, optional; security 2 password)")
@@ -384,6 +402,13 @@ def main():
     parser.add_argument("--neighbours", type=int, default=5)
     parser.add_argument("--version-format", choices=["json", "no-sec-ver", "bare"], default="json",
                         help="how proto-ver answers: current JSON, JSON without sec_ver, or a bare string")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--address", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    add_device_options(parser)
     args = parser.parse_args()
     Handler.device = Device(args)
     server = http.server.ThreadingHTTPServer((args.address, args.port), Handler)

@@ -1,16 +1,18 @@
 import AccessoryCore
+import BlueZBackend
 import ProvisioningCrypto
 import ProvisioningHTTP
 
-/// `accessoryctl provision`: gives an ESP-IDF device the home network over its SoftAP, with
-/// ESP-IDF's unified provisioning (protocomm security 0, 1 or 2).
+/// `accessoryctl provision`: gives an ESP-IDF device the home network over its SoftAP or over
+/// Bluetooth LE, with ESP-IDF's unified provisioning (protocomm security 0, 1 or 2).
 enum ProvisionCommand {
     static let command = Command(
         path: ["provision"],
-        summary: "Give an ESP-IDF device the home network over its setup hotspot",
+        summary: "Give an ESP-IDF device the home network over its setup hotspot or Bluetooth LE",
         discussion: """
             Speaks ESP-IDF's unified provisioning over HTTP to a device whose setup hotspot this
-            machine has joined (see 'join'): reads its version and security scheme, opens a
+            machine has joined (see 'join'), or with --bluetooth over Bluetooth LE GATT (the
+            endpoints found by their user descriptions): reads its version and security scheme, opens a
             session (security 0; 1 with X25519 and the proof of possession; 2 with SRP-6a),
             lets the device scan, sends it the SSID and passphrase of the network it should
             join, and waits for its verdict: connected, a wrong passphrase, or a network it
@@ -19,6 +21,8 @@ enum ProvisionCommand {
             """,
         options: [
             .value("address", "HOST[:PORT]", help: "The device (default: 192.168.4.1:80, its SoftAP address)"),
+            .value("bluetooth", "ADDRESS", help: "Provision over Bluetooth LE: the device's Bluetooth address"),
+            BluetoothCommand.adapterOption,
             .number("security", "0|1|2", NumberRange(0...2, "scheme"),
                     help: "The security scheme to insist on (default: the one the device announces)"),
             .value("pop-file", "FILE", help: "Read the proof of possession from FILE (one line)"),
@@ -38,12 +42,16 @@ enum ProvisionCommand {
                 + "--passphrase-file /root/home.pass",
             "\(AccessoryCtl.name) provision --address 192.168.4.1:80 --pop-file /root/plug.pop --ssid HomeNet "
                 + "--passphrase-stdin --json",
+            "\(AccessoryCtl.name) provision --bluetooth 24:0A:C4:26:1F:CC --pop-file /root/plug.pop --ssid HomeNet "
+                + "--passphrase-file /root/home.pass",
         ],
         run: run)
 
     private struct Request {
         var host: String
         var port: Int
+        var bluetooth: MACAddress?
+        var adapter: String?
         var security: Int?
         var proofOfPossession: Secret?
         var username: String
@@ -69,6 +77,13 @@ enum ProvisionCommand {
         guard let (host, port) = HTTPProvisioningTransport.parseAddress(address) else {
             throw UsageError("--address: '\(address)' is not HOST[:PORT]")
         }
+        var bluetooth: MACAddress?
+        if let text = arguments.value("bluetooth") {
+            if arguments.value("address") != nil { throw UsageError("give --address or --bluetooth, not both") }
+            do { bluetooth = try MACAddress(text) } catch { throw UsageError("--bluetooth: \(error)") }
+        } else if arguments.value("adapter") != nil {
+            throw UsageError("--adapter goes with --bluetooth")
+        }
         let ssid: SSID
         do { ssid = try SSID(notation: arguments.value("ssid")!) } catch { throw UsageError("--ssid: \(error)") }
         if arguments.flag("pop-stdin") && arguments.flag("passphrase-stdin") {
@@ -89,7 +104,7 @@ enum ProvisionCommand {
         if security == 2 && pop == nil {
             throw UsageError("security 2 needs the proof of possession: give --pop-file or --pop-stdin")
         }
-        return Request(host: host, port: port, security: security, proofOfPossession: pop,
+        return Request(host: host, port: port, bluetooth: bluetooth, adapter: arguments.value("adapter"), security: security, proofOfPossession: pop,
                        username: arguments.value("username") ?? ProvisioningSecurity.defaultUsername,
                        credentials: WiFiCredentials(ssid: ssid.bytes, passphrase: passphrase ?? Secret("")),
                        timeout: arguments.seconds("timeout") ?? .seconds(60))
@@ -110,7 +125,7 @@ enum ProvisionCommand {
         let json = arguments.flag("json")
         let ssid = (try? SSID(bytes: request.credentials.ssid))?.escaped ?? "?"
         let host = request.host.contains(":") ? "[\(request.host)]" : request.host
-        let address = "\(host):\(request.port)"
+        let address = request.bluetooth?.description ?? "\(host):\(request.port)"
         var report = Report(address: address, ssid: ssid, state: "error")
         do throws(ProvisioningError) {
             let connection = try await provision(request, address: address, ssid: ssid, report: &report, console)
@@ -139,7 +154,28 @@ enum ProvisionCommand {
     private static func provision(
         _ request: Request, address: String, ssid: String, report: inout Report, _ console: Console
     ) async throws(ProvisioningError) -> WiFiConnection {
-        let transport = HTTPProvisioningTransport(host: request.host, port: request.port)
+        guard let bluetooth = request.bluetooth else {
+            let transport = HTTPProvisioningTransport(host: request.host, port: request.port)
+            return try await provision(request, over: transport, address: address, ssid: ssid, report: &report, console)
+        }
+        console.error("Connecting to \(bluetooth) over Bluetooth LE…")
+        let bluez: BlueZClient
+        do { bluez = try await BlueZClient.connect() } catch { throw .transport(endpoint: "connect", error.description) }
+        let transport = try await BlueZProvisioningTransport.open(bluetooth, client: bluez, adapter: request.adapter)
+        let outcome: Result<WiFiConnection, ProvisioningError>
+        do throws(ProvisioningError) {
+            outcome = .success(try await provision(request, over: transport, address: address, ssid: ssid, report: &report, console))
+        } catch {
+            outcome = .failure(error)
+        }
+        await transport.close()
+        return try outcome.get()
+    }
+
+    private static func provision(
+        _ request: Request, over transport: any ProvisioningTransport, address: String, ssid: String, report: inout Report,
+        _ console: Console
+    ) async throws(ProvisioningError) -> WiFiConnection {
         let client = ProvisioningClient(transport: transport, crypto: OpenSSLProvisioningCrypto())
         console.error("Asking \(address) for its provisioning version…")
         let version = try await client.version()

@@ -33,6 +33,7 @@ ADAPTER_IFACE = base.ADAPTER_IFACE
 DEVICE_IFACE = base.DEVICE_IFACE
 SERVICE_IFACE = 'org.bluez.GattService1'
 CHRC_IFACE = 'org.bluez.GattCharacteristic1'
+DESC_IFACE = 'org.bluez.GattDescriptor1'
 
 IMPROV_SERVICE = '00467768-6228-2272-4663-277478268000'
 IMPROV_SERVICE_DATA = '00004677-0000-1000-8000-00805f9b34fb'
@@ -229,7 +230,9 @@ def device_pair(device):
 
 @dbus.service.method(MOCK_IFACE, in_signature='ssss', out_signature='s')
 def AddGATTDevice(self, adapter_name, address, name, spec):
-    '''spec: {"service": uuid, "advertised": [uuid], "characteristics": [{"uuid", "flags", "value": hex}],
+    '''spec: {"service": uuid, "advertised": [uuid],
+    "characteristics": [{"uuid", "flags", "value": hex, "description": user description (0x2901),
+    "service": another service to put it in}],
     "answers": [{"write": hex, "characteristic": uuid, "value": hex, "delayMs": n}]}. Characteristics
     with an "encrypt-" flag refuse an unpaired client with NotAuthorized. Writing an answer's
     "write" value (to any characteristic) sets the answer's characteristic to its value (notified
@@ -256,16 +259,21 @@ def GetGATTLog(_self, path):
 def export_gatt_service(device):
     manager = mockobject.objects['/']
     spec = device.gatt['spec']
-    service_path = device.path + '/service0020'
-    service_props = {
-        'UUID': dbus.String(spec['service'], variant_level=1),
-        'Device': dbus.ObjectPath(device.path, variant_level=1),
-        'Primary': dbus.Boolean(True, variant_level=1),
-    }
-    manager.AddObject(service_path, SERVICE_IFACE, service_props, [])
-    manager.EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}', [
-        dbus.ObjectPath(service_path), {SERVICE_IFACE: service_props}])
+    services = {}
     for index, characteristic in enumerate(spec['characteristics']):
+        uuid = characteristic.get('service', spec['service'])
+        if uuid not in services:
+            service_path = f'{device.path}/service{0x20 + 0x20 * len(services):04x}'
+            service_props = {
+                'UUID': dbus.String(uuid, variant_level=1),
+                'Device': dbus.ObjectPath(device.path, variant_level=1),
+                'Primary': dbus.Boolean(True, variant_level=1),
+            }
+            manager.AddObject(service_path, SERVICE_IFACE, service_props, [])
+            manager.EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}', [
+                dbus.ObjectPath(service_path), {SERVICE_IFACE: service_props}])
+            services[uuid] = service_path
+        service_path = services[uuid]
         path = f'{service_path}/char{0x21 + 2 * index:04x}'
         props = {
             'UUID': dbus.String(characteristic['uuid'], variant_level=1),
@@ -287,7 +295,24 @@ def export_gatt_service(device):
         device.gatt['chars'][chrc.uuid] = chrc
         manager.EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}', [
             dbus.ObjectPath(path), {CHRC_IFACE: props}])
+        if 'description' in characteristic:
+            export_user_description(manager, path, characteristic['description'])
     device.gatt['exported'] = True
+
+
+def export_user_description(manager, chrc_path, text):
+    '''A Characteristic User Description (0x2901) descriptor holding `text`.'''
+    path = chrc_path + '/desc0001'
+    value = byte_array(text.encode())
+    props = {
+        'UUID': dbus.String('00002901-0000-1000-8000-00805f9b34fb', variant_level=1),
+        'Characteristic': dbus.ObjectPath(chrc_path, variant_level=1),
+        'Value': value,
+        'Flags': dbus.Array(['read'], signature='s', variant_level=1),
+    }
+    manager.AddObject(path, DESC_IFACE, props, [('ReadValue', 'a{sv}', 'ay', lambda _self, _options: value)])
+    manager.EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}', [
+        dbus.ObjectPath(path), {DESC_IFACE: props}])
 
 
 def gatt_check(chrc, allowed):
@@ -313,7 +338,10 @@ def gatt_write(chrc, value, _options):
         if answer['write'] == written:
             target = chrc.device.gatt['chars'][answer['characteristic']]
             reply = bytes.fromhex(answer['value'])
-            GLib.timeout_add(int(answer.get('delayMs', 0)), lambda: notify_value(target, reply) and False)
+            if int(answer.get('delayMs', 0)) == 0:
+                notify_value(target, reply)  # an answer to read right after the write
+            else:
+                GLib.timeout_add(int(answer['delayMs']), lambda: notify_value(target, reply) and False)
 
 
 def gatt_start_notify(chrc):
