@@ -1,0 +1,49 @@
+# The Bluetooth-to-Wi-Fi handoff with a GoPro-style camera (lab/guest/gopro_peripheral.py,
+# written to the Open GoPro BLE documentation) on hci0. It is found over Bluetooth LE,
+# `accessoryctl handoff` pairs with it, has it switch its hotspot on (a real hostapd
+# "GP24501234" on acc1, started only then) and joins it with the passphrase it reveals. Its
+# setup page answers; `leave` brings the home network back; `--switch-off` stops the hotspot.
+check bluetooth start_bluetooth
+printf 'gopro-ap-pass-4242\n' >/run/lab/gopro.pass
+chmod 600 /run/lab/gopro.pass
+rm -f /run/lab/gopro-report.txt
+python3 -u /lab/guest/gopro_peripheral.py --adapter hci0 --name "GoPro 1234" --ssid GP24501234 \
+    --passphrase-file /run/lab/gopro.pass --report /run/lab/gopro-report.txt --pairing-agent \
+    --on-command 'source /lab/guest/lib.sh && start_wpa2_ap gopro acc1 "$GOPRO_SSID" "$(cat "$GOPRO_PASSPHRASE_FILE")"' \
+    --off-command 'source /lab/guest/lib.sh && stop_ap gopro' >"$OUT/logs/gopro-peripheral.log" 2>&1 &
+echo $! >/run/lab/gopro.pid
+camera_ready() { for _ in $(seq 200); do grep -q READY "$OUT/logs/gopro-peripheral.log" && return 0; sleep 0.1; done; return 1; }
+check camera_advertising camera_ready
+camera=$(adapter_address hci0)
+profile=/usr/share/accessory-setup/profiles/gopro.json
+
+listed=$("$ACCESSORYCTL" ble list --adapter hci1 --timeout 20 --json)
+echo "$listed" >>"$CASE_LOG"
+heard=$(jq -c --arg a "$camera" '[.devices[] | select(.address == $a) | {serviceUUIDs, company: (.manufacturerData | keys)}] | first' <<<"$listed")
+expect found_over_ble "$heard" '{"serviceUUIDs":["0000fea6-0000-1000-8000-00805f9b34fb"],"company":["0x02F2"]}'
+check hotspot_off_before not test -f /run/lab/hostapd-gopro.pid
+
+printed=""
+report=$("$ACCESSORYCTL" handoff "$camera" --profile "$profile" --adapter hci1 --timeout 60 --json 2>/run/lab/handoff.err)
+printed+="$report$(cat /run/lab/handoff.err)"
+cat /run/lab/handoff.err "$OUT/logs/gopro-peripheral.log" >>"$CASE_LOG"
+echo "$report" >>"$CASE_LOG"
+expect handoff_joined "$(jq -r '.joined.ssid' <<<"$report")" GP24501234
+expect handoff_device "$(jq -r '.joined.device' <<<"$report")" "$STATION"
+check camera_paired grep -qx paired=true /run/lab/gopro-report.txt
+check camera_hotspot_on grep -qx hotspot=on /run/lab/gopro-report.txt
+check passphrase_read grep -qx passphrase-read /run/lab/gopro-report.txt
+expect setup_page "$(setup_page 192.168.4.1)" setup-page-of-gopro
+expect station_on_camera "$(station_connection)" "Accessory GP24501234"
+
+check leave "$ACCESSORYCTL" leave
+check back_home wait_home 20
+output=$("$ACCESSORYCTL" handoff "$camera" --profile "$profile" --adapter hci1 --switch-off 2>&1)
+printed+=$output
+echo "$output" >>"$CASE_LOG"
+expect_match switched_off "$output" "Switched the hotspot of $camera off\.$"
+check camera_hotspot_off grep -qx hotspot=off /run/lab/gopro-report.txt
+check hostapd_stopped not test -f /run/lab/hostapd-gopro.pid
+check secrets_not_printed not grep -q gopro-ap-pass-4242 <<<"$printed"
+kill "$(cat /run/lab/gopro.pid)" 2>/dev/null
+rm -f /run/lab/gopro.pid
