@@ -55,6 +55,7 @@ extension Agent {
         } catch {
             if case .networkManagerUnavailable = error { await radios.reset(networkManager: true) }
             Journal.notice("join: \(record.ssid.map { "\($0)" } ?? "?") for record \(record.id) failed: \(error)")
+            await switchHotspotOff(record.id)
             throw CallFailure(error)
         }
         joins[joined.device] = ActiveJoin(
@@ -101,6 +102,7 @@ extension Agent {
             throw CallFailure(error)
         }
         Journal.notice("leave: \(join.ssid) left on \(join.device); \(Self.restoration(left))")
+        await switchHotspotOff(join.recordID)
         var reply: [(String, DBusValue)] = [
             ("device", .string(left.device)), ("deleted", .boolean(left.deleted)), ("alreadyEnded", .boolean(left.alreadyEnded)),
         ]
@@ -126,6 +128,22 @@ extension Agent {
             Journal.notice("leave: \(join.ssid) on \(join.device) ended because \(reason); \(Self.restoration(left))")
         } catch {
             Journal.warning("leave: \(join.ssid) on \(join.device) could not be ended (\(reason)): \(error)")
+        }
+        await switchHotspotOff(join.recordID)
+    }
+
+    /// Switches the hotspot of an accessory that revealed it in a Bluetooth handoff off again,
+    /// where its profile can; a failure is only logged (the accessory times it out itself).
+    func switchHotspotOff(_ recordID: UUID) async {
+        guard let record = records.first(where: { $0.id == recordID }), let address = record.bluetoothIdentifier,
+              let profile = try? loadProfile(record.owner.profileID), profile.handoff == .bluetoothToWiFi,
+              let handoff = profile.bluetoothHandoff, handoff.switchOff != nil
+        else { return }
+        do {
+            try await radios.bluetooth().switchHotspotOff(address, handoff: handoff)
+            Journal.notice("handoff: \(address) switched its hotspot off")
+        } catch {
+            Journal.warning("handoff: \(address) could not switch its hotspot off: \(error)")
         }
     }
 

@@ -233,8 +233,20 @@ extension Agent {
                     send(agent, "SetupProgress", [.objectPath(host.path), .string(step.rawValue), BusCoding.emptyDictionary])
                 }
                 let path = host.path
+                let handoff = host.session.profile.bluetoothHandoff
                 Task {
-                    let error = await self.setUp(step, entry)
+                    let error: AccessorySessionError?
+                    if step == .hotspotHandoff {
+                        switch await self.revealHotspot(entry, handoff) {
+                        case .success(let hotspot):
+                            await self.feed(.hotspotRevealed(hotspot), toSession: path)
+                            error = nil
+                        case .failure(let failure):
+                            error = failure
+                        }
+                    } else {
+                        error = await self.setUp(step, entry)
+                    }
                     await self.feed(.setupFinished(step, error), toSession: path)
                 }
             case .cancelSetUp(_, let entry):
@@ -377,10 +389,28 @@ extension Agent {
             switch step {
             case .pairing: try await bluetooth.pair(address)
             case .bridging: try await bluetooth.connectProfiles(address)
+            case .hotspotHandoff: return nil
             }
             return nil
         } catch {
             return .connectionFailed(reason: "\(step.rawValue) \(address) failed: \(error)")
+        }
+    }
+
+    /// The picked accessory's hotspot handoff: it switches its hotspot on and reveals it.
+    private func revealHotspot(_ entry: PickerEntry, _ handoff: BluetoothHandoff?) async -> Result<RevealedHotspot, AccessorySessionError> {
+        guard let address = entry.bluetooth?.address, let handoff else {
+            return .failure(.invalidRequest(field: "entry", reason: "the picked entry has no Bluetooth device to hand off from"))
+        }
+        do {
+            let bluetooth = try await radios.bluetooth()
+            Journal.info("handoff: \(address) is switching its hotspot on")
+            let hotspot = try await bluetooth.revealHotspot(address, handoff: handoff)
+            Journal.notice("handoff: \(address) revealed its hotspot \(hotspot.ssid)")
+            return .success(hotspot)
+        } catch {
+            Journal.notice("handoff: \(address) failed: \(error)")
+            return .failure(.connectionFailed(reason: "the hotspot handoff of \(address) failed: \(error)"))
         }
     }
 

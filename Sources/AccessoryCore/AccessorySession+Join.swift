@@ -20,7 +20,8 @@ extension AccessorySession {
         guard let ssid = record.ssid else {
             throw .invalidRequest(field: "accessory", reason: "\(record.id) has no hotspot to join")
         }
-        let policy = profile.hotspot
+        var policy = profile.hotspot
+        if let security = revealedHotspotSecurity(for: id) { policy?.security = security }
         var secret = passphrase
         if withoutSecurity {
             guard passphrase == nil else {

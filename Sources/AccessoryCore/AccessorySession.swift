@@ -36,6 +36,8 @@ public struct AccessorySession: Sendable {
         /// end left the bus.
         case pickerDismissed(AccessorySessionError)
         case setupFinished(SetupStep, AccessorySessionError?)
+        /// What the accessory revealed in the `hotspotHandoff` step, sent before its `setupFinished`.
+        case hotspotRevealed(RevealedHotspot)
         /// One lookup per migration item of the pending `showPicker`, in its order.
         case migrationsLookedUp([MigrationLookup])
         case timerFired(Timer)
@@ -69,7 +71,8 @@ public struct AccessorySession: Sendable {
         /// Look up each migration item's NetworkManager profile and BlueZ device, then send
         /// `migrationsLookedUp`.
         case lookUpMigrations([MigrationDisplayItem])
-        /// Pair or bridge the picked device over BlueZ, then send `setupFinished`.
+        /// Pair, bridge or run the hotspot handoff of the picked device over BlueZ, then send
+        /// `setupFinished` (after `hotspotRevealed` for a handoff that succeeded).
         case setUp(SetupStep, PickerEntry)
         /// Abandon the running step (BlueZ `CancelPairing`); no `setupFinished` is expected.
         case cancelSetUp(SetupStep, PickerEntry)
@@ -85,6 +88,9 @@ public struct AccessorySession: Sendable {
         case pairing
         /// `bluetoothTransportBridging`: the classic profiles of the same device.
         case bridging
+        /// The profile's `bluetoothToWiFi` handoff: the accessory switches its hotspot on and
+        /// reveals it over GATT; the record keeps the hotspot, to be joined.
+        case hotspotHandoff
     }
 
     /// A timer the service runs for the session. A timer of an earlier picker is ignored.
@@ -109,6 +115,8 @@ public struct AccessorySession: Sendable {
     private var pickers = 0
     private var entryTable = PickerEntryTable()
     private var passphrases: [UUID: SuppliedPassphrase] = [:]
+    /// The security accessories named in their hotspot handoff, over the profile's.
+    private var revealedSecurity: [UUID: HotspotPolicy.Security] = [:]
 
     /// Most items a `showPicker` may carry.
     public static let maximumItems = 256
@@ -141,6 +149,11 @@ public struct AccessorySession: Sendable {
     /// session, for joining its hotspot.
     public func suppliedPassphrase(for id: UUID) -> SuppliedPassphrase? {
         passphrases[id]
+    }
+
+    /// The security an accessory named when it revealed its hotspot, if it did.
+    func revealedHotspotSecurity(for id: UUID) -> HotspotPolicy.Security? {
+        revealedSecurity[id]
     }
 
     public mutating func handle(_ input: Input, at now: Date) throws(AccessorySessionError) -> [Effect] {
@@ -178,6 +191,12 @@ public struct AccessorySession: Sendable {
             return stopDiscovery(picker) + Self.cancelSetUp(picker) + [.emit(.pickerDidDismiss(error))]
         case .setupFinished(let step, let error):
             return try setupFinished(step, error: error, at: now)
+        case .hotspotRevealed(let hotspot):
+            guard let picker, case .settingUp(_, _, let steps) = picker.stage, steps.first == .hotspotHandoff else {
+                throw .invalidRequest(field: "step", reason: "no hotspotHandoff step is running")
+            }
+            self.picker?.revealed = hotspot
+            return []
         case .migrationsLookedUp(let lookups):
             return try migrate(lookups, at: now)
         case .timerFired(let timer):
@@ -251,6 +270,8 @@ extension AccessorySession {
         var matcher: AccessoryMatcher
         var stage = Stage.choosing
         var discovering = true
+        /// The hotspot the picked accessory revealed in its handoff.
+        var revealed: RevealedHotspot?
         var wifi: [WiFiScanEntry] = []
         var bluetooth: [BLEAdvertisement] = []
         /// Every entry discovery matches now.
@@ -461,6 +482,7 @@ extension AccessorySession {
         if entry.bluetooth != nil {
             if item.descriptor.supportedOptions.contains(.bluetoothPairingLE) { steps.append(.pairing) }
             if item.descriptor.supportedOptions.contains(.bluetoothTransportBridging) { steps.append(.bridging) }
+            if profile.handoff == .bluetoothToWiFi { steps.append(.hotspotHandoff) }
         }
         var effects = stopDiscovery(picker)
         if choice.name != nil { effects.append(.emit(.pickerSetupRename)) }
@@ -474,6 +496,7 @@ extension AccessorySession {
         return [.cancelSetUp(step, entry)]
     }
 
+    /// The event of a step, then the step. The hotspot handoff bridges Bluetooth to Wi-Fi.
     private static func begin(_ step: SetupStep, _ entry: PickerEntry) -> [Effect] {
         [.emit(step == .pairing ? .pickerSetupPairing : .pickerSetupBridging), .setUp(step, entry)]
     }
@@ -488,6 +511,9 @@ extension AccessorySession {
             self.picker = nil
             return [.emit(.pickerSetupFailed(error))] + dismissFrontEnd(picker) + [.emit(.pickerDidDismiss(error))]
         }
+        if step == .hotspotHandoff && picker.revealed == nil {
+            throw .invalidRequest(field: "step", reason: "the hotspotHandoff step finished without a revealed hotspot")
+        }
         let rest = Array(steps.dropFirst())
         guard let next = rest.first else { return add(entry, choice, at: now) }
         self.picker?.stage = .settingUp(entry, choice, steps: rest)
@@ -501,10 +527,11 @@ extension AccessorySession {
         let awaiting = !item.setupOptions.isDisjoint(with: [.finishInApp, .confirmAuthorization])
         let record = AccessoryRecord(
             displayName: choice.name ?? entry.name, state: awaiting ? .awaitingAuthorization : .authorized,
-            ssid: entry.wifi?.ssid, bluetoothIdentifier: entry.bluetooth?.address,
+            ssid: picker.revealed?.ssid ?? entry.wifi?.ssid, bluetoothIdentifier: entry.bluetooth?.address,
             descriptor: item.descriptor, owner: owner, created: now)
         accessories.append(record)
-        passphrases[record.id] = choice.passphrase
+        passphrases[record.id] = picker.revealed?.passphrase.map(SuppliedPassphrase.secret) ?? choice.passphrase
+        revealedSecurity[record.id] = picker.revealed?.security
         self.picker = nil
         return [.save(record), .emit(.accessoryAdded(record))]
             + dismissFrontEnd(picker) + [.emit(.pickerDidDismiss(nil))]

@@ -319,6 +319,8 @@ final class TestPicker: Sendable {
     enum Behaviour: Sendable {
         /// Choose the entry whose SSID is this, once it is shown.
         case choose(ssid: String, name: String? = nil)
+        /// Choose the entry of this Bluetooth address, once it is shown.
+        case chooseDevice(address: String)
         /// Never answer; the picker stays open.
         case wait
         /// Answer with `UserCancelled` once an entry is shown.
@@ -384,6 +386,10 @@ final class TestPicker: Sendable {
                     guard let (id, _) = shown.first(where: { $0.value["ssid"]?.string == ssid }) else { break }
                     let answer: DBusValue = .vardict(name.map { [("name", .string($0))] } ?? [])
                     request.reply([.uint32(id), answer])
+                    pending = nil
+                case .chooseDevice(let address):
+                    guard let (id, _) = shown.first(where: { $0.value["bluetoothAddress"]?.string == address }) else { break }
+                    request.reply([.uint32(id), .vardict([])])
                     pending = nil
                 default:
                     break

@@ -362,6 +362,53 @@ struct AccessorySessionAuthorizationTests {
         #expect(run.session.accessories.isEmpty)
     }
 
+    /// A `bluetoothToWiFi` profile: the camera is picked over Bluetooth, then hands its hotspot over.
+    private static var handoffProfile: AccessoryProfile {
+        var profile = Fixture.profile
+        profile.handoff = .bluetoothToWiFi
+        profile.hotspot = HotspotPolicy(security: .wpa2Personal, passphrase: .handoff)
+        profile.bluetoothHandoff = BluetoothHandoff(
+            service: Fixture.sensorService, pairing: .required, ssid: BluetoothUUID(assigned: 0x2A00),
+            passphrase: BluetoothUUID(assigned: 0x2A01))
+        return profile
+    }
+
+    @Test func theHotspotHandoffRunsAsBridgingAndTheRecordKeepsTheRevealedHotspot() throws {
+        var run = SessionRun(profile: Self.handoffProfile)
+        run.showPicker([Fixture.sensorItem])
+        run.send(.bluetoothHeard([Fixture.sensor("D4:D9:19:AA:BB:CC")]))
+        let entry = try #require(run.session.pickerEntries.first)
+        #expect(
+            run.send(.picked(PickerChoice(entryID: entry.id))) == [
+                .stopDiscovery, .cancelTimer(discoveryTimer), .emit(.pickerSetupBridging), .setUp(.hotspotHandoff, entry),
+            ])
+        #expect(run.refusal(.setupFinished(.hotspotHandoff, nil))?.field == "step", "finished without a hotspot")
+        let revealed = RevealedHotspot(ssid: try SSID("GP24501234"), passphrase: Secret("camera-pass-1234"), security: .wpa3Personal)
+        #expect(run.send(.hotspotRevealed(revealed)).isEmpty)
+        run.send(.setupFinished(.hotspotHandoff, nil))
+        #expect(run.eventTypes == [.activated, .pickerDidPresent, .pickerSetupBridging, .accessoryAdded, .pickerDidDismiss])
+        let record = try #require(run.session.accessories.first)
+        #expect(record.ssid == revealed.ssid && record.bluetoothIdentifier == entry.bluetooth?.address)
+        #expect(run.session.suppliedPassphrase(for: record.id) == .secret(Secret("camera-pass-1234")))
+        // The agent joins with the passphrase the session supplies, as for one typed in the picker.
+        let configuration = try run.session.hotspotConfiguration(for: record.id, passphrase: Secret("camera-pass-1234"))
+        #expect(configuration.security == .wpa3Personal(Secret("camera-pass-1234")), "the accessory's own security")
+        #expect(run.refusal(.hotspotRevealed(revealed))?.field == "step", "no handoff runs any more")
+    }
+
+    @Test func aFailedHotspotHandoffIsPickerSetupFailed() throws {
+        var run = SessionRun(profile: Self.handoffProfile)
+        run.showPicker([Fixture.sensorItem])
+        run.send(.bluetoothHeard([Fixture.sensor("D4:D9:19:AA:BB:CC")]))
+        run.send(.picked(PickerChoice(entryID: 1)))
+        let failure = AccessorySessionError.connectionFailed(reason: "the hotspot handoff of D4:D9:19:AA:BB:CC failed")
+        #expect(
+            run.send(.setupFinished(.hotspotHandoff, failure)) == [
+                .emit(.pickerSetupFailed(failure)), .dismissPicker, .emit(.pickerDidDismiss(failure)),
+            ])
+        #expect(run.session.accessories.isEmpty)
+    }
+
     @Test func cancellingDuringSetupAbandonsTheStep() throws {
         var run = SessionRun()
         run.showPicker([Self.pairingItem])

@@ -153,8 +153,7 @@ import Testing
     /// A camera laid out as Open GoPro documents it: the hotspot's name in one service, the
     /// command and its response in another.
     @Test func theShippedGoProProfileRunsAgainstACameraWithTwoServices() async throws {
-        let profiles = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../profiles/gopro.json")
-        let profile = try AccessoryProfile.load(contentsOf: profiles.standardizedFileURL)
+        let profile = try AccessoryProfile.load(contentsOf: Self.profile("gopro.json"))
         let handoff = try #require(profile.bluetoothHandoff)
         let control = "0000fea6-0000-1000-8000-00805f9b34fb"
         let device = try mock.addGATTDevice(
@@ -170,6 +169,33 @@ import Testing
         let joining = try revealed.configuration(policy: try #require(profile.hotspot))
         #expect(joining.security == .wpa2Personal(Secret("camera-pass-1234")))
         #expect(try mock.gattLog(device).writes == [[Self.command, "03170101"]])
+    }
+
+    /// An accessory implementing docs/hotspot-handoff.md, run with the shipped reading of it.
+    @Test func theOpenHotspotHandoffProfileRunsAgainstAnAccessoryThatImplementsIt() async throws {
+        let profile = try AccessoryProfile.load(contentsOf: Self.profile("hotspot-handoff.json"))
+        let handoff = try #require(profile.bluetoothHandoff)
+        let uuid = { (number: String) in "6e1d\(number)-8c3a-4b57-9f0e-2a7c94d1b360" }
+        let device = try mock.addGATTDevice(
+            address.description, name: "Printer",
+            spec: .init(service: uuid("0001"), advertised: [uuid("0001")], characteristics: [
+                .init(uuid("0002"), flags: ["encrypt-read"], value: Array("PRN-Setup".utf8), description: "hotspot-ssid"),
+                .init(uuid("0003"), flags: ["encrypt-read"], value: Array("printer-pass".utf8), description: "hotspot-passphrase"),
+                .init(uuid("0004"), flags: ["encrypt-read"], value: [0x02], description: "hotspot-security"),
+                .init(uuid("0005"), flags: ["encrypt-write"], description: "hotspot-control"),
+                .init(uuid("0006"), flags: ["encrypt-read", "encrypt-notify"], value: [0x00], description: "hotspot-state"),
+            ], answers: [.init(write: [0x01], characteristic: uuid("0006"), value: [0x02], delayMs: 200)]))
+        let revealed = try await client().revealHotspot(address, handoff: handoff)
+        let joining = try revealed.configuration(policy: try #require(profile.hotspot))
+        #expect(joining.target == .ssid(try SSID("PRN-Setup")))
+        #expect(joining.security == .wpa3Personal(Secret("printer-pass")), "the accessory's security byte wins")
+        let log = try mock.gattLog(device)
+        #expect(log.paired && log.writes == [[uuid("0005"), "01"]])
+        #expect(log.reads == [uuid("0006"), uuid("0002"), uuid("0003"), uuid("0004")])
+    }
+
+    static func profile(_ name: String) -> URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../profiles/\(name)").standardizedFileURL
     }
 
     @Test func switchingOffWritesTheOffValue() async throws {

@@ -1,0 +1,91 @@
+import AccessoryCore
+import Foundation
+import ServiceHarness
+import Testing
+
+/// A `bluetoothToWiFi` accessory picked through the agent (dbusmock's BlueZ and
+/// NetworkManager, the real agent): the hotspot handoff runs as the pick's bridging step, the
+/// record keeps the hotspot it revealed, the join uses it, and leaving switches it off.
+@Suite(.serialized) final class MockServicesAgentHandoffTests {
+    static let address = "D4:D9:19:AA:BB:CC"
+    static let command = "b5f90072-aa8d-11e3-9046-0002a5d5c51b"
+    static let response = "b5f90073-aa8d-11e3-9046-0002a5d5c51b"
+    static let gopro = "0000fea6-0000-1000-8000-00805f9b34fb"
+    static let cameraItem = pickerItem("GoPro camera", [("bluetoothServiceUUID", gopro)])
+
+    /// The services, the agent with the shipped GoPro profile, and a camera answering
+    /// Set AP Control with `answer`; returns the camera's path too.
+    static func start(answer: [UInt8] = [0x02, 0x17, 0x00]) throws -> (AgentServices, String) {
+        let services = try AgentServices(startAgent: false)
+        try services.agent.installShippedProfile("gopro.json")
+        try services.networkManager.addAccessPoint(
+            services.device, name: "gopro", ssid: "GP24501234", bssid: "02:00:00:00:00:50", strength: 70, security: .wpa2)
+        let camera = try addCamera(services.bluez, answer: answer)
+        try services.agent.start()
+        return (services, camera)
+    }
+
+    /// A camera laid out as Open GoPro documents it, answering Set AP Control with `answer`.
+    static func addCamera(_ bluez: BlueZMock, answer: [UInt8]) throws -> String {
+        let wifiService = "b5f90001-aa8d-11e3-9046-0002a5d5c51b"
+        return try bluez.addGATTDevice(
+            address, name: "GoPro 1234",
+            spec: .init(service: wifiService, advertised: [gopro], characteristics: [
+                .init("b5f90002-aa8d-11e3-9046-0002a5d5c51b", flags: ["encrypt-read"], value: Array("GP24501234".utf8)),
+                .init("b5f90003-aa8d-11e3-9046-0002a5d5c51b", flags: ["encrypt-read"], value: Array("camera-pass-1234".utf8)),
+                .init(command, flags: ["encrypt-write"], service: gopro),
+                .init(response, flags: ["encrypt-notify"], service: gopro),
+            ], answers: [
+                .init(write: [0x03, 0x17, 0x01, 0x01], characteristic: response, value: answer, delayMs: 100),
+                .init(write: [0x03, 0x17, 0x01, 0x00], characteristic: response, value: [0x02, 0x17, 0x00], delayMs: 100),
+            ]))
+    }
+
+    @Test func thePickRunsTheHandoffAsBridgingAndTheJoinUsesTheRevealedHotspot() async throws {
+        let (services, camera) = try Self.start()
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .chooseDevice(address: Self.address))
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await client.openSession("com.gopro.camera")
+        _ = try await session.activate()
+        try await session.showPicker([Self.cameraItem])
+        let signals = try await session.waitForDismiss()
+        #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerSetupBridging", "AccessoryAdded", "PickerDidDismiss"])
+        let added = try #require(signals.first { $0.member == "AccessoryAdded" }?.arguments.first)
+        #expect(added["ssid"]?.string == "GP24501234")
+        #expect(added["bluetoothIdentifier"]?.string == Self.address)
+        #expect(try await picker.wait(for: "SetupProgress").contains { $0.member == "SetupProgress" && $0.arguments[1].string == "hotspotHandoff" })
+        #expect(try services.bluez.gattLog(camera).writes == [[Self.command, "03170101"]])
+
+        let id = try #require(added["id"]?.string)
+        let joined = try #require(try await session.call("JoinAccessoryHotspot", [.string(id), .vardict([])]).first)
+        #expect(joined["ssid"]?.string == "GP24501234")
+        #expect(services.networkManager.log.contains("camera-pass-1234"), "the revealed passphrase did not reach NetworkManager")
+        #expect(!services.agent.log.contains("camera-pass-1234"))
+
+        _ = try await session.call("Leave")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try services.bluez.gattLog(camera).writes.count < 2 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try services.bluez.gattLog(camera).writes.last == [Self.command, "03170100"], "leaving switches the hotspot off")
+        await client.close()
+    }
+
+    @Test func aHotspotThatFailsIsPickerSetupFailedAndNoRecord() async throws {
+        let (services, _) = try Self.start(answer: [0x02, 0x17, 0x01])
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .chooseDevice(address: Self.address))
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await client.openSession("com.gopro.camera")
+        _ = try await session.activate()
+        try await session.showPicker([Self.cameraItem])
+        let signals = try await session.waitForDismiss()
+        #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerSetupBridging", "PickerSetupFailed", "PickerDidDismiss"])
+        let failure = try #require(signals.first { $0.member == "PickerSetupFailed" }?.arguments.first)
+        #expect(failure["message"]?.string?.contains("failed to start (state 021701)") == true, "\(failure)")
+        #expect(try services.storedRecords().isEmpty)
+        #expect(picker.members.contains("Cancel"), "the picker is told the setup failed")
+        await client.close()
+    }
+}
