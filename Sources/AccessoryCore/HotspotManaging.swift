@@ -169,6 +169,8 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
     case checkpointRefused(device: String, reason: String)
     /// NetworkManager stopped or restarted while the join was in progress.
     case networkManagerRestarted
+    /// NetworkManager holds no profile for the network named (to read its passphrase from).
+    case notStored(String)
     case `internal`(String)
 
     /// A stable number: `NEHotspotConfigurationError`'s raw value where it has one, else 100 and up.
@@ -193,6 +195,7 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
         case .authenticationRejected: 111
         case .checkpointRefused: 112
         case .networkManagerRestarted: 113
+        case .notStored: 114
         }
     }
 
@@ -217,6 +220,7 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
         case .authenticationRejected: "AuthenticationRejected"
         case .checkpointRefused: "CheckpointRefused"
         case .networkManagerRestarted: "NetworkManagerRestarted"
+        case .notStored: "NotStored"
         case .internal: "Internal"
         }
         return "io.accessorysetup.Error.\(name)"
@@ -263,6 +267,8 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
                 + "network. Try again later, or join with --restore-after 0 to go without the automatic restore"
         case .networkManagerRestarted:
             "NetworkManager stopped during the join; nothing of the join was kept"
+        case .notStored(let what):
+            "NetworkManager stores no Wi-Fi profile for \(what); name the network with --ssid and give its passphrase"
         case .internal(let reason):
             "NetworkManager failed: \(reason)"
         }

@@ -386,7 +386,7 @@ extension NetworkManagerClient {
     }
 
     /// The UUIDs of the profiles active on any device.
-    private func activeConnectionUUIDs() -> Set<String> {
+    func activeConnectionUUIDs() -> Set<String> {
         Set(elements(of: nm_client_get_active_connections(client.pointer)).compactMap { string(nm_active_connection_get_uuid($0)) })
     }
 

@@ -85,3 +85,62 @@ struct StoredProfile: Sendable {
     var ipv4NeverDefault: Bool
     var ipv6NeverDefault: Bool
 }
+
+/// A network the machine knows, with the passphrase NetworkManager stores for it: what an
+/// accessory is given when it is provisioned with "the home network".
+public struct StoredNetwork: Sendable {
+    public var ssid: SSID
+    /// The profile it comes from.
+    public var connectionID: String
+    /// The WPA or WEP key; `nil` for an open network or one whose secret NetworkManager does
+    /// not keep (an agent-owned secret, 802.1X).
+    public var passphrase: Secret?
+    /// `802-11-wireless-security.key-mgmt`; `nil` for an open network.
+    public var keyManagement: String?
+}
+
+extension NetworkManagerClient {
+    /// The Wi-Fi network `device` is on (while it is joined to an accessory, the one the join
+    /// will return to), or with `ssid` the person's profile for that SSID (the active one
+    /// first), with its stored passphrase. Reading secrets takes root (or polkit's
+    /// `settings.modify.system`); without it NetworkManager refuses: `notAuthorized`.
+    public func storedNetwork(ssid: SSID?, device: String?) async throws(HotspotError) -> StoredNetwork {
+        let uuid: String
+        if let ssid {
+            let active = activeConnectionUUIDs()
+            let candidates = elements(of: nm_client_get_connections(client.pointer)).compactMap { connection -> (String, Bool)? in
+                guard let profile = LibNM.profile(connection), profile.ssid == ssid.bytes, !profile.uuid.isEmpty,
+                      profile.userData[ProfileTag.managed] == nil
+                else { return nil }
+                return (profile.uuid, active.contains(profile.uuid))
+            }
+            guard let chosen = candidates.first(where: { $0.1 }) ?? candidates.first else {
+                throw .notStored(ssid.escaped)
+            }
+            uuid = chosen.0
+        } else {
+            let pointer = try wifiDevice(named: device)
+            guard let active = nm_device_get_active_connection(pointer.pointer),
+                  let activeUUID = string(nm_active_connection_get_uuid(active))
+            else {
+                throw .notStored("the network \(LibNM.interface(pointer.pointer)) is on (it is on none)")
+            }
+            // Joined to an accessory: its profile names the network it left.
+            let joined = nm_client_get_connection_by_uuid(client.pointer, activeUUID).flatMap(LibNM.profile)
+            if let joined, joined.userData[ProfileTag.managed] != nil {
+                guard let previous = joined.userData[ProfileTag.previousConnection] else {
+                    throw .notStored("the network \(LibNM.interface(pointer.pointer)) was on before joining the accessory (it was on none)")
+                }
+                uuid = previous
+            } else {
+                uuid = activeUUID
+            }
+        }
+        guard let stored = try await storedProfile(uuid: uuid), let ssid = try? SSID(bytes: stored.profile.ssid) else {
+            throw .notStored(ssid?.escaped ?? uuid)
+        }
+        return StoredNetwork(
+            ssid: ssid, connectionID: stored.profile.id, passphrase: stored.profile.psk ?? stored.profile.wepKey,
+            keyManagement: stored.profile.keyManagement)
+    }
+}

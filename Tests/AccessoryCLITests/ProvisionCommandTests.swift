@@ -76,7 +76,7 @@ import Testing
 
     @Test(arguments: [
         (["--ssid", "HomeNet", "--passphrase-stdin", "--pop-stdin"], "only one of --pop-stdin and --passphrase-stdin"),
-        (["--ssid", "HomeNet"], "give the network's passphrase"),
+        (["--passphrase-file", "/dev/null"], "with a passphrase or --open, name the network with --ssid"),
         (["--ssid", "HomeNet", "--open", "--security", "2"], "security 2 needs the proof of possession"),
         (["--ssid", "HomeNet", "--open", "--address", "host:99999"], "--address: 'host:99999' is not HOST[:PORT]"),
         (["--ssid", "HomeNet", "--open", "--security", "3"], "--security"),

@@ -88,14 +88,14 @@ struct DBusInterfaceTests {
             .activationFailed(ssid, reason: "r"),
             .timedOut(ssid, seconds: 1), .notJoined(device: "d"), .cancelled,
             .checkpointRefused(device: "d", reason: "r"),
-            .networkManagerRestarted, .internal("r"),
+            .networkManagerRestarted, .notStored("x"), .internal("r"),
         ]
         for sample in samples {
             switch sample {
             case .invalidConfiguration, .alreadyAssociated, .pending, .notAuthorized, .networkManagerUnavailable,
                 .noWiFiDevice, .wifiDisabled, .notFound, .wrongPassphrase, .authenticationRejected, .associationTimeout,
                 .addressingFailed, .activationFailed, .timedOut, .notJoined, .cancelled, .checkpointRefused,
-                .networkManagerRestarted, .internal:
+                .networkManagerRestarted, .notStored, .internal:
                 break
             }
         }

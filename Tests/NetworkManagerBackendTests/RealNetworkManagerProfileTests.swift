@@ -105,6 +105,34 @@ import Testing
         #expect(await client.allProfileUUIDs().isEmpty)
     }
 
+    /// The home network an accessory is provisioned with: the person's own profile for the
+    /// SSID, with the passphrase NetworkManager stores; never one this project made.
+    @Test func theStoredHomeNetworkIsThePersonsProfileWithItsPassphrase() async throws {
+        let client = try await client()
+        var home = try Self.profile(try HotspotConfiguration(
+            target: .ssid(SSID("HomeNet")), security: .wpa2Personal(Secret("home-secret-42")), joinOnce: false))
+        home.userData = [:]
+        home.id = "HomeNet"
+        var ours = try Self.profile(try HotspotConfiguration(
+            target: .ssid(SSID("HomeNet")), security: .wpa2Personal(Secret("accessory-made")), joinOnce: false))
+        ours.uuid = UUID().uuidString.lowercased()
+        ours.id = "Accessory HomeNet"
+        try await client.add(ours, persistence: .memory)
+        try await client.add(home, persistence: .memory)
+
+        let network = try await client.storedNetwork(ssid: try SSID("HomeNet"), device: nil)
+        #expect(network.connectionID == "HomeNet")
+        #expect(network.passphrase == Secret("home-secret-42"))
+        #expect(network.keyManagement == "wpa-psk")
+        await #expect(throws: HotspotError.notStored("CafeNet")) {
+            _ = try await client.storedNetwork(ssid: try SSID("CafeNet"), device: nil)
+        }
+        await #expect(throws: HotspotError.noWiFiDevice(nil), "the network the machine is on needs a Wi-Fi device") {
+            _ = try await client.storedNetwork(ssid: nil, device: nil)
+        }
+        for uuid in await client.allProfileUUIDs() { try await client.deleteProfile(uuid: uuid) }
+    }
+
     /// Profiles our own types cannot even express, handed straight to NetworkManager.
     @Test(arguments: [
         ("ssid", WirelessProfile(id: "Accessory Long", uuid: UUID().uuidString.lowercased(), ssid: Array(repeating: 0x41, count: 33))),

@@ -41,6 +41,16 @@ echo "$report" >>"$CASE_LOG"
 expect sec1_connected "$(jq -r .state <<<"$report")" connected
 expect sec1_address "$(jq -r .address <<<"$report")" 192.168.4.1:80
 
+# Without --ssid and a passphrase: the network the station was on before joining the
+# accessory, with the passphrase NetworkManager stores for it.
+report=$("$ACCESSORYCTL" provision --security 1 --pop-file /run/lab/prov.pop --json 2>/run/lab/provision.err)
+printed+="$report$(cat /run/lab/provision.err)"
+cat /run/lab/provision.err >>"$CASE_LOG"
+echo "$report" >>"$CASE_LOG"
+expect stored_home_connected "$(jq -r .state <<<"$report")" connected
+expect stored_home_ssid "$(jq -r .ssid <<<"$report")" "$HOME_SSID"
+expect_match stored_home_named "$(cat /run/lab/provision.err)" "Giving the device '$HOME_SSID' with the passphrase of NetworkManager's profile"
+
 printf 'wrong-pop\n' >/run/lab/wrong.pop
 output=$("$ACCESSORYCTL" provision --ssid "$HOME_SSID" --pop-file /run/lab/wrong.pop \
     --passphrase-file /run/lab/home.pass 2>&1; echo "exit=$?")

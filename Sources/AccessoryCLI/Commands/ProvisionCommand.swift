@@ -1,5 +1,6 @@
 import AccessoryCore
 import BlueZBackend
+import NetworkManagerBackend
 import ProvisioningCrypto
 import ProvisioningHTTP
 
@@ -28,10 +29,11 @@ enum ProvisionCommand {
             .value("pop-file", "FILE", help: "Read the proof of possession from FILE (one line)"),
             .flag("pop-stdin", help: "Read the proof of possession from standard input"),
             .value("username", "NAME", help: "The security 2 username (default: wifiprov)"),
-            .value("ssid", "SSID", help: "The network the device should join", required: true),
+            .value("ssid", "SSID", help: "The network the device should join (default: the one this machine is on)"),
             .value("passphrase-file", "FILE", help: "Read the network's passphrase from FILE (one line)"),
             .flag("passphrase-stdin", help: "Read the network's passphrase from standard input"),
             .flag("open", help: "The network is open: send no passphrase"),
+            HotspotCommand.deviceOption,
             .number("timeout", "SECONDS", NumberRange(lowerBound: 1, upperBound: 600, isFractional: true,
                                                       unit: "seconds"),
                     help: "How long the device may take to join (default: 60)"),
@@ -44,6 +46,7 @@ enum ProvisionCommand {
                 + "--passphrase-stdin --json",
             "\(AccessoryCtl.name) provision --bluetooth 24:0A:C4:26:1F:CC --pop-file /root/plug.pop --ssid HomeNet "
                 + "--passphrase-file /root/home.pass",
+            "\(AccessoryCtl.name) provision --pop-file /root/plug.pop     # the network this machine is on, its stored passphrase",
         ],
         run: run)
 
@@ -55,7 +58,10 @@ enum ProvisionCommand {
         var security: Int?
         var proofOfPossession: Secret?
         var username: String
-        var credentials: WiFiCredentials
+        /// `nil`: the network this machine is on (or `ssid`), read from NetworkManager.
+        var credentials: WiFiCredentials?
+        var ssid: SSID?
+        var device: String?
         var timeout: Duration
     }
 
@@ -84,8 +90,10 @@ enum ProvisionCommand {
         } else if arguments.value("adapter") != nil {
             throw UsageError("--adapter goes with --bluetooth")
         }
-        let ssid: SSID
-        do { ssid = try SSID(notation: arguments.value("ssid")!) } catch { throw UsageError("--ssid: \(error)") }
+        var ssid: SSID?
+        if let text = arguments.value("ssid") {
+            do { ssid = try SSID(notation: text) } catch { throw UsageError("--ssid: \(error)") }
+        }
         if arguments.flag("pop-stdin") && arguments.flag("passphrase-stdin") {
             throw UsageError("only one of --pop-stdin and --passphrase-stdin can read standard input")
         }
@@ -95,9 +103,10 @@ enum ProvisionCommand {
         if arguments.flag("open") && passphrase != nil {
             throw UsageError("--open takes no passphrase")
         }
-        guard passphrase != nil || arguments.flag("open") else {
-            throw UsageError("give the network's passphrase with --passphrase-file or --passphrase-stdin "
-                + "(or --open for an open network)")
+        var credentials: WiFiCredentials?
+        if passphrase != nil || arguments.flag("open") {
+            guard let ssid else { throw UsageError("with a passphrase or --open, name the network with --ssid") }
+            credentials = WiFiCredentials(ssid: ssid.bytes, passphrase: passphrase ?? Secret(""))
         }
         let security = arguments.integer("security")
         if security == 0 && pop != nil { throw UsageError("security 0 takes no proof of possession") }
@@ -106,15 +115,15 @@ enum ProvisionCommand {
         }
         return Request(host: host, port: port, bluetooth: bluetooth, adapter: arguments.value("adapter"), security: security, proofOfPossession: pop,
                        username: arguments.value("username") ?? ProvisioningSecurity.defaultUsername,
-                       credentials: WiFiCredentials(ssid: ssid.bytes, passphrase: passphrase ?? Secret("")),
+                       credentials: credentials, ssid: ssid, device: arguments.value("device"),
                        timeout: arguments.seconds("timeout") ?? .seconds(60))
     }
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
-        let request: Request
+        var request: Request
         do {
             request = try parse(arguments, console)
-            try request.credentials.validate()
+            try request.credentials?.validate()
         } catch let error as UsageError {
             console.error("\(AccessoryCtl.name): error: \(error.message)")
             return .usage
@@ -123,7 +132,15 @@ enum ProvisionCommand {
             return .usage
         }
         let json = arguments.flag("json")
-        let ssid = (try? SSID(bytes: request.credentials.ssid))?.escaped ?? "?"
+        if request.credentials == nil {
+            do throws(HotspotError) {
+                request.credentials = try await storedCredentials(ssid: request.ssid, device: request.device, console)
+            } catch {
+                return HotspotCommand.report(error, console)
+            }
+        }
+        guard let credentials = request.credentials else { return .failure }
+        let ssid = (try? SSID(bytes: credentials.ssid))?.escaped ?? "?"
         let host = request.host.contains(":") ? "[\(request.host)]" : request.host
         let address = request.bluetooth?.description ?? "\(host):\(request.port)"
         var report = Report(address: address, ssid: ssid, state: "error")
@@ -151,6 +168,21 @@ enum ProvisionCommand {
         }
     }
 
+    /// The network this machine is on (or `ssid`), with the passphrase NetworkManager stores.
+    private static func storedCredentials(ssid: SSID?, device: String?, _ console: Console) async throws(HotspotError) -> WiFiCredentials {
+        let network = try await NetworkManagerClient.connect().storedNetwork(ssid: ssid, device: device)
+        switch network.keyManagement {
+        case nil, "owe":
+            break
+        case "wpa-psk", "sae", "none":
+            guard network.passphrase != nil else { throw .notStored("\(network.ssid) with a passphrase NetworkManager keeps (it is an agent's)") }
+        default:
+            throw .notStored("\(network.ssid) that a device can join: it uses \(network.keyManagement ?? "?")")
+        }
+        console.error("Giving the device '\(network.ssid)' with the passphrase of NetworkManager's profile '\(network.connectionID)'.")
+        return WiFiCredentials(ssid: network.ssid.bytes, passphrase: network.passphrase ?? Secret(""))
+    }
+
     private static func provision(
         _ request: Request, address: String, ssid: String, report: inout Report, _ console: Console
     ) async throws(ProvisioningError) -> WiFiConnection {
@@ -176,6 +208,7 @@ enum ProvisionCommand {
         _ request: Request, over transport: any ProvisioningTransport, address: String, ssid: String, report: inout Report,
         _ console: Console
     ) async throws(ProvisioningError) -> WiFiConnection {
+        guard let credentials = request.credentials else { throw .invalidCredentials(field: "ssid", "no network to give the device") }
         let client = ProvisioningClient(transport: transport, crypto: OpenSSLProvisioningCrypto())
         console.error("Asking \(address) for its provisioning version…")
         let version = try await client.version()
@@ -209,7 +242,7 @@ enum ProvisionCommand {
         if version.capabilities.contains("wifi_scan") {
             console.error("Asking the device to scan…")
             let networks = try await client.scan()
-            if let seen = networks.filter({ $0.ssid == request.credentials.ssid }).max(by: { $0.rssi < $1.rssi }) {
+            if let seen = networks.filter({ $0.ssid == credentials.ssid }).max(by: { $0.rssi < $1.rssi }) {
                 let signal = "\(seen.rssi) dBm on channel \(seen.channel)"
                 console.error("The device sees \(networks.count) networks; '\(ssid)' at \(signal).")
             } else {
@@ -218,11 +251,11 @@ enum ProvisionCommand {
             }
         }
         console.error("Sending the credentials for '\(ssid)'…")
-        try await client.sendCredentials(request.credentials)
+        try await client.sendCredentials(credentials)
         try await client.apply()
         console.error("The device is joining '\(ssid)'…")
         return try await client.waitForConnection(
-            ssid: request.credentials.ssid, every: .seconds(1), timeout: request.timeout
+            ssid: credentials.ssid, every: .seconds(1), timeout: request.timeout
         ) { state in
             if case .connecting(let remaining?) = state {
                 console.error("Still joining; \(remaining) attempts left.")
