@@ -1,8 +1,10 @@
 # ESP-IDF unified provisioning over a SoftAP: an ESP32-style device (lab/accessories/
 # esp_prov_device.py, protocomm over HTTP) behind "PROV_4F2A" on 192.168.4.1:80, checking
 # what it is sent against the lab's home network. Joined with `join`, provisioned with
-# `provision` over security 1 and 2; a wrong proof of possession and a wrong home passphrase
-# each end with their own error; `leave` brings the home network back.
+# `provision` over security 1 and 2, with the home network named or, with neither --ssid nor a
+# passphrase, the one the station left with the passphrase NetworkManager stores; a wrong proof
+# of possession and a wrong home passphrase each end with their own error; `leave` brings the
+# home network back.
 start_wpa2_ap prov acc1 PROV_4F2A prov-softap-key
 # protocomm's HTTP server takes port 80, where start_ap put the lab's setup page.
 kill "$(cat /run/lab/http-prov.pid)" 2>/dev/null
