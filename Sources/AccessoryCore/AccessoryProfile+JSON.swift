@@ -31,7 +31,8 @@ extension AccessoryProfile {
     }
 
     static let keys = [
-        "schemaVersion", "id", "vendor", "supports", "bluetooth", "hotspot", "handoff", "bluetoothHandoff", "items", "sources",
+        "schemaVersion", "id", "vendor", "supports", "bluetooth", "hotspot", "handoff", "bluetoothHandoff", "provisioning", "items",
+        "sources",
     ]
 
     private init?(reading object: JSONObjectReader, imageDirectory: URL?) {
@@ -51,6 +52,7 @@ extension AccessoryProfile {
         let handoff = object.choice("handoff", from: Self.handoffNames, required: true)
         let hotspot = object.object("hotspot").flatMap(HotspotPolicy.init(reading:))
         let bluetoothHandoff = object.object("bluetoothHandoff").flatMap(BluetoothHandoff.init(reading:))
+        let provisioning = object.object("provisioning").flatMap(ProvisioningSetup.init(reading:))
         let items = object.array("items", required: true, allowEmpty: false)?.compactMap { value, field in
             JSONObjectReader(value, at: field, diagnostics: object.diagnostics).flatMap {
                 PickerDisplayItem(
@@ -68,12 +70,15 @@ extension AccessoryProfile {
         }
         if let handoff {
             Self.checkBluetoothHandoff(bluetoothHandoff, handoff: handoff, hotspot: hotspot, object)
+            if let provisioning, transports != nil {
+                Self.checkProvisioning(provisioning, handoff: handoff, supports: supports, object)
+            }
         }
 
         guard object.diagnostics.issues.isEmpty, let id, let vendor, let handoff, let items, let bluetooth else { return nil }
         self.init(
             id: id, vendor: vendor, supports: supports, bluetooth: bluetooth, hotspot: hotspot,
-            handoff: handoff, bluetoothHandoff: bluetoothHandoff, items: items, sources: sources ?? [])
+            handoff: handoff, bluetoothHandoff: bluetoothHandoff, provisioning: provisioning, items: items, sources: sources ?? [])
     }
 
     static let handoffNames: KeyValuePairs<String, Handoff> = [
@@ -140,6 +145,23 @@ extension AccessoryProfile {
         }
         if let bluetoothHandoff, let hotspot, case .handoff = hotspot.passphrase, bluetoothHandoff.passphrase == nil {
             object.report("bluetoothHandoff.passphrase", "is required: hotspot.passphrase.source is \"handoff\"")
+        }
+    }
+
+    /// Provisioning over the SoftAP needs a handoff that joins the hotspot; over Bluetooth, a
+    /// Bluetooth profile whose handoff leaves the link to it.
+    private static func checkProvisioning(
+        _ provisioning: ProvisioningSetup, handoff: Handoff, supports: Set<Transport>, _ object: JSONObjectReader
+    ) {
+        switch provisioning.transport {
+        case .softAP where handoff != .joinHotspot && handoff != .bluetoothToWiFi:
+            object.report("provisioning.transport", "softAP needs a handoff that joins the hotspot (joinHotspot or bluetoothToWiFi), not \(handoff.rawValue)")
+        case .bluetooth where !supports.contains(.bluetooth):
+            object.report("provisioning.transport", "bluetooth needs \"bluetooth\" in supports")
+        case .bluetooth where handoff != .none:
+            object.report("provisioning.transport", "bluetooth provisions over the accessory's own link; its handoff must be none, not \(handoff.rawValue)")
+        default:
+            break
         }
     }
 
@@ -331,5 +353,34 @@ extension BluetoothHandoff.StateReport {
             result.append(bytes)
         }
         return failed ? nil : result
+    }
+}
+
+extension ProvisioningSetup {
+    init?(reading object: JSONObjectReader) {
+        let before = object.diagnostics.issues.count
+        object.rejectUnknownKeys(["protocol", "transport", "address", "security", "username"])
+        _ = object.choice("protocol", from: ["espIDF": true], required: true)
+        let transport = object.choice("transport", from: ["softAP": Transport.softAP, "bluetooth": .bluetooth], required: true)
+        let address = object.string("address")
+        if let address {
+            if transport == .bluetooth {
+                object.report("address", "applies to softAP only; a Bluetooth device is the one handed off")
+            } else if !Self.isHostAndPort(address) {
+                object.report("address", "'\(address)' is not HOST:PORT, like 192.168.4.1:80")
+            }
+        }
+        let security = object.integer("security", in: 0...2)
+        let username = object.string("username")
+        if username != nil && security != 2 { object.report("username", "is for security 2 only") }
+        guard object.diagnostics.issues.count == before, let transport else { return nil }
+        self.init(transport: transport, address: address ?? Self.defaultAddress, security: security, username: username)
+    }
+
+    /// `HOST:PORT` with a port from 1 to 65535 (IPv6 hosts in brackets).
+    static func isHostAndPort(_ text: String) -> Bool {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port)
+        else { return false }
+        return !text[..<colon].isEmpty
     }
 }

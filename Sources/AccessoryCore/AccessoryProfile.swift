@@ -43,13 +43,15 @@ public struct AccessoryProfile: Hashable, Sendable {
     public var handoff: Handoff
     /// How the hotspot is revealed over GATT; present exactly when `handoff` is `bluetoothToWiFi`.
     public var bluetoothHandoff: BluetoothHandoff?
+    /// How the accessory is given the home network after the handoff, if the profile says.
+    public var provisioning: ProvisioningSetup?
     public var items: [PickerDisplayItem]
     public var sources: [SourceReference]
 
     public init(
         id: String, vendor: String, supports: Set<Transport>, bluetooth: BluetoothDeclarations = .init(),
-        hotspot: HotspotPolicy? = nil, handoff: Handoff, bluetoothHandoff: BluetoothHandoff? = nil, items: [PickerDisplayItem],
-        sources: [SourceReference] = []
+        hotspot: HotspotPolicy? = nil, handoff: Handoff, bluetoothHandoff: BluetoothHandoff? = nil,
+        provisioning: ProvisioningSetup? = nil, items: [PickerDisplayItem], sources: [SourceReference] = []
     ) {
         self.id = id
         self.vendor = vendor
@@ -58,6 +60,7 @@ public struct AccessoryProfile: Hashable, Sendable {
         self.hotspot = hotspot
         self.handoff = handoff
         self.bluetoothHandoff = bluetoothHandoff
+        self.provisioning = provisioning
         self.items = items
         self.sources = sources
     }
@@ -108,6 +111,34 @@ public struct HotspotPolicy: Hashable, Sendable {
         }
         return try HotspotConfiguration(
             target: target, security: security, joinOnce: joinOnce, lifetimeInDays: lifetimeInDays, hidden: hidden)
+    }
+}
+
+/// How an accessory is given the home network with ESP-IDF's unified provisioning: over its
+/// setup hotspot (HTTP, once joined) or over Bluetooth LE (GATT). A profile's `provisioning`.
+public struct ProvisioningSetup: Hashable, Sendable {
+    public enum Transport: String, Hashable, Sendable, CaseIterable {
+        /// HTTP on the accessory's setup hotspot, joined first.
+        case softAP
+        /// GATT, endpoints named by their user descriptions.
+        case bluetooth
+    }
+
+    public static let defaultAddress = "192.168.4.1:80"
+
+    public var transport: Transport
+    /// `HOST:PORT` of the HTTP server on the hotspot (SoftAP only).
+    public var address: String
+    /// The protocomm security scheme to insist on; `nil`: the one the device announces.
+    public var security: Int?
+    /// The security 2 username; `nil`: ESP-IDF's default.
+    public var username: String?
+
+    public init(transport: Transport, address: String = Self.defaultAddress, security: Int? = nil, username: String? = nil) {
+        self.transport = transport
+        self.address = address
+        self.security = security
+        self.username = username
     }
 }
 

@@ -71,12 +71,12 @@ import Testing
         #expect(run.code == .success, "\(run.err)")
         struct Report: Decodable {
             struct Joined: Decodable { var ssid: String; var device: String; var previousConnection: String? }
-            var address: String
+            var target: String
             var profile: String
             var joined: Joined
         }
         let report = try JSONDecoder().decode(Report.self, from: Data(run.out.utf8))
-        #expect(report.address == Self.address && report.profile == "org.example.camera")
+        #expect(report.target == Self.address && report.profile == "org.example.camera")
         #expect(report.joined.ssid == "GP24501234" && report.joined.device == "wlan0" && report.joined.previousConnection == "HomeNet")
         #expect(networkManager.log.contains("camera-pass-1234"), "the revealed passphrase did not reach NetworkManager")
         #expect(!run.out.contains("camera-pass-1234") && !run.err.contains("camera-pass-1234"))
@@ -108,10 +108,39 @@ import Testing
               "hotspot": { "security": "open", "passphrase": { "source": "none" } }, "handoff": "joinHotspot",
               "items": [{ "name": "Plug", "descriptor": { "ssidPrefix": "plug-" } }] }
             """#, name: "plug.json")
-        let run = try accessoryctl("handoff", Self.address, "--profile", other.path)
+        let run = try accessoryctl("handoff", Self.address, "--profile", other.path, "--switch-off")
         #expect(run.code == .usage)
-        #expect(run.err == "accessoryctl: error: \(other.path): profile org.example.plug has handoff joinHotspot, not bluetoothToWiFi\n")
-        let missing = try accessoryctl("handoff", "not-an-address", "--profile", other.path)
-        #expect(missing.code == .usage && missing.err.hasPrefix("accessoryctl: error: ADDRESS: "))
+        #expect(run.err.hasPrefix("accessoryctl: error: --switch-off: profile org.example.plug has no hotspot to switch\n"))
+        let pop = try accessoryctl("handoff", "plug-1", "--profile", other.path, "--pop-file", "/dev/null")
+        #expect(pop.code == .usage && pop.err.hasPrefix("accessoryctl: error: --pop-file: profile org.example.plug has no provisioning\n"))
+        let notAnAddress = try accessoryctl("handoff", "GP24501234", "--profile", profile.path)
+        #expect(notAnAddress.code == .usage)
+        #expect(notAnAddress.err.hasPrefix("accessoryctl: error: TARGET: profile org.example.camera starts over Bluetooth, so TARGET is a Bluetooth address: "))
+    }
+
+    /// A SoftAP profile with provisioning: the setup hotspot joined, the home network given over
+    /// it with ESP-IDF provisioning (the simulator, where the profile says the device is), the
+    /// device's verdict printed, and the hotspot left.
+    @Test func aSoftAPProfileIsJoinedProvisionedAndLeft() throws {
+        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: "abcd1234")
+        defer { device.stop() }
+        try networkManager.addAccessPoint(wifi, name: "prov", ssid: "PROV_261FCC", bssid: "7C:DF:A1:26:1F:CD", frequency: 2437, strength: 71)
+        let softAP = try TemporaryFile(#"""
+            { "schemaVersion": 1, "id": "org.example.esp", "vendor": "Example", "supports": ["wifi"],
+              "hotspot": { "security": "open", "passphrase": { "source": "none" } }, "handoff": "joinHotspot",
+              "provisioning": { "protocol": "espIDF", "transport": "softAP", "address": "127.0.0.1:\#(device.port)" },
+              "items": [{ "name": "ESP32", "descriptor": { "ssidPrefix": "PROV_" } }] }
+            """#, name: "esp.json")
+        let run = try accessoryctl(
+            "handoff", "PROV_261FCC", "--profile", softAP.path, "--pop-file", try device.writeFile("pop", "abcd1234"),
+            "--home-ssid", "HomeNet", "--home-passphrase-file", try device.writeFile("home", "home-passphrase"))
+        #expect(run.code == .success, "\(run.err)")
+        #expect(run.out == "The device joined 'HomeNet' (address 192.168.1.42, wpa2-psk, channel 6).\n")
+        for step in ["Joining the accessory's hotspot…", "Joined PROV_261FCC on wlan0", "Opening a security 1 session",
+                     "The device is joining 'HomeNet'", "Left PROV_261FCC; back on 'HomeNet'."] {
+            #expect(run.err.contains(step), "\(step) is missing from:\n\(run.err)")
+        }
+        #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
+        #expect(!(run.out + run.err).contains("abcd1234") && !(run.out + run.err).contains("home-passphrase"))
     }
 }

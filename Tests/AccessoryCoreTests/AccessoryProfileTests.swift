@@ -95,7 +95,7 @@ struct ProfileRule: Sendable, CustomTestStringConvertible {
 }
 
 private let knownTopLevel =
-    "is not a known key (known: schemaVersion, id, vendor, supports, bluetooth, hotspot, handoff, bluetoothHandoff, items, sources)"
+    "is not a known key (known: schemaVersion, id, vendor, supports, bluetooth, hotspot, handoff, bluetoothHandoff, provisioning, items, sources)"
 
 /// A camera-style `bluetoothHandoff` section using every key.
 private func cameraHandoff() -> JSON {
@@ -206,6 +206,16 @@ struct AccessoryProfileTests {
         let plain = try #require(try AccessoryProfile.parse(data(minimal), path: "p").bluetoothHandoff)
         #expect(plain.switchOn == nil && plain.state == nil && plain.passphrase == nil)
         #expect(plain.readyTimeout == BluetoothHandoff.defaultReadyTimeout)
+    }
+
+    @Test func theShippedESPIDFProfilesProvisionOverTheirTransports() throws {
+        let softAP = try AccessoryProfile.load(contentsOf: Self.profilesDirectory.appendingPathComponent("esp-idf-provisioning-softap.json"))
+        #expect(softAP.provisioning == ProvisioningSetup(transport: .softAP, address: "192.168.4.1:80"))
+        let ble = try AccessoryProfile.load(contentsOf: Self.profilesDirectory.appendingPathComponent("esp-idf-provisioning-ble.json"))
+        #expect(ble.provisioning == ProvisioningSetup(transport: .bluetooth))
+        let minimal = with(wifiProfile()) { $0["provisioning"] = ["protocol": "espIDF", "transport": "softAP", "security": 2, "username": "admin"] as JSON }
+        #expect(try AccessoryProfile.parse(data(minimal), path: "p").provisioning
+            == ProvisioningSetup(transport: .softAP, address: "192.168.4.1:80", security: 2, username: "admin"))
     }
 
     @Test func aStateValueIsJudgedByItsPrefix() {
@@ -390,6 +400,32 @@ struct AccessoryProfileTests {
             with(handoffProfile()) {
                 edit(&$0, "bluetoothHandoff") { $0["state"] = ["characteristic": "2a01", "ready": ["021700"], "failed": ["021700"]] as JSON }
             }
+        },
+        // Provisioning
+        .init("provisioning over the SoftAP without a hotspot to join", [
+            ("provisioning.transport", "softAP needs a handoff that joins the hotspot (joinHotspot or bluetoothToWiFi), not none"),
+        ]) {
+            with(bluetoothProfile()) { $0["provisioning"] = ["protocol": "espIDF", "transport": "softAP"] as JSON }
+        },
+        .init("provisioning over Bluetooth with a hotspot handoff", [
+            ("provisioning.transport", "bluetooth provisions over the accessory's own link; its handoff must be none, not bluetoothToWiFi"),
+        ]) {
+            with(handoffProfile()) { $0["provisioning"] = ["protocol": "espIDF", "transport": "bluetooth"] as JSON }
+        },
+        .init("provisioning with bad values", [
+            ("provisioning.protocol", #""improv" is not one of "espIDF""#),
+            ("provisioning.address", "'192.168.4.1' is not HOST:PORT, like 192.168.4.1:80"),
+            ("provisioning.security", "is 3; it must be from 0 to 2"),
+            ("provisioning.username", "is for security 2 only"),
+        ]) {
+            with(wifiProfile()) {
+                $0["provisioning"] = ["protocol": "improv", "transport": "softAP", "address": "192.168.4.1", "security": 3, "username": "u"] as JSON
+            }
+        },
+        .init("provisioning over Bluetooth with an address", [
+            ("provisioning.address", "applies to softAP only; a Bluetooth device is the one handed off"),
+        ]) {
+            with(bluetoothProfile()) { $0["provisioning"] = ["protocol": "espIDF", "transport": "bluetooth", "address": "10.0.0.1:80"] as JSON }
         },
         .init("bluetoothHandoff switchOff without switchOn", [
             ("bluetoothHandoff.switchOff", "needs switchOn: a hotspot that is switched off must be switched on first"),

@@ -2,75 +2,315 @@ import AccessoryCore
 import BlueZBackend
 import Foundation
 import NetworkManagerBackend
+import ProvisioningHTTP
 
-/// `accessoryctl handoff`: the Bluetooth-to-Wi-Fi handoff of a `bluetoothToWiFi` profile, run
-/// directly on BlueZ and NetworkManager (root).
+/// `accessoryctl handoff`: a profile's setup of one accessory, run directly on BlueZ and
+/// NetworkManager (root): the Bluetooth-to-Wi-Fi handoff or the join of a setup hotspot, then,
+/// where the profile says so, ESP-IDF provisioning with the home network.
 enum HandoffCommand {
     static let command = Command(
         path: ["handoff"],
-        summary: "Switch an accessory's hotspot on over Bluetooth LE and join it",
+        summary: "Run a profile's setup of one accessory: its hotspot handoff, then provisioning",
         discussion: """
-            For a profile with handoff bluetoothToWiFi (a camera, say): connects to the
-            accessory over Bluetooth LE, pairs where the profile requires it, switches its
-            hotspot on and waits until the accessory reports it ready, reads the SSID and
-            passphrase it reveals, disconnects, and joins that hotspot through NetworkManager
-            as 'join --ssid' does. If the join fails, the hotspot is switched off again.
+            Runs what the profile declares for one accessory. With handoff bluetoothToWiFi (a
+            camera, say), TARGET is its Bluetooth address: connects over Bluetooth LE, pairs
+            where the profile requires it, switches the accessory's hotspot on, waits until it
+            reports it ready, reads the SSID and passphrase it reveals, disconnects, and joins
+            that hotspot as 'join --ssid' does. With handoff joinHotspot, TARGET is the setup
+            hotspot's SSID, joined with the profile's security (and --passphrase-file where the
+            profile asks for one).
 
-            Afterwards, 'accessoryctl leave' brings the previous network back, and
-            'handoff ADDRESS --profile FILE --switch-off' switches the accessory's hotspot off.
-            The revealed passphrase is never printed.
+            Where the profile has a provisioning section, the accessory is then given the home
+            network with ESP-IDF's unified provisioning, over the joined hotspot or, for a
+            Bluetooth provisioning profile, over Bluetooth LE to TARGET: the network this
+            machine is on with the passphrase NetworkManager stores, or --home-ssid with
+            --home-passphrase-file. Each step is printed, and the command ends with the
+            device's own verdict; the hotspot is left and switched off afterwards.
+
+            Without provisioning the hotspot stays joined: 'accessoryctl leave' brings the
+            previous network back, and 'handoff TARGET --profile FILE --switch-off' switches
+            the accessory's hotspot off. A failed join switches it off at once. No passphrase
+            or proof of possession is ever printed.
             """,
         options: [
-            .value("profile", "FILE", help: "The accessory's profile (handoff bluetoothToWiFi)", required: true),
+            .value("profile", "FILE", help: "The accessory's profile", required: true),
             .flag("switch-off", help: "Only switch the accessory's hotspot off (after 'leave')"),
+            .value("passphrase-file", "FILE", help: "The setup hotspot's passphrase, where the profile asks for one"),
+            .flag("passphrase-stdin", help: "Read the setup hotspot's passphrase from standard input"),
+            .value("pop-file", "FILE", help: "Provisioning: read the proof of possession from FILE"),
+            .flag("pop-stdin", help: "Provisioning: read the proof of possession from standard input"),
+            .value("home-ssid", "SSID", help: "Provisioning: the network to give the device (default: the one this machine is on)"),
+            .value("home-passphrase-file", "FILE", help: "Provisioning: read that network's passphrase from FILE"),
+            .flag("home-passphrase-stdin", help: "Provisioning: read that network's passphrase from standard input"),
             BluetoothCommand.adapterOption,
             HotspotCommand.deviceOption,
-            BluetoothCommand.timeoutOption("How long each Bluetooth step and the join may take (default: 45)"),
+            BluetoothCommand.timeoutOption("How long each Bluetooth step, the join and the provisioning may take (default: 60)"),
             .number("restore-after", "SECONDS", NumberRange(0...86_400, "seconds"),
                     help: "NetworkManager restores the previous network after this (default 900, 0: never)"),
             .flag("json", help: "Print the result as JSON"),
         ],
-        positionals: PositionalSpec(name: "ADDRESS", minimum: 1, maximum: 1, help: "The accessory's Bluetooth address"),
+        positionals: PositionalSpec(
+            name: "TARGET", minimum: 1, maximum: 1, help: "The accessory's Bluetooth address, or its setup hotspot's SSID"),
         examples: [
             "\(AccessoryCtl.name) handoff D4:D9:19:AA:BB:CC --profile /usr/share/accessory-setup/profiles/gopro.json",
             "\(AccessoryCtl.name) leave && \(AccessoryCtl.name) handoff D4:D9:19:AA:BB:CC --profile gopro.json --switch-off",
+            "\(AccessoryCtl.name) handoff PROV_261FCC --profile esp-idf-provisioning-softap.json --pop-file /root/plug.pop",
         ],
+        usage: "TARGET --profile FILE [--switch-off] [--pop-file FILE] [--home-ssid SSID --home-passphrase-file FILE] [OPTIONS]",
         run: run)
 
-    /// What `--json` prints after a handoff.
+    /// What `--json` prints.
     struct Report: Encodable {
-        var address: String
+        var target: String
         var profile: String
-        var joined: JoinedHotspot
+        var joined: JoinedHotspot?
+        var provisioned: ProvisionCommand.Report?
+    }
+
+    /// Where the handoff starts: the accessory over Bluetooth, or its setup hotspot.
+    private enum Start {
+        case bluetooth(MACAddress, BluetoothHandoff?)
+        case hotspot(HotspotConfiguration)
+    }
+
+    private struct Plan {
+        var profile: AccessoryProfile
+        var start: Start
+        var hotspot: HotspotPolicy?
+        var provisioning: ProvisionCommand.Request?
     }
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
-        let address: MACAddress
-        let profile: AccessoryProfile
-        let handoff: BluetoothHandoff
-        let policy: HotspotPolicy
-        let timeout = arguments.seconds("timeout") ?? .seconds(45)
-        do throws(UsageError) {
-            address = try BluetoothCommand.address(arguments)
-            let path = arguments.value("profile")!
-            do { profile = try AccessoryProfile.load(contentsOf: URL(fileURLWithPath: path)) } catch {
-                throw UsageError("\(error)")
-            }
-            guard profile.handoff == .bluetoothToWiFi, let gatt = profile.bluetoothHandoff, let hotspot = profile.hotspot else {
-                throw UsageError("\(path): profile \(profile.id) has handoff \(profile.handoff.rawValue), not bluetoothToWiFi")
-            }
-            handoff = gatt
-            policy = hotspot
-        } catch {
+        let plan: Plan
+        do {
+            plan = try makePlan(arguments, console)
+        } catch let error as UsageError {
             console.error("\(AccessoryCtl.name): error: \(error.message)")
+            console.error("Run '\(AccessoryCtl.name) handoff --help' for the options.")
+            return .usage
+        } catch {
+            console.error("\(AccessoryCtl.name): error: \(error)")
             return .usage
         }
+        let steps = progress(arguments, console)
+        if arguments.flag("switch-off") {
+            return await switchOff(plan, arguments, console, steps)
+        }
+        var provisioning = plan.provisioning
+        if var request = provisioning, request.credentials == nil {
+            // Read before anything is switched on, so a missing secret costs nothing.
+            do throws(HotspotError) {
+                request.credentials = try await ProvisionCommand.storedCredentials(ssid: request.ssid, device: request.device, console)
+            } catch {
+                return HotspotCommand.report(error, console)
+            }
+            provisioning = request
+        }
         let adapter = arguments.value("adapter")
-        let progress = HotspotCommand.progress(console)
-        let steps: @Sendable (HotspotHandoffStep) -> Void = { step in
+        let timeout = arguments.seconds("timeout") ?? .seconds(60)
+        var report = Report(target: arguments.positionals[0], profile: plan.profile.id)
+
+        // 1. The accessory's hotspot, revealed over Bluetooth or named, joined.
+        var configuration: HotspotConfiguration?
+        var revealedBy: (MACAddress, BluetoothHandoff)?
+        switch plan.start {
+        case .hotspot(let named):
+            configuration = named
+        case .bluetooth(_, nil):
+            break
+        case .bluetooth(let address, let handoff?):
+            do throws(HotspotHandoffError) {
+                let bluetooth = try await connectBlueZ()
+                let revealed = try await bluetooth.revealHotspot(address, handoff: handoff, adapter: adapter, timeout: timeout, progress: steps)
+                revealedBy = (address, handoff)
+                configuration = try revealed.configuration(policy: plan.hotspot ?? HotspotPolicy(security: .open, passphrase: .none))
+            } catch {
+                HotspotCommand.clearProgress(console)
+                return Self.report(error, console)
+            }
+        }
+        let network: NetworkManagerClient?
+        if let configuration {
+            steps(.joining)
+            do throws(HotspotError) {
+                let client = try await NetworkManagerClient.connect()
+                var options = JoinOptions(device: arguments.value("device"))
+                options.timeout = timeout
+                if let seconds = arguments.seconds("restore-after") { options.restoreAfter = seconds == .zero ? nil : seconds }
+                report.joined = try await client.join(configuration, options: options)
+                network = client
+            } catch {
+                HotspotCommand.clearProgress(console)
+                if let (address, handoff) = revealedBy {
+                    // The accessory need not keep a hotspot nobody could join.
+                    try? await connectBlueZ().switchHotspotOff(address, handoff: handoff, adapter: adapter, timeout: timeout, progress: steps)
+                    HotspotCommand.clearProgress(console)
+                }
+                return Self.report(.join(error), console)
+            }
+            HotspotCommand.clearProgress(console)
+            if let joined = report.joined {
+                let ip = joined.ipv4Address.map { ", address \($0)" } ?? ""
+                console.error("Joined \(joined.ssid.escaped) on \(joined.device) (profile '\(joined.connectionID)'\(ip)).")
+            }
+        } else {
+            network = nil
+        }
+        guard let request = provisioning else {
+            return finish(report, arguments, console)
+        }
+
+        // 2. The home network, given to the accessory; then its hotspot is left and switched off.
+        var provisioned = await ProvisionCommand.execute(request, console)
+        if let joined = report.joined, let network {
+            do {
+                let left = try await network.leave(device: joined.device)
+                console.error("Left \(joined.ssid.escaped)\(left.restored.map { "; back on '\($0)'" } ?? "").")
+            } catch {
+                console.error("\(AccessoryCtl.name): warning: leaving \(joined.ssid.escaped) failed: \(error); run '\(AccessoryCtl.name) leave'")
+            }
+        }
+        if let (address, handoff) = revealedBy {
+            try? await connectBlueZ().switchHotspotOff(address, handoff: handoff, adapter: adapter, timeout: timeout, progress: steps)
+            HotspotCommand.clearProgress(console)
+        }
+        if provisioned.ssid == "?", let ssid = request.credentials.flatMap({ try? SSID(bytes: $0.ssid) }) { provisioned.ssid = ssid.escaped }
+        report.provisioned = provisioned
+        if arguments.flag("json") {
+            console.printJSON(report)
+        } else if provisioned.state == "connected" {
+            console.print("The device joined '\(provisioned.ssid)' (\(provisioned.details ?? "")).")
+        }
+        return provisioned.state == "connected" ? .success : .failure
+    }
+
+    // MARK: Parts
+
+    private static func makePlan(_ arguments: ParsedArguments, _ console: Console) throws -> Plan {
+        let path = arguments.value("profile")!
+        let profile: AccessoryProfile
+        do { profile = try AccessoryProfile.load(contentsOf: URL(fileURLWithPath: path)) } catch { throw UsageError("\(error)") }
+        let target = arguments.positionals[0]
+        func address() throws -> MACAddress {
+            do { return try MACAddress(target) } catch {
+                throw UsageError("TARGET: profile \(profile.id) starts over Bluetooth, so TARGET is a Bluetooth address: \(error)")
+            }
+        }
+        let start: Start
+        switch profile.handoff {
+        case .bluetoothToWiFi:
+            start = .bluetooth(try address(), profile.bluetoothHandoff)
+        case .joinHotspot:
+            guard !arguments.flag("switch-off") else { throw UsageError("--switch-off: profile \(profile.id) has no hotspot to switch") }
+            let ssid: SSID
+            do { ssid = try SSID(notation: target) } catch { throw UsageError("TARGET: \(error)") }
+            let passphrase = try HotspotCommand.passphrase(arguments, console)
+            guard let policy = profile.hotspot else { throw UsageError("\(path): profile \(profile.id) has no hotspot") }
+            if case .prompt(let hint) = policy.passphrase, passphrase == nil {
+                throw UsageError("the hotspot's passphrase is asked for\(hint.map { " (\($0))" } ?? ""): give --passphrase-file or --passphrase-stdin")
+            }
+            start = .hotspot(try policy.configuration(for: .ssid(ssid), passphrase: passphrase))
+        case .none where profile.provisioning?.transport == .bluetooth:
+            guard !arguments.flag("switch-off") else { throw UsageError("--switch-off: profile \(profile.id) has no hotspot to switch") }
+            start = .bluetooth(try address(), nil)
+        case .none, .improvWiFi:
+            let hint = profile.handoff == .improvWiFi ? "; use 'accessoryctl improv provision'" : ""
+            throw UsageError("\(path): profile \(profile.id) has handoff \(profile.handoff.rawValue) and nothing to run here\(hint)")
+        }
+        return Plan(profile: profile, start: start, hotspot: profile.hotspot, provisioning: try provisioningRequest(profile, start, arguments, console))
+    }
+
+    /// The provisioning the profile asks for, with the options' secrets; `nil` without one.
+    private static func provisioningRequest(
+        _ profile: AccessoryProfile, _ start: Start, _ arguments: ParsedArguments, _ console: Console
+    ) throws -> ProvisionCommand.Request? {
+        let options = ["pop-file", "pop-stdin", "home-ssid", "home-passphrase-file", "home-passphrase-stdin"]
+        guard let setup = profile.provisioning, !arguments.flag("switch-off") else {
+            if let given = options.first(where: { arguments.values[$0] != nil || arguments.flag($0) }) {
+                throw UsageError("--\(given): profile \(profile.id) has no provisioning\(arguments.flag("switch-off") ? " to run with --switch-off" : "")")
+            }
+            return nil
+        }
+        let stdinReaders = ["passphrase-stdin", "pop-stdin", "home-passphrase-stdin"].filter { arguments.flag($0) }
+        if stdinReaders.count > 1 { throw UsageError("only one of \(stdinReaders.map { "--\($0)" }.joined(separator: ", ")) can read standard input") }
+        let pop = try HotspotCommand.secret(arguments, option: "pop", what: "proof of possession", prompt: "Proof of possession: ", console)
+        let homePassphrase = try HotspotCommand.secret(
+            arguments, option: "home-passphrase", what: "home network's passphrase", prompt: "Home network passphrase: ", console)
+        var homeSSID: SSID?
+        if let text = arguments.value("home-ssid") {
+            do { homeSSID = try SSID(notation: text) } catch { throw UsageError("--home-ssid: \(error)") }
+        }
+        var credentials: WiFiCredentials?
+        if let homePassphrase {
+            guard let homeSSID else { throw UsageError("--home-passphrase-*: name the network with --home-ssid") }
+            credentials = WiFiCredentials(ssid: homeSSID.bytes, passphrase: homePassphrase)
+            try credentials?.validate()
+        }
+        if setup.security == 2 && pop == nil {
+            throw UsageError("profile \(profile.id) provisions with security 2, which needs the proof of possession: give --pop-file or --pop-stdin")
+        }
+        var host = "", port = 0
+        var bluetooth: MACAddress?
+        switch (setup.transport, start) {
+        case (.softAP, _):
+            guard let (parsedHost, parsedPort) = HTTPProvisioningTransport.parseAddress(setup.address) else {
+                throw UsageError("profile \(profile.id): provisioning.address '\(setup.address)' is not HOST:PORT")
+            }
+            (host, port) = (parsedHost, parsedPort)
+        case (.bluetooth, .bluetooth(let address, _)):
+            bluetooth = address
+        case (.bluetooth, .hotspot):
+            throw UsageError("profile \(profile.id) provisions over Bluetooth; TARGET must be a Bluetooth address")
+        }
+        return ProvisionCommand.Request(
+            host: host, port: port, bluetooth: bluetooth, adapter: arguments.value("adapter"), security: setup.security,
+            proofOfPossession: pop, username: setup.username ?? ProvisioningSecurity.defaultUsername, credentials: credentials,
+            ssid: homeSSID, device: arguments.value("device"), timeout: arguments.seconds("timeout") ?? .seconds(60))
+    }
+
+    private static func switchOff(
+        _ plan: Plan, _ arguments: ParsedArguments, _ console: Console, _ steps: @escaping @Sendable (HotspotHandoffStep) -> Void
+    ) async -> ExitCode {
+        guard case .bluetooth(let address, let handoff?) = plan.start else { return .usage }
+        do throws(HotspotHandoffError) {
+            try await connectBlueZ().switchHotspotOff(
+                address, handoff: handoff, adapter: arguments.value("adapter"), timeout: arguments.seconds("timeout") ?? .seconds(60),
+                progress: steps)
+        } catch {
+            HotspotCommand.clearProgress(console)
+            return report(error, console)
+        }
+        HotspotCommand.clearProgress(console)
+        console.print(handoff.switchOff == nil
+            ? "Profile \(plan.profile.id) cannot switch the accessory's hotspot off; it stays as the accessory keeps it."
+            : "Switched the hotspot of \(address) off.")
+        return .success
+    }
+
+    private static func finish(_ report: Report, _ arguments: ParsedArguments, _ console: Console) -> ExitCode {
+        if arguments.flag("json") {
+            console.printJSON(report)
+        } else if let joined = report.joined {
+            let back: TerminalText = joined.previousConnection.map { " to return to '\($0)'" } ?? ""
+            console.print("Joined \(joined.ssid.escaped), the hotspot of \(report.target), on \(joined.device). Run '\(AccessoryCtl.name) leave'\(back).")
+        }
+        return .success
+    }
+
+    private static func connectBlueZ() async throws(HotspotHandoffError) -> BlueZClient {
+        do { return try await BlueZClient.connect() } catch { throw .bluetooth(error) }
+    }
+
+    /// Each step on standard error: rewritten in place on a terminal, a line each otherwise
+    /// (none with --json).
+    private static func progress(_ arguments: ParsedArguments, _ console: Console) -> @Sendable (HotspotHandoffStep) -> Void {
+        let inPlace = HotspotCommand.progress(console)
+        let quiet = arguments.flag("json")
+        let target = arguments.positionals[0]
+        return { step in
             let text = switch step {
-            case .pairing: "Pairing with \(address)…"
-            case .connecting: "Connecting to \(address)…"
+            case .pairing: "Pairing with \(target)…"
+            case .connecting: "Connecting to \(target)…"
             case .switchingOn: "Switching the accessory's hotspot on…"
             case .waitingForHotspot: "Waiting for the accessory's hotspot…"
             case .reading: "Reading the hotspot's name and passphrase…"
@@ -78,56 +318,7 @@ enum HandoffCommand {
             case .joining: "Joining the accessory's hotspot…"
             case .switchingOff: "Switching the accessory's hotspot off…"
             }
-            if let progress { progress(text) } else if !arguments.flag("json") { console.error("\(text)") }
-        }
-
-        if arguments.flag("switch-off") {
-            return await BluetoothCommand.run(console) { bluetooth throws(BluetoothError) in
-                do throws(HotspotHandoffError) {
-                    try await bluetooth.switchHotspotOff(address, handoff: handoff, adapter: adapter, timeout: timeout, progress: steps)
-                } catch {
-                    HotspotCommand.clearProgress(console)
-                    return report(error, console)
-                }
-                HotspotCommand.clearProgress(console)
-                console.print(handoff.switchOff == nil
-                    ? "Profile \(profile.id) cannot switch the accessory's hotspot off; it stays as the accessory keeps it."
-                    : "Switched the hotspot of \(address) off.")
-                return .success
-            }
-        }
-
-        var options = JoinOptions(device: arguments.value("device"))
-        options.timeout = timeout
-        if let restoreAfter = arguments.seconds("restore-after") { options.restoreAfter = restoreAfter == .zero ? nil : restoreAfter }
-        return await BluetoothCommand.run(console) { bluetooth throws(BluetoothError) in
-            let joined: JoinedHotspot
-            do throws(HotspotHandoffError) {
-                let revealed = try await bluetooth.revealHotspot(address, handoff: handoff, adapter: adapter, timeout: timeout, progress: steps)
-                let configuration = try revealed.configuration(policy: policy)
-                steps(.joining)
-                do throws(HotspotError) {
-                    let network = try await NetworkManagerClient.connect()
-                    joined = try await network.join(configuration, options: options)
-                } catch {
-                    // The accessory need not keep a hotspot nobody could join.
-                    try? await bluetooth.switchHotspotOff(address, handoff: handoff, adapter: adapter, timeout: timeout, progress: steps)
-                    throw .join(error)
-                }
-            } catch {
-                HotspotCommand.clearProgress(console)
-                return report(error, console)
-            }
-            HotspotCommand.clearProgress(console)
-            if arguments.flag("json") {
-                console.printJSON(Report(address: address.description, profile: profile.id, joined: joined))
-                return .success
-            }
-            let ip = joined.ipv4Address.map { ", address \($0)" } ?? ""
-            console.print("Joined \(joined.ssid.escaped), the hotspot of \(address), on \(joined.device) (profile '\(joined.connectionID)'\(ip)).")
-            let back: TerminalText = joined.previousConnection.map { " to return to '\($0)'" } ?? ""
-            console.print("Run '\(AccessoryCtl.name) leave'\(back).")
-            return .success
+            if let inPlace { inPlace(text) } else if !quiet { console.error("\(text)") }
         }
     }
 

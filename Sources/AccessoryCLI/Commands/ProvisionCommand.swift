@@ -50,7 +50,8 @@ enum ProvisionCommand {
         ],
         run: run)
 
-    private struct Request {
+    /// One provisioning: where the device is, how to authenticate, what network to give it.
+    struct Request {
         var host: String
         var port: Int
         var bluetooth: MACAddress?
@@ -76,6 +77,12 @@ enum ProvisionCommand {
         var reason: String?
         var ipv4Address: String?
         var error: String?
+        /// For a person: the device's address, security and channel on the network.
+        var details: String?
+
+        private enum CodingKeys: String, CodingKey {
+            case address, version, security, ssid, state, reason, ipv4Address, error
+        }
     }
 
     private static func parse(_ arguments: ParsedArguments, _ console: Console) throws(UsageError) -> Request {
@@ -131,7 +138,6 @@ enum ProvisionCommand {
             console.error("\(AccessoryCtl.name): error: \(error)")
             return .usage
         }
-        let json = arguments.flag("json")
         if request.credentials == nil {
             do throws(HotspotError) {
                 request.credentials = try await storedCredentials(ssid: request.ssid, device: request.device, console)
@@ -139,8 +145,18 @@ enum ProvisionCommand {
                 return HotspotCommand.report(error, console)
             }
         }
-        guard let credentials = request.credentials else { return .failure }
-        let ssid = (try? SSID(bytes: credentials.ssid))?.escaped ?? "?"
+        let report = await execute(request, console)
+        if arguments.flag("json") {
+            console.printJSON(report)
+        } else if report.state == "connected" {
+            console.print("The device joined '\(report.ssid)' (\(report.details ?? "")).")
+        }
+        return report.state == "connected" ? .success : .failure
+    }
+
+    /// Provisions the device and says how it went; an error is printed as it happens.
+    static func execute(_ request: Request, _ console: Console) async -> Report {
+        let ssid = (request.credentials?.ssid).flatMap { try? SSID(bytes: $0) }?.escaped ?? "?"
         let host = request.host.contains(":") ? "[\(request.host)]" : request.host
         let address = request.bluetooth?.description ?? "\(host):\(request.port)"
         var report = Report(address: address, ssid: ssid, state: "error")
@@ -148,13 +164,7 @@ enum ProvisionCommand {
             let connection = try await provision(request, address: address, ssid: ssid, report: &report, console)
             report.state = "connected"
             report.ipv4Address = connection.ipv4Address
-            if json {
-                console.printJSON(report)
-            } else {
-                let details = "address \(connection.ipv4Address), \(connection.authMode), channel \(connection.channel)"
-                console.print("The device joined '\(ssid)' (\(details)).")
-            }
-            return .success
+            report.details = "address \(connection.ipv4Address), \(connection.authMode), channel \(connection.channel)"
         } catch {
             if case .connectionFailed(_, let reason) = error {
                 report.state = "failed"
@@ -163,13 +173,12 @@ enum ProvisionCommand {
             }
             report.error = error.description
             console.error("\(AccessoryCtl.name): error: \(error)")
-            if json { console.printJSON(report) }
-            return .failure
         }
+        return report
     }
 
     /// The network this machine is on (or `ssid`), with the passphrase NetworkManager stores.
-    private static func storedCredentials(ssid: SSID?, device: String?, _ console: Console) async throws(HotspotError) -> WiFiCredentials {
+    static func storedCredentials(ssid: SSID?, device: String?, _ console: Console) async throws(HotspotError) -> WiFiCredentials {
         let network = try await NetworkManagerClient.connect().storedNetwork(ssid: ssid, device: device)
         switch network.keyManagement {
         case nil, "owe":
