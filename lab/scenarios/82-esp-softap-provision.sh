@@ -78,3 +78,20 @@ kill "$(cat /run/lab/esp-device.pid)" 2>/dev/null
 rm -f /run/lab/esp-device.pid
 check leave "$ACCESSORYCTL" leave
 check back_home wait_home 20
+
+# The same through the profile: `handoff` joins the setup hotspot (the lab's is WPA2, so a
+# copy of the shipped profile says so), provisions the device with the network the station
+# left and its stored passphrase, ends with the device's verdict, and leaves.
+check esp_device_sec2_again start_esp_device 2
+jq '.id = "lab.esp.softap" | .hotspot = {"security": "wpa2Personal", "passphrase": {"source": "prompt"}}' \
+    /usr/share/accessory-setup/profiles/esp-idf-provisioning-softap.json >/run/lab/esp-softap-wpa2.json
+output=$("$ACCESSORYCTL" handoff PROV_4F2A --profile /run/lab/esp-softap-wpa2.json --passphrase-file /run/lab/softap.pass \
+    --pop-file /run/lab/prov.pop 2>&1)
+printed+=$output
+echo "$output" >>"$CASE_LOG"
+expect_match handoff_provisioned "$output" "The device joined '$HOME_SSID' \(address "
+expect_match handoff_left "$output" "Left PROV_4F2A; back on '"
+check handoff_back_home wait_home 20
+check secrets_not_printed_by_handoff not grep -q -e abcd1234 -e "$HOME_PASSPHRASE" -e prov-softap-key <<<"$printed"
+kill "$(cat /run/lab/esp-device.pid)" 2>/dev/null
+rm -f /run/lab/esp-device.pid

@@ -43,6 +43,15 @@ expect_match sec2_wrong_pop "$(cat /run/lab/provision.err)" 'refused the usernam
 check esp_ble_device_sec1 start_ble_device 1
 report=$(provision --security 1 --pop-file /run/lab/prov.pop --passphrase-file /run/lab/home.pass --json)
 expect sec1_connected "$(jq -r .state <<<"$report")" connected
+# Through the shipped profile: `handoff` provisions over Bluetooth with the network the
+# station is on and the passphrase NetworkManager stores for it.
+report=$("$ACCESSORYCTL" handoff "$device" --profile /usr/share/accessory-setup/profiles/esp-idf-provisioning-ble.json \
+    --adapter hci1 --pop-file /run/lab/prov.pop --json 2>/run/lab/handoff.err)
+printed+="$report$(cat /run/lab/handoff.err)"
+cat /run/lab/handoff.err >>"$CASE_LOG"
+echo "$report" >>"$CASE_LOG"
+expect handoff_provisioned "$(jq -r .provisioned.state <<<"$report")" connected
+expect handoff_home "$(jq -r .provisioned.ssid <<<"$report")" "$HOME_SSID"
 check secrets_not_printed not grep -q -e abcd1234 -e "$HOME_PASSPHRASE" <<<"$printed"
 kill "$(cat /run/lab/esp-ble.pid)" 2>/dev/null
 rm -f /run/lab/esp-ble.pid
