@@ -26,6 +26,10 @@ extension Agent {
         let session: AccessorySession
         if let host {
             session = host.session
+        } else if let picking = sessions.values.first(where: { $0.session.suppliedPassphrase(for: record.id) != nil }) {
+            // The session the accessory was picked in holds what the picker, the kiosk policy
+            // or the accessory itself (a hotspot handoff) supplied for it.
+            session = picking.session
         } else {
             var transient = AccessorySession(profile: try loadProfile(record.owner.profileID), owner: record.owner, accessories: records)
             _ = try? transient.handle(.activate, at: Date())

@@ -58,12 +58,13 @@ import Testing
         #expect(try services.bluez.gattLog(camera).writes == [[Self.command, "03170101"]])
 
         let id = try #require(added["id"]?.string)
-        let joined = try #require(try await session.call("JoinAccessoryHotspot", [.string(id), .vardict([])]).first)
+        // Joined as `accessoryctl pick --join` does, outside the session it was picked in.
+        let joined = try #require(try await client.manager("JoinAccessory", [.string(id), .vardict([])]).first)
         #expect(joined["ssid"]?.string == "GP24501234")
         #expect(services.networkManager.log.contains("camera-pass-1234"), "the revealed passphrase did not reach NetworkManager")
         #expect(!services.agent.log.contains("camera-pass-1234"))
 
-        _ = try await session.call("Leave")
+        _ = try await client.manager("Leave", [.vardict([])])
         let deadline = ContinuousClock.now + .seconds(10)
         while try services.bluez.gattLog(camera).writes.count < 2 && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
