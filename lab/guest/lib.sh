@@ -294,3 +294,28 @@ stop_agent() {
     journalctl -u accessory-setup --no-pager -o short-precise >"$OUT/logs/agent.log" 2>&1
     [[ $(systemctl show -p Result --value accessory-setup) == success ]]
 }
+
+# start_gopro_camera: the GoPro-style camera (lab/guest/gopro_peripheral.py) on hci0, "GoPro
+# 1234", its hotspot GP24501234 on acc1 started and stopped when it is told to (passphrase
+# gopro-ap-pass-4242, never printed); what it does goes to /run/lab/gopro-report.txt.
+GOPRO_PASSPHRASE=gopro-ap-pass-4242
+start_gopro_camera() {
+    printf '%s\n' "$GOPRO_PASSPHRASE" >/run/lab/gopro.pass
+    chmod 600 /run/lab/gopro.pass
+    rm -f /run/lab/gopro-report.txt
+    python3 -u /lab/guest/gopro_peripheral.py --adapter hci0 --name "GoPro 1234" --ssid GP24501234 \
+        --passphrase-file /run/lab/gopro.pass --report /run/lab/gopro-report.txt --pairing-agent \
+        --on-command 'source /lab/guest/lib.sh && start_wpa2_ap gopro acc1 "$GOPRO_SSID" "$(cat "$GOPRO_PASSPHRASE_FILE")"' \
+        --off-command 'source /lab/guest/lib.sh && stop_ap gopro' >"$OUT/logs/gopro-peripheral.log" 2>&1 &
+    echo $! >/run/lab/gopro.pid
+    for _ in $(seq 200); do grep -q READY "$OUT/logs/gopro-peripheral.log" && return 0; sleep 0.1; done
+    return 1
+}
+
+stop_gopro_camera() { [[ -f /run/lab/gopro.pid ]] && kill "$(cat /run/lab/gopro.pid)" 2>/dev/null; rm -f /run/lab/gopro.pid; }
+
+# gopro_reported LINE: the camera's report has LINE within 10 s (it reports a switch once done).
+gopro_reported() {
+    for _ in $(seq 100); do grep -qx "$1" /run/lab/gopro-report.txt 2>/dev/null && return 0; sleep 0.1; done
+    return 1
+}

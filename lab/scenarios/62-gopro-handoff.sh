@@ -4,16 +4,7 @@
 # "GP24501234" on acc1, started only then) and joins it with the passphrase it reveals. Its
 # setup page answers; `leave` brings the home network back; `--switch-off` stops the hotspot.
 check bluetooth start_bluetooth
-printf 'gopro-ap-pass-4242\n' >/run/lab/gopro.pass
-chmod 600 /run/lab/gopro.pass
-rm -f /run/lab/gopro-report.txt
-python3 -u /lab/guest/gopro_peripheral.py --adapter hci0 --name "GoPro 1234" --ssid GP24501234 \
-    --passphrase-file /run/lab/gopro.pass --report /run/lab/gopro-report.txt --pairing-agent \
-    --on-command 'source /lab/guest/lib.sh && start_wpa2_ap gopro acc1 "$GOPRO_SSID" "$(cat "$GOPRO_PASSPHRASE_FILE")"' \
-    --off-command 'source /lab/guest/lib.sh && stop_ap gopro' >"$OUT/logs/gopro-peripheral.log" 2>&1 &
-echo $! >/run/lab/gopro.pid
-camera_ready() { for _ in $(seq 200); do grep -q READY "$OUT/logs/gopro-peripheral.log" && return 0; sleep 0.1; done; return 1; }
-check camera_advertising camera_ready
+check camera_advertising start_gopro_camera
 camera=$(adapter_address hci0)
 profile=/usr/share/accessory-setup/profiles/gopro.json
 
@@ -46,10 +37,7 @@ output=$("$ACCESSORYCTL" handoff "$camera" --profile "$profile" --adapter hci1 -
 printed+=$output
 echo "$output" >>"$CASE_LOG"
 expect_match switched_off "$output" "Switched the hotspot of $camera off\.$"
-# The camera answers the command once its hotspot is down; the report follows.
-reported() { for _ in $(seq 100); do grep -qx "$1" /run/lab/gopro-report.txt && return 0; sleep 0.1; done; return 1; }
-check camera_hotspot_off reported hotspot=off
+check camera_hotspot_off gopro_reported hotspot=off
 check hostapd_stopped not test -f /run/lab/hostapd-gopro.pid
-check secrets_not_printed not grep -q gopro-ap-pass-4242 <<<"$printed"
-kill "$(cat /run/lab/gopro.pid)" 2>/dev/null
-rm -f /run/lab/gopro.pid
+check secrets_not_printed not grep -q "$GOPRO_PASSPHRASE" <<<"$printed"
+stop_gopro_camera
