@@ -1,4 +1,5 @@
 import AccessoryCore
+import BusService
 import Foundation
 import ServiceHarness
 import Testing
@@ -41,15 +42,20 @@ import Testing
             ]))
     }
 
-    @Test func thePickRunsTheHandoffAsBridgingAndTheJoinUsesTheRevealedHotspot() async throws {
-        let (services, camera) = try Self.start()
+    /// A client with a picker that chooses the camera, and the signals of its pick.
+    static func pickCamera(_ services: AgentServices) async throws -> (AgentClient, TestPicker, [BusSignal]) {
         let client = try await services.client()
-        let picker = try await TestPicker(on: client.bus, behaviour: .chooseDevice(address: Self.address))
+        let picker = try await TestPicker(on: client.bus, behaviour: .chooseDevice(address: address))
         try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
         let session = try await client.openSession("com.gopro.camera")
         _ = try await session.activate()
-        try await session.showPicker([Self.cameraItem])
-        let signals = try await session.waitForDismiss()
+        try await session.showPicker([cameraItem])
+        return (client, picker, try await session.waitForDismiss())
+    }
+
+    @Test func thePickRunsTheHandoffAsBridgingAndTheJoinUsesTheRevealedHotspot() async throws {
+        let (services, camera) = try Self.start()
+        let (client, picker, signals) = try await Self.pickCamera(services)
         #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerSetupBridging", "AccessoryAdded", "PickerDidDismiss"])
         let added = try #require(signals.first { $0.member == "AccessoryAdded" }?.arguments.first)
         #expect(added["ssid"]?.string == "GP24501234")
@@ -75,13 +81,7 @@ import Testing
 
     @Test func aHotspotThatFailsIsPickerSetupFailedAndNoRecord() async throws {
         let (services, _) = try Self.start(answer: [0x02, 0x17, 0x01])
-        let client = try await services.client()
-        let picker = try await TestPicker(on: client.bus, behaviour: .chooseDevice(address: Self.address))
-        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
-        let session = try await client.openSession("com.gopro.camera")
-        _ = try await session.activate()
-        try await session.showPicker([Self.cameraItem])
-        let signals = try await session.waitForDismiss()
+        let (client, picker, signals) = try await Self.pickCamera(services)
         #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerSetupBridging", "PickerSetupFailed", "PickerDidDismiss"])
         let failure = try #require(signals.first { $0.member == "PickerSetupFailed" }?.arguments.first)
         #expect(failure["message"]?.string?.contains("failed to start (state 021701)") == true, "\(failure)")
