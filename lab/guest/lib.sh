@@ -295,15 +295,17 @@ stop_agent() {
     [[ $(systemctl show -p Result --value accessory-setup) == success ]]
 }
 
-# start_gopro_camera: the GoPro-style camera (lab/guest/gopro_peripheral.py) on hci0, "GoPro
-# 1234", its hotspot GP24501234 on acc1 started and stopped when it is told to (passphrase
-# gopro-ap-pass-4242, never printed); what it does goes to /run/lab/gopro-report.txt.
+# start_gopro_camera [ADAPTER]: the GoPro-style camera (lab/guest/gopro_peripheral.py) on
+# ADAPTER (hci0), "GoPro 1234", its hotspot GP24501234 on acc1 started and stopped when it is
+# told to (passphrase gopro-ap-pass-4242, never printed); what it does goes to
+# /run/lab/gopro-report.txt.
 GOPRO_PASSPHRASE=gopro-ap-pass-4242
 start_gopro_camera() {
+    local adapter=${1:-hci0}
     printf '%s\n' "$GOPRO_PASSPHRASE" >/run/lab/gopro.pass
     chmod 600 /run/lab/gopro.pass
     rm -f /run/lab/gopro-report.txt
-    python3 -u /lab/guest/gopro_peripheral.py --adapter hci0 --name "GoPro 1234" --ssid GP24501234 \
+    python3 -u /lab/guest/gopro_peripheral.py --adapter "$adapter" --name "GoPro 1234" --ssid GP24501234 \
         --passphrase-file /run/lab/gopro.pass --report /run/lab/gopro-report.txt --pairing-agent \
         --on-command 'source /lab/guest/lib.sh && start_wpa2_ap gopro acc1 "$GOPRO_SSID" "$(cat "$GOPRO_PASSPHRASE_FILE")"' \
         --off-command 'source /lab/guest/lib.sh && stop_ap gopro' >"$OUT/logs/gopro-peripheral.log" 2>&1 &

@@ -4,8 +4,9 @@
 # revealed passphrase; the setup page answers; `leave` through the agent brings the home
 # network back and has the agent switch the camera's hotspot off.
 check bluetooth start_bluetooth
-check camera_advertising start_gopro_camera
-camera=$(adapter_address hci0)
+# The agent listens on the first adapter, hci0, so the camera takes hci1 here.
+check camera_advertising start_gopro_camera hci1
+camera=$(adapter_address hci1)
 check agent_owns_its_name start_agent
 
 "$ACCESSORYCTL" monitor --count 6 >/run/lab/monitor.out 2>>"$CASE_LOG" &

@@ -83,7 +83,8 @@ check back_home wait_home 20
 # copy of the shipped profile says so), provisions the device with the network the station
 # left and its stored passphrase, ends with the device's verdict, and leaves.
 check esp_device_sec2_again start_esp_device 2
-jq '.id = "lab.esp.softap" | .hotspot = {"security": "wpa2Personal", "passphrase": {"source": "prompt"}}' \
+jq '.id = "lab.esp.softap" | .hotspot = {"security": "wpa2Personal", "passphrase": {"source": "prompt"}}
+    | del(.items[].productImage)' \
     /usr/share/accessory-setup/profiles/esp-idf-provisioning-softap.json >/run/lab/esp-softap-wpa2.json
 output=$("$ACCESSORYCTL" handoff PROV_4F2A --profile /run/lab/esp-softap-wpa2.json --passphrase-file /run/lab/softap.pass \
     --pop-file /run/lab/prov.pop 2>&1)
