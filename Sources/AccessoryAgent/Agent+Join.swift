@@ -144,7 +144,9 @@ extension Agent {
               let handoff = profile.bluetoothHandoff, handoff.switchOff != nil
         else { return }
         do {
-            try await radios.bluetooth().switchHotspotOff(address, handoff: handoff)
+            try await radios.bluetooth().switchHotspotOff(address, handoff: handoff, pair: { address throws(BluetoothError) in
+                try await self.pairThroughAgent(address)
+            })
             Journal.notice("handoff: \(address) switched its hotspot off")
         } catch {
             Journal.warning("handoff: \(address) could not switch its hotspot off: \(error)")

@@ -294,7 +294,7 @@ extension Agent {
 
     // MARK: The picker agent
 
-    private func send(_ agent: PickerAgentRegistration, _ method: String, _ arguments: [DBusValue]) {
+    func send(_ agent: PickerAgentRegistration, _ method: String, _ arguments: [DBusValue]) {
         bus.send(destination: agent.connection, path: agent.path, interface: "io.accessorysetup.PickerAgent1", method: method, arguments)
     }
 
@@ -387,7 +387,7 @@ extension Agent {
         do {
             let bluetooth = try await radios.bluetooth()
             switch step {
-            case .pairing: try await bluetooth.pair(address)
+            case .pairing: try await pairThroughAgent(address)
             case .bridging: try await bluetooth.connectProfiles(address)
             case .hotspotHandoff: return nil
             }
@@ -405,7 +405,9 @@ extension Agent {
         do {
             let bluetooth = try await radios.bluetooth()
             Journal.info("handoff: \(address) is switching its hotspot on")
-            let hotspot = try await bluetooth.revealHotspot(address, handoff: handoff)
+            let hotspot = try await bluetooth.revealHotspot(address, handoff: handoff, pair: { address throws(BluetoothError) in
+                try await self.pairThroughAgent(address)
+            })
             Journal.notice("handoff: \(address) revealed its hotspot \(hotspot.ssid)")
             return .success(hotspot)
         } catch {

@@ -34,6 +34,10 @@ public actor Agent {
     var lastActivity = ContinuousClock.now
     /// Waits for the next accessory profile to expire.
     var purge: Task<Void, Never>?
+    /// The BlueZ pairing agent, once exported and registered.
+    var pairingAgent: ExportedObject?
+    /// BlueZ's device paths the agent is pairing now; BlueZ's questions about others are refused.
+    var pairingDevices: [String: MACAddress] = [:]
 
     static let interfaces: [String: String] = [
         "io.accessorysetup.Manager1": "io.accessorysetup.Manager1.xml",
@@ -143,6 +147,7 @@ public actor Agent {
             switch call.interface {
             case "io.accessorysetup.Manager1": values = try await managerCall(call)
             case "io.accessorysetup.Session1": values = try await sessionCall(call)
+            case "org.bluez.Agent1": values = try await pairingAgentCall(call)
             default: throw CallFailure(name: "org.freedesktop.DBus.Error.UnknownInterface", message: call.interface)
             }
             call.reply(values)

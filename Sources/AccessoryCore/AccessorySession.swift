@@ -145,6 +145,12 @@ public struct AccessorySession: Sendable {
         picker.map { $0.shown.values.sorted { $0.id < $1.id } } ?? []
     }
 
+    /// The Bluetooth address of the accessory being set up, while a setup step runs.
+    public var settingUpBluetoothAddress: MACAddress? {
+        guard case .settingUp(let entry, _, _)? = picker?.stage else { return nil }
+        return entry.bluetooth?.address
+    }
+
     /// The passphrase the picker or the kiosk policy supplied for an accessory picked in this
     /// session, for joining its hotspot.
     public func suppliedPassphrase(for id: UUID) -> SuppliedPassphrase? {

@@ -18,11 +18,13 @@ extension BlueZClient {
     /// Connects (pairing first where the profile requires it), switches the accessory's
     /// hotspot on, waits until the accessory reports it ready, reads the hotspot it reveals
     /// and disconnects. A failure after the hotspot was switched on switches it off again.
+    /// `pair` pairs instead of this client (the agent pairs over its own connection, where its
+    /// pairing agent answers BlueZ).
     public func revealHotspot(
         _ address: MACAddress, handoff: BluetoothHandoff, adapter: String? = nil, timeout: Duration = .seconds(20),
-        progress: @escaping @Sendable (HotspotHandoffStep) -> Void = { _ in }
+        pair: Pairer? = nil, progress: @escaping @Sendable (HotspotHandoffStep) -> Void = { _ in }
     ) async throws(HotspotHandoffError) -> RevealedHotspot {
-        let link = try await openHandoff(address, handoff: handoff, adapter: adapter, timeout: timeout, progress: progress)
+        let link = try await openHandoff(address, handoff: handoff, adapter: adapter, timeout: timeout, pair: pair, progress: progress)
         nextID += 1
         let reports = nextID
         handoffReports[reports] = []
@@ -63,10 +65,10 @@ extension BlueZClient {
     /// Does nothing for a profile without `switchOff`.
     public func switchHotspotOff(
         _ address: MACAddress, handoff: BluetoothHandoff, adapter: String? = nil, timeout: Duration = .seconds(20),
-        progress: @escaping @Sendable (HotspotHandoffStep) -> Void = { _ in }
+        pair: Pairer? = nil, progress: @escaping @Sendable (HotspotHandoffStep) -> Void = { _ in }
     ) async throws(HotspotHandoffError) {
         guard let write = handoff.switchOff else { return }
-        let link = try await openHandoff(address, handoff: handoff, adapter: adapter, timeout: timeout, progress: progress)
+        let link = try await openHandoff(address, handoff: handoff, adapter: adapter, timeout: timeout, pair: pair, progress: progress)
         progress(.switchingOff)
         let outcome: Result<Void, HotspotHandoffError>
         do throws(HotspotHandoffError) {
@@ -82,15 +84,20 @@ extension BlueZClient {
 
     // MARK: Steps
 
+    /// Pairs with a device some other way than `pair(_:)`.
+    public typealias Pairer = @Sendable (MACAddress) async throws(BluetoothError) -> Void
+
     private static let notifyingFlags: Set<String> = ["notify", "indicate", "encrypt-notify", "encrypt-indicate"]
 
     private func openHandoff(
-        _ address: MACAddress, handoff: BluetoothHandoff, adapter: String?, timeout: Duration,
+        _ address: MACAddress, handoff: BluetoothHandoff, adapter: String?, timeout: Duration, pair: Pairer?,
         progress: @Sendable (HotspotHandoffStep) -> Void
     ) async throws(HotspotHandoffError) -> HandoffLink {
-        if handoff.pairing == .required {
+        if handoff.pairing == .required && !isPaired(address) {
             progress(.pairing)
-            try await gatt { () throws(BluetoothError) in try await self.pair(address, adapter: adapter, timeout: max(timeout, .seconds(60))) }
+            try await gatt { () throws(BluetoothError) in
+                if let pair { try await pair(address) } else { try await self.pair(address, adapter: adapter, timeout: max(timeout, .seconds(60))) }
+            }
         }
         progress(.connecting)
         let device = try await gatt { () throws(BluetoothError) in try await self.connect(address, adapter: adapter, timeout: timeout) }

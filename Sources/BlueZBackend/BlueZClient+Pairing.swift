@@ -8,6 +8,18 @@ extension BlueZClient {
         paths(with: Self.deviceInterface).lazy.compactMap { self.advertisement($0, adapter: nil) }.first { $0.address == address }
     }
 
+    /// The object path of the device with `address`, looking for it when BlueZ does not know it yet.
+    public func devicePath(of address: MACAddress, adapter: String? = nil, timeout: Duration = .seconds(20)) async throws(BluetoothError) -> String {
+        try await devicePath(address, adapter: adapter, timeout: timeout)
+    }
+
+    /// Whether BlueZ has the device paired.
+    public func isPaired(_ address: MACAddress) -> Bool {
+        paths(with: Self.deviceInterface).contains { path in
+            advertisement(path, adapter: nil)?.address == address && property(path, Self.deviceInterface, "Paired")?.bool == true
+        }
+    }
+
     /// Pairs with the device (`Device1.Pair`), finding it first if BlueZ does not know it yet.
     /// A device already paired is left as it is.
     public func pair(_ address: MACAddress, adapter: String? = nil, timeout: Duration = .seconds(60)) async throws(BluetoothError) {

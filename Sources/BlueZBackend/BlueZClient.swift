@@ -375,24 +375,41 @@ enum BlueZError {
     static func map(_ error: GLibError, operation: String = "", timeout: Duration = .zero, unavailable: Bool = false) -> BluetoothError {
         if error.isCancelled { return .cancelled }
         let remote = error.remoteName ?? ""
-        let message = error.message
-        switch remote {
-        case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
-            return .bluezUnavailable(message)
-        case "org.freedesktop.DBus.Error.NoReply":
+        if remote == "org.freedesktop.DBus.Error.NoReply" {
             return .timedOut(operation, seconds: Int(timeout.components.seconds))
-        case "org.bluez.Error.NotPermitted": return .notPermitted(message)
-        case "org.bluez.Error.NotAuthorized", "org.bluez.Error.AuthenticationFailed": return .notAuthorized(message)
-        case "org.bluez.Error.InProgress": return .inProgress(message)
-        case "org.bluez.Error.NotSupported": return .notSupported(message)
-        case "org.bluez.Error.InvalidValueLength": return .invalidValueLength(message)
-        default: break
         }
+        if let known = known(remote, error.message) { return known }
         if error.domain == "g-io-error-quark" && error.code == Int32(G_IO_ERROR_TIMED_OUT.rawValue) {
             return .timedOut(operation, seconds: Int(timeout.components.seconds))
         }
-        if unavailable { return .bluezUnavailable(message) }
-        let name = remote.hasPrefix("org.bluez.Error.") ? String(remote.dropFirst("org.bluez.Error.".count)) + ": " : ""
-        return .failed(name + message)
+        if unavailable { return .bluezUnavailable(error.message) }
+        return BluetoothError(bluezErrorName: remote, message: error.message)
+    }
+
+    /// The errors BlueZ (or the bus, for BlueZ) names that have a case of their own.
+    static func known(_ name: String, _ message: String) -> BluetoothError? {
+        switch name {
+        case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
+            .bluezUnavailable(message)
+        case "org.bluez.Error.NotPermitted": .notPermitted(message)
+        case "org.bluez.Error.NotAuthorized", "org.bluez.Error.AuthenticationFailed": .notAuthorized(message)
+        case "org.bluez.Error.InProgress": .inProgress(message)
+        case "org.bluez.Error.NotSupported": .notSupported(message)
+        case "org.bluez.Error.InvalidValueLength": .invalidValueLength(message)
+        default: nil
+        }
+    }
+}
+
+extension BluetoothError {
+    /// The error a BlueZ reply named, for a BlueZ call made on another connection.
+    public init(bluezErrorName name: String?, message: String) {
+        let name = name ?? ""
+        if let known = BlueZError.known(name, message) {
+            self = known
+        } else {
+            let prefix = name.hasPrefix("org.bluez.Error.") ? String(name.dropFirst("org.bluez.Error.".count)) + ": " : ""
+            self = .failed(prefix + message)
+        }
     }
 }

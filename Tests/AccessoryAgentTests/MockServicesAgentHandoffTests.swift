@@ -79,6 +79,30 @@ import Testing
         await client.close()
     }
 
+    /// Pairing runs over the agent's own connection, where its BlueZ pairing agent answers: a
+    /// passkey the camera wants typed on it goes to the picker.
+    @Test func aPasskeyToTypeOnTheAccessoryIsShownByThePicker() async throws {
+        let (services, camera) = try Self.start()
+        try services.bluez.setPairing(camera, agentName: AgentProcess.busName, passkey: 4242)
+        let (client, picker, signals) = try await Self.pickCamera(services)
+        #expect(signals.map(\.member).contains("AccessoryAdded"), "\(signals.map(\.member))")
+        #expect(try services.bluez.gattLog(camera).agentCalls == [["DisplayPasskey", "accepted"]])
+        let shown = picker.calls.filter { $0.member == "SetupProgress" && $0.arguments[1].string == "pairing" }
+        #expect(shown.first?.arguments[2]["passkey"]?.string == "004242", "\(picker.calls.map(\.member))")
+        #expect(services.bluez.log.contains("RegisterAgent"), "the agent registers its pairing agent with BlueZ")
+        await client.close()
+    }
+
+    @Test func aCodeToTypeIntoThisMachineIsRefusedAndThePickFails() async throws {
+        let (services, camera) = try Self.start()
+        try services.bluez.setPairing(camera, agentName: AgentProcess.busName)
+        let (client, _, signals) = try await Self.pickCamera(services)
+        #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerSetupBridging", "PickerSetupFailed", "PickerDidDismiss"])
+        #expect(try services.bluez.gattLog(camera).agentCalls == [["RequestPasskey", "org.bluez.Error.Rejected"]])
+        #expect(try services.bluez.gattLog(camera).writes.isEmpty, "nothing is asked of an accessory that did not pair")
+        await client.close()
+    }
+
     @Test func aHotspotThatFailsIsPickerSetupFailedAndNoRecord() async throws {
         let (services, _) = try Self.start(answer: [0x02, 0x17, 0x01])
         let (client, picker, signals) = try await Self.pickCamera(services)

@@ -61,7 +61,7 @@ import Testing
     @Test func pairsSwitchesOnWaitsForTheIndicationReadsAndDisconnects() async throws {
         let device = try addCamera()
         let steps = Mutex<[HotspotHandoffStep]>([])
-        let revealed = try await client().revealHotspot(address, handoff: try handoff()) { step in steps.withLock { $0.append(step) } }
+        let revealed = try await client().revealHotspot(address, handoff: try handoff(), progress: { step in steps.withLock { $0.append(step) } })
         #expect(revealed.ssid.escaped == "GP24501234")
         #expect(revealed.passphrase?.reveal() == "camera-pass-1234", "the C string's NUL is not part of the passphrase")
         #expect(revealed.security == nil)

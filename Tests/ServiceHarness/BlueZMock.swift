@@ -208,6 +208,16 @@ public final class BlueZMock: @unchecked Sendable {
         /// `[uuid, hex value]` in order.
         public var writes: [[String]]
         public var reads: [String]
+        /// `[method, "accepted" or the error name]` for each question put to the pairing agent.
+        public var agentCalls: [[String]]
+    }
+
+    /// Makes `Pair` on the device ask the pairing agent on `agentName`: to show `passkey`, or,
+    /// without one, for a passkey.
+    public func setPairing(_ path: String, agentName: String, passkey: UInt32? = nil) throws {
+        var options = ["'agentName': <\(quoted(agentName))>"]
+        if let passkey { options.append("'passkey': <uint32 \(passkey)>") }
+        try mockCall("SetPairing", [quoted(path), "{" + options.joined(separator: ", ") + "}"])
     }
 
     public func gattLog(_ path: String) throws -> GATTLog {

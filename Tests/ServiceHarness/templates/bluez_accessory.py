@@ -180,6 +180,7 @@ def AddAdvertisingDevice(self, adapter_name, address, address_type, name, rssi, 
     device.gatt = None
     device.connects = 0
     device.pairs = 0
+    device.agent_calls = []
     self.EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}', [
         dbus.ObjectPath(path), {DEVICE_IFACE: properties}])
     return path
@@ -221,8 +222,37 @@ def device_disconnect(device):
 
 def device_pair(device):
     device.pairs += 1
+    pairing = getattr(device, 'pairing', {})
+    if pairing and not device.props[DEVICE_IFACE]['Paired']:
+        ask_agent(device, pairing)
     if not device.props[DEVICE_IFACE]['Paired']:
         set_props(device, DEVICE_IFACE, {'Paired': dbus.Boolean(True, variant_level=1)})
+
+
+def ask_agent(device, pairing):
+    '''As bluetoothd does for the caller of Pair: asks the last registered agent (on the bus
+    name pairing['agentName']); a refusal fails the pairing as BlueZ's AuthenticationRejected.'''
+    manager = mockobject.objects['/org/bluez']
+    if not manager.agent_paths:
+        return
+    agent = (str(pairing['agentName']), str(manager.agent_paths[-1]))
+    if 'passkey' in pairing:
+        call = ('DisplayPasskey', 'ouq', (dbus.ObjectPath(device.path), dbus.UInt32(pairing['passkey']), dbus.UInt16(0)))
+    else:
+        call = ('RequestPasskey', 'o', (dbus.ObjectPath(device.path),))
+    try:
+        device.connection.call_blocking(agent[0], agent[1], 'org.bluez.Agent1', call[0], call[1], call[2])
+        device.agent_calls.append([call[0], 'accepted'])
+    except dbus.exceptions.DBusException as error:
+        device.agent_calls.append([call[0], error.get_dbus_name()])
+        raise dbus.exceptions.DBusException('Authentication Rejected', name='org.bluez.Error.AuthenticationRejected')
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='sa{sv}', out_signature='')
+def SetPairing(_self, path, options):
+    '''How Pair goes: with agentName (the bus name the agent is on) and passkey (u) the agent is
+    shown the passkey; with agentName alone it is asked for one.'''
+    mockobject.objects[path].pairing = {str(k): (int(v) if k == 'passkey' else str(v)) for k, v in options.items()}
 
 
 # A device with one GATT service described in JSON
@@ -252,7 +282,7 @@ def GetGATTLog(_self, path):
     return json.dumps({
         'paired': bool(device.props[DEVICE_IFACE]['Paired']), 'pairs': device.pairs,
         'connected': bool(device.props[DEVICE_IFACE]['Connected']),
-        'writes': device.gatt['writes'], 'reads': device.gatt['reads'],
+        'writes': device.gatt['writes'], 'reads': device.gatt['reads'], 'agentCalls': device.agent_calls,
     })
 
 
