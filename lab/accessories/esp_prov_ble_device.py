@@ -30,20 +30,21 @@ import os
 import sys
 
 import dbus
-import dbus.exceptions
-import dbus.mainloop.glib
-import dbus.service
 from gi.repository import GLib
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 import esp_prov_device as core  # noqa: E402
 
-BLUEZ = "org.bluez"
-PROPS = "org.freedesktop.DBus.Properties"
-GATT_CHARACTERISTIC = "org.bluez.GattCharacteristic1"
-GATT_DESCRIPTOR = "org.bluez.GattDescriptor1"
+# bluez_gatt.py is in lab/guest: ../guest from here, in the repository as in the VM (/lab/guest).
+for _guest in (os.path.normpath(os.path.join(HERE, os.pardir, "guest")), "/lab/guest"):
+    if os.path.isfile(os.path.join(_guest, "bluez_gatt.py")):
+        sys.path.insert(0, _guest)
+        break
+import bluez_gatt as gatt  # noqa: E402
+from bluez_gatt import BLUEZ, PROPS, Failed  # noqa: E402
+
 SERVICE = "021a9004-0382-4aea-bff4-6b3f1c5adfb4"
-USER_DESCRIPTION = "00002901-0000-1000-8000-00805f9b34fb"
 # protocomm's endpoint ids (wifi_provisioning manager.c); prov-ctrl 0xff4f is not implemented.
 ENDPOINT_IDS = {"prov-ctrl": 0xFF4F, "prov-scan": 0xFF50, "prov-session": 0xFF51, "prov-config": 0xFF52,
                 "proto-ver": 0xFF53}
@@ -54,24 +55,9 @@ def endpoint_uuid(endpoint):
     return "%s%04x%s" % (SERVICE[:4], ENDPOINT_IDS[endpoint], SERVICE[8:])
 
 
-class Failed(dbus.exceptions.DBusException):
-    _dbus_error_name = "org.bluez.Error.Failed"
-
-
-class InvalidOffset(dbus.exceptions.DBusException):
-    _dbus_error_name = "org.bluez.Error.InvalidOffset"
-
-
 def device_key(options):
     """Who is asking: the org.bluez.Device1 path BlueZ passes as the `device` option."""
     return str(options.get("device", ""))
-
-
-def slice_at(value, options):
-    offset = int(options.get("offset", 0))
-    if offset > len(value):
-        raise InvalidOffset("offset %d beyond a value of %d bytes" % (offset, len(value)))
-    return dbus.Array(value[offset:], signature="y")
 
 
 def starts_session(body):
@@ -128,116 +114,26 @@ class Transport:
         self.drop(key)
 
 
-class Descriptor(dbus.service.Object):
-    """The Characteristic User Description: the endpoint's name, read-only."""
+class Endpoint(gatt.Characteristic):
+    """One endpoint, named by its user description: a write with response runs its handler,
+    the next read by the same device returns the answer."""
 
-    def __init__(self, bus, characteristic, text):
-        self.path = characteristic.path + "/desc0"
-        self.characteristic = characteristic
-        self.value = text.encode()
-        dbus.service.Object.__init__(self, bus, self.path)
-
-    def properties(self):
-        return {GATT_DESCRIPTOR: {
-            "Characteristic": dbus.ObjectPath(self.characteristic.path), "UUID": USER_DESCRIPTION,
-            "Flags": dbus.Array(["read"], signature="s"), "Value": dbus.Array(self.value, signature="y")}}
-
-    @dbus.service.method(GATT_DESCRIPTOR, in_signature="a{sv}", out_signature="ay")
-    def ReadValue(self, options):
-        return slice_at(self.value, options)
-
-    @dbus.service.method(PROPS, in_signature="ss", out_signature="v")
-    def Get(self, interface, name):
-        return self.properties()[interface][name]
-
-    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
-    def GetAll(self, interface):
-        return self.properties()[interface]
-
-
-class Characteristic(dbus.service.Object):
-    """One endpoint: a write with response runs its handler, the next read returns the answer."""
-
-    def __init__(self, bus, service, index, endpoint, transport):
-        self.path = "%s/char%d" % (service.path, index)
-        self.service, self.endpoint, self.transport = service, endpoint, transport
-        self.uuid = endpoint_uuid(endpoint)
+    def __init__(self, service, endpoint, transport):
+        gatt.Characteristic.__init__(self, service, endpoint_uuid(endpoint), ["read", "write"],
+                                     on_read=self.answer, on_write=self.request,
+                                     partial_write_error="a request must be written whole")
+        self.endpoint, self.transport = endpoint, transport
         self.answers = {}
         transport.characteristics.append(self)
-        dbus.service.Object.__init__(self, bus, self.path)
-        self.descriptor = Descriptor(bus, self, endpoint)
+        gatt.UserDescription(self, endpoint)
 
-    def properties(self):
-        return {GATT_CHARACTERISTIC: {
-            "Service": dbus.ObjectPath(self.service.path), "UUID": self.uuid,
-            "Flags": dbus.Array(["read", "write"], signature="s"),
-            "Descriptors": dbus.Array([dbus.ObjectPath(self.descriptor.path)], signature="o")}}
+    def answer(self, options):
+        return self.answers.get(device_key(options), b"")
 
-    @dbus.service.method(GATT_CHARACTERISTIC, in_signature="a{sv}", out_signature="ay")
-    def ReadValue(self, options):
-        return slice_at(self.answers.get(device_key(options), b""), options)
-
-    @dbus.service.method(GATT_CHARACTERISTIC, in_signature="aya{sv}")
-    def WriteValue(self, value, options):
-        if options.get("prepare-authorize"):
-            return  # a prepared write being authorized: the value comes whole with the execute
-        if int(options.get("offset", 0)) != 0:
-            # BlueZ joins a long write's contiguous prepared writes into one write at offset 0.
-            raise InvalidOffset("a request must be written whole")
+    def request(self, value, options):
         key = device_key(options)
         self.answers.pop(key, None)
-        self.answers[key] = self.transport.request(self.endpoint, key, bytes(value))
-
-    @dbus.service.method(PROPS, in_signature="ss", out_signature="v")
-    def Get(self, interface, name):
-        return self.properties()[interface][name]
-
-    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
-    def GetAll(self, interface):
-        return self.properties()[interface]
-
-
-class Service(dbus.service.Object):
-    def __init__(self, bus, path):
-        self.path = path
-        dbus.service.Object.__init__(self, bus, path)
-
-    def properties(self):
-        return {"org.bluez.GattService1": {"UUID": SERVICE, "Primary": True}}
-
-
-class Application(dbus.service.Object):
-    def __init__(self, bus, objects):
-        self.path = APP_PATH
-        self.objects = objects
-        dbus.service.Object.__init__(self, bus, self.path)
-
-    @dbus.service.method("org.freedesktop.DBus.ObjectManager", out_signature="a{oa{sa{sv}}}")
-    def GetManagedObjects(self):
-        return {dbus.ObjectPath(o.path): o.properties() for o in self.objects}
-
-
-class Advertisement(dbus.service.Object):
-    """protocomm_nimble's advertisement: flags (general discoverable) and the complete 128-bit
-    service UUID; BlueZ puts LocalName in the scan response, as protocomm_nimble does."""
-
-    def __init__(self, bus, name):
-        self.path = APP_PATH + "/advertisement"
-        self.name = name
-        dbus.service.Object.__init__(self, bus, self.path)
-
-    def properties(self):
-        return {"Type": "peripheral", "ServiceUUIDs": dbus.Array([SERVICE], signature="s"),
-                "LocalName": self.name, "Includes": dbus.Array([], signature="s"),
-                "Discoverable": dbus.Boolean(True)}
-
-    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
-    def GetAll(self, interface):
-        return self.properties()
-
-    @dbus.service.method("org.bluez.LEAdvertisement1")
-    def Release(self):
-        pass
+        self.answers[key] = self.transport.request(self.endpoint, key, value)
 
 
 def main():
@@ -249,20 +145,19 @@ def main():
     device = core.Device(args)
     transport = Transport(device)
 
-    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
-    bus = dbus.SystemBus()
-    adapter_path = "/org/bluez/" + args.adapter
-    adapter = dbus.Interface(bus.get_object(BLUEZ, adapter_path), PROPS)
-    adapter.Set("org.bluez.Adapter1", "Powered", dbus.Boolean(True))
-    adapter.Set("org.bluez.Adapter1", "Alias", args.name)
+    bus = gatt.system_bus()
+    peripheral = gatt.Peripheral(bus, args.adapter, args.name)
 
-    service = Service(bus, APP_PATH + "/service0")
-    objects = [service]
-    for index, endpoint in enumerate(e for e in ENDPOINT_IDS if e in core.ENDPOINTS):
-        characteristic = Characteristic(bus, service, index, endpoint, transport)
-        objects += [characteristic, characteristic.descriptor]
-    app = Application(bus, objects)
-    advertisement = Advertisement(bus, args.name)
+    app = gatt.Application(bus, APP_PATH)
+    service = gatt.Service(app, SERVICE)
+    for endpoint in ENDPOINT_IDS:
+        if endpoint in core.ENDPOINTS:
+            Endpoint(service, endpoint, transport)
+    # protocomm_nimble's advertisement: flags (general discoverable) and the complete 128-bit
+    # service UUID; BlueZ puts LocalName in the scan response, as protocomm_nimble does.
+    advertisement = gatt.LEAdvertisement(bus, APP_PATH + "/advertisement", {
+        "Type": "peripheral", "ServiceUUIDs": dbus.Array([SERVICE], signature="s"),
+        "LocalName": args.name, "Includes": dbus.Array([], signature="s"), "Discoverable": dbus.Boolean(True)})
 
     def properties_changed(interface, changed, invalidated, path=None):
         if interface == "org.bluez.Device1" and "Connected" in changed and not changed["Connected"]:
@@ -271,7 +166,7 @@ def main():
     bus.add_signal_receiver(properties_changed, signal_name="PropertiesChanged", dbus_interface=PROPS,
                             bus_name=BLUEZ, arg0="org.bluez.Device1", path_keyword="path")
 
-    def registered(*_):
+    def registered():
         endpoints = ",".join(c.endpoint for c in transport.characteristics)
         core.log(f"READY adapter={args.adapter} name={args.name} security={args.security} endpoints={endpoints}")
 
@@ -280,10 +175,7 @@ def main():
         status.append(1)
         loop.quit()
 
-    gatt = dbus.Interface(bus.get_object(BLUEZ, adapter_path), "org.bluez.GattManager1")
-    advertising = dbus.Interface(bus.get_object(BLUEZ, adapter_path), "org.bluez.LEAdvertisingManager1")
-    gatt.RegisterApplication(app.path, {}, reply_handler=lambda: advertising.RegisterAdvertisement(
-        advertisement.path, {}, reply_handler=registered, error_handler=failed), error_handler=failed)
+    peripheral.register(app, [advertisement], registered, failed)
     status = []
     loop = GLib.MainLoop()
     loop.run()

@@ -62,13 +62,12 @@ import threading
 
 import dbus
 import dbus.exceptions
-import dbus.mainloop.glib
 import dbus.service
 from gi.repository import GLib
 
-BLUEZ = "org.bluez"
-PROPS = "org.freedesktop.DBus.Properties"
-GATT_CHARACTERISTIC = "org.bluez.GattCharacteristic1"
+import bluez_gatt as gatt
+from bluez_gatt import BLUEZ, PROPS, Rejected
+
 APP_PATH = "/io/accessorysetup/gopro"
 
 
@@ -286,116 +285,14 @@ def log(text):
 # ------------------------------------------------------------------------------ over BlueZ
 
 
-class Failed(dbus.exceptions.DBusException):
-    _dbus_error_name = "org.bluez.Error.Failed"
-
-
-class InvalidOffset(dbus.exceptions.DBusException):
-    _dbus_error_name = "org.bluez.Error.InvalidOffset"
-
-
-class NotSupported(dbus.exceptions.DBusException):
-    _dbus_error_name = "org.bluez.Error.NotSupported"
-
-
-class Rejected(dbus.exceptions.DBusException):
-    _dbus_error_name = "org.bluez.Error.Rejected"
-
-
-def slice_at(value, options):
-    offset = int(options.get("offset", 0))
-    if offset > len(value):
-        raise InvalidOffset("offset %d beyond a value of %d bytes" % (offset, len(value)))
-    return dbus.Array(value[offset:], signature="y")
-
-
-class Characteristic(dbus.service.Object):
-    """A characteristic; `on_read(options)` gives the value read, `on_write(value, options)`
-    takes a write, `set(value)` notifies subscribers. No Value property is published: the
-    values are served by ReadValue alone."""
-
-    def __init__(self, bus, service, index, uuid, flags, on_read=None, on_write=None):
-        self.path = "%s/char%d" % (service.path, index)
-        self.service, self.uuid, self.flags = service, uuid, flags
-        self.on_read, self.on_write = on_read, on_write
-        self.notifying = False
-        dbus.service.Object.__init__(self, bus, self.path)
-
-    def properties(self):
-        return {GATT_CHARACTERISTIC: {
-            "Service": dbus.ObjectPath(self.service.path), "UUID": self.uuid,
-            "Flags": dbus.Array(self.flags, signature="s")}}
-
-    def set(self, value):
-        if self.notifying:
-            self.PropertiesChanged(GATT_CHARACTERISTIC, {"Value": dbus.Array(bytes(value), signature="y")}, [])
-
-    @dbus.service.method(GATT_CHARACTERISTIC, in_signature="a{sv}", out_signature="ay")
-    def ReadValue(self, options):
-        if self.on_read is None:
-            raise NotSupported("not readable")
-        return slice_at(self.on_read(options), options)
-
-    @dbus.service.method(GATT_CHARACTERISTIC, in_signature="aya{sv}")
-    def WriteValue(self, value, options):
-        if self.on_write is None:
-            raise NotSupported("not writable")
-        if options.get("prepare-authorize"):
-            return  # a prepared write being authorized: the value comes whole with the execute
-        if int(options.get("offset", 0)) != 0:
-            raise InvalidOffset("a packet must be written whole")
-        self.on_write(bytes(value), options)
-
-    @dbus.service.method(GATT_CHARACTERISTIC)
-    def StartNotify(self):
-        self.notifying = True
-
-    @dbus.service.method(GATT_CHARACTERISTIC)
-    def StopNotify(self):
-        self.notifying = False
-
-    @dbus.service.method(PROPS, in_signature="ss", out_signature="v")
-    def Get(self, interface, name):
-        return self.properties()[interface][name]
-
-    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
-    def GetAll(self, interface):
-        return self.properties()[interface]
-
-    @dbus.service.signal(PROPS, signature="sa{sv}as")
-    def PropertiesChanged(self, interface, changed, invalidated):
-        pass
-
-
-class Service(dbus.service.Object):
-    def __init__(self, bus, path, uuid):
-        self.path, self.uuid = path, uuid
-        dbus.service.Object.__init__(self, bus, path)
-
-    def properties(self):
-        return {"org.bluez.GattService1": {"UUID": self.uuid, "Primary": True}}
-
-
-class Application(dbus.service.Object):
-    def __init__(self, bus, objects):
-        self.path = APP_PATH
-        self.objects = objects
-        dbus.service.Object.__init__(self, bus, self.path)
-
-    @dbus.service.method("org.freedesktop.DBus.ObjectManager", out_signature="a{oa{sa{sv}}}")
-    def GetManagedObjects(self):
-        return {dbus.ObjectPath(o.path): o.properties() for o in self.objects}
-
-
-class Advertisement(dbus.service.Object):
+class Advertisement(gatt.LEAdvertisement):
     """The camera's advertisement: FEA6 and GoPro's manufacturer data; the name goes to the
     scan response."""
 
     def __init__(self, bus, name):
-        self.path = APP_PATH + "/advertisement"
+        gatt.LEAdvertisement.__init__(self, bus, APP_PATH + "/advertisement")
         self.name = name
         self.ap_on = False
-        dbus.service.Object.__init__(self, bus, self.path)
 
     def manufacturer(self):
         return dbus.Dictionary({dbus.UInt16(GOPRO_COMPANY): dbus.Array(manufacturer_data(self.ap_on), signature="y")},
@@ -408,19 +305,7 @@ class Advertisement(dbus.service.Object):
 
     def set_ap(self, on):
         self.ap_on = on
-        self.PropertiesChanged("org.bluez.LEAdvertisement1", {"ManufacturerData": self.manufacturer()}, [])
-
-    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
-    def GetAll(self, interface):
-        return self.properties()
-
-    @dbus.service.signal(PROPS, signature="sa{sv}as")
-    def PropertiesChanged(self, interface, changed, invalidated):
-        pass
-
-    @dbus.service.method("org.bluez.LEAdvertisement1")
-    def Release(self):
-        pass
+        self.PropertiesChanged(gatt.LE_ADVERTISEMENT, {"ManufacturerData": self.manufacturer()}, [])
 
 
 class Agent(dbus.service.Object):
@@ -498,13 +383,8 @@ def main():
             return False
         GLib.idle_add(call)
 
-    dbus.mainloop.glib.threads_init()
-    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
-    bus = dbus.SystemBus()
-    adapter_path = "/org/bluez/" + args.adapter
-    adapter = dbus.Interface(bus.get_object(BLUEZ, adapter_path), PROPS)
-    adapter.Set("org.bluez.Adapter1", "Powered", dbus.Boolean(True))
-    adapter.Set("org.bluez.Adapter1", "Alias", args.name)
+    bus = gatt.system_bus(threads=True)
+    peripheral = gatt.Peripheral(bus, args.adapter, args.name)
 
     def paired(options):
         device = options.get("device")
@@ -518,8 +398,9 @@ def main():
             return "unknown"
         return "true" if value else "false"
 
-    wifi = Service(bus, APP_PATH + "/service0", WIFI_AP_SERVICE)
-    control = Service(bus, APP_PATH + "/service1", CONTROL_QUERY_SERVICE)
+    app = gatt.Application(bus, APP_PATH)
+    wifi = gatt.Service(app, WIFI_AP_SERVICE)
+    control = gatt.Service(app, CONTROL_QUERY_SERVICE)
     advertisement = Advertisement(bus, args.name)
 
     def read(line, value):
@@ -529,11 +410,11 @@ def main():
             return value
         return on_read
 
-    ssid_characteristic = Characteristic(bus, wifi, 0, WIFI_AP_SSID, ["encrypt-read"], on_read=read("ssid-read", ssid))
-    password_characteristic = Characteristic(bus, wifi, 1, WIFI_AP_PASSWORD, ["encrypt-read"],
-                                             on_read=read("passphrase-read", passphrase))
-    command = Characteristic(bus, control, 0, COMMAND, ["encrypt-write"])
-    response = Characteristic(bus, control, 1, COMMAND_RESPONSE, ["encrypt-notify"])
+    # No Value properties: the values are served by ReadValue alone.
+    gatt.Characteristic(wifi, WIFI_AP_SSID, ["encrypt-read"], on_read=read("ssid-read", ssid))
+    gatt.Characteristic(wifi, WIFI_AP_PASSWORD, ["encrypt-read"], on_read=read("passphrase-read", passphrase))
+    command = gatt.Characteristic(control, COMMAND, ["encrypt-write"], partial_write_error="a packet must be written whole")
+    response = gatt.Characteristic(control, COMMAND_RESPONSE, ["encrypt-notify"])
     camera = Camera(args.on_command, args.off_command, run, post, response.set, report, advertisement.set_ap)
 
     def on_command_write(value, options):
@@ -541,13 +422,12 @@ def main():
         camera.command_packet(value)
 
     command.on_write = on_command_write
-    app = Application(bus, [wifi, ssid_characteristic, password_characteristic, control, command, response])
     camera.start()
 
     status = []
     loop = GLib.MainLoop()
 
-    def registered(*_):
+    def registered():
         log("READY adapter=%s name=%s ssid=%s" % (args.adapter, args.name, args.ssid))
 
     def failed(error):
@@ -561,10 +441,7 @@ def main():
         agents.RegisterAgent(agent.path, "NoInputNoOutput")
         agents.RequestDefaultAgent(agent.path)
 
-    gatt = dbus.Interface(bus.get_object(BLUEZ, adapter_path), "org.bluez.GattManager1")
-    advertising = dbus.Interface(bus.get_object(BLUEZ, adapter_path), "org.bluez.LEAdvertisingManager1")
-    gatt.RegisterApplication(app.path, {}, reply_handler=lambda: advertising.RegisterAdvertisement(
-        advertisement.path, {}, reply_handler=registered, error_handler=failed), error_handler=failed)
+    peripheral.register(app, [advertisement], registered, failed)
     loop.run()
     sys.exit(status[0] if status else 0)
 

@@ -17,18 +17,17 @@ import argparse
 import sys
 
 import dbus
-import dbus.mainloop.glib
-import dbus.service
 from gi.repository import GLib
 
-BLUEZ = "org.bluez"
+import bluez_gatt as gatt
+
 SERVICE = "00467768-6228-2272-4663-277478268000"
 STATE, ERROR, RPC_COMMAND, RPC_RESULT, CAPABILITIES = (
     "00467768-6228-2272-4663-27747826800%d" % n for n in range(1, 6))
 AUTHORIZATION_REQUIRED, AUTHORIZED, PROVISIONING, PROVISIONED = 1, 2, 3, 4
 NO_ERROR, INVALID_RPC, UNKNOWN_RPC = 0, 1, 2
 REDIRECT = "http://192.168.4.1/setup"
-PROPS = "org.freedesktop.DBus.Properties"
+APP_PATH = "/io/accessorysetup/lab"
 
 
 def checksum(data):
@@ -41,116 +40,22 @@ def frame(command, strings):
     return packet + bytes([checksum(packet)])
 
 
-class Characteristic(dbus.service.Object):
-    def __init__(self, bus, service, index, uuid, flags, value=b""):
-        self.path = "%s/char%d" % (service.path, index)
-        self.service, self.uuid, self.flags = service, uuid, flags
-        self.value = bytes(value)
-        self.notifying = False
-        self.on_write = None
-        dbus.service.Object.__init__(self, bus, self.path)
-
-    def properties(self):
-        return {"org.bluez.GattCharacteristic1": {
-            "Service": dbus.ObjectPath(self.service.path), "UUID": self.uuid,
-            "Flags": dbus.Array(self.flags, signature="s"),
-            "Value": dbus.Array(self.value, signature="y")}}
-
-    def set(self, value):
-        self.value = bytes(value)
-        if self.notifying:
-            self.PropertiesChanged("org.bluez.GattCharacteristic1",
-                                   {"Value": dbus.Array(self.value, signature="y")}, [])
-
-    @dbus.service.method("org.bluez.GattCharacteristic1", in_signature="a{sv}", out_signature="ay")
-    def ReadValue(self, options):
-        return dbus.Array(self.value, signature="y")
-
-    @dbus.service.method("org.bluez.GattCharacteristic1", in_signature="aya{sv}")
-    def WriteValue(self, value, options):
-        if self.on_write:
-            self.on_write(bytes(value))
-
-    @dbus.service.method("org.bluez.GattCharacteristic1")
-    def StartNotify(self):
-        self.notifying = True
-
-    @dbus.service.method("org.bluez.GattCharacteristic1")
-    def StopNotify(self):
-        self.notifying = False
-
-    @dbus.service.method(PROPS, in_signature="ss", out_signature="v")
-    def Get(self, interface, name):
-        return self.properties()[interface][name]
-
-    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
-    def GetAll(self, interface):
-        return self.properties()[interface]
-
-    @dbus.service.signal(PROPS, signature="sa{sv}as")
-    def PropertiesChanged(self, interface, changed, invalidated):
-        pass
-
-
-class Service(dbus.service.Object):
-    def __init__(self, bus, path):
-        self.path = path
-        dbus.service.Object.__init__(self, bus, path)
-
-    def properties(self):
-        return {"org.bluez.GattService1": {"UUID": SERVICE, "Primary": True}}
-
-
-class Application(dbus.service.Object):
-    def __init__(self, bus, objects):
-        self.path = "/io/accessorysetup/lab"
-        self.objects = objects
-        dbus.service.Object.__init__(self, bus, self.path)
-
-    @dbus.service.method("org.freedesktop.DBus.ObjectManager", out_signature="a{oa{sa{sv}}}")
-    def GetManagedObjects(self):
-        return {dbus.ObjectPath(o.path): o.properties() for o in self.objects}
-
-
-class LEAdvertisement(dbus.service.Object):
-    """An org.bluez.LEAdvertisement1 whose properties() subclasses give."""
-
-    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
-    def GetAll(self, interface):
-        return self.properties()
-
-    @dbus.service.method("org.bluez.LEAdvertisement1")
-    def Release(self):
-        pass
-
-
-class Advertisement(LEAdvertisement):
+def advertisement(bus, name):
     """Improv's advertisement: the service UUID and the 4677 service data, which fill it."""
-
-    def __init__(self, bus, name):
-        self.path = "/io/accessorysetup/lab/advertisement"
-        self.name = name
-        self.service_data = bytes([AUTHORIZATION_REQUIRED, 0x01, 0, 0, 0, 0])
-        dbus.service.Object.__init__(self, bus, self.path)
-
-    def properties(self):
-        return {"Type": "peripheral", "ServiceUUIDs": dbus.Array([SERVICE], signature="s"),
-                "ServiceData": dbus.Dictionary({"4677": dbus.Array(self.service_data, signature="y")}, signature="sv"),
-                "LocalName": self.name, "Includes": dbus.Array([], signature="s")}
+    service_data = bytes([AUTHORIZATION_REQUIRED, 0x01, 0, 0, 0, 0])
+    return gatt.LEAdvertisement(bus, APP_PATH + "/advertisement", {
+        "Type": "peripheral", "ServiceUUIDs": dbus.Array([SERVICE], signature="s"),
+        "ServiceData": dbus.Dictionary({"4677": dbus.Array(service_data, signature="y")}, signature="sv"),
+        "LocalName": name, "Includes": dbus.Array([], signature="s")})
 
 
-class VendorAdvertisement(LEAdvertisement):
+def vendor_advertisement(bus):
     """A second advertising instance with the vendor's manufacturer data (test company
     0xFFFF: a model and a version byte); the controller takes turns with the first."""
-
-    def __init__(self, bus):
-        self.path = "/io/accessorysetup/lab/advertisement1"
-        dbus.service.Object.__init__(self, bus, self.path)
-
-    def properties(self):
-        return {"Type": "peripheral", "Includes": dbus.Array([], signature="s"),
-                "ManufacturerData": dbus.Dictionary({dbus.UInt16(0xFFFF): dbus.Array([0x4C, 0x01], signature="y")},
-                                                    signature="qv")}
+    return gatt.LEAdvertisement(bus, APP_PATH + "/advertisement1", {
+        "Type": "peripheral", "Includes": dbus.Array([], signature="s"),
+        "ManufacturerData": dbus.Dictionary({dbus.UInt16(0xFFFF): dbus.Array([0x4C, 0x01], signature="y")},
+                                            signature="qv")})
 
 
 def main():
@@ -160,26 +65,22 @@ def main():
     parser.add_argument("--authorize-after", type=float, default=3.0)
     args = parser.parse_args()
 
-    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
-    bus = dbus.SystemBus()
-    adapter_path = "/org/bluez/" + args.adapter
-    adapter = dbus.Interface(bus.get_object(BLUEZ, adapter_path), PROPS)
-    adapter.Set("org.bluez.Adapter1", "Powered", dbus.Boolean(True))
-    adapter.Set("org.bluez.Adapter1", "Alias", "improv-lab-light")
+    bus = gatt.system_bus()
+    peripheral = gatt.Peripheral(bus, args.adapter, "improv-lab-light")
 
-    service = Service(bus, "/io/accessorysetup/lab/service0")
-    state = Characteristic(bus, service, 0, STATE, ["read", "notify"], [AUTHORIZATION_REQUIRED])
-    error = Characteristic(bus, service, 1, ERROR, ["read", "notify"], [NO_ERROR])
-    command = Characteristic(bus, service, 2, RPC_COMMAND, ["write"])
-    result = Characteristic(bus, service, 3, RPC_RESULT, ["read", "notify"])
-    capabilities = Characteristic(bus, service, 4, CAPABILITIES, ["read"], [0x01])
-    app = Application(bus, [service, state, error, command, result, capabilities])
-    advertisement = Advertisement(bus, "improv-lab-light")
-    vendor_advertisement = VendorAdvertisement(bus)
+    # Improv's characteristics publish their Value and, as they always have, ignore offsets.
+    app = gatt.Application(bus, APP_PATH)
+    service = gatt.Service(app, SERVICE)
+    state = gatt.Characteristic(service, STATE, ["read", "notify"], [AUTHORIZATION_REQUIRED], offsets=False)
+    error = gatt.Characteristic(service, ERROR, ["read", "notify"], [NO_ERROR], offsets=False)
+    command = gatt.Characteristic(service, RPC_COMMAND, ["write"], b"", offsets=False)
+    result = gatt.Characteristic(service, RPC_RESULT, ["read", "notify"], b"", offsets=False)
+    gatt.Characteristic(service, CAPABILITIES, ["read"], [0x01], offsets=False)
+    advertisements = [advertisement(bus, "improv-lab-light"), vendor_advertisement(bus)]
 
     incoming = bytearray()
 
-    def on_write(data):
+    def on_write(data, options):
         # The client splits frames longer than 20 bytes into several writes; the spec has the
         # device put them back together from the length byte.
         incoming.extend(data)
@@ -223,7 +124,7 @@ def main():
         print("AUTHORIZED", flush=True)
         return False
 
-    def registered(*_):
+    def registered():
         print("READY", flush=True)
         GLib.timeout_add(int(args.authorize_after * 1000), authorize)
 
@@ -231,13 +132,7 @@ def main():
         print("FAILED", error_value, flush=True)
         sys.exit(1)
 
-    gatt = dbus.Interface(bus.get_object(BLUEZ, adapter_path), "org.bluez.GattManager1")
-    advertising = dbus.Interface(bus.get_object(BLUEZ, adapter_path), "org.bluez.LEAdvertisingManager1")
-    def register_vendor_advertisement():
-        advertising.RegisterAdvertisement(vendor_advertisement.path, {}, reply_handler=registered, error_handler=failed)
-
-    gatt.RegisterApplication(app.path, {}, reply_handler=lambda: advertising.RegisterAdvertisement(
-        advertisement.path, {}, reply_handler=register_vendor_advertisement, error_handler=failed), error_handler=failed)
+    peripheral.register(app, advertisements, registered, failed)
     GLib.MainLoop().run()
 
 
