@@ -23,7 +23,7 @@ extension Agent {
         }
         try await require(.join, call, uid: uid)
 
-        let session: AccessorySession
+        var session: AccessorySession
         if let host {
             session = host.session
         } else if let picking = sessions.values.first(where: { $0.session.suppliedPassphrase(for: record.id) != nil }) {
@@ -31,9 +31,12 @@ extension Agent {
             // or the accessory itself (a hotspot handoff) supplied for it.
             session = picking.session
         } else {
-            var transient = AccessorySession(profile: try loadProfile(record.owner.profileID), owner: record.owner, accessories: records)
-            _ = try? transient.handle(.activate, at: Date())
-            session = transient
+            session = AccessorySession(profile: try loadProfile(record.owner.profileID), owner: record.owner, accessories: records)
+            _ = try? session.handle(.activate, at: Date())
+        }
+        // A Bluetooth handoff's hotspot: still on since the pick, or switched on again.
+        if passphrase == nil, let hotspot = try await handedOffHotspot(record, session.profile) {
+            session.adopt(hotspot, for: record.id)
         }
         if passphrase == nil && !withoutSecurity, let supplied = session.suppliedPassphrase(for: record.id) {
             switch supplied {
@@ -136,6 +139,24 @@ extension Agent {
         await switchHotspotOff(join.recordID)
     }
 
+    /// The hotspot a `bluetoothToWiFi` accessory revealed and still keeps on, or, once it was
+    /// switched off, the one it reveals when asked again; `nil` for other accessories.
+    private func handedOffHotspot(_ record: AccessoryRecord, _ profile: AccessoryProfile) async throws(CallFailure) -> RevealedHotspot? {
+        guard profile.handoff == .bluetoothToWiFi, let handoff = profile.bluetoothHandoff, let address = record.bluetoothIdentifier
+        else { return nil }
+        if let hotspot = handedOff[record.id] { return hotspot }
+        do {
+            Journal.info("handoff: \(address) is switching its hotspot on again for record \(record.id)")
+            let hotspot = try await radios.bluetooth().revealHotspot(address, handoff: handoff, pair: { address throws(BluetoothError) in
+                try await self.pairThroughAgent(address)
+            })
+            handedOff[record.id] = hotspot
+            return hotspot
+        } catch {
+            throw CallFailure(AccessorySessionError.connectionFailed(reason: "the hotspot handoff of \(address) failed: \(error)"))
+        }
+    }
+
     /// Switches the hotspot of an accessory that revealed it in a Bluetooth handoff off again,
     /// where its profile can; a failure is only logged (the accessory times it out itself).
     func switchHotspotOff(_ recordID: UUID) async {
@@ -143,6 +164,7 @@ extension Agent {
               let profile = try? loadProfile(record.owner.profileID), profile.handoff == .bluetoothToWiFi,
               let handoff = profile.bluetoothHandoff, handoff.switchOff != nil
         else { return }
+        handedOff[recordID] = nil
         do {
             try await radios.bluetooth().switchHotspotOff(address, handoff: handoff, pair: { address throws(BluetoothError) in
                 try await self.pairThroughAgent(address)

@@ -168,6 +168,7 @@ extension Agent {
                     await invalidate(host, error: .unknown(reason: error.message))
                     return
                 }
+                if let hotspot = host.session.revealedHotspot(for: record.id) { handedOff[record.id] = hotspot }
                 Journal.info("record \(record.id) of uid \(record.owner.uid) saved: \(record.state.name), '\(record.displayName)'")
                 await broadcast(.recordChanged(record), owner: record.owner, except: host.path)
             case .delete(let record):

@@ -36,6 +36,9 @@ public actor Agent {
     var purge: Task<Void, Never>?
     /// The BlueZ pairing agent, once exported and registered.
     var pairingAgent: ExportedObject?
+    /// Hotspots accessories revealed in a handoff and that are still switched on, by record:
+    /// a join after the picking session ended uses them.
+    var handedOff: [UUID: RevealedHotspot] = [:]
     /// BlueZ's device paths the agent is pairing now; BlueZ's questions about others are refused.
     var pairingDevices: [String: MACAddress] = [:]
 

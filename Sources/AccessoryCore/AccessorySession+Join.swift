@@ -17,11 +17,11 @@ extension AccessorySession {
             throw .invalidRequest(
                 field: "accessory", reason: "\(record.id) is \(record.state.name); finish its authorization first")
         }
-        guard let ssid = record.ssid else {
+        guard let ssid = revealedHotspot(for: id)?.ssid ?? record.ssid else {
             throw .invalidRequest(field: "accessory", reason: "\(record.id) has no hotspot to join")
         }
         var policy = profile.hotspot
-        if let security = revealedHotspotSecurity(for: id) { policy?.security = security }
+        if let security = revealedHotspot(for: id)?.security { policy?.security = security }
         var secret = passphrase
         if withoutSecurity {
             guard passphrase == nil else {

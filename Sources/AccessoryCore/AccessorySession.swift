@@ -115,8 +115,8 @@ public struct AccessorySession: Sendable {
     private var pickers = 0
     private var entryTable = PickerEntryTable()
     private var passphrases: [UUID: SuppliedPassphrase] = [:]
-    /// The security accessories named in their hotspot handoff, over the profile's.
-    private var revealedSecurity: [UUID: HotspotPolicy.Security] = [:]
+    /// What accessories revealed in their hotspot handoff: their security wins over the profile's.
+    private var revealedHotspots: [UUID: RevealedHotspot] = [:]
 
     /// Most items a `showPicker` may carry.
     public static let maximumItems = 256
@@ -157,9 +157,16 @@ public struct AccessorySession: Sendable {
         passphrases[id]
     }
 
-    /// The security an accessory named when it revealed its hotspot, if it did.
-    func revealedHotspotSecurity(for id: UUID) -> HotspotPolicy.Security? {
-        revealedSecurity[id]
+    /// The hotspot an accessory picked in this session revealed in its handoff.
+    public func revealedHotspot(for id: UUID) -> RevealedHotspot? {
+        revealedHotspots[id]
+    }
+
+    /// Takes what an accessory revealed in a handoff run outside this session (a join after
+    /// the picking session ended), as if it had been revealed here.
+    public mutating func adopt(_ hotspot: RevealedHotspot, for id: UUID) {
+        revealedHotspots[id] = hotspot
+        passphrases[id] = hotspot.passphrase.map(SuppliedPassphrase.secret)
     }
 
     public mutating func handle(_ input: Input, at now: Date) throws(AccessorySessionError) -> [Effect] {
@@ -537,7 +544,7 @@ extension AccessorySession {
             descriptor: item.descriptor, owner: owner, created: now)
         accessories.append(record)
         passphrases[record.id] = picker.revealed?.passphrase.map(SuppliedPassphrase.secret) ?? choice.passphrase
-        revealedSecurity[record.id] = picker.revealed?.security
+        revealedHotspots[record.id] = picker.revealed
         self.picker = nil
         return [.save(record), .emit(.accessoryAdded(record))]
             + dismissFrontEnd(picker) + [.emit(.pickerDidDismiss(nil))]

@@ -42,20 +42,20 @@ import Testing
             ]))
     }
 
-    /// A client with a picker that chooses the camera, and the signals of its pick.
-    static func pickCamera(_ services: AgentServices) async throws -> (AgentClient, TestPicker, [BusSignal]) {
+    /// A client with a picker that chooses the camera, its session, and the signals of its pick.
+    static func pickCamera(_ services: AgentServices) async throws -> (AgentClient, TestPicker, ClientSession, [BusSignal]) {
         let client = try await services.client()
         let picker = try await TestPicker(on: client.bus, behaviour: .chooseDevice(address: address))
         try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
         let session = try await client.openSession("com.gopro.camera")
         _ = try await session.activate()
         try await session.showPicker([cameraItem])
-        return (client, picker, try await session.waitForDismiss())
+        return (client, picker, session, try await session.waitForDismiss())
     }
 
     @Test func thePickRunsTheHandoffAsBridgingAndTheJoinUsesTheRevealedHotspot() async throws {
         let (services, camera) = try Self.start()
-        let (client, picker, signals) = try await Self.pickCamera(services)
+        let (client, picker, session, signals) = try await Self.pickCamera(services)
         #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerSetupBridging", "AccessoryAdded", "PickerDidDismiss"])
         let added = try #require(signals.first { $0.member == "AccessoryAdded" }?.arguments.first)
         #expect(added["ssid"]?.string == "GP24501234")
@@ -64,19 +64,31 @@ import Testing
         #expect(try services.bluez.gattLog(camera).writes == [[Self.command, "03170101"]])
 
         let id = try #require(added["id"]?.string)
-        // Joined as `accessoryctl pick --join` does, outside the session it was picked in.
+        // Joined as `accessoryctl pick --join` does: after the session it was picked in ended.
+        _ = try await session.call("Invalidate")
         let joined = try #require(try await client.manager("JoinAccessory", [.string(id), .vardict([])]).first)
         #expect(joined["ssid"]?.string == "GP24501234")
         #expect(services.networkManager.log.contains("camera-pass-1234"), "the revealed passphrase did not reach NetworkManager")
         #expect(!services.agent.log.contains("camera-pass-1234"))
 
+        let on = [Self.command, "03170101"], off = [Self.command, "03170100"]
         _ = try await client.manager("Leave", [.vardict([])])
+        try await waitForWrites(services, camera, [on, off])
+        // The hotspot is off now: joining again has the camera switch it on again.
+        _ = try #require(try await client.manager("JoinAccessory", [.string(id), .vardict([])]).first)
+        #expect(try services.bluez.gattLog(camera).writes == [on, off, on])
+        _ = try await client.manager("Leave", [.vardict([])])
+        try await waitForWrites(services, camera, [on, off, on, off])
+        await client.close()
+    }
+
+    /// Waits until the camera has seen exactly `writes` ("leaving switches the hotspot off").
+    func waitForWrites(_ services: AgentServices, _ camera: String, _ writes: [[String]]) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
-        while try services.bluez.gattLog(camera).writes.count < 2 && ContinuousClock.now < deadline {
+        while try services.bluez.gattLog(camera).writes != writes && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
-        #expect(try services.bluez.gattLog(camera).writes.last == [Self.command, "03170100"], "leaving switches the hotspot off")
-        await client.close()
+        #expect(try services.bluez.gattLog(camera).writes == writes)
     }
 
     /// Pairing runs over the agent's own connection, where its BlueZ pairing agent answers: a
@@ -84,7 +96,7 @@ import Testing
     @Test func aPasskeyToTypeOnTheAccessoryIsShownByThePicker() async throws {
         let (services, camera) = try Self.start()
         try services.bluez.setPairing(camera, agentName: AgentProcess.busName, passkey: 4242)
-        let (client, picker, signals) = try await Self.pickCamera(services)
+        let (client, picker, _, signals) = try await Self.pickCamera(services)
         #expect(signals.map(\.member).contains("AccessoryAdded"), "\(signals.map(\.member))")
         #expect(try services.bluez.gattLog(camera).agentCalls == [["DisplayPasskey", "accepted"]])
         let shown = picker.calls.filter { $0.member == "SetupProgress" && $0.arguments[1].string == "pairing" }
@@ -96,7 +108,7 @@ import Testing
     @Test func aCodeToTypeIntoThisMachineIsRefusedAndThePickFails() async throws {
         let (services, camera) = try Self.start()
         try services.bluez.setPairing(camera, agentName: AgentProcess.busName)
-        let (client, _, signals) = try await Self.pickCamera(services)
+        let (client, _, _, signals) = try await Self.pickCamera(services)
         #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerSetupBridging", "PickerSetupFailed", "PickerDidDismiss"])
         #expect(try services.bluez.gattLog(camera).agentCalls == [["RequestPasskey", "org.bluez.Error.Rejected"]])
         #expect(try services.bluez.gattLog(camera).writes.isEmpty, "nothing is asked of an accessory that did not pair")
@@ -105,7 +117,7 @@ import Testing
 
     @Test func aHotspotThatFailsIsPickerSetupFailedAndNoRecord() async throws {
         let (services, _) = try Self.start(answer: [0x02, 0x17, 0x01])
-        let (client, picker, signals) = try await Self.pickCamera(services)
+        let (client, picker, _, signals) = try await Self.pickCamera(services)
         #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerSetupBridging", "PickerSetupFailed", "PickerDidDismiss"])
         let failure = try #require(signals.first { $0.member == "PickerSetupFailed" }?.arguments.first)
         #expect(failure["message"]?.string?.contains("failed to start (state 021701)") == true, "\(failure)")
