@@ -114,10 +114,17 @@ enum SetupStatus: Sendable, Hashable {
     case failed(title: String, message: String)
     case done(String)
 
-    /// The status for a `PickerAgent1.SetupProgress` step and its error dictionary.
+    /// The status for a `PickerAgent1.SetupProgress` step and its dictionary (the error, or
+    /// the passkey to type on the accessory while pairing).
     init(step: String, error: DBusValue?, accessory: String) {
         switch step {
-        case "pairing": self = .settingUp("Pairing with “\(accessory)”…")
+        case "pairing":
+            if let passkey = error?.field("passkey")?.string {
+                self = .settingUp("Type \(passkey) on “\(accessory)” to pair it…")
+            } else {
+                self = .settingUp("Pairing with “\(accessory)”…")
+            }
+        case "hotspotHandoff": self = .settingUp("Switching on the hotspot of “\(accessory)”…")
         case "bridging": self = .settingUp("Joining the network of “\(accessory)”…")
         case "done": self = .done("“\(accessory)” is set up.")
         case "failed": self = .failed(title: "“\(accessory)” could not be set up", message: Self.advice(for: error))

@@ -288,6 +288,10 @@ private let twoPlugs = [
         model.progress("pairing", message: nil)
         #expect(screen(width: 80).frame(model).lines[0] == "Setting up Acme plug (Acme-Setup-4F2A)")
         #expect(screen(width: 80).frame(model).lines[2] == "Pairing over Bluetooth LE…")
+        model.progress("pairing", message: nil, passkey: "004242")
+        #expect(screen(width: 80).frame(model).lines[2] == "Pairing: type 004242 on the accessory…")
+        model.progress("hotspotHandoff", message: nil)
+        #expect(screen(width: 80).frame(model).lines[2] == "Switching its hotspot on over Bluetooth LE…")
         model.progress("failed", message: "the accessory refused the pairing")
         #expect(screen(width: 80).frame(model).lines == ["The setup failed: the accessory refused the pairing"])
     }

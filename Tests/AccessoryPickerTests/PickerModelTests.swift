@@ -75,6 +75,15 @@ struct PickerModelTests {
         #expect(bridging == .settingUp("Joining the network of “Plug”…"))
     }
 
+    @Test("pairing shows the passkey to type on the accessory; the hotspot handoff says what it does")
+    func pairingAndHandoff() {
+        let passkey = SetupStatus(step: "pairing", error: .vardict([("passkey", .string("004242"))]), accessory: "Camera")
+        #expect(passkey == .settingUp("Type 004242 on “Camera” to pair it…"))
+        #expect(SetupStatus(step: "pairing", error: .vardict([]), accessory: "Camera") == .settingUp("Pairing with “Camera”…"))
+        #expect(SetupStatus(step: "hotspotHandoff", error: nil, accessory: "Camera")
+            == .settingUp("Switching on the hotspot of “Camera”…"))
+    }
+
     @Test("product images resolve inside the profile directories only, else the generic icon")
     func images() throws {
         let directory = FileManager.default.temporaryDirectory

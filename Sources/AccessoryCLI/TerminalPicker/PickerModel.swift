@@ -50,6 +50,8 @@ struct PickerModel {
     private var secret = ""
     /// A sentence about the last key, such as a name refused.
     private(set) var notice: String?
+    /// The code the accessory asks the person to type on it while pairing.
+    private(set) var passkey: String?
     /// Digits typed in a row choose the entry with that number.
     private var number = 0
 
@@ -86,13 +88,15 @@ struct PickerModel {
         if let prompted, !entries.contains(where: { $0.id == prompted }) { backToList("That accessory went away.") }
     }
 
-    /// `SetupProgress`: `pairing`, `bridging`, `failed` (with the error's message) or `done`.
-    mutating func progress(_ step: String, message: String?) {
+    /// `SetupProgress`: `pairing` (with a passkey to type on the accessory, if it wants one),
+    /// `bridging`, `hotspotHandoff`, `failed` (with the error's message) or `done`.
+    mutating func progress(_ step: String, message: String?, passkey: String? = nil) {
         switch step {
         case "done": stage = .closed(.done)
         case "failed": stage = .closed(.failed(message ?? "the setup failed"))
         default:
             if case .settingUp(let id, let name, _) = stage { stage = .settingUp(id, name: name, step: step) }
+            self.passkey = step == "pairing" ? passkey : nil
         }
     }
 

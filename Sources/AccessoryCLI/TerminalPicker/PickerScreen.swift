@@ -68,8 +68,10 @@ struct PickerScreen {
             let entry = model.entries.first { $0.id == id }
             let shown = name.map { "\($0) (\(entry?.identity ?? ""))" } ?? describe(entry)
             let doing = switch step {
+            case "pairing" where model.passkey != nil: "Pairing: type \(model.passkey ?? "") on the accessory…"
             case "pairing": "Pairing over Bluetooth LE…"
             case "bridging": "Bringing up its Bluetooth connection…"
+            case "hotspotHandoff": "Switching its hotspot on over Bluetooth LE…"
             default: "Setting it up…"
             }
             lines = [[Span("Setting up ", .bold), Span(shown, .bold)], [], [Span(doing)]]

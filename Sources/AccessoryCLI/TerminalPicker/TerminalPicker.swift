@@ -132,8 +132,9 @@ final class TerminalPicker: Sendable {
                 call.reply()
             case "SetupProgress":
                 let step = arguments.count > 1 ? arguments[1].string ?? "" : ""
-                let error = AgentCommand.errorMessage(arguments.count > 2 ? arguments[2] : nil)
-                model.progress(step, message: error?.message)
+                let details = arguments.count > 2 ? arguments[2] : nil
+                let error = AgentCommand.errorMessage(details)
+                model.progress(step, message: error?.message, passkey: details?.members?["passkey"]?.string)
                 call.reply()
             case "Cancel", "Release":
                 let message = AgentCommand.errorMessage(arguments.count > 1 ? arguments[1] : nil)?.message
