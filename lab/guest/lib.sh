@@ -321,3 +321,10 @@ gopro_reported() {
     for _ in $(seq 100); do grep -qx "$1" /run/lab/gopro-report.txt 2>/dev/null && return 0; sleep 0.1; done
     return 1
 }
+
+# forget_device ADAPTER ADDRESS: ADAPTER's BlueZ forgets the device (what it cached of earlier
+# scenarios' accessories at that address: services, advertisements, the pairing).
+forget_device() {
+    busctl --system call org.bluez "/org/bluez/$1" org.bluez.Adapter1 RemoveDevice o \
+        "/org/bluez/$1/dev_${2//:/_}" >/dev/null 2>&1 || true
+}

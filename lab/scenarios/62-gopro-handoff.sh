@@ -4,14 +4,14 @@
 # "GP24501234" on acc1, started only then) and joins it with the passphrase it reveals. Its
 # setup page answers; `leave` brings the home network back; `--switch-off` stops the hotspot.
 check bluetooth start_bluetooth
-check camera_advertising start_gopro_camera
 camera=$(adapter_address hci0)
+# Earlier scenarios' accessories had the same address: hci1 starts afresh with this one.
+forget_device hci1 "$camera"
+check camera_advertising start_gopro_camera
 profile=/usr/share/accessory-setup/profiles/gopro.json
 
 listed=$("$ACCESSORYCTL" ble list --adapter hci1 --timeout 20 --json)
 echo "$listed" >>"$CASE_LOG"
-# BlueZ keeps what it learnt of the address in earlier scenarios (services it resolved, other
-# advertisements), so the camera's own values are looked for among them.
 heard=$(jq -c --arg a "$camera" '[.devices[] | select(.address == $a)
     | {gopro_service: (.serviceUUIDs | index("0000fea6-0000-1000-8000-00805f9b34fb") != null),
        gopro_company: ((.manufacturerData // {}) | has("0x02F2"))}] | first' <<<"$listed")

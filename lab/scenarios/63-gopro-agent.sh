@@ -5,8 +5,9 @@
 # network back and has the agent switch the camera's hotspot off.
 check bluetooth start_bluetooth
 # The agent listens on the first adapter, hci0, so the camera takes hci1 here.
-check camera_advertising start_gopro_camera hci1
 camera=$(adapter_address hci1)
+forget_device hci0 "$camera"
+check camera_advertising start_gopro_camera hci1
 check agent_owns_its_name start_agent
 
 "$ACCESSORYCTL" monitor --count 6 >/run/lab/monitor.out 2>>"$CASE_LOG" &
