@@ -322,9 +322,14 @@ gopro_reported() {
     return 1
 }
 
-# forget_device ADAPTER ADDRESS: ADAPTER's BlueZ forgets the device (what it cached of earlier
-# scenarios' accessories at that address: services, advertisements, the pairing).
-forget_device() {
-    busctl --system call org.bluez "/org/bluez/$1" org.bluez.Adapter1 RemoveDevice o \
-        "/org/bluez/$1/dev_${2//:/_}" >/dev/null 2>&1 || true
+# forget_each_other: each controller's BlueZ forgets the other (what earlier scenarios left:
+# the services it resolved, advertisements of other accessories at that address, and the
+# bond, which BlueZ would not let Just Works replace: JustWorksRepairing=never).
+forget_each_other() {
+    local a b
+    for a in hci0 hci1; do
+        b=$([[ $a == hci0 ]] && echo hci1 || echo hci0)
+        busctl --system call org.bluez "/org/bluez/$a" org.bluez.Adapter1 RemoveDevice o \
+            "/org/bluez/$a/dev_$(adapter_address "$b" | tr : _)" >/dev/null 2>&1 || true
+    done
 }

@@ -5,8 +5,8 @@
 # setup page answers; `leave` brings the home network back; `--switch-off` stops the hotspot.
 check bluetooth start_bluetooth
 camera=$(adapter_address hci0)
-# Earlier scenarios' accessories had the same address: hci1 starts afresh with this one.
-forget_device hci1 "$camera"
+# Earlier scenarios' accessories had the same address: both sides start afresh.
+forget_each_other
 check camera_advertising start_gopro_camera
 profile=/usr/share/accessory-setup/profiles/gopro.json
 

@@ -6,7 +6,7 @@
 check bluetooth start_bluetooth
 # The agent listens on the first adapter, hci0, so the camera takes hci1 here.
 camera=$(adapter_address hci1)
-forget_device hci0 "$camera"
+forget_each_other
 check camera_advertising start_gopro_camera hci1
 check agent_owns_its_name start_agent
 
