@@ -322,14 +322,14 @@ gopro_reported() {
     return 1
 }
 
-# forget_each_other: each controller's BlueZ forgets the other (what earlier scenarios left:
-# the services it resolved, advertisements of other accessories at that address, and the
-# bond, which BlueZ would not let Just Works replace: JustWorksRepairing=never).
-forget_each_other() {
-    local a b
-    for a in hci0 hci1; do
-        b=$([[ $a == hci0 ]] && echo hci1 || echo hci0)
-        busctl --system call org.bluez "/org/bluez/$a" org.bluez.Adapter1 RemoveDevice o \
-            "/org/bluez/$a/dev_$(adapter_address "$b" | tr : _)" >/dev/null 2>&1 || true
-    done
+# fresh_bluetooth: new virtual controllers under a bluetoothd with nothing remembered. Earlier
+# scenarios' accessories used the same addresses, and BlueZ keeps what it learnt of them (their
+# resolved services, which then hide what a new accessory advertises; bonds, which it would not
+# let Just Works replace), some of it even after RemoveDevice.
+fresh_bluetooth() {
+    [[ -f /run/lab/btvirt.pid ]] && kill "$(cat /run/lab/btvirt.pid)" 2>/dev/null
+    systemctl stop bluetooth.service
+    for _ in $(seq 50); do [[ -e /sys/class/bluetooth/hci0 ]] || break; sleep 0.1; done
+    rm -rf /var/lib/bluetooth/*
+    start_bluetooth
 }

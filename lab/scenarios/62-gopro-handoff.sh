@@ -3,10 +3,8 @@
 # `accessoryctl handoff` pairs with it, has it switch its hotspot on (a real hostapd
 # "GP24501234" on acc1, started only then) and joins it with the passphrase it reveals. Its
 # setup page answers; `leave` brings the home network back; `--switch-off` stops the hotspot.
-check bluetooth start_bluetooth
+check bluetooth fresh_bluetooth
 camera=$(adapter_address hci0)
-# Earlier scenarios' accessories had the same address: both sides start afresh.
-forget_each_other
 check camera_advertising start_gopro_camera
 profile=/usr/share/accessory-setup/profiles/gopro.json
 

@@ -3,10 +3,9 @@
 # bridging step (pickerSetupBridging), record the hotspot it revealed, and join it with the
 # revealed passphrase; the setup page answers; `leave` through the agent brings the home
 # network back and has the agent switch the camera's hotspot off.
-check bluetooth start_bluetooth
+check bluetooth fresh_bluetooth
 # The agent listens on the first adapter, hci0, so the camera takes hci1 here.
 camera=$(adapter_address hci1)
-forget_each_other
 check camera_advertising start_gopro_camera hci1
 check agent_owns_its_name start_agent
 
