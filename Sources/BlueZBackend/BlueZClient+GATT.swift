@@ -53,6 +53,15 @@ extension BlueZClient {
         return GATTDevice(address: address, services: services(of: path), handle: path)
     }
 
+    /// The device with its services read again, once `complete` holds for them or `timeout`
+    /// passed: BlueZ batches its signals per object, so `ServicesResolved` can come before the
+    /// last GATT objects do.
+    func settled(_ device: GATTDevice, timeout: Duration = .seconds(3), until complete: @escaping ([GATTService]) -> Bool) async -> GATTDevice {
+        let path = device.handle
+        _ = try? await wait(timeout: timeout) { complete(self.services(of: path)) }
+        return GATTDevice(address: device.address, services: services(of: path), handle: path)
+    }
+
     private func services(of device: String) -> [GATTService] {
         paths(with: Self.serviceInterface)
             .filter { property($0, Self.serviceInterface, "Device")?.string == device }

@@ -100,7 +100,12 @@ extension BlueZClient {
             }
         }
         progress(.connecting)
-        let device = try await gatt { () throws(BluetoothError) in try await self.connect(address, adapter: adapter, timeout: timeout) }
+        let connected = try await gatt { () throws(BluetoothError) in try await self.connect(address, adapter: adapter, timeout: timeout) }
+        let wanted = [handoff.ssid, handoff.passphrase, handoff.security, handoff.switchOn?.characteristic,
+                      handoff.switchOff?.characteristic, handoff.state?.characteristic].compactMap { $0 }
+        let device = await settled(connected) { services in
+            wanted.allSatisfy { uuid in services.contains { $0.characteristic(uuid) != nil } }
+        }
         do throws(HotspotHandoffError) {
             guard let service = device.service(handoff.service) else { throw .notHandoffDevice(address, missing: handoff.service) }
             // The handoff's own service first; a vendor may keep its control point elsewhere.
