@@ -109,14 +109,17 @@ extension BlueZClient {
         do throws(HotspotHandoffError) {
             guard let service = device.service(handoff.service) else { throw .notHandoffDevice(address, missing: handoff.service) }
             // The handoff's own service first; a vendor may keep its control point elsewhere.
-            func find(_ uuid: BluetoothUUID?) throws(HotspotHandoffError) -> GATTCharacteristic? {
-                guard let uuid else { return nil }
+            func find(_ uuid: BluetoothUUID) throws(HotspotHandoffError) -> GATTCharacteristic {
                 guard let characteristic = service.characteristic(uuid) ?? device.services.lazy.compactMap({ $0.characteristic(uuid) }).first
                 else { throw .notHandoffDevice(address, missing: uuid) }
                 return characteristic
             }
+            func find(_ uuid: BluetoothUUID?) throws(HotspotHandoffError) -> GATTCharacteristic? {
+                guard let uuid else { return nil }
+                return try find(uuid) as GATTCharacteristic
+            }
             return HandoffLink(
-                device: device, ssid: try find(handoff.ssid)!, passphrase: try find(handoff.passphrase),
+                device: device, ssid: try find(handoff.ssid), passphrase: try find(handoff.passphrase),
                 security: try find(handoff.security), switchOn: try find(handoff.switchOn?.characteristic),
                 switchOff: try find(handoff.switchOff?.characteristic), state: try find(handoff.state?.characteristic))
         } catch {
@@ -125,9 +128,12 @@ extension BlueZClient {
         }
     }
 
+    /// Notifications off (where they were on) and the link down, whatever came before.
     private func closeHandoff(_ link: HandoffLink) async {
         await runToCompletion {
-            if let state = link.state { await self.stopNotifications(state) }
+            if let state = link.state, state.flags.contains(where: Self.notifyingFlags.contains) {
+                _ = try? await self.call(state.handle, Self.characteristicInterface, "StopNotify")
+            }
             try? await self.disconnect(link.device)
         }
     }
