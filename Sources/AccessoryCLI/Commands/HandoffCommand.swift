@@ -76,7 +76,6 @@ enum HandoffCommand {
     private struct Plan {
         var profile: AccessoryProfile
         var start: Start
-        var hotspot: HotspotPolicy?
         var provisioning: ProvisionCommand.Request?
     }
 
@@ -112,7 +111,7 @@ enum HandoffCommand {
 
         // 1. The accessory's hotspot, revealed over Bluetooth or named, joined.
         var configuration: HotspotConfiguration?
-        var revealedBy: (MACAddress, BluetoothHandoff)?
+        var revealedBy: (MACAddress, BluetoothHandoff, BlueZClient)?
         switch plan.start {
         case .hotspot(let named):
             configuration = named
@@ -122,8 +121,8 @@ enum HandoffCommand {
             do throws(HotspotHandoffError) {
                 let bluetooth = try await connectBlueZ()
                 let revealed = try await bluetooth.revealHotspot(address, handoff: handoff, adapter: adapter, timeout: timeout, progress: steps)
-                revealedBy = (address, handoff)
-                configuration = try revealed.configuration(policy: plan.hotspot ?? HotspotPolicy(security: .open, passphrase: .none))
+                revealedBy = (address, handoff, bluetooth)
+                configuration = try revealed.configuration(policy: plan.profile.hotspot ?? HotspotPolicy(security: .open, passphrase: .none))
             } catch {
                 HotspotCommand.clearProgress(console)
                 return Self.report(error, console)
@@ -141,9 +140,9 @@ enum HandoffCommand {
                 network = client
             } catch {
                 HotspotCommand.clearProgress(console)
-                if let (address, handoff) = revealedBy {
+                if let (address, handoff, bluetooth) = revealedBy {
                     // The accessory need not keep a hotspot nobody could join.
-                    try? await connectBlueZ().switchHotspotOff(address, handoff: handoff, adapter: adapter, timeout: timeout, progress: steps)
+                    try? await bluetooth.switchHotspotOff(address, handoff: handoff, adapter: adapter, timeout: timeout, progress: steps)
                     HotspotCommand.clearProgress(console)
                 }
                 return Self.report(.join(error), console)
@@ -161,7 +160,7 @@ enum HandoffCommand {
         }
 
         // 2. The home network, given to the accessory; then its hotspot is left and switched off.
-        var provisioned = await ProvisionCommand.execute(request, console)
+        let provisioned = await ProvisionCommand.execute(request, console)
         if let joined = report.joined, let network {
             do {
                 let left = try await network.leave(device: joined.device)
@@ -170,11 +169,10 @@ enum HandoffCommand {
                 console.error("\(AccessoryCtl.name): warning: leaving \(joined.ssid.escaped) failed: \(error); run '\(AccessoryCtl.name) leave'")
             }
         }
-        if let (address, handoff) = revealedBy {
-            try? await connectBlueZ().switchHotspotOff(address, handoff: handoff, adapter: adapter, timeout: timeout, progress: steps)
+        if let (address, handoff, bluetooth) = revealedBy {
+            try? await bluetooth.switchHotspotOff(address, handoff: handoff, adapter: adapter, timeout: timeout, progress: steps)
             HotspotCommand.clearProgress(console)
         }
-        if provisioned.ssid == "?", let ssid = request.credentials.flatMap({ try? SSID(bytes: $0.ssid) }) { provisioned.ssid = ssid.escaped }
         report.provisioned = provisioned
         if arguments.flag("json") {
             console.printJSON(report)
@@ -217,7 +215,7 @@ enum HandoffCommand {
             let hint = profile.handoff == .improvWiFi ? "; use 'accessoryctl improv provision'" : ""
             throw UsageError("\(path): profile \(profile.id) has handoff \(profile.handoff.rawValue) and nothing to run here\(hint)")
         }
-        return Plan(profile: profile, start: start, hotspot: profile.hotspot, provisioning: try provisioningRequest(profile, start, arguments, console))
+        return Plan(profile: profile, start: start, provisioning: try provisioningRequest(profile, start, arguments, console))
     }
 
     /// The provisioning the profile asks for, with the options' secrets; `nil` without one.
