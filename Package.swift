@@ -10,7 +10,8 @@ let package = Package(
         .executable(name: "accessory-picker", targets: ["accessory-picker"]),
     ],
     targets: [
-        // Layer 1: the pure-Swift model. Imports Foundation only, never a C library.
+        // Layer 1: the pure-Swift model. Imports FoundationEssentials and the C library (Glibc) only.
+        // No target that ships imports all of Foundation: its ICU data would triple the binaries.
         .target(name: "AccessoryCore"),
 
         // Layer 2: C libraries, each behind a system-library target, the shims Swift cannot

@@ -1,6 +1,6 @@
 import AccessoryCore
 import BusService
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 import NetworkManagerBackend
 

@@ -1,6 +1,7 @@
 import AccessoryCore
 import BusService
-import Foundation
+import FoundationEssentials
+import Glibc
 import GLibRuntime
 
 /// `io.accessorysetup.Manager1`, method by method (docs/dbus-api.md).
@@ -104,12 +105,12 @@ extension Agent {
         guard case .handle(let index)? = call.arguments.first, let descriptor = call.takeFileDescriptor(at: Int(index)) else {
             throw .invalidArguments("profile", "expected a file descriptor the caller opened")
         }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        defer { close(descriptor) }
         let uid = try await uid(of: call.sender)
         try await require(.useClientProfile, call, uid: uid)
         let profile: AccessoryProfile
         do {
-            let data = try BoundedInput.read(handle, name: "the client's profile", limit: BoundedInput.documentLimit)
+            let data = try BoundedInput.read(descriptor: descriptor, name: "the client's profile", limit: BoundedInput.documentLimit)
             profile = try AccessoryProfile.parse(data, path: "the client's profile").withoutProductImages
         } catch let error as ProfileError {
             throw CallFailure(AgentError.invalidProfile(error))

@@ -1,7 +1,7 @@
 import AccessoryCore
 import BlueZBackend
 import BusService
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 /// The agent's BlueZ pairing agent (`org.bluez.Agent1`, capability `DisplayOnly`). BlueZ asks
@@ -99,7 +99,7 @@ extension Agent {
             return []
         case "DisplayPasskey", "DisplayPinCode":
             let code = call.member == "DisplayPasskey"
-                ? String(format: "%06u", call.arguments.count > 1 ? call.arguments[1].int ?? 0 : 0)
+                ? Self.passkeyDigits(call.arguments.count > 1 ? call.arguments[1].int ?? 0 : 0)
                 : call.arguments.count > 1 ? call.arguments[1].string ?? "" : ""
             Journal.notice("pairing: \(address) asks the person to type a code on it")
             showPasskey(code, for: address)
@@ -115,5 +115,11 @@ extension Agent {
             guard let agent = host.pickerAgent, host.session.settingUpBluetoothAddress == address else { continue }
             send(agent, "SetupProgress", [.objectPath(host.path), .string("pairing"), .vardict([("passkey", .string(code))])])
         }
+    }
+
+    /// A BlueZ passkey (0 to 999999) as the six digits the accessory shows.
+    static func passkeyDigits(_ passkey: Int) -> String {
+        let digits = String(passkey)
+        return String(repeating: "0", count: max(0, 6 - digits.count)) + digits
     }
 }

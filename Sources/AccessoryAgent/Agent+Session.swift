@@ -2,7 +2,7 @@ import AccessoryCore
 import AgentInterface
 import BlueZBackend
 import BusService
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 /// `io.accessorysetup.Session1`, and carrying out the session's effects in order.

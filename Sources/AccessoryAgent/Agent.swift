@@ -1,6 +1,7 @@
 import AccessoryCore
 import BusService
-import Foundation
+import Glibc
+import FoundationEssentials
 import GLibRuntime
 
 /// The system service: `io.accessorysetup` on the bus, the `AccessorySetupKit` of the machine.

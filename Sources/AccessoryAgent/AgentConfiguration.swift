@@ -1,5 +1,5 @@
 import BusService
-import Foundation
+import FoundationEssentials
 
 /// Where the agent finds its bus, its state, its profiles and its kiosk policy.
 public struct AgentConfiguration: Sendable {

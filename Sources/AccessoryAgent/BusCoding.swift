@@ -1,6 +1,6 @@
 import AccessoryCore
 import AgentInterface
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 /// An error a method call is answered with: a D-Bus error name and a message a person can act on.

@@ -1,4 +1,5 @@
-import Foundation
+import AccessoryCore
+import FoundationEssentials
 import Synchronization
 
 /// The agent's log: one line per state change and per authorization decision, on standard
@@ -11,9 +12,9 @@ public enum Journal {
     private static let lock = Mutex(())
 
     public static func log(_ priority: Priority, _ message: String) {
-        let line = message.replacingOccurrences(of: "\n", with: " ")
+        let line = String(message.map { $0.isNewline ? " " : $0 })
         lock.withLock { _ in
-            FileHandle.standardError.write(Data("<\(priority.rawValue)>\(line)\n".utf8))
+            StandardStream.error.write("<\(priority.rawValue)>\(line)\n")
         }
     }
 

@@ -1,6 +1,6 @@
 import AccessoryCore
 import BlueZBackend
-import Foundation
+import FoundationEssentials
 import NetworkManagerBackend
 
 /// NetworkManager and BlueZ as the agent uses them: connected on first use and kept, so a

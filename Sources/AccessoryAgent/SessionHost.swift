@@ -1,6 +1,6 @@
 import AccessoryCore
 import BusService
-import Foundation
+import FoundationEssentials
 
 /// One session the agent serves: the core's `AccessorySession` value and what carrying out
 /// its effects needs (the client, the exported object, the running tasks). Lives on the agent.

@@ -28,31 +28,55 @@ public enum AccessoryCtl {
         CompletionCommand.command,
     ]
 
+    /// What a command line comes to before anything asynchronous starts: help, the version
+    /// and usage errors are answered at once; a command is parsed, ready to run.
+    public enum Invocation: Sendable {
+        case finished(ExitCode)
+        case command(Command, ParsedArguments)
+    }
+
     /// Runs one command line as the `accessoryctl` process does: SIGINT and SIGTERM cancel the
     /// command, which cleans up before the process exits with 128 plus the signal's number.
     public static func main(_ arguments: [String], console: Console) async -> ExitCode {
+        switch resolve(arguments, console: console) {
+        case .finished(let code): code
+        case .command(let command, let parsed): await main(command, parsed, console: console)
+        }
+    }
+
+    /// Runs a resolved command as `main(_:console:)` does.
+    public static func main(_ command: Command, _ parsed: ParsedArguments, console: Console) async -> ExitCode {
         Interruption.install()
-        let command = Task { await run(arguments, console: console) }
-        Interruption.onSignal { command.cancel() }
-        let code = await command.value
+        let task = Task { await command.run(parsed, console) }
+        Interruption.onSignal { task.cancel() }
+        let code = await task.value
         return Interruption.received.map { ExitCode(rawValue: 128 + $0) } ?? code
     }
 
     /// Runs one command line (without the program name) and returns how it ended.
     public static func run(_ arguments: [String], console: Console) async -> ExitCode {
+        switch resolve(arguments, console: console) {
+        case .finished(let code): code
+        case .command(let command, let parsed): await command.run(parsed, console)
+        }
+    }
+
+    /// Answers what needs no command (help, the version, a usage error), or finds and parses
+    /// the command; synchronous, so `accessoryctl --version` starts no thread.
+    public static func resolve(_ arguments: [String], console: Console) -> Invocation {
         guard let first = arguments.first else {
             console.error(TerminalText(trusted: Help.overview()))
-            return .usage
+            return .finished(.usage)
         }
         switch first {
         case "-h", "--help":
             console.print(TerminalText(trusted: Help.overview()))
-            return .success
+            return .finished(.success)
         case "help":
-            return help(for: Array(arguments.dropFirst()), console: console)
+            return .finished(help(for: Array(arguments.dropFirst()), console: console))
         case "--version":
             console.print("\(name) \(version)")
-            return .success
+            return .finished(.success)
         default:
             break
         }
@@ -63,24 +87,24 @@ public enum AccessoryCtl {
                 console.error("\(name): error: '\(words.joined(separator: " "))' needs a command")
                 console.error("")
                 console.error(TerminalText(trusted: group))
-                return .usage
+                return .finished(.usage)
             }
             console.error("\(name): error: unknown command '\(first)'")
             console.error("Run '\(name) --help' for the list of commands.")
-            return .usage
+            return .finished(.usage)
         }
         let rest = Array(arguments.dropFirst(command.path.count))
         if rest.prefix(while: { $0 != "--" }).contains(where: { $0 == "--help" || $0 == "-h" }) {
             console.print(TerminalText(trusted: Help.command(command)))
-            return .success
+            return .finished(.success)
         }
         do {
-            return await command.run(try command.parse(rest), console)
+            return .command(command, try command.parse(rest))
         } catch {
             console.error("\(name): error: \(error.message)")
             console.error("Usage: \(command.synopsis)")
             console.error("Run '\(name) \(command.name) --help' for more.")
-            return .usage
+            return .finished(.usage)
         }
     }
 

@@ -1,7 +1,7 @@
 import AccessoryAgent
 import AccessoryCore
 import BusService
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 /// A refusal or failure from the agent, with the exit status it gives `accessoryctl`.

@@ -1,6 +1,6 @@
 import AccessoryCore
 import BlueZBackend
-import Foundation
+import FoundationEssentials
 
 /// What the Bluetooth commands share: connecting to BlueZ, reporting its errors, parsing
 /// addresses and timeouts.

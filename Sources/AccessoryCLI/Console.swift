@@ -1,5 +1,6 @@
 import AccessoryCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where a command writes: standard output and standard error, or buffers in tests.
 public struct Console: Sendable {
@@ -17,8 +18,8 @@ public struct Console: Sendable {
     public static var standard: Console {
         Console(
             isTerminal: isatty(STDOUT_FILENO) == 1,
-            writeOut: { FileHandle.standardOutput.write(Data($0.utf8)) },
-            writeError: { FileHandle.standardError.write(Data($0.utf8)) })
+            writeOut: { StandardStream.output.write($0) },
+            writeError: { StandardStream.error.write($0) })
     }
 
     /// Writes one line to standard output; every value interpolated into it is made terminal-safe.
@@ -125,7 +126,7 @@ func table(_ rows: [[String]]) -> [String] {
     let widths = (0..<columns).map { column in rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
     return rows.map { row in
         row.enumerated().map { index, cell in
-            index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            index == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
         }.joined(separator: "  ")
     }
 }

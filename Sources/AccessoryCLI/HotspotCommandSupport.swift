@@ -1,5 +1,6 @@
 import AccessoryCore
-import Foundation
+import FoundationEssentials
+import Glibc
 import NetworkManagerBackend
 
 /// What the Wi-Fi commands share: connecting to NetworkManager, reporting its errors with
@@ -68,7 +69,7 @@ enum HotspotCommand {
             do {
                 let limit = BoundedInput.passphraseLimit
                 data = try Interruption.whileReadingInput {
-                    try BoundedInput.read(.standardInput, name: "standard input", limit: limit)
+                    try BoundedInput.read(descriptor: STDIN_FILENO, name: "standard input", limit: limit)
                 }
             } catch {
                 throw UsageError("the \(what) on \(error)")

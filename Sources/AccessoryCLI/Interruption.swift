@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import GLibRuntime
+import Glibc
 import Synchronization
 
 /// SIGINT and SIGTERM for `accessoryctl`: instead of killing the process half-way through a
@@ -41,7 +43,7 @@ enum Interruption {
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         wakeUp.store(ends[1], ordering: .sequentiallyConsistent)
         let reader = ends[0]
-        let thread = Thread {
+        GLibThread.detach(name: "accessoryctl.signals") {
             var byte: UInt8 = 0
             while true {
                 let count = read(reader, &byte, 1)
@@ -54,8 +56,6 @@ enum Interruption {
                 }
             }
         }
-        thread.name = "accessoryctl.signals"
-        thread.start()
 
         for number in signals {
             var handling = sigaction()

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension AccessoryProfile {
     /// Reads and validates a profile file, reporting every fault at once.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a client may discover and how its accessories are set up: the counterpart of the
 /// AccessorySetupKit keys in `Info.plist` plus the app's picker items. The file format is

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `ASAccessory.AccessoryState`, with Apple's raw values.
 public enum AccessoryState: Int, Hashable, Sendable, CaseIterable {

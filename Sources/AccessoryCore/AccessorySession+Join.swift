@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension AccessorySession {
     /// The configuration to join an accessory's hotspot with: the core of

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Reading the dictionaries of the agent's D-Bus API (as `JSONValue`s, which the service makes
 /// of its `a{sv}` arguments) into the session's inputs. Keys are those of a profile's items; a

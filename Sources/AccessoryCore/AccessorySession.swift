@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One client's session with the agent, the `ASAccessorySession` counterpart, as a value with
 /// no I/O: every request, discovery result, picker answer and timer is an `Input`, and

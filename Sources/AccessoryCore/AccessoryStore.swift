@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Keeps the authorization records in one JSON file that is never half-written.
 ///
@@ -24,9 +25,9 @@ public struct AccessoryStore: Sendable {
     /// The stored records; none when the file does not exist yet.
     public func load() throws(AccessoryStoreError) -> [AccessoryRecord] {
         let path = url.path
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return [] }
-        guard !isDirectory.boolValue else { throw .unreadable(path: path, reason: "it is a directory") }
+        guard !isDirectory else { throw .unreadable(path: path, reason: "it is a directory") }
         let data: Data
         do {
             data = try Data(contentsOf: url)
@@ -129,7 +130,7 @@ public struct AccessoryStore: Sendable {
         switch error {
         case let error as SystemCallError: error.description
         case let error as DecodingError: describe(error)
-        default: (error as NSError).localizedDescription
+        default: SystemErrorText.reason(of: error)
         }
     }
 
@@ -166,7 +167,7 @@ struct SystemCallError: Error, CustomStringConvertible {
     var operation: String
     var code: Int32
 
-    var description: String { "\(operation): \(String(cString: strerror(code)))" }
+    var description: String { "\(operation): \(SystemErrorText.reason(code))" }
 }
 
 /// Why the accessory store could not be read or written.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A Bluetooth controller as BlueZ reports it.
 public struct BluetoothAdapter: Hashable, Sendable, Codable {

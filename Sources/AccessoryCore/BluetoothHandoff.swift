@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How an accessory found over Bluetooth LE reveals its setup hotspot over GATT, switches it
 /// on and off, and reports its state: a profile's `bluetoothHandoff` section, read for

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Reads a file or a stream up to a size limit, the one way every input of this project is read.
 ///
@@ -17,28 +18,48 @@ public enum BoundedInput {
 
     /// The contents of the file at `path`, or an error naming it.
     public static func read(path: String, limit: Int) throws(BoundedInputError) -> Data {
-        let handle: FileHandle
-        do {
-            handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-        } catch {
-            throw .unreadable(name: path, reason: (error as NSError).localizedDescription)
+        let data = try withFile(at: path) { descriptor throws(BoundedInputError) in
+            try read(descriptor: descriptor, name: path, atMost: limit + 1)
         }
-        defer { try? handle.close() }
-        return try read(handle, name: path, limit: limit)
+        guard data.count <= limit else { throw .tooLarge(name: path, limit: limit) }
+        return data
     }
 
-    /// Everything `handle` gives until its end; `name` says what it is in errors ("standard input").
-    public static func read(_ handle: FileHandle, name: String, limit: Int) throws(BoundedInputError) -> Data {
-        var data = Data()
-        do {
-            while data.count <= limit, let chunk = try handle.read(upToCount: min(64 << 10, limit + 1 - data.count)),
-                  !chunk.isEmpty {
-                data.append(chunk)
-            }
-        } catch {
-            throw .unreadable(name: name, reason: (error as NSError).localizedDescription)
+    /// The first `count` bytes of the file at `path` (fewer when it is shorter).
+    public static func head(path: String, count: Int) throws(BoundedInputError) -> Data {
+        try withFile(at: path) { descriptor throws(BoundedInputError) in
+            try read(descriptor: descriptor, name: path, atMost: count)
         }
+    }
+
+    /// Everything the open file `descriptor` gives until its end, which it leaves open; `name`
+    /// says what it is in errors ("standard input").
+    public static func read(descriptor: Int32, name: String, limit: Int) throws(BoundedInputError) -> Data {
+        let data = try read(descriptor: descriptor, name: name, atMost: limit + 1)
         guard data.count <= limit else { throw .tooLarge(name: name, limit: limit) }
+        return data
+    }
+
+    private static func withFile(
+        at path: String, _ body: (Int32) throws(BoundedInputError) -> Data
+    ) throws(BoundedInputError) -> Data {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .unreadable(name: path, reason: SystemErrorText.reason(errno)) }
+        defer { close(descriptor) }
+        return try body(descriptor)
+    }
+
+    private static func read(descriptor: Int32, name: String, atMost count: Int) throws(BoundedInputError) -> Data {
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: min(64 << 10, count))
+        while data.count < count {
+            let wanted = min(chunk.count, count - data.count)
+            let read = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, wanted) }
+            if read < 0 && errno == EINTR { continue }
+            guard read >= 0 else { throw .unreadable(name: name, reason: SystemErrorText.reason(errno)) }
+            if read == 0 { break }
+            data.append(contentsOf: chunk[..<read])
+        }
         return data
     }
 }

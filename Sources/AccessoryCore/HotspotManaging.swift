@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Joining, leaving and forgetting accessory hotspots: the `NEHotspotConfigurationManager`
 /// counterpart. The NetworkManager backend implements it; the agent and the CLI see only this.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A 48-bit IEEE 802 address: a Wi-Fi BSSID or a Bluetooth device address.
 public struct MACAddress: Hashable, Sendable, Comparable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Improv Wi-Fi over BLE (improv-wifi.com/ble): UUIDs, frames and their checksum, result parsing.
 public enum Improv {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One fault in an input file, located by a field path such as `items[2].descriptor.ssid`.
 public struct FieldIssue: Hashable, Sendable, Codable, CustomStringConvertible {
@@ -57,7 +57,7 @@ extension JSONValue: Decodable {
         do {
             return try JSONDecoder().decode(JSONValue.self, from: data)
         } catch let DecodingError.dataCorrupted(context) {
-            let detail = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            let detail = (context.underlyingError as? CocoaError)?.userInfo["NSDebugDescription"] as? String
             throw FieldIssue(field: "(document)", message: "is not valid JSON: \(detail ?? context.debugDescription)")
         } catch {
             throw FieldIssue(field: "(document)", message: "is not valid JSON: \(error)")

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The agent's unattended picker for kiosks and installer stations, read from
 /// `/etc/accessory-setup/kiosk.json` (format in `docs/kiosk-policy.md`): for the profiles and
@@ -128,20 +129,17 @@ extension KioskPolicy {
     /// Reads a passphrase file a policy names: a regular file owned by root that no one else
     /// may read or write, holding the passphrase and at most one final newline.
     public static func readPassphrase(path: String) throws(KioskPolicyError) -> Secret {
-        let attributes: [FileAttributeKey: Any]
-        do {
-            attributes = try FileManager.default.attributesOfItem(atPath: path)
-        } catch {
-            let reason = (error as NSError).localizedDescription
-            throw .unsafePassphraseFile(path: path, reason: "cannot be read: \(reason)")
+        var status = stat()
+        guard lstat(path, &status) == 0 else {
+            throw .unsafePassphraseFile(path: path, reason: "cannot be read: \(SystemErrorText.reason(errno))")
         }
-        guard attributes[.type] as? FileAttributeType == .typeRegular else {
+        guard status.st_mode & S_IFMT == S_IFREG else {
             throw .unsafePassphraseFile(path: path, reason: "is not a regular file (a symbolic link is not followed)")
         }
-        guard (attributes[.ownerAccountID] as? NSNumber)?.intValue == 0 else {
+        guard status.st_uid == 0 else {
             throw .unsafePassphraseFile(path: path, reason: "is not owned by root; run 'chown root: \(path)'")
         }
-        guard let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue, mode & 0o077 == 0 else {
+        guard status.st_mode & 0o077 == 0 else {
             throw .unsafePassphraseFile(
                 path: path, reason: "may be read or written by others than root; run 'chmod 600 \(path)'")
         }

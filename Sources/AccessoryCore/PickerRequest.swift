@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How long the picker discovers and what the client sees of it: `ASPickerDisplaySettings`.
 public struct PickerDisplaySettings: Hashable, Sendable {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The product image a profile item names (`productImage`): a PNG or SVG file inside the
 /// profile's own directory, small enough for a picker row.
@@ -33,7 +34,7 @@ public enum ProductImage {
                 text.hasPrefix("<?") ? ("<?", "?>") : text.hasPrefix("<!--") ? ("<!--", "-->")
                 : text.hasPrefix("<!") ? ("<!", ">") : nil
             guard let skip else { break }
-            guard let end = text.dropFirst(skip.opening.count).range(of: skip.closing) else { return nil }
+            guard let end = text.dropFirst(skip.opening.count).firstRange(of: skip.closing) else { return nil }
             text = text[end.upperBound...]
         }
         guard text.hasPrefix("<svg"), let next = text.dropFirst(4).first,
@@ -60,11 +61,9 @@ public enum ProductImage {
         guard status.st_size <= sizeLimit else { return "\(path) is larger than 1 MiB; make it smaller" }
         let head: Data
         do {
-            let handle = try FileHandle(forReadingFrom: url)
-            defer { try? handle.close() }
-            head = try handle.read(upToCount: 4096) ?? Data()
+            head = try BoundedInput.head(path: url.path, count: 4096)
         } catch {
-            return "\(path) cannot be read: \((error as NSError).localizedDescription)"
+            return "\(path) \(error.reason)"
         }
         return kind(of: head) == nil ? "\(path) is neither a PNG nor an SVG image" : nil
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the radios heard at one time, as a JSON file: Wi-Fi access points and Bluetooth LE
 /// advertisements. `accessoryctl match --scan` reads it; the format is in `docs/scan-format.md`.

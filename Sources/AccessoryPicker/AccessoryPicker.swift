@@ -1,5 +1,7 @@
 import BusService
-import Foundation
+import AccessoryCore
+import FoundationEssentials
+import Glibc
 import GLibRuntime
 
 /// `accessory-picker`: the graphical picker of a desktop session. It registers with the agent
@@ -141,7 +143,7 @@ public enum AccessoryPicker {
     }
 
     static func log(_ message: String) {
-        FileHandle.standardError.write(Data("accessory-picker: \(message)\n".utf8))
+        StandardStream.error.write("accessory-picker: \(message)\n")
     }
 
     private static func fail(_ message: String, status: Int32 = 1) -> Int32 {

@@ -1,5 +1,5 @@
 internal import CGtk
-import Foundation
+import Dispatch
 import Synchronization
 import GLibRuntime
 
@@ -23,7 +23,7 @@ final class GtkThread: SerialExecutor, @unchecked Sendable {
     private init() {
         let started = DispatchSemaphore(value: 0)
         let outcome = Outcome()
-        let thread = Thread {
+        GLibThread.detach(name: "gtk") {
             let context = g_main_context_default()
             g_main_context_acquire(context)
             // The picker's log goes to standard error; standard output stays free.
@@ -34,8 +34,6 @@ final class GtkThread: SerialExecutor, @unchecked Sendable {
             let loop = g_main_loop_new(context, 0)
             g_main_loop_run(loop)
         }
-        thread.name = "gtk"
-        thread.start()
         started.wait()
         hasDisplay = outcome.initialised
     }

@@ -1,7 +1,7 @@
 internal import CGtk
 internal import CGtkShim
 import BusService
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 typealias Widget = UnsafeMutablePointer<GtkWidget>
@@ -223,7 +223,7 @@ final class PickerDialog {
             return
         }
         var answer: [(String, DBusValue)] = []
-        let name = text(of: nameRow).trimmingCharacters(in: .whitespaces)
+        let name = text(of: nameRow).trimmingWhitespace()
         setUpName = row.name
         if request.renames(row.item), !name.isEmpty, name != row.name {
             answer.append(("name", .string(name)))

@@ -1,6 +1,6 @@
 import AccessoryCore
 import AgentInterface
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 /// A picker request of the agent (`PickerAgent1.RequestChoice`) and the session it is for.

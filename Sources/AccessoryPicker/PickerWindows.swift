@@ -1,5 +1,5 @@
 import BusService
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 /// The open picker dialogs, one per agent session, on the GTK thread: an actor whose executor

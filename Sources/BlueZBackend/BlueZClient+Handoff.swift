@@ -1,5 +1,5 @@
 import AccessoryCore
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 /// The accessory's side of a Bluetooth-to-Wi-Fi handoff, on the GATT calls of the client.

@@ -1,5 +1,5 @@
 import AccessoryCore
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 /// Improv Wi-Fi over BLE, on the GATT calls of the client.

@@ -1,5 +1,5 @@
 import AccessoryCore
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 extension BlueZClient {

@@ -1,6 +1,6 @@
 import AccessoryCore
 import CGLib
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 /// BlueZ over GDBus: adapters, LE discovery, GATT and Improv Wi-Fi.
@@ -361,7 +361,7 @@ public actor BlueZClient {
             if let uuid = try? BluetoothUUID(entry.key.string ?? ""), let bytes = entry.value.bytes { serviceData[uuid] = bytes }
         }
         // BlueZ makes up an alias from the address when a device has no name.
-        let alias = properties["Alias"]?.string.flatMap { $0 == address.description.replacingOccurrences(of: ":", with: "-") ? nil : $0 }
+        let alias = properties["Alias"]?.string.flatMap { $0 == String(address.description.map { $0 == ":" ? "-" : $0 }) ? nil : $0 }
         return BLEAdvertisement(
             address: address, addressType: properties["AddressType"]?.string == "random" ? .random : .public,
             name: properties["Name"]?.string ?? alias, rssi: properties["RSSI"]?.int, txPower: properties["TxPower"]?.int,

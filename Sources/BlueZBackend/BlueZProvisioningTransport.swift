@@ -1,5 +1,5 @@
 import AccessoryCore
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 /// ESP-IDF provisioning over Bluetooth LE: each protocomm endpoint is a characteristic named

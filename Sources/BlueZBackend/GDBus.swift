@@ -1,6 +1,6 @@
 import CGLib
 import CGLibShim
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 /// The GDBus calls: connecting, calling methods, subscribing to signals, and converting

@@ -1,5 +1,5 @@
 import CGLib
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 import Synchronization
 

@@ -1,5 +1,5 @@
 import CGLib
-import Foundation
+import Dispatch
 import Synchronization
 
 /// A serial executor that runs jobs on one dedicated thread iterating a private `GMainContext`.
@@ -24,7 +24,7 @@ public final class GLibMainContextExecutor: SerialExecutor, @unchecked Sendable 
         // job on this very thread) while the loop still runs.
         let pointers = UncheckedSendable((g_main_context_ref(context)!, g_main_loop_ref(loop)!))
         let finished = self.finished
-        let thread = Thread {
+        GLibThread.detach(name: name) {
             let (context, loop) = pointers.value
             g_main_context_push_thread_default(context)
             started.signal()
@@ -36,8 +36,6 @@ public final class GLibMainContextExecutor: SerialExecutor, @unchecked Sendable 
             g_main_context_unref(context)
             finished.signal()
         }
-        thread.name = name
-        thread.start()
         started.wait()
     }
 
@@ -129,6 +127,22 @@ final class SourceCallback {
         }, Unmanaged.passRetained(self).toOpaque(), { data in
             Unmanaged<SourceCallback>.fromOpaque(data!).release()
         })
+    }
+}
+
+/// Threads made by GLib (`g_thread_new`), which names them for debuggers and `ps -L`.
+public enum GLibThread {
+    /// Runs `body` on a new thread that nothing joins; `body` says itself when it is done.
+    public static func detach(name: String, _ body: @escaping @Sendable () -> Void) {
+        g_thread_unref(g_thread_new(name, { data in
+            Unmanaged<Body>.fromOpaque(data!).takeRetainedValue().run()
+            return nil
+        }, Unmanaged.passRetained(Body(body)).toOpaque()))
+    }
+
+    private final class Body {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
     }
 }
 

@@ -2,7 +2,7 @@ import AccessoryCore
 import CGLib
 import CGLibShim
 import CNetworkManager
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 /// The C calls into libnm that turn its objects into Swift values and back. Every function
@@ -234,7 +234,7 @@ enum LibNM {
             || (error.domain == "nm-connection-error-quark") {
             // "802-11-wireless-security.psk: property is invalid"
             let property = String(error.message.prefix { $0 != ":" })
-            let reason = error.message.dropFirst(property.count + 1).trimmingCharacters(in: .whitespaces)
+            let reason = error.message.dropFirst(property.count + 1).trimmingWhitespace()
             let message = reason.isEmpty ? error.message : reason
             switch property {
             case "802-11-wireless.ssid": return .invalidConfiguration(.invalidSSID(message))

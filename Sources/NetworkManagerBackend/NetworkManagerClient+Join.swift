@@ -2,7 +2,7 @@ import AccessoryCore
 import CGLib
 import CGLibShim
 import CNetworkManager
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 extension NetworkManagerClient {

@@ -2,7 +2,7 @@ import AccessoryCore
 import CGLib
 import CGLibShim
 import CNetworkManager
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 /// NetworkManager through libnm: Wi-Fi devices, access points, and joining, leaving and

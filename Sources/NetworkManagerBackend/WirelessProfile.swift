@@ -1,5 +1,5 @@
 import AccessoryCore
-import Foundation
+import FoundationEssentials
 
 /// The fields of a NetworkManager Wi-Fi profile that this project sets, as plain values;
 /// the secrets as `Secret`s, so that no print or dump of a profile shows them.

@@ -1,6 +1,7 @@
 import AccessoryCore
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Synchronization
 
 /// Protocomm over HTTP, as an ESP-IDF device serves it on its SoftAP: `POST /<endpoint>` with
 /// the raw protobuf as body, the `session` cookie of the first answer sent back with every later
@@ -150,7 +151,7 @@ public final class HTTPProvisioningTransport: ProvisioningTransport, @unchecked 
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            let value = line[line.index(after: colon)...].trimmingWhitespace()
             headers[line[..<colon].lowercased()] = value
         }
         if headers["transfer-encoding"] != nil {
@@ -210,10 +211,9 @@ public final class HTTPProvisioningTransport: ProvisioningTransport, @unchecked 
 }
 
 /// Set once by a task's cancellation handler, read by the request on the queue.
-private final class CancellationFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
+private final class CancellationFlag: Sendable {
+    private let value = Atomic(false)
 
-    func set() { lock.withLock { value = true } }
-    func isSet() -> Bool { lock.withLock { value } }
+    func set() { value.store(true, ordering: .releasing) }
+    func isSet() -> Bool { value.load(ordering: .acquiring) }
 }

@@ -1,6 +1,8 @@
 import AccessoryAgent
 import BusService
-import Foundation
+import AccessoryCore
+import FoundationEssentials
+import Glibc
 
 // accessory-agent: the system service. Started by D-Bus activation through systemd.
 let usage = """
@@ -15,7 +17,7 @@ let usage = """
     """
 
 func fail(_ message: String, code: Int32 = 64) -> Never {
-    FileHandle.standardError.write(Data("accessory-agent: \(message)\n".utf8))
+    StandardStream.error.write("accessory-agent: \(message)\n")
     exit(code)
 }
 

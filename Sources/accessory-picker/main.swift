@@ -1,4 +1,5 @@
 import AccessoryPicker
-import Foundation
+import FoundationEssentials
+import Glibc
 
 exit(await AccessoryPicker.main(Array(CommandLine.arguments.dropFirst())))

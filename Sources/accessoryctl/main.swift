@@ -1,5 +1,10 @@
 import AccessoryCLI
-import Foundation
+import Glibc
 
-let code = await AccessoryCtl.main(Array(CommandLine.arguments.dropFirst()), console: .standard)
-exit(code.rawValue)
+// Help, the version and usage errors are answered before the concurrency runtime starts a thread.
+switch AccessoryCtl.resolve(Array(CommandLine.arguments.dropFirst()), console: .standard) {
+case .finished(let code):
+    exit(code.rawValue)
+case .command(let command, let parsed):
+    exit(await AccessoryCtl.main(command, parsed, console: .standard).rawValue)
+}

@@ -1,7 +1,7 @@
 import AccessoryAgent
 import AccessoryCore
 import BusService
-import Foundation
+import FoundationEssentials
 import GLibRuntime
 
 /// The record commands through the agent: `list`, `show`, `remove`, `rename`, `authorize`.

@@ -1,6 +1,6 @@
 import AccessoryCore
 import BlueZBackend
-import Foundation
+import FoundationEssentials
 import NetworkManagerBackend
 import ProvisioningHTTP
 

@@ -1,5 +1,5 @@
 import AccessoryCore
-import Foundation
+import FoundationEssentials
 import NetworkManagerBackend
 import AccessoryAgent
 import GLibRuntime

@@ -2,7 +2,8 @@ import AccessoryAgent
 import AccessoryCore
 import AgentInterface
 import BusService
-import Foundation
+import FoundationEssentials
+import Glibc
 import GLibRuntime
 
 /// `accessoryctl pick`

@@ -1,5 +1,5 @@
 import AccessoryCore
-import Foundation
+import FoundationEssentials
 
 /// `accessoryctl profile validate FILE...`
 enum ProfileValidateCommand {

@@ -1,6 +1,6 @@
 import AccessoryCore
 import AgentInterface
-import Foundation
+import FoundationEssentials
 
 /// What the terminal picker shows and how keys change it. Pure: the D-Bus calls and the keys
 /// come in, answers for the agent come out, and `PickerScreen` draws it.
@@ -193,7 +193,7 @@ struct PickerModel {
     private mutating func renaming(_ id: UInt32, _ key: Key) -> Action? {
         switch key {
         case .enter:
-            let name = typed.trimmingCharacters(in: .whitespaces)
+            let name = typed.trimmingWhitespace()
             guard !name.isEmpty else { return askPassphraseOrChoose(id, name: nil) }
             do {
                 try AccessorySession.validateName(name, field: "name")

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import GLibRuntime
 import Synchronization
 
 /// The terminal while the picker is on it: raw mode (keys one by one, no echo, Ctrl-C a key),
@@ -96,7 +98,7 @@ final class RawTerminal: Sendable {
     func inputs() -> AsyncStream<Input> {
         let (stream, continuation) = AsyncStream.makeStream(of: Input.self)
         let input = self.input, wakeUp = self.wakeUp
-        let thread = Thread { [self] in
+        GLibThread.detach(name: "accessoryctl.picker-keys") { [self] in
             // Holding the terminal keeps the wake-up pipe open until this thread has left.
             defer { withExtendedLifetime(self) { continuation.finish() } }
             var waiting = false
@@ -135,8 +137,6 @@ final class RawTerminal: Sendable {
                 }
             }
         }
-        thread.name = "accessoryctl.picker-keys"
-        thread.start()
         return stream
     }
 

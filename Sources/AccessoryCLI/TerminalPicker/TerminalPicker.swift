@@ -2,7 +2,8 @@ import AccessoryAgent
 import AccessoryCore
 import AgentInterface
 import BusService
-import Foundation
+import FoundationEssentials
+import Glibc
 import GLibRuntime
 import Synchronization
 
@@ -193,7 +194,7 @@ final class TerminalPicker: Sendable {
         static var unicode: Bool {
             let environment = ProcessInfo.processInfo.environment
             let locale = ["LC_ALL", "LC_CTYPE", "LANG"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty } ?? ""
-            return locale.lowercased().replacingOccurrences(of: "-", with: "").contains("utf8")
+            return locale.lowercased().filter { $0 != "-" }.contains("utf8")
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a device says on `proto-ver`: `{"prov":{"ver":…,"sec_ver":…,"sec_patch_ver":…,"cap":[…]}}`,
 /// or a bare version string from older firmware.
@@ -19,7 +19,7 @@ public struct ProvisioningVersion: Hashable, Sendable {
     }
 
     public init(parsing data: [UInt8]) throws(ProvisioningError) {
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: data, as: UTF8.self).trimmingWhitespace()
         guard text.hasPrefix("{") else {
             guard !text.isEmpty, text.count <= 64, text.allSatisfy({ $0.isASCII && !$0.isNewline }) else {
                 throw .malformedVersion("it is neither JSON nor a short version string")
