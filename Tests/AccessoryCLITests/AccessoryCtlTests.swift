@@ -94,6 +94,28 @@ import Testing
         }
     }
 
+    /// Output goes out through `write(2)` on the standard descriptors, whole, as a pipe reads it.
+    @Test func executableWritesToItsStandardStreams() throws {
+        let binary = try #require(Self.executable(), "accessoryctl was not built next to the test bundle")
+        for (arguments, out, err) in [
+            (["--version"], "accessoryctl \(AccessoryCtl.version)\n", ""),
+            (["bogus"], "", "accessoryctl: error: unknown command 'bogus'\nRun 'accessoryctl --help' for the list of commands.\n"),
+        ] {
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = arguments
+            let (outPipe, errPipe) = (Pipe(), Pipe())
+            process.standardOutput = outPipe
+            process.standardError = errPipe
+            try process.run()
+            let printed = outPipe.fileHandleForReading.readDataToEndOfFile()
+            let complained = errPipe.fileHandleForReading.readDataToEndOfFile()
+            _ = waitForEnd(of: process, within: 60)
+            #expect(String(decoding: printed, as: UTF8.self) == out)
+            #expect(String(decoding: complained, as: UTF8.self) == err)
+        }
+    }
+
     static func executable() -> URL? {
         let candidates = [
             Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("accessoryctl"),

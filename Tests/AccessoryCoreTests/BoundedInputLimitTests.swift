@@ -28,6 +28,17 @@ struct BoundedInputLimitTests {
         #expect(data == Data("secret\n".utf8))
     }
 
+    @Test func theHeadOfAFileIsItsFirstBytesOrAllOfAShortOne() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("head-\(UUID().uuidString)")
+        try Data("0123456789".utf8).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        #expect(try BoundedInput.head(path: url.path, count: 4) == Data("0123".utf8))
+        #expect(try BoundedInput.head(path: url.path, count: 100) == Data("0123456789".utf8))
+        #expect(throws: BoundedInputError.unreadable(name: "/nonexistent/file", reason: "no such file or directory")) {
+            try BoundedInput.head(path: "/nonexistent/file", count: 4)
+        }
+    }
+
     @Test func aMissingFileIsUnreadableNamingIt() {
         do {
             _ = try BoundedInput.read(path: "/nonexistent/file", limit: 10)
@@ -38,7 +49,7 @@ struct BoundedInputLimitTests {
                 return
             }
             #expect(name == "/nonexistent/file")
-            #expect(error.description.hasPrefix("/nonexistent/file cannot be read: "))
+            #expect(error.description == "/nonexistent/file cannot be read: no such file or directory")
         }
     }
 
@@ -47,10 +58,11 @@ struct BoundedInputLimitTests {
             _ = try BoundedInput.read(path: "/", limit: 10)
             Issue.record("read a directory")
         } catch {
-            guard case .unreadable = error else {
+            guard case .unreadable(_, let reason) = error else {
                 Issue.record("\(error)")
                 return
             }
+            #expect(reason == "is a directory")
         }
     }
 
