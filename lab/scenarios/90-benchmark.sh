@@ -150,12 +150,28 @@ PY
 holder=$!
 sleep 3
 rest "with one session"
-kill "$holder" 2>/dev/null
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+
+# Then nothing at all: the unit's --idle-exit (120 s) ends the agent, and the next call brings
+# it back by D-Bus activation. Timed: the exit after the last session ended, and a call that
+# activates the agent against a call to the running one.
+left=$(now)
+for _ in $(seq 200); do [[ $(systemctl show -p MainPID --value accessory-setup) == 0 ]] && break; sleep 1; done
+if [[ $(systemctl show -p MainPID --value accessory-setup) == 0 ]]; then
+    sample "agent idle: exited after the last session ended" "$(elapsed_ms "$left")"
+    t=$(now); "$ACCESSORYCTL" list >/dev/null 2>&1 && sample "accessoryctl list, starting the agent" "$(elapsed_ms "$t")"
+    t=$(now); "$ACCESSORYCTL" list >/dev/null 2>&1 && sample "accessoryctl list, agent running" "$(elapsed_ms "$t")"
+else
+    record agent_idle_exit FAIL "the agent was still running 200 s after its last session ended"
+fi
 ROUNDS=1
 report "agent at rest with no session: resident kB" kB
 report "agent at rest with no session: wake-ups per minute" ""
 report "agent at rest with one session: resident kB" kB
 report "agent at rest with one session: wake-ups per minute" ""
+report "agent idle: exited after the last session ended" ms
+report "accessoryctl list, starting the agent" ms "accessoryctl list, agent running"
+report "accessoryctl list, agent running" ms
 ls -l /usr/bin/accessoryctl /usr/libexec/accessory-setup/accessory-agent | awk '{ print "binary " $9 ": " $5 " bytes" }' | tee -a "$BENCH"
 check agent_stopped stop_agent
 nmcli connection delete id bench-ready >/dev/null 2>&1
