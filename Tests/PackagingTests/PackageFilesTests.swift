@@ -15,6 +15,20 @@ struct PackageFilesTests {
         return keys
     }
 
+    /// The installed binaries link `FoundationEssentials` only: one `import Foundation` in a
+    /// shipped target would link all of it, ICU's data included (45 MB more per binary).
+    @Test func noShippedSourceImportsAllOfFoundation() throws {
+        let sources = Repository.root.appendingPathComponent("Sources")
+        let files = try #require(FileManager.default.enumerator(atPath: sources.path)).compactMap { $0 as? String }
+        let swift = files.filter { $0.hasSuffix(".swift") }
+        #expect(swift.count > 50)
+        for file in swift {
+            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+            let imports = text.split(separator: "\n").filter { $0.hasPrefix("import ") || $0.contains(" import ") }
+            #expect(!imports.contains { $0.hasSuffix("import Foundation") }, "Sources/\(file) imports Foundation")
+        }
+    }
+
     @Test func activationFileStartsTheUnitThatOwnsTheBusName() throws {
         let activation = Self.keys(try Repository.text("packaging/dbus/io.accessorysetup.service"))
         #expect(activation["Name"] == [Repository.busName])
