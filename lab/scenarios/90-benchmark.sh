@@ -137,6 +137,7 @@ rest() {
     after=$(awk '/ctxt_switches/ { n += $2 } END { print n }' "/proc/$pid/status")
     sample "agent at rest $1: wake-ups per minute" $((after - before))
     sample "agent at rest $1: resident kB" "$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status")"
+    sample "agent at rest $1: of which anonymous kB" "$(awk '/RssAnon/ { print $2 }' "/proc/$pid/status")"
 }
 rest "with no session"
 python3 - <<'PY' &
@@ -166,8 +167,10 @@ else
 fi
 ROUNDS=1
 report "agent at rest with no session: resident kB" kB
+report "agent at rest with no session: of which anonymous kB" kB
 report "agent at rest with no session: wake-ups per minute" ""
 report "agent at rest with one session: resident kB" kB
+report "agent at rest with one session: of which anonymous kB" kB
 report "agent at rest with one session: wake-ups per minute" ""
 report "agent idle: exited after the last session ended" ms
 report "accessoryctl list, starting the agent" ms "accessoryctl list, agent running"
