@@ -28,9 +28,12 @@ void cglib_object_set_strv(gpointer object, const char *property, const char *co
     g_object_set(G_OBJECT(object), property, value, NULL);
 }
 
-gpointer cglib_initable_new_with_object(GType type, const char *property, gpointer value,
-                                        GCancellable *cancellable, GError **error) {
-    return g_initable_new(type, cancellable, error, property, value, NULL);
+gpointer cglib_initable_new_with_uint_and_object(GType type, const char *uint_property, guint uint_value,
+                                                 const char *object_property, gpointer object,
+                                                 GCancellable *cancellable, GError **error) {
+    if (object_property == NULL)
+        return g_initable_new(type, cancellable, error, uint_property, uint_value, NULL);
+    return g_initable_new(type, cancellable, error, uint_property, uint_value, object_property, object, NULL);
 }
 
 gulong cglib_signal_connect_pointer(gpointer instance, const char *signal, cglib_pointer_handler handler,

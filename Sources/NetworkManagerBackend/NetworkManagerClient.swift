@@ -60,16 +60,14 @@ public actor NetworkManagerClient: HotspotManaging {
     private static func makeClient(busAddress: String?) throws(HotspotError) -> (GObjectRef, GObjectRef?) {
         var bus: GObjectRef?
         do throws(GLibError) {
-            let client: OpaquePointer
-            if let busAddress {
-                let connection = try GDBusConnection.open(address: busAddress)
-                bus = connection
-                client = OpaquePointer(try withGError("connect to NetworkManager") {
-                    cglib_initable_new_with_object(nm_client_get_type(), NM_CLIENT_DBUS_CONNECTION, connection.raw, nil, $0)
-                })
-            } else {
-                client = try withGError("connect to NetworkManager") { nm_client_new(nil, $0) }
-            }
+            if let busAddress { bus = try GDBusConnection.open(address: busAddress) }
+            // Without NetworkManager's permissions, which nothing here reads: fetching them has
+            // NetworkManager ask polkit about every one of its actions for each new client.
+            let client = OpaquePointer(try withGError("connect to NetworkManager") {
+                cglib_initable_new_with_uint_and_object(
+                    nm_client_get_type(), NM_CLIENT_INSTANCE_FLAGS, NM_CLIENT_INSTANCE_FLAGS_NO_AUTO_FETCH_PERMISSIONS.rawValue,
+                    bus == nil ? nil : NM_CLIENT_DBUS_CONNECTION, bus?.raw, nil, $0)
+            })
             let reference = GObjectRef(adopting: client)
             guard nm_client_get_nm_running(client) != 0 else {
                 throw GLibError(domain: "accessory-setup", code: 0, message: "org.freedesktop.NetworkManager is not on the bus")

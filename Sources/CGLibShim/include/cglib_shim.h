@@ -18,9 +18,11 @@ void cglib_object_set_int(gpointer object, const char *property, gint value);
 void cglib_object_set_boxed(gpointer object, const char *property, gconstpointer value);
 void cglib_object_set_strv(gpointer object, const char *property, const char *const *value);
 
-/* g_initable_new(type, cancellable, error, property, object, NULL) */
-gpointer cglib_initable_new_with_object(GType type, const char *property, gpointer value,
-                                        GCancellable *cancellable, GError **error);
+/* g_initable_new(type, cancellable, error, uint_property, uint_value, object_property, object, NULL);
+ * without the object property when object_property is NULL. */
+gpointer cglib_initable_new_with_uint_and_object(GType type, const char *uint_property, guint uint_value,
+                                                 const char *object_property, gpointer object,
+                                                 GCancellable *cancellable, GError **error);
 
 /* g_signal_connect_data with handlers of fixed shapes. */
 typedef void (*cglib_pointer_handler)(gpointer instance, gpointer argument, gpointer user_data);
