@@ -54,11 +54,11 @@ public enum BoundedInput {
         var chunk = [UInt8](repeating: 0, count: min(64 << 10, count))
         while data.count < count {
             let wanted = min(chunk.count, count - data.count)
-            let read = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, wanted) }
-            if read < 0 && errno == EINTR { continue }
-            guard read >= 0 else { throw .unreadable(name: name, reason: SystemErrorText.reason(errno)) }
-            if read == 0 { break }
-            data.append(contentsOf: chunk[..<read])
+            let got = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, wanted) }
+            if got < 0 && errno == EINTR { continue }
+            guard got >= 0 else { throw .unreadable(name: name, reason: SystemErrorText.reason(errno)) }
+            if got == 0 { break }
+            data.append(contentsOf: chunk[..<got])
         }
         return data
     }

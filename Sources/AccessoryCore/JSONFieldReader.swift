@@ -56,9 +56,10 @@ extension JSONValue: Decodable {
     public static func parse(_ data: Data) throws(FieldIssue) -> JSONValue {
         do {
             return try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch let DecodingError.dataCorrupted(context) {
-            let detail = (context.underlyingError as? CocoaError)?.userInfo["NSDebugDescription"] as? String
-            throw FieldIssue(field: "(document)", message: "is not valid JSON: \(detail ?? context.debugDescription)")
+        } catch DecodingError.dataCorrupted {
+            // swift-foundation says no more on Linux ("The given data was not valid JSON."): no
+            // position, and no underlying error.
+            throw FieldIssue(field: "(document)", message: "is not valid JSON")
         } catch {
             throw FieldIssue(field: "(document)", message: "is not valid JSON: \(error)")
         }
