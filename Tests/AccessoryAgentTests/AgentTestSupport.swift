@@ -295,11 +295,8 @@ final class SignalRecorder: Sendable {
     func wait(
         for what: String, timeout: Duration = .seconds(30), until condition: ([BusSignal]) -> Bool
     ) async throws -> [BusSignal] {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let now = all
-            if condition(now) { return now }
-            try await Task.sleep(for: .milliseconds(20))
+        if let received = try await poll(timeout: timeout, { let now = all; return condition(now) ? now : nil }) {
+            return received
         }
         throw HarnessError("no \(what) within \(timeout); received: \(members)")
     }
@@ -409,22 +406,15 @@ final class TestPicker: Sendable {
 
     /// Waits until the entries shown are those of `ssids`.
     func waitForEntries(_ ssids: Set<String>, timeout: Duration = .seconds(30)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if shownSSIDs == ssids { return }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        if try await poll(timeout: timeout, { shownSSIDs == ssids ? true : nil }) != nil { return }
         throw HarnessError("the picker never showed \(ssids.sorted()); it shows \(shownSSIDs.sorted())")
     }
 
     /// Waits until the agent has called `member`; returns every call so far.
     @discardableResult
     func wait(for member: String, timeout: Duration = .seconds(30)) async throws -> [Call] {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let now = calls
-            if now.contains(where: { $0.member == member }) { return now }
-            try await Task.sleep(for: .milliseconds(20))
+        if let now = try await poll(timeout: timeout, { let now = calls; return now.contains { $0.member == member } ? now : nil }) {
+            return now
         }
         throw HarnessError("the picker agent got no \(member) within \(timeout); it got: \(members)")
     }

@@ -29,11 +29,10 @@ struct MockServicesAgentJoinTests {
 
     /// Waits until the device is back on HomeNet with only that profile left.
     func expectBackHome(_ what: String) async throws {
-        let deadline = ContinuousClock.now + .seconds(15)
-        while ContinuousClock.now < deadline {
-            if try active == "HomeNet", try services.networkManager.connectionPaths().count == 1 { return }
-            try await Task.sleep(for: .milliseconds(50))
+        let home = try await poll(timeout: .seconds(15), every: .milliseconds(50)) {
+            try active == "HomeNet" && services.networkManager.connectionPaths().count == 1 ? true : nil
         }
+        if home != nil { return }
         Issue.record("not back on HomeNet \(what): active \(try active ?? "none"), \(services.agent.log)")
     }
 

@@ -164,16 +164,13 @@ final class EventCollector<Element: Sendable>: Sendable {
 
     /// The next element, or `nil` when none comes within `timeout`.
     func next(timeout: Duration = .seconds(5)) async -> Element? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        let event = try? await poll(timeout: timeout, every: .milliseconds(10)) {
             let index = consumed.withLock { $0 }
-            if let event = store.events.withLock({ index < $0.count ? $0[index] : nil }) {
-                consumed.withLock { $0 += 1 }
-                return event
-            }
-            try? await Task.sleep(for: .milliseconds(10))
+            return store.events.withLock { index < $0.count ? $0[index] : nil }
         }
-        return nil
+        guard let event = event ?? nil else { return nil }
+        consumed.withLock { $0 += 1 }
+        return event
     }
 }
 
