@@ -1,17 +1,19 @@
-/// Polls `probe` until it gives a value or `timeout` has passed, and looks once more after the
-/// deadline before giving up.
+/// Polls `probe` every `interval` until it gives a value, looking `timeout / interval` times
+/// and once more at the end.
 ///
-/// The last look is what makes a wait depend on what happened rather than on scheduling: under
-/// a sanitizer, with every test running at once, a waiting task can go unscheduled for longer
-/// than its timeout (the suites' services start with blocking calls), and a wait that gave up
-/// on waking past its deadline reported events that had in fact arrived.
+/// The wait is counted in looks, not read off the clock, so that it measures the tests' own
+/// progress. Under a sanitizer, with every suite running at once, the two-thread cooperative
+/// pool can be held for tens of seconds by the blocking calls that start the suites' services;
+/// a wall-clock deadline then passed while neither the waiter nor the task it waited on (a test
+/// picker consuming its calls) had run, and the wait failed with the event queued but unread.
+/// In a healthy run each look takes `interval`, so the wait lasts about `timeout`.
 public func poll<Value>(
     timeout: Duration, every interval: Duration = .milliseconds(20), _ probe: () throws -> Value?
 ) async throws -> Value? {
-    let deadline = ContinuousClock.now + timeout
-    while true {
+    let looks = max(1, Int((timeout / interval).rounded(.up)))
+    for _ in 0..<looks {
         if let value = try probe() { return value }
-        guard ContinuousClock.now < deadline else { return nil }
         try await Task.sleep(for: interval)
     }
+    return try probe()
 }
