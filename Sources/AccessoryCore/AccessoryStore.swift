@@ -103,15 +103,8 @@ public struct AccessoryStore: Sendable {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         try check(descriptor, "create \(path)")
         defer { close(descriptor) }
-        try data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 && errno == EINTR { continue }
-                try check(written < 0 ? -1 : 0, "write \(path)")
-                offset += written
-            }
-        }
+        let failure = data.withUnsafeBytes { writeAll($0, to: descriptor) }
+        if failure != 0 { throw SystemCallError(operation: "write \(path)", code: failure) }
         try check(fsync(descriptor), "fsync \(path)")
     }
 

@@ -164,11 +164,11 @@ final class EventCollector<Element: Sendable>: Sendable {
 
     /// The next element, or `nil` when none comes within `timeout`.
     func next(timeout: Duration = .seconds(5)) async -> Element? {
-        let event = try? await poll(timeout: timeout, every: .milliseconds(10)) {
+        let next = try? await poll(timeout: timeout, every: .milliseconds(10)) {
             let index = consumed.withLock { $0 }
             return store.events.withLock { index < $0.count ? $0[index] : nil }
         }
-        guard let event = event ?? nil else { return nil }
+        guard let event = next else { return nil }
         consumed.withLock { $0 += 1 }
         return event
     }
