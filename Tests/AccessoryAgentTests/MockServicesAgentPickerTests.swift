@@ -100,7 +100,7 @@ struct MockServicesAgentPickerTests {
         let signals = try await session.waitForDismiss()
         let added = try #require(signals.first { $0.member == "AccessoryAdded" }?.arguments.first)
         #expect(added["profile"]?.string == "com.example.devlight")
-        let request = try #require(try await picker.wait(for: "RequestChoice").first?.arguments.last)
+        let request = try #require(try await picker.wait(for: "RequestChoice").first { $0.member == "RequestChoice" }?.arguments.last)
         #expect(request["vendor"]?.string == "Example Lights")
         await client.close()
     }
