@@ -202,7 +202,9 @@ extension Agent {
             case .cancelTimer(let timer):
                 host.timers.removeValue(forKey: timer)?.cancel()
             case .presentPicker(let items):
-                presentPicker(items, for: host)
+                await presentPicker(items, for: host)
+                // The session may have ended while the request went out; then nothing is started.
+                guard sessions[host.path] === host else { return }
             case .updatePicker(let shown, let removed):
                 if let agent = host.pickerAgent {
                     send(agent, "UpdateEntries", [
@@ -299,7 +301,7 @@ extension Agent {
         bus.send(destination: agent.connection, path: agent.path, interface: "io.accessorysetup.PickerAgent1", method: method, arguments)
     }
 
-    private func presentPicker(_ items: [PickerDisplayItem], for host: SessionHost) {
+    private func presentPicker(_ items: [PickerDisplayItem], for host: SessionHost) async {
         guard let agent = host.pickerAgent else {
             let path = host.path
             Task { await self.feed(.pickerDismissed(.pickerRestricted(reason: "no picker agent serves this client")), toSession: path) }
@@ -314,18 +316,24 @@ extension Agent {
         ).dbusValue
         let bus = self.bus
         let path = host.path
+        // The request goes out before anything else this picker sends (its entries come from
+        // the discovery started after it): a picker agent hears RequestChoice first.
+        let (queued, markQueued) = AsyncStream.makeStream(of: Never.self)
         host.choice = Task {
+            defer { markQueued.finish() }
             let reply: Result<[DBusValue], BusError>
             do throws(BusError) {
                 reply = .success(try await bus.call(
                     destination: agent.connection, path: agent.path, interface: "io.accessorysetup.PickerAgent1",
-                    method: "RequestChoice", [.objectPath(path), request], timeout: .longestWait))
+                    method: "RequestChoice", [.objectPath(path), request], timeout: .longestWait,
+                    queued: { markQueued.finish() }))
             } catch {
                 reply = .failure(error)
             }
             guard !Task.isCancelled, let host = self.sessions[path] else { return }
             await self.choiceArrived(reply, for: host, from: agent)
         }
+        for await _ in queued {}
     }
 
     private func choiceArrived(_ reply: Result<[DBusValue], BusError>, for host: SessionHost, from agent: PickerAgentRegistration) async {

@@ -196,12 +196,14 @@ public actor BusConnection {
 
     /// Calls a method of another peer; D-Bus ends the call after `timeout`, and cancelling the
     /// task ends it at once. `fileDescriptors` go with the message, for `h` arguments that
-    /// index them; they stay the caller's to close.
+    /// index them; they stay the caller's to close. `queued` runs once the call is in the
+    /// connection's outgoing queue, on the connection's thread: a message sent after it (with
+    /// `send`, say) reaches the peer after the call.
     @discardableResult
     public func call(
         destination: String, path: String, interface: String, method: String, _ arguments: [DBusValue] = [],
         timeout: Duration, allowInteractiveAuthorization: Bool = false, autoStart: Bool = true,
-        fileDescriptors: [Int32] = []
+        fileDescriptors: [Int32] = [], queued: (@Sendable () -> Void)? = nil
     ) async throws(BusError) -> [DBusValue] {
         let parameters = UncheckedSendable(DBusValue.tuple(arguments).newVariant())
         let milliseconds = timeout.saturatingMilliseconds(as: Int32.self)
@@ -230,6 +232,7 @@ public actor BusConnection {
                 g_dbus_connection_call_with_unix_fd_list(
                     connection.pointer, destination, path, interface, method, parameters.value, nil,
                     callFlags, milliseconds, descriptors.value, cancellable, callback, data)
+                queued?()
             } finish: { source, result, error in
                 g_dbus_connection_call_with_unix_fd_list_finish(OpaquePointer(source), nil, result, error).map(UncheckedSendable.init)
             }
