@@ -167,7 +167,10 @@ struct MockServicesAgentPickerTests {
         try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
         let session = try await client.openSession("org.example.plug")
         _ = try await session.activate()
-        try await session.showPicker([plugItem])
+        // Discovery must outlast the test: under a sanitizer, with every suite at once, the steps
+        // below took longer than the default 30 s, after which discovery stops and the picker
+        // keeps what it showed.
+        try await session.showPicker([plugItem], settings: .vardict([("discoveryTimeout", .string("unbounded"))]))
         try await picker.waitForEntries(["Acme-Setup-4F2A", "Acme-Setup-9B1C"])
 
         try services.networkManager.addAccessPoint(
