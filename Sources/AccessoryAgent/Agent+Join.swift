@@ -165,6 +165,11 @@ extension Agent {
               let handoff = profile.bluetoothHandoff, handoff.switchOff != nil
         else { return }
         handedOff[recordID] = nil
+        await switchHotspotOff(address, handoff)
+    }
+
+    /// Has the accessory at `address` switch its hotspot off; a failure is only logged.
+    func switchHotspotOff(_ address: MACAddress, _ handoff: BluetoothHandoff) async {
         do {
             try await radios.bluetooth().switchHotspotOff(address, handoff: handoff, pair: { address throws(BluetoothError) in
                 try await self.pairThroughAgent(address)

@@ -237,22 +237,20 @@ extension Agent {
                 }
                 let path = host.path
                 let handoff = host.session.profile.bluetoothHandoff
-                Task {
-                    let error: AccessorySessionError?
-                    if step == .hotspotHandoff {
-                        switch await self.revealHotspot(entry, handoff) {
-                        case .success(let hotspot):
-                            await self.feed(.hotspotRevealed(hotspot), toSession: path)
-                            error = nil
-                        case .failure(let failure):
-                            error = failure
-                        }
-                    } else {
-                        error = await self.setUp(step, entry)
+                host.setup = Task {
+                    guard step == .hotspotHandoff else {
+                        await self.feed(.setupFinished(step, await self.setUp(step, entry)), toSession: path)
+                        return
                     }
-                    await self.feed(.setupFinished(step, error), toSession: path)
+                    switch await self.revealHotspot(entry, handoff) {
+                    case .success(let hotspot): await self.handOver(hotspot, of: entry, handoff, toSession: path)
+                    case .failure(let failure): await self.feed(.setupFinished(step, failure), toSession: path)
+                    }
                 }
             case .cancelSetUp(_, let entry):
+                // A handoff cancelled after the accessory switched its hotspot on switches it off.
+                host.setup?.cancel()
+                host.setup = nil
                 if let address = entry.bluetooth?.address {
                     Task { await self.cancelPairing(address) }
                 }
@@ -423,6 +421,24 @@ extension Agent {
             Journal.notice("handoff: \(address) failed: \(error)")
             return .failure(.connectionFailed(reason: "the hotspot handoff of \(address) failed: \(error)"))
         }
+    }
+
+    /// Gives a revealed hotspot to the session whose handoff step waits for it. When none does
+    /// any more (the picker was cancelled or its client left while the accessory answered), the
+    /// accessory switches the hotspot off again: nothing would ever join or leave it.
+    private func handOver(_ hotspot: RevealedHotspot, of entry: PickerEntry, _ handoff: BluetoothHandoff?, toSession path: String) async {
+        if let host = sessions[path] {
+            // Both at once, so that no dismissal comes between the hotspot and the step's end.
+            if let effects = try? host.session.handle(.hotspotRevealed(hotspot), at: Date())
+                + host.session.handle(.setupFinished(.hotspotHandoff, nil), at: Date()) {
+                await perform(effects, for: host)
+                return
+            }
+        }
+        guard let address = entry.bluetooth?.address, let handoff else { return }
+        Journal.notice("handoff: the picker of \(address) ended meanwhile; its hotspot is switched off again")
+        // Not in the setup's task, which the picker's end cancelled.
+        await Task { await self.switchHotspotOff(address, handoff) }.value
     }
 
     private func cancelPairing(_ address: MACAddress) async {

@@ -16,6 +16,8 @@ final class SessionHost {
     var timers: [AccessorySession.Timer: Task<Void, Never>] = [:]
     /// The picker agent's `RequestChoice` call, while one is open.
     var choice: Task<Void, Never>?
+    /// The picked accessory's running setup step (pairing, bridging, the hotspot handoff).
+    var setup: Task<Void, Never>?
     var pickerAgent: PickerAgentRegistration?
     var kioskPolicy: KioskPolicy.Policy?
 
@@ -38,6 +40,8 @@ final class SessionHost {
         timers = [:]
         choice?.cancel()
         choice = nil
+        setup?.cancel()
+        setup = nil
     }
 
     var stateName: String {

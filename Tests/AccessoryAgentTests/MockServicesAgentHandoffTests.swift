@@ -16,18 +16,19 @@ import Testing
 
     /// The services, the agent with the shipped GoPro profile, and a camera answering
     /// Set AP Control with `answer`; returns the camera's path too.
-    static func start(answer: [UInt8] = [0x02, 0x17, 0x00]) throws -> (AgentServices, String) {
+    static func start(answer: [UInt8] = [0x02, 0x17, 0x00], answerDelayMs: Int = 100) throws -> (AgentServices, String) {
         let services = try AgentServices(startAgent: false)
         try services.agent.installShippedProfile("gopro.json")
         try services.networkManager.addAccessPoint(
             services.device, name: "gopro", ssid: "GP24501234", bssid: "02:00:00:00:00:50", strength: 70, security: .wpa2)
-        let camera = try addCamera(services.bluez, answer: answer)
+        let camera = try addCamera(services.bluez, answer: answer, delayMs: answerDelayMs)
         try services.agent.start()
         return (services, camera)
     }
 
-    /// A camera laid out as Open GoPro documents it, answering Set AP Control with `answer`.
-    static func addCamera(_ bluez: BlueZMock, answer: [UInt8]) throws -> String {
+    /// A camera laid out as Open GoPro documents it, answering Set AP Control (on) with `answer`
+    /// after `delayMs`.
+    static func addCamera(_ bluez: BlueZMock, answer: [UInt8], delayMs: Int = 100) throws -> String {
         let wifiService = "b5f90001-aa8d-11e3-9046-0002a5d5c51b"
         return try bluez.addGATTDevice(
             address, name: "GoPro 1234",
@@ -37,7 +38,7 @@ import Testing
                 .init(command, flags: ["encrypt-write"], service: gopro),
                 .init(response, flags: ["encrypt-notify"], service: gopro),
             ], answers: [
-                .init(write: [0x03, 0x17, 0x01, 0x01], characteristic: response, value: answer, delayMs: 100),
+                .init(write: [0x03, 0x17, 0x01, 0x01], characteristic: response, value: answer, delayMs: delayMs),
                 .init(write: [0x03, 0x17, 0x01, 0x00], characteristic: response, value: [0x02, 0x17, 0x00], delayMs: 100),
             ]))
     }
@@ -80,6 +81,33 @@ import Testing
         _ = try await client.manager("Leave", [.vardict([])])
         try await waitForWrites(services, camera, [on, off, on, off])
         await client.close()
+    }
+
+    /// A picker that ends while the accessory is still switching its hotspot on (its client
+    /// invalidates the session, or leaves the bus) has it switched off again: no record and no
+    /// join would ever do it.
+    @Test(arguments: [true, false])
+    func aPickerEndingDuringTheHandoffSwitchesTheHotspotOffAgain(clientLeaves: Bool) async throws {
+        let (services, camera) = try Self.start(answerDelayMs: 60_000)
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .chooseDevice(address: Self.address))
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await client.openSession("com.gopro.camera")
+        _ = try await session.activate()
+        try await session.showPicker([Self.cameraItem])
+
+        let on = [Self.command, "03170101"], off = [Self.command, "03170100"]
+        try await waitForWrites(services, camera, [on])
+        #expect(try await picker.wait(for: "SetupProgress").last?.arguments[1].string == "hotspotHandoff")
+        if clientLeaves {
+            await client.close()
+        } else {
+            _ = try await session.call("Invalidate")
+        }
+        try await waitForWrites(services, camera, [on, off])
+        #expect(try services.storedRecords().isEmpty)
+        #expect(services.agent.log.contains("handoff: \(Self.address) failed: cancelled"))
+        if !clientLeaves { await client.close() }
     }
 
     /// Waits until the camera has seen exactly `writes` ("leaving switches the hotspot off").
