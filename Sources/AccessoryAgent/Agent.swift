@@ -35,13 +35,11 @@ public actor Agent {
     var lastActivity = ContinuousClock.now
     /// Waits for the next accessory profile to expire.
     var purge: Task<Void, Never>?
-    /// The BlueZ pairing agent, once exported and registered.
-    var pairingAgent: ExportedObject?
+    /// The BlueZ pairing agent on the agent's connection, from the first pairing on.
+    var pairingAgent: BluetoothPairingAgent?
     /// Hotspots accessories revealed in a handoff and that are still switched on, by record:
     /// a join after the picking session ended uses them.
     var handedOff: [UUID: RevealedHotspot] = [:]
-    /// BlueZ's device paths the agent is pairing now; BlueZ's questions about others are refused.
-    var pairingDevices: [String: MACAddress] = [:]
 
     static let interfaces: [String: String] = [
         "io.accessorysetup.Manager1": "io.accessorysetup.Manager1.xml",
@@ -146,12 +144,15 @@ public actor Agent {
     }
 
     private func answer(_ call: MethodCall) async {
+        if call.interface == "org.bluez.Agent1", let pairingAgent, call.path == pairingAgent.path {
+            await pairingAgent.answer(call)
+            return
+        }
         do throws(CallFailure) {
             let values: [DBusValue]
             switch call.interface {
             case "io.accessorysetup.Manager1": values = try await managerCall(call)
             case "io.accessorysetup.Session1": values = try await sessionCall(call)
-            case "org.bluez.Agent1": values = try await pairingAgentCall(call)
             default: throw CallFailure(name: "org.freedesktop.DBus.Error.UnknownInterface", message: call.interface)
             }
             call.reply(values)

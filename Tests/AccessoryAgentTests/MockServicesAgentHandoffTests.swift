@@ -140,6 +140,8 @@ import Testing
         #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerSetupBridging", "PickerSetupFailed", "PickerDidDismiss"])
         #expect(try services.bluez.gattLog(camera).agentCalls == [["RequestPasskey", "org.bluez.Error.Rejected"]])
         #expect(try services.bluez.gattLog(camera).writes.isEmpty, "nothing is asked of an accessory that did not pair")
+        let failure = signals.first { $0.member == "PickerSetupFailed" }?.arguments.first?["message"]?.string
+        #expect(failure?.contains("asked for a code to be typed into this machine (RequestPasskey)") == true, "\(failure ?? "")")
         await client.close()
     }
 

@@ -92,6 +92,33 @@ import Testing
         #expect(log.writes.last == [Self.command, "03170100"] && !log.connected)
     }
 
+    /// The command pairs as a BlueZ pairing agent of its own: a passkey the accessory wants
+    /// typed on it is printed, and a code it wants typed into this machine is refused.
+    @Test func aPasskeyToTypeOnTheAccessoryIsPrinted() throws {
+        try bluez.setPairing(camera, passkey: 4242)
+        let run = try accessoryctl("handoff", Self.address, "--profile", profile.path)
+        #expect(run.code == .success, "\(run.err)")
+        #expect(run.err.contains("Type 004242 on \(Self.address) to pair with it.\n"), "\(run.err)")
+        let log = try bluez.gattLog(camera)
+        #expect(log.agentCalls == [["DisplayPasskey", "accepted"]])
+        #expect(log.paired && log.writes == [[Self.command, "03170101"]])
+        #expect(bluez.log.contains("RegisterAgent \"/io/accessorysetup/accessoryctl/pairing\" \"DisplayOnly\""), "\(bluez.log)")
+    }
+
+    @Test func aCodeToTypeIntoThisMachineIsRefusedAndNothingIsSwitchedOn() throws {
+        try bluez.setPairing(camera)
+        let run = try accessoryctl("handoff", Self.address, "--profile", profile.path)
+        #expect(run.code == .failure)
+        #expect(run.err.contains("""
+            accessoryctl: error: not supported: \(Self.address) asked for a code to be typed into this machine \
+            (RequestPasskey), which accessory-setup cannot ask for; pair it once with 'bluetoothctl pair \(Self.address)'
+            """), "\(run.err)")
+        let log = try bluez.gattLog(camera)
+        #expect(log.agentCalls == [["RequestPasskey", "org.bluez.Error.Rejected"]])
+        #expect(!log.paired && log.writes.isEmpty)
+        #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
+    }
+
     @Test func aFailedJoinSwitchesTheHotspotOffAndSaysWhy() throws {
         try networkManager.failActivations(of: "GP24501234", deviceReason: 7, connectionReason: 9)
         let run = try accessoryctl("handoff", Self.address, "--profile", profile.path)

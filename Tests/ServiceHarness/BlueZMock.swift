@@ -214,8 +214,9 @@ public final class BlueZMock: @unchecked Sendable {
 
     /// Makes `Pair` on the device ask the pairing agent on `agentName`: to show `passkey`, or,
     /// without one, for a passkey.
-    public func setPairing(_ path: String, agentName: String, passkey: UInt32? = nil) throws {
-        var options = ["'agentName': <\(quoted(agentName))>"]
+    public func setPairing(_ path: String, agentName: String? = nil, passkey: UInt32? = nil) throws {
+        var options: [String] = []
+        if let agentName { options.append("'agentName': <\(quoted(agentName))>") }
         if let passkey { options.append("'passkey': <uint32 \(passkey)>") }
         try mockCall("SetPairing", [quoted(path), "{" + options.joined(separator: ", ") + "}"])
     }

@@ -1,5 +1,7 @@
+import AccessoryAgent
 import AccessoryCore
 import BlueZBackend
+import BusService
 import FoundationEssentials
 import NetworkManagerBackend
 import ProvisioningHTTP
@@ -14,9 +16,10 @@ enum HandoffCommand {
         discussion: """
             Runs what the profile declares for one accessory. With handoff bluetoothToWiFi (a
             camera, say), TARGET is its Bluetooth address: connects over Bluetooth LE, pairs
-            where the profile requires it, switches the accessory's hotspot on, waits until it
-            reports it ready, reads the SSID and passphrase it reveals, disconnects, and joins
-            that hotspot as 'join --ssid' does. With handoff joinHotspot, TARGET is the setup
+            where the profile requires it (printing a code the accessory asks to have typed on
+            it), switches the accessory's hotspot on, waits until it reports it ready, reads the
+            SSID and passphrase it reveals, disconnects, and joins that hotspot as 'join --ssid'
+            does. With handoff joinHotspot, TARGET is the setup
             hotspot's SSID, joined with the profile's security (and --passphrase-file where the
             profile asks for one).
 
@@ -120,7 +123,8 @@ enum HandoffCommand {
         case .bluetooth(let address, let handoff?):
             do throws(HotspotHandoffError) {
                 let bluetooth = try await connectBlueZ()
-                let revealed = try await bluetooth.revealHotspot(address, handoff: handoff, adapter: adapter, timeout: timeout, progress: steps)
+                let revealed = try await bluetooth.revealHotspot(
+                    address, handoff: handoff, adapter: adapter, timeout: timeout, pair: pairer(bluetooth, adapter, console), progress: steps)
                 revealedBy = (address, handoff, bluetooth)
                 configuration = try revealed.configuration(policy: plan.profile.hotspot ?? HotspotPolicy(security: .open, passphrase: .none))
             } catch {
@@ -142,7 +146,8 @@ enum HandoffCommand {
                 HotspotCommand.clearProgress(console)
                 if let (address, handoff, bluetooth) = revealedBy {
                     // The accessory need not keep a hotspot nobody could join.
-                    try? await bluetooth.switchHotspotOff(address, handoff: handoff, adapter: adapter, timeout: timeout, progress: steps)
+                    try? await bluetooth.switchHotspotOff(
+                        address, handoff: handoff, adapter: adapter, timeout: timeout, pair: pairer(bluetooth, adapter, console), progress: steps)
                     HotspotCommand.clearProgress(console)
                 }
                 return Self.report(.join(error), console)
@@ -170,7 +175,8 @@ enum HandoffCommand {
             }
         }
         if let (address, handoff, bluetooth) = revealedBy {
-            try? await bluetooth.switchHotspotOff(address, handoff: handoff, adapter: adapter, timeout: timeout, progress: steps)
+            try? await bluetooth.switchHotspotOff(
+                address, handoff: handoff, adapter: adapter, timeout: timeout, pair: pairer(bluetooth, adapter, console), progress: steps)
             HotspotCommand.clearProgress(console)
         }
         report.provisioned = provisioned
@@ -271,9 +277,11 @@ enum HandoffCommand {
     ) async -> ExitCode {
         guard case .bluetooth(let address, let handoff?) = plan.start else { return .usage }
         do throws(HotspotHandoffError) {
-            try await connectBlueZ().switchHotspotOff(
-                address, handoff: handoff, adapter: arguments.value("adapter"), timeout: arguments.seconds("timeout") ?? .seconds(60),
-                progress: steps)
+            let bluetooth = try await connectBlueZ()
+            let adapter = arguments.value("adapter")
+            try await bluetooth.switchHotspotOff(
+                address, handoff: handoff, adapter: adapter, timeout: arguments.seconds("timeout") ?? .seconds(60),
+                pair: pairer(bluetooth, adapter, console), progress: steps)
         } catch {
             HotspotCommand.clearProgress(console)
             return report(error, console)
@@ -293,6 +301,47 @@ enum HandoffCommand {
             console.print("Joined \(joined.ssid.escaped), the hotspot of \(report.target), on \(joined.device). Run '\(AccessoryCtl.name) leave'\(back).")
         }
         return .success
+    }
+
+    /// Pairs as a BlueZ pairing agent of the command's own, on a connection of its own for the
+    /// pairing (BlueZ asks the agent of the connection that calls `Pair`): a code the accessory
+    /// asks the person to type on it is printed. Without an agent BlueZ pairs as
+    /// NoInputNoOutput, which such an accessory refuses.
+    private static func pairer(_ bluetooth: BlueZClient, _ adapter: String?, _ console: Console) -> BlueZClient.Pairer {
+        { address throws(BluetoothError) in
+            let path = try await bluetooth.devicePath(of: address, adapter: adapter)
+            let bus: BusConnection
+            do {
+                bus = try await BusConnection.connect(.system, threadName: "pairing")
+            } catch {
+                throw .bluezUnavailable("the system bus cannot be reached to pair: \(error)")
+            }
+            let agent = BluetoothPairingAgent(
+                bus: bus, path: "/io/accessorysetup/accessoryctl/pairing",
+                show: { code, address in
+                    HotspotCommand.clearProgress(console)
+                    console.error("Type \(code) on \(address) to pair with it.")
+                },
+                warn: { console.error("\(AccessoryCtl.name): warning: \($0)") })
+            let answering = Task {
+                for await call in bus.incomingCalls {
+                    if call.interface == "org.bluez.Agent1" && call.path == agent.path {
+                        await agent.answer(call)
+                    } else {
+                        call.reply(errorName: "org.freedesktop.DBus.Error.UnknownObject", message: call.path)
+                    }
+                }
+            }
+            let paired: Result<Void, BluetoothError>
+            do throws(BluetoothError) {
+                paired = .success(try await agent.pair(address, devicePath: path))
+            } catch {
+                paired = .failure(error)
+            }
+            answering.cancel()
+            await bus.close()
+            try paired.get()
+        }
     }
 
     private static func connectBlueZ() async throws(HotspotHandoffError) -> BlueZClient {

@@ -18,6 +18,7 @@ It loads python-dbusmock's bluez5 template and adds, on org.bluez.Mock:
 import json
 
 import dbus
+import dbus.lowlevel
 from dbusmock import OBJECT_MANAGER_IFACE, mockobject
 from dbusmock.templates import bluez5 as base
 from dbusmock.templates.bluez5 import *  # noqa: F401,F403 pylint: disable=wildcard-import,unused-wildcard-import
@@ -49,6 +50,17 @@ IMPROV_CHARACTERISTICS = [  # (role, uuid suffix, flags)
 
 def load(mock, parameters):
     base.load(mock, parameters)
+    # bluez5's RegisterAgent does not see who calls it; BlueZ asks the agent on the bus name
+    # that registered it, so that name is kept here, off the incoming messages.
+    manager = mockobject.objects['/org/bluez']
+    manager.agent_senders = {}
+
+    def remember_agent_sender(_connection, message):
+        if (message.get_type() == dbus.lowlevel.MESSAGE_TYPE_METHOD_CALL
+                and message.get_interface() == base.AGENT_MANAGER_IFACE and message.get_member() == 'RegisterAgent'):
+            manager.agent_senders[str(message.get_args_list()[0])] = message.get_sender()
+        return dbus.lowlevel.HANDLER_RESULT_NOT_YET_HANDLED
+    manager.connection.add_message_filter(remember_agent_sender)
 
 
 def byte_array(values):
@@ -222,8 +234,8 @@ def device_disconnect(device):
 
 def device_pair(device):
     device.pairs += 1
-    pairing = getattr(device, 'pairing', {})
-    if pairing and not device.props[DEVICE_IFACE]['Paired']:
+    pairing = getattr(device, 'pairing', None)
+    if pairing is not None and not device.props[DEVICE_IFACE]['Paired']:
         ask_agent(device, pairing)
     if not device.props[DEVICE_IFACE]['Paired']:
         set_props(device, DEVICE_IFACE, {'Paired': dbus.Boolean(True, variant_level=1)})
@@ -231,11 +243,13 @@ def device_pair(device):
 
 def ask_agent(device, pairing):
     '''As bluetoothd does for the caller of Pair: asks the last registered agent (on the bus
-    name pairing['agentName']); a refusal fails the pairing as BlueZ's AuthenticationRejected.'''
+    name pairing['agentName'], or else the one it registered from); a refusal fails the
+    pairing as BlueZ's AuthenticationRejected.'''
     manager = mockobject.objects['/org/bluez']
     if not manager.agent_paths:
         return
-    agent = (str(pairing['agentName']), str(manager.agent_paths[-1]))
+    path = str(manager.agent_paths[-1])
+    agent = (str(pairing.get('agentName') or manager.agent_senders.get(path, '')), path)
     if 'passkey' in pairing:
         call = ('DisplayPasskey', 'ouq', (dbus.ObjectPath(device.path), dbus.UInt32(pairing['passkey']), dbus.UInt16(0)))
     else:
@@ -250,8 +264,9 @@ def ask_agent(device, pairing):
 
 @dbus.service.method(MOCK_IFACE, in_signature='sa{sv}', out_signature='')
 def SetPairing(_self, path, options):
-    '''How Pair goes: with agentName (the bus name the agent is on) and passkey (u) the agent is
-    shown the passkey; with agentName alone it is asked for one.'''
+    '''How Pair goes: with passkey (u) the agent is shown the passkey, without it the agent is
+    asked for one. agentName names the bus name the agent is on (default: the one it
+    registered from).'''
     mockobject.objects[path].pairing = {str(k): (int(v) if k == 'passkey' else str(v)) for k, v in options.items()}
 
 
