@@ -72,6 +72,10 @@ echo "== hardening-check"
 # runtime keep it off; the C shim is built with -fcf-protection all the same.
 for binary in usr/bin/accessoryctl usr/libexec/accessory-setup/accessory-agent usr/libexec/accessory-setup/accessory-picker; do
     hardening-check --nofortify --nocfprotection "$root/$binary" || fail hardening "hardening-check failed for $binary"
+    # No library of theirs is beside them: a search path would only make the loader look there.
+    if readelf -d "$root/$binary" | grep -Eq '\((RPATH|RUNPATH)\)'; then
+        fail hardening "$binary has a library search path: $(readelf -d "$root/$binary" | grep -E 'R(UN)?PATH')"
+    fi
 done
 
 echo "== maintainer scripts"
