@@ -36,7 +36,8 @@ let package = Package(
         .executableTarget(name: "accessory-agent", dependencies: ["AccessoryAgent"]),
         .executableTarget(name: "embed-interfaces", path: "Plugins/EmbedInterfacesTool"),
         .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-interfaces"]),
-        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // libcrypto's declarations (libssl-dev), its functions loaded with dlopen when provisioning.
+        .target(name: "COpenSSL"),
         .target(name: "ProvisioningCrypto", dependencies: ["AccessoryCore", "COpenSSL"]),
         .target(name: "ProvisioningHTTP", dependencies: ["AccessoryCore"]),
 

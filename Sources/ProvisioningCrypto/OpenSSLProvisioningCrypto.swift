@@ -3,7 +3,10 @@ import AccessoryCore
 /// `ProvisioningCrypto` over OpenSSL's libcrypto: X25519, AES-256-CTR and -GCM, SHA-2, and
 /// SRP-6a on libcrypto's BIGNUM.
 public struct OpenSSLProvisioningCrypto: AccessoryCore.ProvisioningCrypto {
-    public init() {}
+    /// Loads libcrypto (once for the process); throws when it cannot be loaded.
+    public init() throws(ProvisioningError) {
+        _ = try LibCrypto.loaded.get()
+    }
 
     public func randomBytes(_ count: Int) throws(ProvisioningError) -> [UInt8] { try LibCrypto.randomBytes(count) }
     public func sha256(_ data: [UInt8]) -> [UInt8] { LibCrypto.sha256(data) }

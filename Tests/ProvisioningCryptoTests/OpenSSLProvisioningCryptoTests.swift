@@ -27,7 +27,34 @@ import Testing
         return try! JSONDecoder().decode(Vectors.self, from: Data(contentsOf: url))
     }()
 
-    let crypto = OpenSSLProvisioningCrypto()
+    let crypto: OpenSSLProvisioningCrypto
+
+    init() throws {
+        crypto = try OpenSSLProvisioningCrypto()
+    }
+
+    /// libcrypto is loaded when provisioning first needs it, not linked: the binary that holds
+    /// the provisioning code does not name it among the libraries the loader must load.
+    @Test func libcryptoIsLoadedOnDemandNotLinked() throws {
+        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        #expect(maps.contains("libcrypto.so.3"), "loaded once OpenSSLProvisioningCrypto was made")
+        let executable = try #require(Bundle.main.executableURL?.resolvingSymlinksInPath().path)
+        let dynamic = try run("/usr/bin/readelf", "-d", executable)
+        #expect(dynamic.contains("NEEDED"), "readelf read \(executable)")
+        #expect(!dynamic.contains("libcrypto"), "\(executable) links libcrypto: \(dynamic)")
+    }
+
+    private func run(_ path: String, _ arguments: String...) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: output, as: UTF8.self)
+    }
 
     func bytes(_ hex: String) -> [UInt8] { try! Hex.bytes(hex) }
 

@@ -11,10 +11,10 @@ import Testing
     static let pop = "abcd1234"
     static let home = "home-passphrase"
 
-    func client(_ device: ESPProvisioningDevice) -> ProvisioningClient {
+    func client(_ device: ESPProvisioningDevice) throws(ProvisioningError) -> ProvisioningClient {
         ProvisioningClient(transport: HTTPProvisioningTransport(host: "127.0.0.1", port: device.port,
                                                                 timeout: .seconds(60)),
-                           crypto: OpenSSLProvisioningCrypto())
+                           crypto: try OpenSSLProvisioningCrypto())
     }
 
     /// The whole flow: version, session, scan, credentials, apply, status until a verdict.
@@ -22,7 +22,7 @@ import Testing
         _ device: ESPProvisioningDevice, _ security: ProvisioningSecurity, ssid: String = "HomeNet",
         passphrase: String = home
     ) async throws(ProvisioningError) -> WiFiConnection {
-        let client = client(device)
+        let client = try client(device)
         let version = try await client.version()
         try await client.establishSession(security, version: version)
         let networks = try await client.scan()
@@ -77,7 +77,7 @@ import Testing
 
     @Test func theDeviceScanIsReadInBatches() async throws {
         let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
-        let client = client(device)
+        let client = try client(device)
         let version = try await client.version()
         try await client.establishSession(.sec1(proofOfPossession: Secret(Self.pop)), version: version)
         let networks = try await client.scan(batch: 4)
@@ -133,7 +133,7 @@ import Testing
 
     @Test func aProofOfPossessionIsAskedForBeforeTalkingSecurity() async throws {
         let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
-        let client = client(device)
+        let client = try client(device)
         let version = try await client.version()
         await #expect(throws: ProvisioningError.proofOfPossessionRequired) {
             try await client.establishSession(.sec1(proofOfPossession: nil), version: version)
@@ -147,7 +147,7 @@ import Testing
 
     @Test func cancellingWhileTheDeviceJoinsEndsAtOnceAsCancelled() async throws {
         let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop, connectingPolls: 100_000)
-        let client = client(device)
+        let client = try client(device)
         try await client.establishSession(.sec1(proofOfPossession: Secret(Self.pop)),
                                           version: try await client.version())
         try await client.sendCredentials(WiFiCredentials(ssid: Array("HomeNet".utf8), passphrase: Secret(Self.home)))

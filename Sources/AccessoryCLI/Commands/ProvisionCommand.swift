@@ -218,7 +218,7 @@ enum ProvisionCommand {
         _ console: Console
     ) async throws(ProvisioningError) -> WiFiConnection {
         guard let credentials = request.credentials else { throw .invalidCredentials(field: "ssid", "no network to give the device") }
-        let client = ProvisioningClient(transport: transport, crypto: OpenSSLProvisioningCrypto())
+        let client = ProvisioningClient(transport: transport, crypto: try OpenSSLProvisioningCrypto())
         console.error("Asking \(address) for its provisioning version…")
         let version = try await client.version()
         report.version = version.version
