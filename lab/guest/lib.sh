@@ -329,7 +329,9 @@ gopro_reported() {
 fresh_bluetooth() {
     [[ -f /run/lab/btvirt.pid ]] && kill "$(cat /run/lab/btvirt.pid)" 2>/dev/null
     systemctl stop bluetooth.service
-    for _ in $(seq 50); do [[ -e /sys/class/bluetooth/hci0 ]] || break; sleep 0.1; done
+    # Every old controller gone first: one left behind would keep its name (hci1, say) while
+    # the new btvirt's took others, and a scenario would listen on a controller about to vanish.
+    for _ in $(seq 100); do compgen -G '/sys/class/bluetooth/hci*' >/dev/null || break; sleep 0.1; done
     rm -rf /var/lib/bluetooth/*
     start_bluetooth
 }
