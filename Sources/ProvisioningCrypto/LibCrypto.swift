@@ -44,7 +44,7 @@ enum LibCrypto {
     private static func digest(_ data: [UInt8], _ type: OpaquePointer?, size: Int) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: size)
         var length: UInt32 = 0
-        // libcrypto.EVP_Digest! fails only when out of memory; a process in that state cannot go on.
+        // EVP_Digest fails only when out of memory; a process in that state cannot go on.
         precondition(libcrypto.EVP_Digest!(data, data.count, &output, &length, type, nil) == 1 && Int(length) == size,
                      "EVP_Digest failed")
         return output

@@ -19,9 +19,8 @@ enum HandoffCommand {
             where the profile requires it (printing a code the accessory asks to have typed on
             it), switches the accessory's hotspot on, waits until it reports it ready, reads the
             SSID and passphrase it reveals, disconnects, and joins that hotspot as 'join --ssid'
-            does. With handoff joinHotspot, TARGET is the setup
-            hotspot's SSID, joined with the profile's security (and --passphrase-file where the
-            profile asks for one).
+            does. With handoff joinHotspot, TARGET is the setup hotspot's SSID, joined with the
+            profile's security (and --passphrase-file where the profile asks for one).
 
             Where the profile has a provisioning section, the accessory is then given the home
             network with ESP-IDF's unified provisioning, over the joined hotspot or, for a
