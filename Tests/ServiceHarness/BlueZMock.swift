@@ -212,8 +212,8 @@ public final class BlueZMock: @unchecked Sendable {
         public var agentCalls: [[String]]
     }
 
-    /// Makes `Pair` on the device ask the pairing agent on `agentName`: to show `passkey`, or,
-    /// without one, for a passkey.
+    /// Makes `Pair` on the device ask the last registered pairing agent (on `agentName`, by
+    /// default the bus name that registered it): to show `passkey`, or, without one, for a passkey.
     public func setPairing(_ path: String, agentName: String? = nil, passkey: UInt32? = nil) throws {
         var options: [String] = []
         if let agentName { options.append("'agentName': <\(quoted(agentName))>") }
