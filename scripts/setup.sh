@@ -71,11 +71,18 @@ if [[ -z $version || $version -lt 6 ]]; then
     exit 1
 fi
 
-# Runs `swift build` with the given arguments, printing its output only when it fails.
+# Runs `swift build` with the given arguments, printing its output only when it fails. A build
+# that SwiftPM itself crashed in (killed by a signal: it has died in libdispatch's event loop
+# now and then) runs once more; a build error is not retried.
 quiet_build() {
     local log status=0
     log=$(mktemp)
     swift build "$@" >"$log" 2>&1 || status=$?
+    if ((status > 128)); then
+        echo "setup: swift build crashed (status $status); running it once more" >&2
+        status=0
+        swift build "$@" >"$log" 2>&1 || status=$?
+    fi
     if ((status)); then cat "$log" >&2; fi
     rm -f "$log"
     return "$status"
