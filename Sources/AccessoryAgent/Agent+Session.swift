@@ -438,7 +438,7 @@ extension Agent {
         guard let address = entry.bluetooth?.address, let handoff else { return }
         Journal.notice("handoff: the picker of \(address) ended meanwhile; its hotspot is switched off again")
         // Not in the setup's task, which the picker's end cancelled.
-        await Task { await self.switchHotspotOff(address, handoff) }.value
+        await runToCompletion { await self.switchHotspotOff(address, handoff) }
     }
 
     private func cancelPairing(_ address: MACAddress) async {

@@ -112,9 +112,8 @@ import Testing
 
     /// Waits until the camera has seen exactly `writes` ("leaving switches the hotspot off").
     func waitForWrites(_ services: AgentServices, _ camera: String, _ writes: [[String]]) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while try services.bluez.gattLog(camera).writes != writes && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
+        _ = try await poll(timeout: .seconds(10), every: .milliseconds(50)) {
+            try services.bluez.gattLog(camera).writes == writes ? true : nil
         }
         #expect(try services.bluez.gattLog(camera).writes == writes)
     }

@@ -199,10 +199,7 @@ import Testing
                 step in steps.withLock { $0.append(step) }
             }
         }
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !steps.withLock({ $0.contains(.awaitingAuthorization) }) && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        _ = try await poll(timeout: .seconds(20)) { steps.withLock { $0.contains(.awaitingAuthorization) } ? true : nil }
         provisioning.cancel()
         await #expect(throws: ImprovError.bluetooth(.cancelled)) { try await provisioning.value }
         let objects = try mock.call("/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects", [])
