@@ -112,7 +112,7 @@ import Testing
 
     /// Waits until the camera has seen exactly `writes` ("leaving switches the hotspot off").
     func waitForWrites(_ services: AgentServices, _ camera: String, _ writes: [[String]]) async throws {
-        _ = try await poll(timeout: .seconds(10), every: .milliseconds(50)) {
+        _ = try await poll(timeout: .seconds(30), every: .milliseconds(50)) {
             try services.bluez.gattLog(camera).writes == writes ? true : nil
         }
         #expect(try services.bluez.gattLog(camera).writes == writes)

@@ -29,7 +29,7 @@ struct MockServicesAgentJoinTests {
 
     /// Waits until the device is back on HomeNet with only that profile left.
     func expectBackHome(_ what: String) async throws {
-        let home = try await poll(timeout: .seconds(15), every: .milliseconds(50)) {
+        let home = try await poll(timeout: .seconds(30), every: .milliseconds(50)) {
             try active == "HomeNet" && services.networkManager.connectionPaths().count == 1 ? true : nil
         }
         if home != nil { return }

@@ -124,7 +124,7 @@ struct MockServicesAgentPickerTests {
         let client = try await services.client()
         let property = try await client.bus.call(
             destination: AgentProcess.busName, path: AgentClient.manager, interface: "org.freedesktop.DBus.Properties",
-            method: "Get", [.string("io.accessorysetup.Manager1"), .string("KioskPolicy")], timeout: .seconds(10))
+            method: "Get", [.string("io.accessorysetup.Manager1"), .string("KioskPolicy")], timeout: .seconds(30))
         #expect(property.first?.bool == true)
         let session = try await client.openSession("ge.wled.softap")
         _ = try await session.activate()
@@ -302,7 +302,7 @@ struct MockServicesAgentPickerTests {
         do {
             _ = try await front.bus.call(
                 destination: AgentProcess.busName, path: session.path, interface: "io.accessorysetup.Session1",
-                method: "Activate", timeout: .seconds(10))
+                method: "Activate", timeout: .seconds(30))
             Issue.record("the vanished client's session still answers")
         } catch {
             // GDBus answers for a path with nothing exported with UnknownMethod (older) or UnknownObject.
@@ -347,7 +347,7 @@ struct MockServicesAgentPickerTests {
         #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerDidDismiss"])
         #expect(signals.last?.arguments.first?["name"]?.string == "io.accessorysetup.Error.DiscoveryTimeout")
 
-        let calls = try await picker.wait(for: "Cancel", timeout: .seconds(5))
+        let calls = try await picker.wait(for: "Cancel", timeout: .seconds(30))
         let cancel = calls.last { $0.member == "Cancel" }
         #expect(cancel?.arguments.first?.string == session.path)
         #expect(cancel?.arguments.last?["name"]?.string == "io.accessorysetup.Error.DiscoveryTimeout")

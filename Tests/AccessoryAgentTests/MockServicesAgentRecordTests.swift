@@ -181,7 +181,7 @@ struct MockServicesAgentRecordTests {
         }
         #expect(try services.agent.terminate() == .exited(0))
         for session in sessions {
-            let signals = try await session.signals.wait(for: "Invalidated", timeout: .seconds(10)) {
+            let signals = try await session.signals.wait(for: "Invalidated", timeout: .seconds(30)) {
                 $0.contains { $0.member == "Invalidated" }
             }
             #expect(signals.last?.arguments.first?["name"]?.string == "io.accessorysetup.Error.Invalidated")

@@ -163,7 +163,7 @@ final class EventCollector<Element: Sendable>: Sendable {
     deinit { task.cancel() }
 
     /// The next element, or `nil` when none comes within `timeout`.
-    func next(timeout: Duration = .seconds(5)) async -> Element? {
+    func next(timeout: Duration = .seconds(30)) async -> Element? {
         let next = try? await poll(timeout: timeout, every: .milliseconds(10)) {
             let index = consumed.withLock { $0 }
             return store.events.withLock { index < $0.count ? $0[index] : nil }

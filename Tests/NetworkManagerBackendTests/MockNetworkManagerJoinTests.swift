@@ -130,7 +130,7 @@ import Testing
         // The listing comes once the leave has taken the accessory's connection down and waits
         // for the home network. The leave runs on the client's own thread: a test task that the
         // cooperative pool leaves waiting may find it done, and then there is nothing to check.
-        _ = try await poll(timeout: .seconds(10)) { self.mock.log.contains("DeactivateConnection") ? true : nil }
+        _ = try await poll(timeout: .seconds(30)) { self.mock.log.contains("DeactivateConnection") ? true : nil }
         _ = try await client.configuredHotspots()
         let leaveWasRunning = !finished.withLock { $0 }
         let destroyedMeanwhile = destroys()
