@@ -52,16 +52,22 @@ extension JSONValue: Decodable {
         }
     }
 
-    /// Parses a whole document; the error names what is wrong with the syntax.
+    /// Parses a whole document; the error says where the syntax breaks and how.
     public static func parse(_ data: Data) throws(FieldIssue) -> JSONValue {
         do {
             return try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch DecodingError.dataCorrupted {
-            // swift-foundation says no more on Linux ("The given data was not valid JSON."): no
-            // position, and no underlying error.
-            throw FieldIssue(field: "(document)", message: "is not valid JSON")
         } catch {
-            throw FieldIssue(field: "(document)", message: "is not valid JSON: \(error)")
+            // The decoder gives no position on Linux, and a string it refuses only while decoding
+            // (a raw line break, a bad escape) surfaces as a type mismatch.
+            let detail = JSONSyntaxFault.first(in: data).map(String.init(describing:)) ?? Self.reason(error)
+            throw FieldIssue(field: "(document)", message: "is not valid JSON: \(detail)")
+        }
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context): context.debugDescription
+        default: "\(error)"
         }
     }
 }

@@ -1,0 +1,237 @@
+/// Where a JSON document first breaks the grammar, and how: the line and column a person
+/// editing the file needs, which swift-foundation's decoder does not give on Linux (it says
+/// only "The given data was not valid JSON."). Only asked once the decoder has refused a
+/// document; the decoder stays the parser.
+///
+/// It accepts what the decoder accepts beyond RFC 8259 (a comma before a closing bracket), so
+/// that the fault it names is the one the decoder stopped at.
+public struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
+    /// 1-based; a line ends at a line feed.
+    public var line: Int
+    /// 1-based, in characters (Unicode scalars) from the start of the line.
+    public var column: Int
+    public var problem: String
+
+    public var description: String { "line \(line), column \(column): \(problem)" }
+
+    /// The nesting the decoder allows.
+    static let maximumDepth = 512
+
+    /// The first fault in `bytes`, or nil when none is found by the grammar (the decoder may
+    /// still refuse the document, for a number out of range for example).
+    public static func first(in bytes: some Collection<UInt8>) -> JSONSyntaxFault? {
+        var scanner = Scanner(bytes: Array(bytes))
+        return scanner.firstFault().map { scanner.locate($0.offset, $0.problem) }
+    }
+
+    private struct Scanner {
+        let bytes: [UInt8]
+        var index = 0
+
+        typealias Fault = (offset: Int, problem: String)
+
+        private enum Container { case array, object }
+
+        private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+        mutating func firstFault() -> Fault? {
+            var open: [Container] = []
+            skipWhitespace()
+            if current == nil { return (index, "the document is empty") }
+            while true {
+                // A value is expected here.
+                skipWhitespace()
+                guard let byte = current else { return (index, "the document ends where a value is expected") }
+                switch byte {
+                case UInt8(ascii: "{"):
+                    open.append(.object)
+                    if open.count > JSONSyntaxFault.maximumDepth { return (index, "nested deeper than \(JSONSyntaxFault.maximumDepth) levels") }
+                    index += 1
+                    skipWhitespace()
+                    if current == UInt8(ascii: "}") {
+                        index += 1
+                        open.removeLast()
+                    } else if let fault = member() {
+                        return fault
+                    } else {
+                        continue
+                    }
+                case UInt8(ascii: "["):
+                    open.append(.array)
+                    if open.count > JSONSyntaxFault.maximumDepth { return (index, "nested deeper than \(JSONSyntaxFault.maximumDepth) levels") }
+                    index += 1
+                    skipWhitespace()
+                    if current == UInt8(ascii: "]") {
+                        index += 1
+                        open.removeLast()
+                    } else {
+                        continue
+                    }
+                case UInt8(ascii: "\""):
+                    if let fault = string() { return fault }
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    if let fault = number() { return fault }
+                case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+                    if let fault = literal() { return fault }
+                default:
+                    return (index, "expected a value, found \(shown(byte))")
+                }
+                // A value ended: what follows closes containers, or separates values.
+                while true {
+                    skipWhitespace()
+                    guard let container = open.last else {
+                        return current.map { (index, "text after the end of the document, starting with \(shown($0))") }
+                    }
+                    let close = container == .array ? UInt8(ascii: "]") : UInt8(ascii: "}")
+                    if current == close {
+                        index += 1
+                        open.removeLast()
+                        continue
+                    }
+                    guard current == UInt8(ascii: ",") else {
+                        let expected = container == .array ? "',' or ']'" : "',' or '}'"
+                        return (index, current.map { "expected \(expected), found \(shown($0))" }
+                                    ?? "the document ends inside \(container == .array ? "an array" : "an object"): \(expected) expected")
+                    }
+                    index += 1
+                    skipWhitespace()
+                    if current == close {
+                        index += 1
+                        open.removeLast()
+                        continue
+                    }
+                    if container == .object, let fault = member() { return fault }
+                    break
+                }
+            }
+        }
+
+        /// A key and its colon; the scanner is left where the member's value starts.
+        private mutating func member() -> Fault? {
+            guard current == UInt8(ascii: "\"") else {
+                return (index, current.map { "expected a key in double quotes, found \(shown($0))" }
+                            ?? "the document ends where a key is expected")
+            }
+            if let fault = string() { return fault }
+            skipWhitespace()
+            guard current == UInt8(ascii: ":") else {
+                return (index, current.map { "expected ':' after the key, found \(shown($0))" }
+                            ?? "the document ends where ':' is expected")
+            }
+            index += 1
+            return nil
+        }
+
+        private mutating func string() -> Fault? {
+            let opening = index
+            index += 1
+            var contentStart = index
+            while let byte = current {
+                switch byte {
+                case UInt8(ascii: "\""):
+                    if let fault = utf8(contentStart..<index) { return fault }
+                    index += 1
+                    return nil
+                case UInt8(ascii: "\\"):
+                    if let fault = utf8(contentStart..<index) { return fault }
+                    index += 1
+                    switch current {
+                    case UInt8(ascii: "u"):
+                        let digits = bytes[(index + 1)...].prefix(4)
+                        guard digits.count == 4, Hex.isHexDigits(String(decoding: digits, as: UTF8.self)) else {
+                            return (index - 1, "'\\u' is not followed by four hexadecimal digits")
+                        }
+                        index += 5
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                         UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                        index += 1
+                    case nil:
+                        break
+                    case let escaped?:
+                        return (index - 1, "'\\\(shownInline(escaped))' is not an escape JSON knows (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)")
+                    }
+                    contentStart = index
+                case 0..<0x20:
+                    let name = byte == 0x0A ? "a line break" : byte == 0x09 ? "a tab" : "the control character U+\(Hex.string([byte]).uppercased())"
+                    return (index, "\(name) inside a string: write it escaped (\\n, \\t, \\u00XX)")
+                default:
+                    index += 1
+                }
+            }
+            return (opening, "a string that never ends: its closing '\"' is missing")
+        }
+
+        private func utf8(_ range: Range<Int>) -> Fault? {
+            var decoder = UTF8()
+            var iterator = bytes[range].makeIterator()
+            var offset = range.lowerBound
+            while true {
+                switch decoder.decode(&iterator) {
+                case .scalarValue(let scalar): offset += UTF8.width(scalar)
+                case .emptyInput: return nil
+                case .error: return (offset, "bytes that are not UTF-8 inside a string")
+                }
+            }
+        }
+
+        private mutating func number() -> Fault? {
+            if current == UInt8(ascii: "-") { index += 1 }
+            guard let first = current, Self.isDigit(first) else {
+                return (index, "a '-' not followed by a digit")
+            }
+            index += 1
+            if first == UInt8(ascii: "0"), let next = current, Self.isDigit(next) {
+                return (index - 1, "a number with a leading zero")
+            }
+            skipDigits()
+            if current == UInt8(ascii: ".") {
+                index += 1
+                guard let digit = current, Self.isDigit(digit) else { return (index, "a '.' not followed by a digit") }
+                skipDigits()
+            }
+            if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+                index += 1
+                if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
+                guard let digit = current, Self.isDigit(digit) else { return (index, "an exponent without digits") }
+                skipDigits()
+            }
+            return nil
+        }
+
+        private mutating func literal() -> Fault? {
+            for word in ["true", "false", "null"] where bytes[index...].starts(with: word.utf8) {
+                index += word.utf8.count
+                return nil
+            }
+            return (index, "expected a value (true, false and null are written in lower case, strings in double quotes)")
+        }
+
+        private mutating func skipDigits() {
+            while let byte = current, Self.isDigit(byte) { index += 1 }
+        }
+
+        private mutating func skipWhitespace() {
+            while let byte = current, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { index += 1 }
+        }
+
+        private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+
+        /// A byte as a person reads it in the message: a printable character quoted, anything
+        /// else by its code.
+        private func shown(_ byte: UInt8) -> String {
+            (0x21..<0x7F).contains(byte) ? "'\(shownInline(byte))'" : "byte 0x\(Hex.string([byte]))"
+        }
+
+        private func shownInline(_ byte: UInt8) -> String {
+            (0x21..<0x7F).contains(byte) ? String(UnicodeScalar(byte)) : "\\x\(Hex.string([byte]))"
+        }
+
+        func locate(_ offset: Int, _ problem: String) -> JSONSyntaxFault {
+            let lineStart = bytes[..<offset].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+            let line = bytes[..<offset].count { $0 == 0x0A } + 1
+            // Each character starts with a byte that is not a UTF-8 continuation byte.
+            let column = bytes[lineStart..<offset].count { $0 & 0xC0 != 0x80 } + 1
+            return JSONSyntaxFault(line: line, column: column, problem: problem)
+        }
+    }
+}
