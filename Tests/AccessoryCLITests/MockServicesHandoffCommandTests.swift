@@ -105,6 +105,26 @@ import Testing
         #expect(bluez.log.contains("RegisterAgent \"/io/accessorysetup/accessoryctl/pairing\" \"DisplayOnly\""), "\(bluez.log)")
     }
 
+    /// On a terminal the steps show in place on one line; the code to type takes a line of its
+    /// own, with nothing of the progress line left on it, and the steps go on below it.
+    @Test func onATerminalThePasskeyHasALineOfItsOwn() throws {
+        try bluez.setPairing(camera, passkey: 4242)
+        let pane = try TmuxPane(["handoff", Self.address, "--profile", profile.path], environment: networkManager.bus.environment)
+        let screen = try pane.waitFor("[tty ")
+        let lines = screen.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(lines.contains("[exit 0]"), "\(screen)")
+        let code = try #require(lines.firstIndex(of: "Type 004242 on \(Self.address) to pair with it."), "\(screen)")
+        let joined = try #require(lines.firstIndex { $0.hasPrefix("Joined GP24501234, the hotspot of \(Self.address), on wlan0.") }, "\(screen)")
+        #expect(code < joined, "\(screen)")
+        #expect(lines[..<code].allSatisfy { !$0.contains("Type ") }, "\(screen)")
+        #expect(lines.filter { $0.contains("004242") }.count == 1, "\(screen)")
+        // What the command wrote is its screen's lines up to the shell's own: no half-cleared
+        // step is left beside another.
+        let written = lines[..<(try #require(lines.firstIndex(of: "[exit 0]")))].filter { !$0.isEmpty }
+        #expect(written.last?.hasPrefix("Joined ") == true, "\(screen)")
+        #expect(written.count <= 3, "\(screen)")
+    }
+
     @Test func aCodeToTypeIntoThisMachineIsRefusedAndNothingIsSwitchedOn() throws {
         try bluez.setPairing(camera)
         let run = try accessoryctl("handoff", Self.address, "--profile", profile.path)
