@@ -5,28 +5,43 @@
 ///
 /// It accepts what the decoder accepts beyond RFC 8259 (a comma before a closing bracket), so
 /// that the fault it names is the one the decoder stopped at.
-public struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
+struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
     /// 1-based; a line ends at a line feed.
-    public var line: Int
+    var line: Int
     /// 1-based, in characters (Unicode scalars) from the start of the line.
-    public var column: Int
-    public var problem: String
+    var column: Int
+    var problem: String
 
-    public var description: String { "line \(line), column \(column): \(problem)" }
+    var description: String { "line \(line), column \(column): \(problem)" }
 
     /// The nesting the decoder allows.
     static let maximumDepth = 512
 
     /// The first fault in `bytes`, or nil when none is found by the grammar (the decoder may
     /// still refuse the document, for a number out of range for example).
-    public static func first(in bytes: some Collection<UInt8>) -> JSONSyntaxFault? {
-        var scanner = Scanner(bytes: Array(bytes))
+    static func first(in bytes: some Collection<UInt8>) -> JSONSyntaxFault? {
+        let bytes = Array(bytes)
+        // The decoder also reads UTF-16 and UTF-32 (told by a byte order mark or by the zero
+        // bytes of the first characters); those keep its own message.
+        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) || bytes.prefix(4).contains(0) { return nil }
+        let start = bytes.starts(with: utf8ByteOrderMark) ? utf8ByteOrderMark.count : 0
+        var scanner = Scanner(bytes: bytes, start: start)
         return scanner.firstFault().map { scanner.locate($0.offset, $0.problem) }
     }
 
+    private static let utf8ByteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
     private struct Scanner {
         let bytes: [UInt8]
-        var index = 0
+        /// Where the text starts, after a byte order mark.
+        let start: Int
+        var index: Int
+
+        init(bytes: [UInt8], start: Int) {
+            self.bytes = bytes
+            self.start = start
+            index = start
+        }
 
         typealias Fault = (offset: Int, problem: String)
 
@@ -227,7 +242,7 @@ public struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
         }
 
         func locate(_ offset: Int, _ problem: String) -> JSONSyntaxFault {
-            let lineStart = bytes[..<offset].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+            let lineStart = bytes[..<offset].lastIndex(of: 0x0A).map { $0 + 1 } ?? start
             let line = bytes[..<offset].count { $0 == 0x0A } + 1
             // Each character starts with a byte that is not a UTF-8 continuation byte.
             let column = bytes[lineStart..<offset].count { $0 & 0xC0 != 0x80 } + 1

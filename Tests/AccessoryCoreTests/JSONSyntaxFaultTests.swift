@@ -58,6 +58,21 @@ private func decoderAccepts(_ bytes: [UInt8]) -> Bool {
         #expect(found == JSONSyntaxFault(line: 1, column: 6, problem: "bytes that are not UTF-8 inside a string"))
     }
 
+    @Test func aUTF8ByteOrderMarkIsSkippedAsTheDecoderSkipsIt() throws {
+        let marked: [UInt8] = [0xEF, 0xBB, 0xBF]
+        #expect(JSONSyntaxFault.first(in: marked + Array("{\"a\": 1}".utf8)) == nil)
+        #expect(decoderAccepts(marked + Array("{\"a\": 1}".utf8)))
+        let found = try #require(JSONSyntaxFault.first(in: marked + Array("{\"a\" 1}".utf8)))
+        #expect((found.line, found.column) == (1, 6), "\(found)")
+    }
+
+    @Test("UTF-16 and UTF-32, which the decoder reads too, keep its own message", arguments: [
+        [0xFF, 0xFE, 0x7B, 0x00, 0x7D, 0x00] as [UInt8], [0x7B, 0x00, 0x7D, 0x00], [0x00, 0x00, 0x00, 0x7B],
+    ])
+    func otherEncodingsAreNotLocated(_ bytes: [UInt8]) {
+        #expect(JSONSyntaxFault.first(in: bytes) == nil)
+    }
+
     @Test("what the decoder accepts has no fault", arguments: [
         "{}", "[]", " [ ] ", "0", "-0.5e+10", "\"\\u00e9\\n\"", "[true, false, null]",
         "{\"a\": [1, {\"b\": \"c\"}]}", "[1, 2,]", "{\"a\": 1,}",
