@@ -45,7 +45,12 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
 
         typealias Fault = (offset: Int, problem: String)
 
-        private enum Container { case array, object }
+        private enum Container {
+            case array, object
+
+            var close: UInt8 { self == .array ? UInt8(ascii: "]") : UInt8(ascii: "}") }
+            var name: String { self == .array ? "an array" : "an object" }
+        }
 
         private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
@@ -58,27 +63,17 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
                 skipWhitespace()
                 guard let byte = current else { return (index, "the document ends where a value is expected") }
                 switch byte {
-                case UInt8(ascii: "{"):
-                    open.append(.object)
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    let container: Container = byte == UInt8(ascii: "{") ? .object : .array
+                    open.append(container)
                     if open.count > JSONSyntaxFault.maximumDepth { return (index, "nested deeper than \(JSONSyntaxFault.maximumDepth) levels") }
                     index += 1
                     skipWhitespace()
-                    if current == UInt8(ascii: "}") {
+                    if current == container.close {
                         index += 1
                         open.removeLast()
-                    } else if let fault = member() {
+                    } else if container == .object, let fault = member() {
                         return fault
-                    } else {
-                        continue
-                    }
-                case UInt8(ascii: "["):
-                    open.append(.array)
-                    if open.count > JSONSyntaxFault.maximumDepth { return (index, "nested deeper than \(JSONSyntaxFault.maximumDepth) levels") }
-                    index += 1
-                    skipWhitespace()
-                    if current == UInt8(ascii: "]") {
-                        index += 1
-                        open.removeLast()
                     } else {
                         continue
                     }
@@ -97,24 +92,20 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
                     guard let container = open.last else {
                         return current.map { (index, "text after the end of the document, starting with \(shown($0))") }
                     }
-                    let close = container == .array ? UInt8(ascii: "]") : UInt8(ascii: "}")
-                    if current == close {
+                    if current == container.close {
                         index += 1
                         open.removeLast()
                         continue
                     }
                     guard current == UInt8(ascii: ",") else {
-                        let expected = container == .array ? "',' or ']'" : "',' or '}'"
+                        let expected = "',' or '\(UnicodeScalar(container.close))'"
                         return (index, current.map { "expected \(expected), found \(shown($0))" }
-                                    ?? "the document ends inside \(container == .array ? "an array" : "an object"): \(expected) expected")
+                                    ?? "the document ends inside \(container.name): \(expected) expected")
                     }
                     index += 1
                     skipWhitespace()
-                    if current == close {
-                        index += 1
-                        open.removeLast()
-                        continue
-                    }
+                    // The decoder accepts a comma before the closing bracket; the loop closes it.
+                    if current == container.close { continue }
                     if container == .object, let fault = member() { return fault }
                     break
                 }
