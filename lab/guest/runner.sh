@@ -62,6 +62,13 @@ else
     exit 1
 fi
 
+# Settings passed from the host's environment by lab/run: names and numbers only.
+if [[ -s /lab/settings ]]; then
+    set -a
+    source /lab/settings
+    set +a
+fi
+
 scenarios=$(ls /lab/scenarios/*.sh | sort)
 if [[ -s /lab/selected ]]; then
     scenarios=$(for name in $(cat /lab/selected); do ls /lab/scenarios/"$name"*.sh; done)
