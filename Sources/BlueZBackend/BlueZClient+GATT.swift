@@ -29,28 +29,46 @@ extension BlueZClient {
         return path
     }
 
-    /// Connects to a device and waits until BlueZ has resolved its GATT services.
+    /// Connects to a device and waits until BlueZ has resolved its GATT services. A link whose
+    /// services are still unresolved after half of `timeout` is dropped and made once more:
+    /// BlueZ now and then never resolves a link's services, and a new link does (the lab's
+    /// emulated controllers showed it; Home Assistant's aiohomekit reconnects for it too).
     public func connect(_ address: MACAddress, adapter: String? = nil, timeout: Duration = .seconds(20)) async throws(BluetoothError) -> GATTDevice {
         let path = try await devicePath(address, adapter: adapter, timeout: timeout)
-        if property(path, Self.deviceInterface, "Connected")?.bool != true {
-            do {
-                _ = try await call(path, Self.deviceInterface, "Connect", timeout: timeout)
-            } catch .failed(let message) where message.hasPrefix("AlreadyConnected") {
-                // Connected meanwhile by someone else: fine.
+        let deadline = ContinuousClock.now + timeout
+        for patience in [timeout / 2, timeout] {
+            if try await link(path, until: deadline, resolvedWithin: patience) {
+                return GATTDevice(address: address, services: services(of: path), handle: path)
             }
         }
+        throw .timedOut("resolving the GATT services of \(address)", seconds: Int(timeout.components.seconds))
+    }
+
+    /// Makes a link to the device unless there is one, and waits for its services up to
+    /// `patience` (and no later than `deadline`). A link that fails or stays unresolved is
+    /// dropped again.
+    private func link(
+        _ path: String, until deadline: ContinuousClock.Instant, resolvedWithin patience: Duration
+    ) async throws(BluetoothError) -> Bool {
+        func left() -> Duration { max(.zero, deadline - .now) }
         let resolved: Bool
         do throws(BluetoothError) {
-            resolved = try await wait(timeout: timeout) { self.property(path, Self.deviceInterface, "ServicesResolved")?.bool == true }
+            if property(path, Self.deviceInterface, "Connected")?.bool != true {
+                do {
+                    _ = try await call(path, Self.deviceInterface, "Connect", timeout: left())
+                } catch .failed(let message) where message.hasPrefix("AlreadyConnected") {
+                    // Connected meanwhile by someone else: fine.
+                }
+            }
+            resolved = try await wait(timeout: min(patience, left())) {
+                self.property(path, Self.deviceInterface, "ServicesResolved")?.bool == true
+            }
         } catch {
             await runToCompletion { _ = try? await self.call(path, Self.deviceInterface, "Disconnect") }
             throw error
         }
-        guard resolved else {
-            await runToCompletion { _ = try? await self.call(path, Self.deviceInterface, "Disconnect") }
-            throw .timedOut("resolving the GATT services of \(address)", seconds: Int(timeout.components.seconds))
-        }
-        return GATTDevice(address: address, services: services(of: path), handle: path)
+        if !resolved { await runToCompletion { _ = try? await self.call(path, Self.deviceInterface, "Disconnect") } }
+        return resolved
     }
 
     /// The device with its services read again, once `complete` holds for them or `timeout`

@@ -102,6 +102,27 @@ import Testing
         #expect(try mock.gattLog(device).writes.last == [Self.command, "03170100"])
     }
 
+    @Test func aLinkWhoseServicesNeverResolveIsDroppedAndMadeOnceMore() async throws {
+        let device = try addCamera()
+        try mock.setUnresolvedLinks(device, 1)
+        let client = try await client()
+        let connected = try await client.connect(address, timeout: .seconds(10))
+        #expect(connected.services.contains { $0.uuid == (try? BluetoothUUID(Self.service)) }, "\(connected.services)")
+        let log = try mock.gattLog(device)
+        #expect(log.connects == 2 && log.connected)
+        try await client.disconnect(connected)
+    }
+
+    @Test func servicesUnresolvedOnBothLinksTimeOutWithNoLinkLeft() async throws {
+        let device = try addCamera()
+        try mock.setUnresolvedLinks(device, 2)
+        await #expect(throws: BluetoothError.timedOut("resolving the GATT services of \(address)", seconds: 2)) {
+            _ = try await self.client().connect(self.address, timeout: .seconds(2))
+        }
+        let log = try mock.gattLog(device)
+        #expect(log.connects == 2 && !log.connected)
+    }
+
     @Test func aReadableStateAlreadyReadyNeedsNoSwitchingOn() async throws {
         let device = try mock.addGATTDevice(
             address.description, name: "Open Cam",

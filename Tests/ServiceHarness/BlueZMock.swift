@@ -205,6 +205,8 @@ public final class BlueZMock: @unchecked Sendable {
         public var paired: Bool
         public var pairs: Int
         public var connected: Bool
+        /// How often `Connect` made a link.
+        public var connects: Int
         /// `[uuid, hex value]` in order.
         public var writes: [[String]]
         public var reads: [String]
@@ -219,6 +221,11 @@ public final class BlueZMock: @unchecked Sendable {
         if let agentName { options.append("'agentName': <\(quoted(agentName))>") }
         if let passkey { options.append("'passkey': <uint32 \(passkey)>") }
         try mockCall("SetPairing", [quoted(path), "{" + options.joined(separator: ", ") + "}"])
+    }
+
+    /// The next `count` links to the device never get its services resolved.
+    public func setUnresolvedLinks(_ path: String, _ count: UInt32) throws {
+        try mockCall("SetUnresolvedLinks", [quoted(path), "uint32 \(count)"])
     }
 
     public func gattLog(_ path: String) throws -> GATTLog {

@@ -119,6 +119,7 @@ for file in $scenarios; do
         cp "$CASE_LOG" "$OUT/$SCENARIO.failed" "$OUT/failed/$SCENARIO/"
         journalctl --after-cursor="$cursor" --no-pager -u NetworkManager >"$OUT/failed/$SCENARIO/NetworkManager.log" 2>&1
         journalctl --after-cursor="$cursor" --no-pager _COMM=wpa_supplicant >"$OUT/failed/$SCENARIO/wpa_supplicant.log" 2>&1
+        journalctl --after-cursor="$cursor" --no-pager -u bluetooth >"$OUT/failed/$SCENARIO/bluetoothd.log" 2>&1
         cp "$OUT"/logs/hostapd-*.log "$OUT"/logs/dnsmasq-*.log "$OUT/failed/$SCENARIO/" 2>/dev/null
     fi
 done

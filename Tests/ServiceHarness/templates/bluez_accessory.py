@@ -191,6 +191,7 @@ def AddAdvertisingDevice(self, adapter_name, address, address_type, name, rssi, 
     device.improv = None
     device.gatt = None
     device.connects = 0
+    device.unresolved_links = 0
     device.pairs = 0
     device.agent_calls = []
     self.EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}', [
@@ -216,6 +217,10 @@ def device_connect(device):
         export_improv_service(device)
     if device.gatt is not None and not device.gatt['exported']:
         export_gatt_service(device)
+
+    if device.unresolved_links > 0:
+        device.unresolved_links -= 1
+        return
 
     def resolved():
         set_props(device, DEVICE_IFACE, {'ServicesResolved': dbus.Boolean(True, variant_level=1)})
@@ -270,6 +275,13 @@ def SetPairing(_self, path, options):
     mockobject.objects[path].pairing = {str(k): (int(v) if k == 'passkey' else str(v)) for k, v in options.items()}
 
 
+@dbus.service.method(MOCK_IFACE, in_signature='su', out_signature='')
+def SetUnresolvedLinks(_self, path, count):
+    '''The next `count` connections to the device never resolve its services, as BlueZ now
+    and then leaves a link.'''
+    mockobject.objects[path].unresolved_links = int(count)
+
+
 # A device with one GATT service described in JSON
 
 
@@ -296,7 +308,7 @@ def GetGATTLog(_self, path):
     device = mockobject.objects[path]
     return json.dumps({
         'paired': bool(device.props[DEVICE_IFACE]['Paired']), 'pairs': device.pairs,
-        'connected': bool(device.props[DEVICE_IFACE]['Connected']),
+        'connected': bool(device.props[DEVICE_IFACE]['Connected']), 'connects': device.connects,
         'writes': device.gatt['writes'], 'reads': device.gatt['reads'], 'agentCalls': device.agent_calls,
     })
 
