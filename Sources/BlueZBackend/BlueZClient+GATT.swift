@@ -31,8 +31,8 @@ extension BlueZClient {
 
     /// Connects to a device and waits until BlueZ has resolved its GATT services. A link whose
     /// services are still unresolved after half of `timeout` is dropped and made once more:
-    /// BlueZ now and then never resolves a link's services, and a new link does (the lab's
-    /// emulated controllers showed it; Home Assistant's aiohomekit reconnects for it too).
+    /// BlueZ now and then leaves a link's services unresolved (the lab's emulated controllers
+    /// once did for 20 s), and a new link resolves them, as Home Assistant's aiohomekit found.
     public func connect(_ address: MACAddress, adapter: String? = nil, timeout: Duration = .seconds(20)) async throws(BluetoothError) -> GATTDevice {
         let path = try await devicePath(address, adapter: adapter, timeout: timeout)
         let deadline = ContinuousClock.now + timeout
