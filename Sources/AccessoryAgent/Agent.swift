@@ -78,7 +78,7 @@ public actor Agent {
         let bus: BusConnection
         let manager: ExportedObject
         do {
-            bus = try await BusConnection.connect(configuration.bus, threadName: "agent-bus")
+            bus = try await BusConnection.connect(configuration.bus, threadName: "agent-bus", watchingPeers: true)
             manager = try ExportedObject(
                 path: AgentConfiguration.managerPath, interface: "io.accessorysetup.Manager1",
                 xml: InterfaceDocuments.documents["io.accessorysetup.Manager1.xml"] ?? "",

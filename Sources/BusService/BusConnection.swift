@@ -56,7 +56,8 @@ public actor BusConnection {
     /// Every method call of every exported object, in the order they arrived. Ends when the
     /// connection closes.
     public nonisolated let incomingCalls: AsyncStream<MethodCall>
-    /// Unique names of peers that left the bus. Ends when the connection closes.
+    /// Unique names of peers that left the bus, for a connection made `watchingPeers`. Ends
+    /// when the connection closes.
     public nonisolated let vanishedPeers: AsyncStream<String>
     private let calls: AsyncStream<MethodCall>.Continuation
     private let vanished: AsyncStream<String>.Continuation
@@ -74,8 +75,12 @@ public actor BusConnection {
         (vanishedPeers, vanished) = AsyncStream.makeStream()
     }
 
-    /// Connects to `address` and starts watching for peers that leave.
-    public static func connect(_ address: BusAddress, threadName: String = "bus") async throws(BusError) -> BusConnection {
+    /// Connects to `address`. With `watchingPeers`, a service's connection, `vanishedPeers`
+    /// reports every peer that leaves the bus; a client leaves it unset and spares the bus
+    /// daemon a match rule and itself every `NameOwnerChanged` on the bus.
+    public static func connect(
+        _ address: BusAddress, threadName: String = "bus", watchingPeers: Bool = false
+    ) async throws(BusError) -> BusConnection {
         let executor = GLibMainContextExecutor(name: threadName)
         let result = await executor.run {
             Result { () throws(GLibError) in
@@ -86,7 +91,7 @@ public actor BusConnection {
         switch result {
         case .success(let (connection, uniqueName)):
             let bus = BusConnection(executor: executor, connection: connection, uniqueName: uniqueName)
-            await bus.start()
+            await bus.start(watchingPeers: watchingPeers)
             return bus
         case .failure(let error):
             executor.shutdown()
@@ -108,19 +113,21 @@ public actor BusConnection {
         return try GDBusConnection.open(address: resolved)
     }
 
-    private func start() {
+    private func start(watchingPeers: Bool) {
         let vanished = self.vanished
-        let box = Unmanaged.passRetained(HandlerBox<DBusValue> { arguments in
-            let names = arguments.elements.compactMap(\.string)
-            if names.count == 3, names[0].hasPrefix(":"), names[2].isEmpty { vanished.yield(names[0]) }
-        }).toOpaque()
-        subscription = g_dbus_connection_signal_subscribe(
-            connection.pointer, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged",
-            "/org/freedesktop/DBus", nil, G_DBUS_SIGNAL_FLAGS_NONE,
-            { _, _, _, _, _, parameters, data in
-                let box = Unmanaged<HandlerBox<DBusValue>>.fromOpaque(data!).takeUnretainedValue()
-                box.handler(parameters.map(DBusValue.init(copying:)) ?? .tuple([]))
-            }, box, { data in Unmanaged<HandlerBox<DBusValue>>.fromOpaque(data!).release() })
+        if watchingPeers {
+            let box = Unmanaged.passRetained(HandlerBox<DBusValue> { arguments in
+                let names = arguments.elements.compactMap(\.string)
+                if names.count == 3, names[0].hasPrefix(":"), names[2].isEmpty { vanished.yield(names[0]) }
+            }).toOpaque()
+            subscription = g_dbus_connection_signal_subscribe(
+                connection.pointer, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged",
+                "/org/freedesktop/DBus", nil, G_DBUS_SIGNAL_FLAGS_NONE,
+                { _, _, _, _, _, parameters, data in
+                    let box = Unmanaged<HandlerBox<DBusValue>>.fromOpaque(data!).takeUnretainedValue()
+                    box.handler(parameters.map(DBusValue.init(copying:)) ?? .tuple([]))
+                }, box, { data in Unmanaged<HandlerBox<DBusValue>>.fromOpaque(data!).release() })
+        }
         // `closed` passes (gboolean remote_peer_vanished, GError *error) before the user data,
         // so it needs a callback of that shape; a one-pointer handler would take the error
         // (NULL on a clean close) for its user data.

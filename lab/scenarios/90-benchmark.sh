@@ -6,7 +6,8 @@ ROUNDS=${BENCH_ROUNDS:-3}
 START_ROUNDS=${BENCH_START_ROUNDS:-15}
 BENCH=$OUT/benchmark.txt
 : >"$BENCH"
-now() { date +%s%N; }
+# The time in ns, from bash's own clock: no process is started to read it.
+now() { echo "${EPOCHREALTIME//[!0-9]/}000"; }
 elapsed_ms() { echo $((($(now) - $1) / 1000000)); }
 # timed NAME COMMAND...: runs COMMAND, its output discarded, and when it succeeds samples its
 # wall time in ms, read from bash's own clock: no process is started inside the interval.
@@ -49,8 +50,22 @@ cat >/run/lab/bench-profiles/lab.bench.json <<'JSON'
   "items": [ { "name": "Bench accessory", "descriptor": { "ssidPrefix": "Bench-" } } ]
 }
 JSON
-nmcli connection add type wifi ifname "$STATION" con-name bench-ready ssid Bench-AP autoconnect no \
-    wifi-sec.key-mgmt wpa-psk wifi-sec.psk bench-pass-9090 ipv4.never-default yes >/dev/null
+# forget_bench_ap: deletes every profile of Bench-AP, so that `nmcli device wifi connect` makes
+# one of its own, as on a machine that never joined it (with one there, nmcli updates and
+# activates that one instead: a `connection up` under another name).
+forget_bench_ap() {
+    local uuid
+    for uuid in $(nmcli -g UUID,TYPE connection show | awk -F: '$2 == "802-11-wireless" { print $1 }'); do
+        [[ $(nmcli -g 802-11-wireless.ssid connection show "$uuid" 2>/dev/null) == Bench-AP ]] &&
+            nmcli connection delete "$uuid" >/dev/null 2>&1
+    done
+    return 0
+}
+# ready_profile: NetworkManager's floor, a profile of Bench-AP made before the clock starts.
+ready_profile() {
+    nmcli connection add type wifi ifname "$STATION" con-name bench-ready ssid Bench-AP autoconnect no \
+        wifi-sec.key-mgmt wpa-psk wifi-sec.psk bench-pass-9090 ipv4.never-default yes >/dev/null
+}
 AGENT_PROFILES=/run/lab/bench-profiles check agent_started start_agent
 picked=$("$ACCESSORYCTL" pick lab.bench --select Bench-AP --timeout 60 2>&1)
 id=$("$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "Bench-AP") | .id' | head -n 1)
@@ -63,9 +78,11 @@ for round in $(seq "$ROUNDS"); do
     "$ACCESSORYCTL" leave >/dev/null 2>&1; back_home
     timed "join accessoryctl through the agent" "$ACCESSORYCTL" join "$id"
     "$ACCESSORYCTL" leave >/dev/null 2>&1; back_home
+    forget_bench_ap
     timed "join nmcli device wifi connect" nmcli device wifi connect Bench-AP password bench-pass-9090 ifname "$STATION"
-    nmcli connection delete id Bench-AP >/dev/null 2>&1; back_home
+    forget_bench_ap; back_home; ready_profile
     timed "join nmcli connection up (ready profile)" nmcli connection up bench-ready
+    forget_bench_ap
 done
 back_home
 report "join accessoryctl direct" ms "join nmcli device wifi connect" "join nmcli connection up (ready profile)"
@@ -91,6 +108,22 @@ report "start nmcli device wifi list" ms
 # point, so each meets it at the same point of NetworkManager's scan rhythm (one scan per 8 s
 # at most while the station is connected): the picker's first scan, like the loop's first, is
 # over or under way when the access point comes up.
+# Each time is split where NetworkManager lists the access point ("wifi-ap: added" in its
+# debug log of the WIFI_SCAN domain, on for these rounds only): the part the radio and
+# NetworkManager's scans take, and the part that is the picker's (or nmcli's) own.
+log_level=$(nmcli -g LEVEL general logging) log_domains=$(nmcli -g DOMAINS general logging)
+nmcli general logging level "$log_level" domains "$log_domains,WIFI_SCAN:DEBUG"
+# split_at_listing NAME SSID ENABLED_NS SEEN_NS: samples "NAME, NetworkManager listing it" and
+# "NAME, from NetworkManager's listing", from the journal line of NetworkManager adding SSID.
+split_at_listing() {
+    local listed
+    journalctl --sync
+    listed=$(journalctl -u NetworkManager --since "@$(($3 / 1000000000 - 1))" -o short-unix --no-pager |
+        awk -v ssid="\"$2\"" 'index($0, "wifi-ap: added") && index($0, ssid) { printf "%d\n", $1 * 1000; exit }')
+    [[ $listed =~ ^[0-9]+$ ]] || return 0
+    sample "$1, NetworkManager listing it" $((listed - $3 / 1000000))
+    sample "$1, from NetworkManager's listing" $(($4 / 1000000 - listed))
+}
 for round in $(seq "$ROUNDS"); do
     stop_ap disc 2>/dev/null
     "$ACCESSORYCTL" pick lab.bench --select "Bench-New-$round" --timeout 120 2>/dev/null |
@@ -102,7 +135,10 @@ ssid=Bench-New-$round
 CONF
     enabled=$(now)
     for _ in $(seq 240); do [[ -s /run/lab/picked-at ]] && break; sleep 0.25; done
-    [[ -s /run/lab/picked-at ]] && sample "discovery to the picker" $((($(cat /run/lab/picked-at) - enabled) / 1000000))
+    if [[ -s /run/lab/picked-at ]]; then
+        sample "discovery to the picker" $((($(cat /run/lab/picked-at) - enabled) / 1000000))
+        split_at_listing "discovery to the picker" "Bench-New-$round" "$enabled" "$(cat /run/lab/picked-at)"
+    fi
     rm -f /run/lab/picked-at; kill "$picker" 2>/dev/null; wait "$picker" 2>/dev/null
     stop_ap disc
     (
@@ -118,18 +154,33 @@ ssid=Bench-Nmcli-$round
 CONF
     enabled=$(now)
     for _ in $(seq 240); do [[ -s /run/lab/listed-at ]] && break; sleep 0.25; done
-    [[ -s /run/lab/listed-at ]] && sample "discovery nmcli rescan loop" $((($(cat /run/lab/listed-at) - enabled) / 1000000))
+    if [[ -s /run/lab/listed-at ]]; then
+        sample "discovery nmcli rescan loop" $((($(cat /run/lab/listed-at) - enabled) / 1000000))
+        split_at_listing "discovery nmcli rescan loop" "Bench-Nmcli-$round" "$enabled" "$(cat /run/lab/listed-at)"
+    fi
     rm -f /run/lab/listed-at; kill "$loop" 2>/dev/null; wait "$loop" 2>/dev/null
     stop_ap disc
 done
-# The radio's scan period: how often scans end when they are asked for back to back.
+nmcli general logging level "$log_level" domains "$log_domains"
+# The radio's scan period: how often scans end when they are asked for back to back. And one
+# scan's duration while the station is connected: a rescan asked for when none has started for
+# longer than NetworkManager's limit, so that it starts at once.
 nmcli device wifi list ifname "$STATION" --rescan yes >/dev/null 2>&1
 for round in $(seq "$ROUNDS"); do
     timed "scan period" nmcli device wifi list ifname "$STATION" --rescan yes
 done
+for round in $(seq "$ROUNDS"); do
+    sleep 9
+    timed "scan duration (connected)" nmcli device wifi list ifname "$STATION" --rescan yes
+done
 report "discovery to the picker" ms "discovery nmcli rescan loop" "scan period"
+report "discovery to the picker, NetworkManager listing it" ms
+report "discovery to the picker, from NetworkManager's listing" ms
 report "discovery nmcli rescan loop" ms "scan period"
+report "discovery nmcli rescan loop, NetworkManager listing it" ms
+report "discovery nmcli rescan loop, from NetworkManager's listing" ms
 report "scan period" ms
+report "scan duration (connected)" ms
 discovered=$(med "discovery to the picker") period=$(med "scan period")
 if [[ $discovered =~ ^[0-9]+$ && $period =~ ^[0-9]+$ ]]; then
     line="discovery to the picker beyond one scan period: $((discovered - period)) ms"
@@ -188,4 +239,4 @@ report "accessoryctl list, starting the agent" ms "accessoryctl list, agent runn
 report "accessoryctl list, agent running" ms
 ls -l /usr/bin/accessoryctl /usr/libexec/accessory-setup/accessory-agent | awk '{ print "binary " $9 ": " $5 " bytes" }' | tee -a "$BENCH"
 check agent_stopped stop_agent
-nmcli connection delete id bench-ready >/dev/null 2>&1
+forget_bench_ap
