@@ -67,6 +67,7 @@ extension NetworkManagerClient {
             case .cancelled:
                 throw .cancelled
             }
+            if !configuration.joinOnce { await removeProfiles(replacedBy: profile) }
             return JoinedHotspot(
                 device: interface, ssid: ssid,
                 bssid: nm_device_wifi_get_active_access_point(device.pointer).flatMap { LibNM.scanEntry($0)?.bssid },
@@ -382,6 +383,17 @@ extension NetworkManagerClient {
             if let checkpoint = liveCheckpoint(of: profile) { try await destroy(checkpoint) }
             let expired = profile.expires.map { $0 <= now } ?? false
             if profile.isJoinOnce || expired { try await delete(connection) }
+        }
+    }
+
+    /// A stored join replaces the profiles of ours stored before for its SSID, as a new
+    /// configuration replaces the one for the same SSID with Apple's: one stored profile (and one
+    /// "Accessory <SSID>" name) per hotspot, however often it is joined. Join-once profiles are
+    /// left to their own joins. Only after the join worked: a failed one keeps what was stored.
+    private func removeProfiles(replacedBy kept: WirelessProfile) async {
+        for (connection, profile) in ourProfiles()
+        where profile.uuid != kept.uuid && profile.ssid == kept.ssid && !profile.isJoinOnce {
+            try? await delete(connection)
         }
     }
 

@@ -198,6 +198,39 @@ import Testing
         try expectBackHome()
     }
 
+    @Test func aStoredJoinOfTheSameSSIDReplacesTheProfileItStoredBefore() async throws {
+        try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Setup", bssid: "02:00:00:00:00:20", security: .wpa2)
+        let client = try await client()
+        let first = try await client.join(
+            try configuration("Cam-Setup", .wpa2Personal(Secret("old-pass-1")), joinOnce: false, lifetime: 7), options: JoinOptions())
+        _ = try await client.leave(device: nil)
+        let second = try await client.join(
+            try configuration("Cam-Setup", .wpa2Personal(Secret("new-pass-2")), joinOnce: false), options: JoinOptions())
+
+        let configured = try await client.configuredHotspots()
+        #expect(configured.map(\.connectionUUID) == [second.connectionUUID], "one stored profile per SSID, the newest")
+        #expect(try await client.storedProfile(uuid: first.connectionUUID) == nil)
+        let stored = try #require(try await client.storedProfile(uuid: second.connectionUUID))
+        #expect(stored.profile.psk == Secret("new-pass-2"))
+        #expect(stored.profile.expires == nil, "the new configuration's lifetime, not the old one's")
+        _ = try await client.leave(device: nil)
+        #expect(try mock.activeConnectionID(on: device) == "HomeNet")
+    }
+
+    @Test func aStoredJoinThatFailsKeepsTheProfileStoredBefore() async throws {
+        try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Setup", bssid: "02:00:00:00:00:20", security: .wpa2)
+        let client = try await client()
+        let first = try await client.join(
+            try configuration("Cam-Setup", .wpa2Personal(Secret("old-pass-1")), joinOnce: false), options: JoinOptions())
+        _ = try await client.leave(device: nil)
+        try mock.failActivations(of: "Cam-Setup", deviceReason: 53)
+        await #expect(throws: HotspotError.self) {
+            try await client.join(try self.configuration("Cam-Setup", .wpa2Personal(Secret("wrong-pass")), joinOnce: false), options: JoinOptions())
+        }
+        #expect(try await client.configuredHotspots().map(\.connectionUUID) == [first.connectionUUID])
+        #expect(try await client.storedProfile(uuid: first.connectionUUID)?.profile.psk == Secret("old-pass-1"))
+    }
+
     @Test func forgettingAnActiveHotspotLeavesItFirst() async throws {
         try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Setup", bssid: "02:00:00:00:00:20")
         let client = try await client()

@@ -119,7 +119,7 @@ split_at_listing() {
     local listed
     journalctl --sync
     listed=$(journalctl -u NetworkManager --since "@$(($3 / 1000000000 - 1))" -o short-unix --no-pager |
-        awk -v ssid="\"$2\"" 'index($0, "wifi-ap: added") && index($0, ssid) { printf "%d\n", $1 * 1000; exit }')
+        awk -v ssid="\"$2\"" 'index($0, "wifi-ap: added") && index($0, ssid) { printf "%.0f\n", $1 * 1000; exit }')
     [[ $listed =~ ^[0-9]+$ ]] || return 0
     sample "$1, NetworkManager listing it" $((listed - $3 / 1000000))
     sample "$1, from NetworkManager's listing" $(($4 / 1000000 - listed))
@@ -189,15 +189,31 @@ if [[ $discovered =~ ^[0-9]+$ && $period =~ ^[0-9]+$ ]]; then
 fi
 
 # The agent at rest: resident memory and context switches over a minute, with no session and
-# with one open session (a client holding it open).
+# with one open session (a client holding it open). Every thread's switches count: a thread
+# started during the minute with all of its own, one that ended with none.
+# switches PID: "TID SWITCHES" for each thread of PID, sorted by TID (for join).
+switches() {
+    local status tid
+    for status in /proc/"$1"/task/*/status; do
+        tid=${status%/status}
+        awk -v tid="${tid##*/}" '/ctxt_switches/ { n += $2 } END { print tid, n }' "$status" 2>/dev/null
+    done | LC_ALL=C sort -k1,1
+}
 rest() {
-    busctl get-property io.accessorysetup /io/accessorysetup io.accessorysetup.Manager1 Version >/dev/null
+    # A method call (a property read is not one): the agent is running, and its idle time
+    # (--idle-exit 120) starts now, so the minute fits in it.
+    "$ACCESSORYCTL" list >/dev/null 2>&1
     local pid before after
     pid=$(systemctl show -p MainPID --value accessory-setup)
-    before=$(awk '/ctxt_switches/ { n += $2 } END { print n }' "/proc/$pid/status")
+    before=$(switches "$pid")
     sleep 60
-    after=$(awk '/ctxt_switches/ { n += $2 } END { print n }' "/proc/$pid/status")
-    sample "agent at rest $1: wake-ups per minute" $((after - before))
+    if [[ ! -r /proc/$pid/status ]]; then
+        record "agent at rest $1" FAIL "the agent ($pid) ended during the minute"
+        return
+    fi
+    after=$(switches "$pid")
+    sample "agent at rest $1: wake-ups per minute" "$(LC_ALL=C join -a 2 -e 0 -o 1.2,2.2 <(echo "$before") <(echo "$after") |
+        awk '{ n += $2 - $1 } END { print n + 0 }')"
     sample "agent at rest $1: resident kB" "$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status")"
     sample "agent at rest $1: of which anonymous kB" "$(awk '/RssAnon/ { print $2 }' "/proc/$pid/status")"
 }
