@@ -389,12 +389,14 @@ extension NetworkManagerClient {
     /// A stored join replaces the profiles of ours stored before for its SSID, as a new
     /// configuration replaces the one for the same SSID with Apple's: one stored profile (and one
     /// "Accessory <SSID>" name) per hotspot, however often it is joined. Join-once profiles are
-    /// left to their own joins. Only after the join worked: a failed one keeps what was stored.
+    /// left to their own joins, and a profile in use on another device to that device. Only
+    /// after the join worked: a failed one keeps what was stored.
     private func removeProfiles(replacedBy kept: WirelessProfile) async {
-        for (connection, profile) in ourProfiles()
-        where profile.uuid != kept.uuid && profile.ssid == kept.ssid && !profile.isJoinOnce {
-            try? await delete(connection)
+        let active = activeConnectionUUIDs()
+        let replaced = ourProfiles().filter { _, profile in
+            profile.uuid != kept.uuid && profile.ssid == kept.ssid && !profile.isJoinOnce && !active.contains(profile.uuid)
         }
+        for (connection, _) in replaced { try? await delete(connection) }
     }
 
     /// The UUIDs of the profiles active on any device.

@@ -217,6 +217,21 @@ import Testing
         #expect(try mock.activeConnectionID(on: device) == "HomeNet")
     }
 
+    @Test func aStoredJoinLeavesTheProfileInUseOnAnotherDevice() async throws {
+        let second = try mock.addWiFiDevice("wlan1")
+        try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Setup", bssid: "02:00:00:00:00:20", security: .wpa2)
+        try mock.addAccessPoint(second, name: "cam1", ssid: "Cam-Setup", bssid: "02:00:00:00:00:20", security: .wpa2)
+        let client = try await client()
+        var onSecond = JoinOptions()
+        onSecond.device = "wlan1"
+        let first = try await client.join(
+            try configuration("Cam-Setup", .wpa2Personal(Secret("camera-pass")), joinOnce: false), options: onSecond)
+        let again = try await client.join(
+            try configuration("Cam-Setup", .wpa2Personal(Secret("camera-pass")), joinOnce: false), options: JoinOptions())
+        #expect(again.device == "wlan0")
+        #expect(Set(try await client.configuredHotspots().map(\.connectionUUID)) == [first.connectionUUID, again.connectionUUID])
+    }
+
     @Test func aStoredJoinThatFailsKeepsTheProfileStoredBefore() async throws {
         try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Setup", bssid: "02:00:00:00:00:20", security: .wpa2)
         let client = try await client()
