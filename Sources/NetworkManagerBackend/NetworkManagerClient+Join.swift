@@ -67,7 +67,7 @@ extension NetworkManagerClient {
             case .cancelled:
                 throw .cancelled
             }
-            if !configuration.joinOnce { await removeProfiles(replacedBy: profile) }
+            if !configuration.joinOnce && checkpoint == nil { await removeProfiles(replacedBy: profile) }
             return JoinedHotspot(
                 device: interface, ssid: ssid,
                 bssid: nm_device_wifi_get_active_access_point(device.pointer).flatMap { LibNM.scanEntry($0)?.bssid },
@@ -312,6 +312,8 @@ extension NetworkManagerClient {
         if let checkpoint = liveCheckpoint(of: profile) { try await destroy(checkpoint) }
         if profile.isJoinOnce, let connection = nm_client_get_connection_by_uuid(client.pointer, profile.uuid) {
             try await delete(GObjectRef(retaining: connection))
+        } else if !profile.isJoinOnce {
+            await removeProfiles(replacedBy: profile)
         }
         return LeftHotspot(
             device: LibNM.interface(device.pointer), ssid: try? SSID(bytes: profile.ssid), deleted: profile.isJoinOnce,
@@ -389,8 +391,9 @@ extension NetworkManagerClient {
     /// A stored join replaces the profiles of ours stored before for its SSID, as a new
     /// configuration replaces the one for the same SSID with Apple's: one stored profile (and one
     /// "Accessory <SSID>" name) per hotspot, however often it is joined. Join-once profiles are
-    /// left to their own joins, and a profile in use on another device to that device. Only
-    /// after the join worked: a failed one keeps what was stored.
+    /// left to their own joins, and a profile in use on another device to that device. Only once
+    /// the join can no longer be undone: when it is up without a checkpoint, else when it is
+    /// left. A failed join, or one NetworkManager rolls back, keeps what was stored.
     private func removeProfiles(replacedBy kept: WirelessProfile) async {
         let active = activeConnectionUUIDs()
         let replaced = ourProfiles().filter { _, profile in

@@ -206,6 +206,8 @@ import Testing
         _ = try await client.leave(device: nil)
         let second = try await client.join(
             try configuration("Cam-Setup", .wpa2Personal(Secret("new-pass-2")), joinOnce: false), options: JoinOptions())
+        #expect(try await client.storedProfile(uuid: first.connectionUUID) != nil, "kept while the checkpoint may undo the join")
+        _ = try await client.leave(device: nil)
 
         let configured = try await client.configuredHotspots()
         #expect(configured.map(\.connectionUUID) == [second.connectionUUID], "one stored profile per SSID, the newest")
@@ -213,8 +215,21 @@ import Testing
         let stored = try #require(try await client.storedProfile(uuid: second.connectionUUID))
         #expect(stored.profile.psk == Secret("new-pass-2"))
         #expect(stored.profile.expires == nil, "the new configuration's lifetime, not the old one's")
-        _ = try await client.leave(device: nil)
         #expect(try mock.activeConnectionID(on: device) == "HomeNet")
+    }
+
+    @Test func aStoredJoinWithoutACheckpointReplacesTheProfileStoredBeforeOnceItIsUp() async throws {
+        try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Setup", bssid: "02:00:00:00:00:20", security: .wpa2)
+        let client = try await client()
+        var withoutCheckpoint = JoinOptions()
+        withoutCheckpoint.restoreAfter = nil
+        let first = try await client.join(
+            try configuration("Cam-Setup", .wpa2Personal(Secret("old-pass-1")), joinOnce: false), options: withoutCheckpoint)
+        _ = try await client.leave(device: nil)
+        let second = try await client.join(
+            try configuration("Cam-Setup", .wpa2Personal(Secret("new-pass-2")), joinOnce: false), options: withoutCheckpoint)
+        #expect(try await client.configuredHotspots().map(\.connectionUUID) == [second.connectionUUID])
+        #expect(try await client.storedProfile(uuid: first.connectionUUID) == nil)
     }
 
     @Test func aStoredJoinLeavesTheProfileInUseOnAnotherDevice() async throws {
@@ -229,6 +244,7 @@ import Testing
         let again = try await client.join(
             try configuration("Cam-Setup", .wpa2Personal(Secret("camera-pass")), joinOnce: false), options: JoinOptions())
         #expect(again.device == "wlan0")
+        _ = try await client.leave(device: "wlan0")
         #expect(Set(try await client.configuredHotspots().map(\.connectionUUID)) == [first.connectionUUID, again.connectionUUID])
     }
 
