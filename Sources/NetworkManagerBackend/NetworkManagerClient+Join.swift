@@ -299,8 +299,8 @@ extension NetworkManagerClient {
     }
 
     /// Ends the join of `profile`: its connection down, the previous one back, its checkpoint
-    /// destroyed last (so that a crash half-way still leaves NetworkManager to restore), and a
-    /// join-once profile deleted.
+    /// destroyed last (so that a crash half-way still leaves NetworkManager to restore), then a
+    /// join-once profile deleted, or the stored profiles it replaces.
     private func end(_ profile: WirelessProfile, on device: GObjectRef, active: GObjectRef?) async throws(HotspotError) -> LeftHotspot {
         ending.insert(profile.uuid)
         defer { ending.remove(profile.uuid) }
@@ -310,10 +310,10 @@ extension NetworkManagerClient {
         let restored = if let previousUUID, previous != nil { await bringBack(previousUUID, on: device) } else { false }
         let previousID = previous.flatMap { string(nm_connection_get_id($0)) }
         if let checkpoint = liveCheckpoint(of: profile) { try await destroy(checkpoint) }
-        if profile.isJoinOnce, let connection = nm_client_get_connection_by_uuid(client.pointer, profile.uuid) {
-            try await delete(GObjectRef(retaining: connection))
-        } else if !profile.isJoinOnce {
+        if !profile.isJoinOnce {
             await removeProfiles(replacedBy: profile)
+        } else if let connection = nm_client_get_connection_by_uuid(client.pointer, profile.uuid) {
+            try await delete(GObjectRef(retaining: connection))
         }
         return LeftHotspot(
             device: LibNM.interface(device.pointer), ssid: try? SSID(bytes: profile.ssid), deleted: profile.isJoinOnce,

@@ -124,6 +124,17 @@ split_at_listing() {
     sample "$1, NetworkManager listing it" $((listed - $3 / 1000000))
     sample "$1, from NetworkManager's listing" $(($4 / 1000000 - listed))
 }
+# discovered NAME SSID ENABLED_NS FILE: waits up to 60 s for FILE, where the contender writes
+# the time it had SSID (an access point enabled at ENABLED_NS), samples NAME and its split, and
+# removes FILE.
+discovered() {
+    for _ in $(seq 240); do [[ -s $4 ]] && break; sleep 0.25; done
+    if [[ -s $4 ]]; then
+        sample "$1" $((($(cat "$4") - $3) / 1000000))
+        split_at_listing "$1" "$2" "$3" "$(cat "$4")"
+    fi
+    rm -f "$4"
+}
 for round in $(seq "$ROUNDS"); do
     stop_ap disc 2>/dev/null
     "$ACCESSORYCTL" pick lab.bench --select "Bench-New-$round" --timeout 120 2>/dev/null |
@@ -133,13 +144,8 @@ for round in $(seq "$ROUNDS"); do
     start_ap disc acc2 <<CONF
 ssid=Bench-New-$round
 CONF
-    enabled=$(now)
-    for _ in $(seq 240); do [[ -s /run/lab/picked-at ]] && break; sleep 0.25; done
-    if [[ -s /run/lab/picked-at ]]; then
-        sample "discovery to the picker" $((($(cat /run/lab/picked-at) - enabled) / 1000000))
-        split_at_listing "discovery to the picker" "Bench-New-$round" "$enabled" "$(cat /run/lab/picked-at)"
-    fi
-    rm -f /run/lab/picked-at; kill "$picker" 2>/dev/null; wait "$picker" 2>/dev/null
+    discovered "discovery to the picker" "Bench-New-$round" "$(now)" /run/lab/picked-at
+    kill "$picker" 2>/dev/null; wait "$picker" 2>/dev/null
     stop_ap disc
     (
         until nmcli -t -f SSID device wifi list ifname "$STATION" --rescan yes 2>/dev/null | grep -qx "Bench-Nmcli-$round"; do
@@ -152,13 +158,8 @@ CONF
     start_ap disc acc2 <<CONF
 ssid=Bench-Nmcli-$round
 CONF
-    enabled=$(now)
-    for _ in $(seq 240); do [[ -s /run/lab/listed-at ]] && break; sleep 0.25; done
-    if [[ -s /run/lab/listed-at ]]; then
-        sample "discovery nmcli rescan loop" $((($(cat /run/lab/listed-at) - enabled) / 1000000))
-        split_at_listing "discovery nmcli rescan loop" "Bench-Nmcli-$round" "$enabled" "$(cat /run/lab/listed-at)"
-    fi
-    rm -f /run/lab/listed-at; kill "$loop" 2>/dev/null; wait "$loop" 2>/dev/null
+    discovered "discovery nmcli rescan loop" "Bench-Nmcli-$round" "$(now)" /run/lab/listed-at
+    kill "$loop" 2>/dev/null; wait "$loop" 2>/dev/null
     stop_ap disc
 done
 nmcli general logging level "$log_level" domains "$log_domains"
