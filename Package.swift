@@ -33,7 +33,7 @@ let package = Package(
             dependencies: ["AccessoryCore", "AgentInterface", "NetworkManagerBackend", "BlueZBackend", "BusService", "GLibRuntime"],
             plugins: ["EmbedInterfaces"]
         ),
-        .executableTarget(name: "accessory-agent", dependencies: ["AccessoryAgent"]),
+        .executableTarget(name: "accessory-agent", dependencies: ["AccessoryAgent", "GLibRuntime"]),
         .executableTarget(name: "embed-interfaces", path: "Plugins/EmbedInterfacesTool"),
         .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-interfaces"]),
         // libcrypto's declarations (libssl-dev), its functions loaded with dlopen when provisioning.

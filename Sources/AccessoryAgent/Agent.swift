@@ -167,16 +167,19 @@ public actor Agent {
     }
 
     /// With an idle exit: wakes when the agent may have been idle long enough, and stops it if
-    /// it was. Idle, it wakes once and exits; it never wakes without an idle exit.
+    /// it was. Whatever ends the last session, join, call or subscription marks activity, so
+    /// a busy agent cannot be due sooner than one idle exit from now: busy for an hour, it wakes
+    /// 30 times (with the unit's 120 s); idle, once, to exit. Without an idle exit, never.
     private func watchIdle(_ stop: AsyncStream<String>.Continuation) async {
         guard let idleExit = configuration.idleExit else { return }
         while !Task.isCancelled {
+            let now = ContinuousClock.now
             let due = lastActivity + idleExit
-            if isIdle && ContinuousClock.now >= due {
+            if isIdle && now >= due {
                 stop.yield("idle for \(idleExit)")
                 return
             }
-            try? await Task.sleep(until: max(due, ContinuousClock.now + .seconds(1)), clock: .continuous)
+            try? await Task.sleep(until: isIdle ? due : max(due, now + idleExit), clock: .continuous)
         }
     }
 
@@ -192,8 +195,9 @@ public actor Agent {
 
     /// A peer left the bus: its sessions end, its picker agents and subscription go.
     func peerVanished(_ peer: String) async {
-        subscribers[peer] = nil
         let gone = pickerAgents.filter { $0.connection == peer }
+        // Sessions and joins mark it as they end; any peer may leave the bus without it.
+        if subscribers.removeValue(forKey: peer) != nil || !gone.isEmpty { lastActivity = .now }
         if !gone.isEmpty {
             pickerAgents.removeAll { $0.connection == peer }
             Journal.info("picker agent of \(peer) left the bus")

@@ -15,8 +15,10 @@ public final class GLibMainContextExecutor: SerialExecutor, @unchecked Sendable 
     private let loop: OpaquePointer
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Starts the thread; `name` shows in debuggers and `ps -L`.
-    public init(name: String) {
+    /// Starts the thread; `name` shows in debuggers and `ps -L`. With `threadDefault`, as the
+    /// backends need, the context is the thread's default one, where GLib objects made on the
+    /// thread deliver their callbacks.
+    public init(name: String, threadDefault: Bool = true) {
         context = g_main_context_new()
         loop = g_main_loop_new(context, 0)
         let started = DispatchSemaphore(value: 0)
@@ -26,12 +28,12 @@ public final class GLibMainContextExecutor: SerialExecutor, @unchecked Sendable 
         let finished = self.finished
         GLibThread.detach(name: name) {
             let (context, loop) = pointers.value
-            g_main_context_push_thread_default(context)
+            if threadDefault { g_main_context_push_thread_default(context) }
             started.signal()
             g_main_loop_run(loop)
             // Run what was queued before the quit, so no continuation is left hanging.
             while g_main_context_iteration(context, 0) != 0 {}
-            g_main_context_pop_thread_default(context)
+            if threadDefault { g_main_context_pop_thread_default(context) }
             g_main_loop_unref(loop)
             g_main_context_unref(context)
             finished.signal()
@@ -71,6 +73,18 @@ public final class GLibMainContextExecutor: SerialExecutor, @unchecked Sendable 
     /// even when called on that thread, so it cannot re-enter a running job.
     public func invoke(_ body: @escaping @Sendable () -> Void) {
         let source = g_idle_source_new()
+        g_source_set_priority(source, G_PRIORITY_DEFAULT)
+        SourceCallback(body).install(on: source)
+        g_source_attach(source, context)
+        g_source_unref(source)
+    }
+
+    /// Runs `body` on the context thread once `delay` has passed on the monotonic clock, to the
+    /// microsecond and with no upper limit; a delay of zero or less runs it as `invoke` does.
+    public func invoke(after delay: Duration, _ body: @escaping @Sendable () -> Void) {
+        let source = g_source_new(readyTimeSourceFunctions, guint(MemoryLayout<GSource>.size))
+        let readyTime = Int64(g_get_monotonic_time()).addingSaturating(max(delay, .zero).saturatingMicroseconds)
+        g_source_set_ready_time(source, gint64(readyTime))
         g_source_set_priority(source, G_PRIORITY_DEFAULT)
         SourceCallback(body).install(on: source)
         g_source_attach(source, context)
@@ -127,6 +141,37 @@ final class SourceCallback {
         }, Unmanaged.passRetained(self).toOpaque(), { data in
             Unmanaged<SourceCallback>.fromOpaque(data!).release()
         })
+    }
+}
+
+/// A source with no test of its own: GLib dispatches it once its ready time
+/// (`g_source_set_ready_time`) has come, and `dispatch` calls the callback it was given.
+/// `g_source_new` keeps the pointer, so the table lives as long as the process.
+private nonisolated(unsafe) let readyTimeSourceFunctions: UnsafeMutablePointer<GSourceFuncs> = {
+    let functions = UnsafeMutablePointer<GSourceFuncs>.allocate(capacity: 1)
+    functions.initialize(to: GSourceFuncs(
+        prepare: nil, check: nil,
+        dispatch: { _, callback, data in callback?(data) ?? 0 },
+        finalize: nil, closure_callback: nil, closure_marshal: nil))
+    return functions
+}()
+
+extension Duration {
+    /// Whole microseconds, rounded up so that a wait never ends early, saturating at `Int64`'s
+    /// limits; what `g_get_monotonic_time` counts in.
+    var saturatingMicroseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        let fraction = attoseconds / 1_000_000_000_000 + (attoseconds % 1_000_000_000_000 > 0 ? 1 : 0)
+        return whole.addingSaturating(fraction)
+    }
+}
+
+extension Int64 {
+    func addingSaturating(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other < 0 ? .min : .max) : sum
     }
 }
 

@@ -3,8 +3,12 @@ import BusService
 import AccessoryCore
 import FoundationEssentials
 import Glibc
+import GLibRuntime
 
 // accessory-agent: the system service. Started by D-Bus activation through systemd.
+// Its tasks run on a GLib thread of their own, so that waiting on the bus wakes nothing.
+GLibTaskExecutor.makeDefault()
+
 let usage = """
     usage: accessory-agent [--bus system|session|ADDRESS] [--state-directory DIR]
                            [--profiles DIR]... [--kiosk-policy FILE] [--idle-exit SECONDS]
