@@ -202,8 +202,10 @@ switches() {
 }
 rest() {
     # A method call (a property read is not one): the agent is running, and its idle time
-    # (--idle-exit 120) starts now, so the minute fits in it.
+    # (--idle-exit 120) starts now, so the minute fits in it. The minute starts 2 s later,
+    # once the agent has seen the command leave the bus.
     "$ACCESSORYCTL" list >/dev/null 2>&1
+    sleep 2
     local pid before after
     pid=$(systemctl show -p MainPID --value accessory-setup)
     before=$(switches "$pid")

@@ -1,8 +1,8 @@
 # The Debian package as installed by the runner: installing started nothing, the first call
-# starts the agent by D-Bus activation, the unit's exposure is at most "OK", NetworkManager runs
-# the installed dispatcher hook when an accessory connection goes up and down and the agent
-# records both, and remove then purge leave nothing running and, after purge, no state.
-# Last of all: it removes the package.
+# starts the agent by D-Bus activation, the unit's exposure is at most "OK", neither binary
+# loads the shared libstdc++, NetworkManager runs the installed dispatcher hook when an
+# accessory connection goes up and down and the agent records both, and remove then purge
+# leave nothing running and, after purge, no state. Last of all: it removes the package.
 expect installing_starts_nothing "$(cat /run/lab/state-after-install)" inactive
 systemctl stop accessory-setup
 expect stopped_before_the_call "$(systemctl is-active accessory-setup)" inactive
@@ -13,6 +13,10 @@ exposure=$(systemd-analyze security accessory-setup --no-pager 2>&1 | tail -n 1)
 echo "$exposure"
 expect_match unit_exposure_ok "$exposure" 'Overall exposure level for accessory-setup.service: [0-9.]+ (OK|SAFE)'
 check hook_installed test -x /usr/lib/NetworkManager/dispatcher.d/90-accessory-setup
+# libstdc++ is linked in (debian/rules): neither binary loads the shared one.
+expect ctl_without_shared_libstdcxx "$(LD_TRACE_LOADED_OBJECTS=1 /usr/bin/accessoryctl | grep -c 'libstdc++')" 0
+expect agent_without_shared_libstdcxx \
+    "$(LD_TRACE_LOADED_OBJECTS=1 /usr/libexec/accessory-setup/accessory-agent | grep -c 'libstdc++')" 0
 
 start_wpa2_ap wled acc1 WLED-AP wled1234
 picked=$("$ACCESSORYCTL" pick ge.wled.softap --select WLED-AP --timeout 90 2>&1)
