@@ -35,25 +35,29 @@ struct MockServicesAgentIdleTests {
         await client.close()
     }
 
-    /// Its tasks run on a GLib thread of its own, so libdispatch's worker pool, whose monitor
-    /// would wake the agent every second for as long as it lives, never starts. (The pool's
-    /// threads are named after their queues, `com.apple.root.<QoS>-qos`, cut to 15 bytes.)
+    /// Its tasks, and their sleeps, run on a GLib thread of its own, so libdispatch's worker
+    /// pool, whose monitor would wake the agent every second for as long as it lives, never
+    /// starts. (The pool's threads are named after their queues, `com.apple.root.<QoS>-qos`,
+    /// cut to 15 bytes, and stay a few seconds after their last job.)
     @Test func theAgentWorksWithoutLibdispatchsWorkerPool() async throws {
-        let services = try AgentServices(startAgent: false)
-        // With an idle exit, so that its timer sleeps on the executor too.
-        try services.agent.start(arguments: ["--idle-exit", "600"])
+        let services = try AgentServices()
         let pid = try #require(services.agent.processIdentifier)
         let client = try await services.client()
-        for _ in 0..<3 {
-            let session = try await client.openSession("org.example.plug")
-            _ = try await session.activate()
-            try await session.call("Invalidate")
-        }
+        let picker = try await TestPicker(on: client.bus, behaviour: .wait)
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await client.openSession("org.example.plug")
+        _ = try await session.activate()
+        // A discovery (rescans between sleeps) that ends by its timer (a sleep).
+        let nowhere = pickerItem("Acme plug", [("ssidPrefix", "Acme-Setup-ZZ")])
+        try await session.showPicker([nowhere], settings: .vardict([("discoveryTimeout", .uint32(1))]))
+        let signals = try await session.waitForDismiss()
+        #expect(signals.last?.arguments.first?["name"]?.string == "io.accessorysetup.Error.DiscoveryTimeout")
         _ = try await client.listAccessories()
 
         let names = try threadNames(pid)
         #expect(names.contains("tasks"), "\(names)")
         #expect(!names.contains { $0.hasSuffix("-qos") }, "\(names)")
+        withExtendedLifetime(picker) {}
         await client.close()
     }
 }
