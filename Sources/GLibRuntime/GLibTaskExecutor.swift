@@ -19,7 +19,8 @@ public enum GLibTaskExecutor {
         _createExecutors(factory: Factory.self)
     }
 
-    /// A new one with a thread of its own, for `withTaskExecutorPreference`.
+    /// A new one with a thread of its own, for `withTaskExecutorPreference`. Its thread ends
+    /// when it is released, and the jobs still waiting then never run: keep it while tasks use it.
     public static func make(name: String) -> any TaskExecutor {
         GLibThreadTaskExecutor(name: name)
     }

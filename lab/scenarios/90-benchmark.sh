@@ -192,14 +192,17 @@ fi
 # The agent at rest: resident memory and context switches over a minute, with no session and
 # with one open session (a client holding it open). Every thread's switches count: a thread
 # started during the minute with all of its own, one that ended with none.
-# switches PID: "TID SWITCHES" for each thread of PID, sorted by TID (for join).
+# switches PID: "TID SWITCHES NAME" for each thread of PID, sorted by TID (for join).
 switches() {
     local status tid
     for status in /proc/"$1"/task/*/status; do
         tid=${status%/status}
-        awk -v tid="${tid##*/}" '/ctxt_switches/ { n += $2 } END { print tid, n }' "$status" 2>/dev/null
+        awk -v tid="${tid##*/}" '/^Name:/ { name = $2 } /ctxt_switches/ { n += $2 } END { print tid, n, name }' \
+            "$status" 2>/dev/null
     done | LC_ALL=C sort -k1,1
 }
+# Which threads woke during each minute at rest, printed after the figures.
+declare -A woken
 rest() {
     # A method call (a property read is not one): the agent is running, and its idle time
     # (--idle-exit 120) starts now, so the minute fits in it. The minute starts 2 s later,
@@ -215,8 +218,10 @@ rest() {
         return
     fi
     after=$(switches "$pid")
-    sample "agent at rest $1: wake-ups per minute" "$(LC_ALL=C join -a 2 -e 0 -o 1.2,2.2 <(echo "$before") <(echo "$after") |
-        awk '{ n += $2 - $1 } END { print n + 0 }')"
+    local deltas
+    deltas=$(LC_ALL=C join -a 2 -e 0 -o 2.3,1.2,2.2 <(echo "$before") <(echo "$after"))
+    sample "agent at rest $1: wake-ups per minute" "$(awk '{ n += $3 - $2 } END { print n + 0 }' <<<"$deltas")"
+    woken[$1]=$(awk '$3 > $2 { printf "%s%s %d", sep, $1, $3 - $2; sep = ", " } END { if (!sep) printf "none" }' <<<"$deltas")
     sample "agent at rest $1: resident kB" "$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status")"
     sample "agent at rest $1: of which anonymous kB" "$(awk '/RssAnon/ { print $2 }' "/proc/$pid/status")"
 }
@@ -253,6 +258,9 @@ report "agent at rest with no session: wake-ups per minute" ""
 report "agent at rest with one session: resident kB" kB
 report "agent at rest with one session: of which anonymous kB" kB
 report "agent at rest with one session: wake-ups per minute" ""
+for state in "with no session" "with one session"; do
+    echo "agent at rest $state: threads woken: ${woken[$state]:-not measured}" | tee -a "$BENCH"
+done
 report "agent idle: exited after the last session ended" ms
 report "accessoryctl list, starting the agent" ms "accessoryctl list, agent running"
 report "accessoryctl list, agent running" ms
