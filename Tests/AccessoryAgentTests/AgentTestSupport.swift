@@ -214,6 +214,19 @@ final class AgentClient: Sendable {
     func close() async { await bus.close() }
 }
 
+/// A waiting picker agent registered by `client`, and a session whose picker looks for a plug
+/// that is nowhere: its discovery (rescans between sleeps) ends by its 1 s timer. Returns the
+/// picker agent (to keep while the test runs), the session and its signals up to the dismissal.
+func showPickerThatTimesOut(_ client: AgentClient) async throws -> (TestPicker, ClientSession, [BusSignal]) {
+    let picker = try await TestPicker(on: client.bus, behaviour: .wait)
+    try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+    let session = try await client.openSession("org.example.plug")
+    _ = try await session.activate()
+    let nowhere = pickerItem("Acme plug", [("ssidPrefix", "Acme-Setup-ZZ")])
+    try await session.showPicker([nowhere], settings: .vardict([("discoveryTimeout", .uint32(1))]))
+    return (picker, session, try await session.waitForDismiss())
+}
+
 /// A session the test opened, and the signals it received.
 final class ClientSession: Sendable {
     let client: AgentClient

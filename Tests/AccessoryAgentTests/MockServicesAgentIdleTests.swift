@@ -61,14 +61,8 @@ struct MockServicesAgentIdleTests {
         let services = try AgentServices()
         let pid = try #require(services.agent.processIdentifier)
         let client = try await services.client()
-        let picker = try await TestPicker(on: client.bus, behaviour: .wait)
-        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
-        let session = try await client.openSession("org.example.plug")
-        _ = try await session.activate()
         // A discovery (rescans between sleeps) that ends by its timer (a sleep).
-        let nowhere = pickerItem("Acme plug", [("ssidPrefix", "Acme-Setup-ZZ")])
-        try await session.showPicker([nowhere], settings: .vardict([("discoveryTimeout", .uint32(1))]))
-        let signals = try await session.waitForDismiss()
+        let (picker, _, signals) = try await showPickerThatTimesOut(client)
         #expect(signals.last?.arguments.first?["name"]?.string == "io.accessorysetup.Error.DiscoveryTimeout")
         _ = try await client.listAccessories()
 

@@ -337,13 +337,7 @@ struct MockServicesAgentPickerTests {
     @Test func aDiscoveryTimeoutCancelsThePickerAgentWithTheReason() async throws {
         let services = try AgentServices()
         let client = try await services.client()
-        let picker = try await TestPicker(on: client.bus, behaviour: .wait)
-        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
-        let session = try await client.openSession("org.example.plug")
-        _ = try await session.activate()
-        let nowhere = pickerItem("Acme plug", [("ssidPrefix", "Acme-Setup-ZZ")])
-        try await session.showPicker([nowhere], settings: .vardict([("discoveryTimeout", .uint32(1))]))
-        let signals = try await session.waitForDismiss()
+        let (picker, session, signals) = try await showPickerThatTimesOut(client)
         #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerDidDismiss"])
         #expect(signals.last?.arguments.first?["name"]?.string == "io.accessorysetup.Error.DiscoveryTimeout")
 
