@@ -1,7 +1,9 @@
 # The benchmark of issue #13, measured alternately in one boot against nmcli on the same radios.
 # Never fails on speed: each figure is recorded as a passing check with its value, and the
-# table is written to $OUT/benchmark.txt, which lab/run prints. BENCH_ROUNDS rounds of the
-# slow figures (default 3), BENCH_START_ROUNDS of the start-ups (default 15).
+# table is written to $OUT/benchmark.txt, which lab/run prints. BENCH_JOIN_ROUNDS rounds of the
+# joins (default 5), BENCH_ROUNDS of the other slow figures (default 3), BENCH_START_ROUNDS of
+# the start-ups (default 15).
+JOIN_ROUNDS=${BENCH_JOIN_ROUNDS:-5}
 ROUNDS=${BENCH_ROUNDS:-3}
 START_ROUNDS=${BENCH_START_ROUNDS:-15}
 BENCH=$OUT/benchmark.txt
@@ -17,6 +19,32 @@ timed() {
     start=${EPOCHREALTIME//[!0-9]/}
     "$@" >/dev/null 2>&1 || return
     sample "$name" $(((${EPOCHREALTIME//[!0-9]/} - start) / 1000))
+}
+# timed_join NAME COMMAND...: `timed`, and the join split where NetworkManager takes its
+# activation request (its audit line, "connection-activate" or "connection-add-activate"): the
+# command's own part before it (the process's start, its NetworkManager client or the agent's
+# work, a checkpoint) and the part after it (NetworkManager's activation, the command's end).
+# Also counts the joins in which wpa_supplicant scanned after the request (with its last
+# results older than 5 s it scans every channel first, which takes seconds): the spread of the
+# joins' times is mostly whether it did.
+declare -A scanned split_joins
+timed_join() {
+    local name=$1 start end split
+    shift
+    start=${EPOCHREALTIME//[!0-9]/}
+    "$@" >/dev/null 2>&1 || return
+    end=${EPOCHREALTIME//[!0-9]/}
+    sample "$name" $(((end - start) / 1000))
+    journalctl --sync
+    split=$(journalctl -u NetworkManager --since "@$((start / 1000000 - 1))" -o short-unix --no-pager |
+        awk -v s="$start" -v e="$end" '{ t = $1 * 1000000 } t < s || t > e { next }
+            !r && /audit: op="connection-(add-)?activate"/ { r = t }
+            r && /supplicant interface state: [a-z_0-9]+ -> scanning/ { sc = 1 }
+            END { if (r) printf "%d %d %d", (r - s) / 1000, (e - r) / 1000, sc }')
+    [[ $split =~ ^([0-9]+)\ ([0-9]+)\ ([01])$ ]] || return 0
+    sample "$name, to NetworkManager's request" "${BASH_REMATCH[1]}"
+    sample "$name, from NetworkManager's request" "${BASH_REMATCH[2]}"
+    scanned[$name]=$((${scanned[$name]:-0} + BASH_REMATCH[3])) split_joins[$name]=$((${split_joins[$name]:-0} + 1))
 }
 median() {
     sort -n | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR + 1) / 2]; else print int((a[NR / 2] + a[NR / 2 + 1]) / 2) }'
@@ -72,23 +100,35 @@ id=$("$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "Bench-AP") | .i
 expect_match bench_accessory_picked "$id" '^[0-9a-f-]{36}$'
 
 # Join: alternately, each from the home network and back.
-for round in $(seq "$ROUNDS"); do
+joins=("join accessoryctl direct" "join accessoryctl through the agent" "join nmcli device wifi connect"
+    "join nmcli connection up (ready profile)")
+for round in $(seq "$JOIN_ROUNDS"); do
     back_home
-    timed "join accessoryctl direct" "$ACCESSORYCTL" join --ssid Bench-AP --passphrase-file /run/lab/bench.pass --once
+    timed_join "${joins[0]}" "$ACCESSORYCTL" join --ssid Bench-AP --passphrase-file /run/lab/bench.pass --once
     "$ACCESSORYCTL" leave >/dev/null 2>&1; back_home
-    timed "join accessoryctl through the agent" "$ACCESSORYCTL" join "$id"
+    timed_join "${joins[1]}" "$ACCESSORYCTL" join "$id"
     "$ACCESSORYCTL" leave >/dev/null 2>&1; back_home
     forget_bench_ap
-    timed "join nmcli device wifi connect" nmcli device wifi connect Bench-AP password bench-pass-9090 ifname "$STATION"
+    timed_join "${joins[2]}" nmcli device wifi connect Bench-AP password bench-pass-9090 ifname "$STATION"
     forget_bench_ap; back_home; ready_profile
-    timed "join nmcli connection up (ready profile)" nmcli connection up bench-ready
+    timed_join "${joins[3]}" nmcli connection up bench-ready
     forget_bench_ap
 done
 back_home
-report "join accessoryctl direct" ms "join nmcli device wifi connect" "join nmcli connection up (ready profile)"
-report "join accessoryctl through the agent" ms "join nmcli device wifi connect" "join nmcli connection up (ready profile)"
-report "join nmcli device wifi connect" ms
-report "join nmcli connection up (ready profile)" ms
+for join in "${joins[@]:0:2}"; do
+    report "$join" ms "${joins[2]}" "${joins[3]}"
+done
+report "${joins[2]}" ms
+report "${joins[3]}" ms
+for join in "${joins[@]}"; do
+    report "$join, to NetworkManager's request" ms "${joins[3]}, to NetworkManager's request"
+    report "$join, from NetworkManager's request" ms "${joins[3]}, from NetworkManager's request"
+done
+for join in "${joins[@]}"; do
+    line="$join: wpa_supplicant scanned first in ${scanned[$join]:-0} of ${split_joins[$join]:-0} joins"
+    echo "$line" | tee -a "$BENCH"
+    record "$join, scans" PASS "$line"
+done
 
 # Start-up.
 for round in $(seq "$START_ROUNDS"); do
