@@ -37,6 +37,8 @@ public actor Agent {
     var purge: Task<Void, Never>?
     /// The BlueZ pairing agent on the agent's connection, from the first pairing on.
     var pairingAgent: BluetoothPairingAgent?
+    /// The profiles read so far, by file path, with the version of the file they were read from.
+    var profiles: [String: (version: FileVersion, profile: AccessoryProfile)] = [:]
     /// Hotspots accessories revealed in a handoff and that are still switched on, by record:
     /// a join after the picking session ended uses them.
     var handedOff: [UUID: RevealedHotspot] = [:]
@@ -231,34 +233,48 @@ public actor Agent {
 
     // MARK: Profiles and the kiosk policy
 
+    /// Profile `id`, from `<id>.json` in the first profile directory that has it, else from any
+    /// other file there that holds it (a directory is listed only then). A file read before and
+    /// not changed since is not read again, nor are its product images checked again.
     func loadProfile(_ id: String) throws(CallFailure) -> AccessoryProfile {
         guard AccessoryProfile.isReverseDNS(id) else {
             throw .invalidArguments("profile", "'\(id)' is not a profile id (a reverse-DNS name like ge.wled.softap)")
         }
+        let name = "\(id).json"
         for directory in configuration.profileDirectories {
-            for url in Self.profileCandidates(id, in: directory) {
-                let profile: AccessoryProfile
-                do {
-                    profile = try AccessoryProfile.load(contentsOf: url)
-                } catch {
-                    Journal.error("profile \(url.path) is installed but refused: \(error)")
-                    if url.lastPathComponent == "\(id).json" { throw CallFailure(AgentError.invalidProfile(error)) }
-                    continue
-                }
-                if profile.id == id { return profile }
+            if let profile = try profile(id, in: directory.appendingPathComponent(name), named: true) { return profile }
+            let others = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
+                .filter { $0.hasSuffix(".json") && $0 != name }
+                .sorted()
+            for file in others {
+                if let profile = try profile(id, in: directory.appendingPathComponent(file), named: false) { return profile }
             }
         }
         throw CallFailure(AgentError.noSuchProfile(id))
     }
 
-    /// The files that may hold profile `id` in `directory`: `<id>.json` first, then the others.
-    private static func profileCandidates(_ id: String, in directory: URL) -> [URL] {
-        let named = directory.appendingPathComponent("\(id).json")
-        let others = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
-            .filter { $0.hasSuffix(".json") && $0 != named.lastPathComponent }
-            .sorted()
-            .map { directory.appendingPathComponent($0) }
-        return (FileManager.default.fileExists(atPath: named.path) ? [named] : []) + others
+    /// Profile `id` if the file at `url` holds it; `nil` if there is no such file, it holds
+    /// another profile, or it is refused and is not `<id>.json` (whose refusal is the answer).
+    private func profile(_ id: String, in url: URL, named: Bool) throws(CallFailure) -> AccessoryProfile? {
+        // Taken before the read: a change during it makes the next look read the file again.
+        guard let version = FileVersion(path: url.path) else {
+            profiles[url.path] = nil
+            return nil
+        }
+        if let cached = profiles[url.path], cached.version == version {
+            return cached.profile.id == id ? cached.profile : nil
+        }
+        let profile: AccessoryProfile
+        do {
+            profile = try AccessoryProfile.load(contentsOf: url)
+        } catch {
+            profiles[url.path] = nil
+            Journal.error("profile \(url.path) is installed but refused: \(error)")
+            if named { throw CallFailure(AgentError.invalidProfile(error)) }
+            return nil
+        }
+        profiles[url.path] = (version, profile)
+        return profile.id == id ? profile : nil
     }
 
     func loadKioskPolicy() throws(CallFailure) {
@@ -316,4 +332,23 @@ public actor Agent {
 public struct AgentStartError: Error, CustomStringConvertible {
     public let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// Which version of a file a path names: another file put in its place, or the file written
+/// to, changes it. (The change time moves with every write, even one whose writer sets the
+/// modification time back.)
+struct FileVersion: Equatable, Sendable {
+    private let device: UInt64, inode: UInt64, size: Int64
+    private let changed: Duration, modified: Duration
+
+    /// `nil` when there is nothing at `path`.
+    init?(path: String) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+        size = Int64(status.st_size)
+        changed = .seconds(status.st_ctim.tv_sec) + .nanoseconds(status.st_ctim.tv_nsec)
+        modified = .seconds(status.st_mtim.tv_sec) + .nanoseconds(status.st_mtim.tv_nsec)
+    }
 }
