@@ -79,6 +79,8 @@ extension Agent {
         case "Reload":
             try await require(.configureKiosk, call, uid: try await uid(of: call.sender))
             try loadKioskPolicy()
+            // Unchanged profile files are read again too, and their product images checked again.
+            profiles.removeAll()
             return []
         default:
             throw CallFailure(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "Manager1 has no method \(call.member)")

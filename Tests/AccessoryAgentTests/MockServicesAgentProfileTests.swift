@@ -35,4 +35,23 @@ struct MockServicesAgentProfileTests {
         #expect(services.agent.isRunning)
         await client.close()
     }
+
+    /// `Reload` (`systemctl reload accessory-setup`) reads unchanged profiles again as well, and
+    /// checks their product images again.
+    @Test func reloadChecksTheProductImagesOfAnUnchangedProfileAgain() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        _ = try await client.openSession("ge.wled.softap")
+        try FileManager.default.removeItem(at: services.agent.profileDirectory.appendingPathComponent("images/led-controller.svg"))
+
+        try await client.manager("Reload", [])
+        // Its file is not named after its id (wled.json), so the refusal is logged and the
+        // profile is not found.
+        _ = await expectBusError("io.accessorysetup.Error.NoSuchProfile") {
+            _ = try await client.openSession("ge.wled.softap")
+        }
+        let refusal = services.agent.log.split(separator: "\n").first { $0.contains("wled.json is installed but refused") }
+        #expect(refusal?.contains("led-controller.svg") == true, "\(services.agent.log)")
+        await client.close()
+    }
 }
