@@ -78,9 +78,7 @@ extension Agent {
             return []
         case "Reload":
             try await require(.configureKiosk, call, uid: try await uid(of: call.sender))
-            try loadKioskPolicy()
-            // Unchanged profile files are read again too, and their product images checked again.
-            profiles.removeAll()
+            try reload()
             return []
         default:
             throw CallFailure(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "Manager1 has no method \(call.member)")

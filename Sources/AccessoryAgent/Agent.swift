@@ -113,7 +113,7 @@ public actor Agent {
             Task {
                 for await number in signals {
                     if number == SIGHUP {
-                        self.reload()
+                        try? self.reload()
                     } else {
                         stop.yield(number == SIGTERM ? "SIGTERM" : "SIGINT")
                     }
@@ -295,9 +295,13 @@ public actor Agent {
         }
     }
 
-    func reload() {
-        Journal.notice("reloading the kiosk policy")
-        _ = try? loadKioskPolicy()
+    /// SIGHUP and `Reload`: the profiles read so far are forgotten, so that unchanged ones are
+    /// read, and their product images checked, again; and the kiosk policy is read again (a
+    /// refused one leaves the previous one in force).
+    func reload() throws(CallFailure) {
+        Journal.notice("reloading the profiles and the kiosk policy")
+        profiles.removeAll()
+        try loadKioskPolicy()
     }
 
     // MARK: Callers

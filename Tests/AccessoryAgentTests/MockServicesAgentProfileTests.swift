@@ -54,4 +54,21 @@ struct MockServicesAgentProfileTests {
         #expect(refusal?.contains("led-controller.svg") == true, "\(services.agent.log)")
         await client.close()
     }
+
+    /// A `Reload` whose kiosk policy is refused still reads the profiles again.
+    @Test func aReloadWithARefusedKioskPolicyStillReadsTheProfilesAgain() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        _ = try await client.openSession("ge.wled.softap")
+        try FileManager.default.removeItem(at: services.agent.profileDirectory.appendingPathComponent("images/led-controller.svg"))
+        try services.agent.writeKioskPolicy("{")
+
+        _ = await expectBusError("io.accessorysetup.Error.InvalidKioskPolicy") {
+            try await client.manager("Reload", [])
+        }
+        _ = await expectBusError("io.accessorysetup.Error.NoSuchProfile") {
+            _ = try await client.openSession("ge.wled.softap")
+        }
+        await client.close()
+    }
 }
