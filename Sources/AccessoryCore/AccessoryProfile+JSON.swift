@@ -185,7 +185,12 @@ extension PickerDisplayItem {
     ) {
         let before = object.diagnostics.issues.count
         object.rejectUnknownKeys(["name", "productImage", "setupOptions", "descriptor"])
-        let name = object.string("name", required: true)
+        // Checked as the agent checks the names an app shows, which become the records' names.
+        let name = object.string("name", required: true).flatMap { name in
+            guard let problem = AccessorySession.nameProblem(name) else { return name }
+            object.report("name", problem)
+            return nil
+        }
         let productImage = object.string("productImage")
         if let productImage, let imageDirectory, let problem = ProductImage.problem(productImage, in: imageDirectory) {
             object.report("productImage", problem)

@@ -663,14 +663,19 @@ extension AccessorySession {
     /// Checks a display name as the agent does: not blank, at most `maximumNameLength` bytes, no
     /// control characters.
     public static func validateName(_ name: String, field: String) throws(AccessorySessionError) {
-        guard !name.allSatisfy(\.isWhitespace) else { throw .invalidRequest(field: field, reason: "must not be empty") }
-        guard name.utf8.count <= maximumNameLength else {
-            throw .invalidRequest(
-                field: field, reason: "is \(name.utf8.count) bytes long; at most \(maximumNameLength) are allowed")
+        if let problem = nameProblem(name) { throw .invalidRequest(field: field, reason: problem) }
+    }
+
+    /// What `validateName` refuses in `name`, said of the field; `nil` when nothing.
+    public static func nameProblem(_ name: String) -> String? {
+        if name.allSatisfy(\.isWhitespace) { return "must not be empty" }
+        if name.utf8.count > maximumNameLength {
+            return "is \(name.utf8.count) bytes long; at most \(maximumNameLength) are allowed"
         }
-        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw .invalidRequest(field: field, reason: "must not contain control characters")
+        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return "must not contain control characters"
         }
+        return nil
     }
 
     private func validate(_ item: PickerDisplayItem, at path: String) throws(AccessorySessionError) {

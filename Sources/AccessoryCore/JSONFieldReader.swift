@@ -52,16 +52,22 @@ extension JSONValue: Decodable {
         }
     }
 
-    /// Parses a whole document; the error says where the syntax breaks and how.
+    /// Parses a whole document; the error says where the syntax breaks and how, or which key
+    /// is given twice.
     public static func parse(_ data: Data) throws(FieldIssue) -> JSONValue {
+        let value: JSONValue
         do {
-            return try JSONDecoder().decode(JSONValue.self, from: data)
+            value = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
             // The decoder gives no position on Linux, and a string it refuses only while decoding
             // (a raw line break, a bad escape) surfaces as a type mismatch.
             let detail = JSONSyntaxFault.first(in: data).map(String.init(describing:)) ?? Self.reason(error)
             throw FieldIssue(field: "(document)", message: "is not valid JSON: \(detail)")
         }
+        if let duplicate = JSONSyntaxFault.firstDuplicateKey(in: data) {
+            throw FieldIssue(field: duplicate.field ?? "(document)", message: duplicate.problem)
+        }
+        return value
     }
 
     private static func reason(_ error: any Error) -> String {
@@ -113,7 +119,7 @@ public struct JSONObjectReader {
     /// Reads `value` as an object at `path`; records a fault and returns `nil` for anything else.
     public init?(_ value: JSONValue, at path: String, diagnostics: FieldDiagnostics) {
         guard case .object(let members) = value else {
-            diagnostics.report(path, "expected an object, found \(value.kindName)")
+            diagnostics.report(path.isEmpty ? "(document)" : path, "expected an object, found \(value.kindName)")
             return nil
         }
         self.path = path

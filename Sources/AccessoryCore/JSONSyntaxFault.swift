@@ -1,7 +1,11 @@
+import FoundationEssentials
+
 /// Where a JSON document first breaks the grammar, and how: the line and column a person
 /// editing the file needs, which swift-foundation's decoder does not give on Linux (it says
-/// only "The given data was not valid JSON."). Only asked once the decoder has refused a
-/// document; the decoder stays the parser.
+/// only "The given data was not valid JSON."). The decoder stays the parser: this is asked
+/// where it refused a document, and where it accepted one, for what it lets pass: a key given
+/// twice in one object, of which swift-foundation keeps the first value and other readers
+/// (Python's `json`, `jq`) the last.
 ///
 /// It accepts what the decoder accepts beyond RFC 8259 (a comma before a closing bracket), so
 /// that the fault it names is the one the decoder stopped at.
@@ -11,6 +15,8 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
     /// 1-based, in characters (Unicode scalars) from the start of the line.
     var column: Int
     var problem: String
+    /// For a key given twice, the member it names (`items[0].descriptor.ssid`).
+    var field: String?
 
     var description: String { "line \(line), column \(column): \(problem)" }
 
@@ -20,13 +26,24 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
     /// The first fault in `bytes`, or nil when none is found by the grammar (the decoder may
     /// still refuse the document, for a number out of range for example).
     static func first(in bytes: some Collection<UInt8>) -> JSONSyntaxFault? {
+        scan(bytes).fault
+    }
+
+    /// The first key given twice in one object, in a document without a fault of the grammar.
+    static func firstDuplicateKey(in bytes: some Collection<UInt8>) -> JSONSyntaxFault? {
+        let scanned = scan(bytes)
+        return scanned.fault == nil ? scanned.duplicateKey : nil
+    }
+
+    private static func scan(_ bytes: some Collection<UInt8>) -> (fault: JSONSyntaxFault?, duplicateKey: JSONSyntaxFault?) {
         let bytes = Array(bytes)
         // The decoder also reads UTF-16 and UTF-32 (told by a byte order mark or by the zero
         // bytes of the first characters); those keep its own message.
-        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) || bytes.prefix(4).contains(0) { return nil }
+        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) || bytes.prefix(4).contains(0) { return (nil, nil) }
         let start = bytes.starts(with: utf8ByteOrderMark) ? utf8ByteOrderMark.count : 0
         var scanner = Scanner(bytes: bytes, start: start)
-        return scanner.firstFault().map { scanner.locate($0.offset, $0.problem) }
+        let fault = scanner.firstFault().map { scanner.locate($0.offset, $0.problem) }
+        return (fault, scanner.duplicateKey)
     }
 
     private static let utf8ByteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
@@ -52,10 +69,23 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
             var name: String { self == .array ? "an array" : "an object" }
         }
 
+        /// An open array or object, and where in it the scanner is.
+        private struct Frame {
+            var container: Container
+            /// An object's keys so far, with the offset of each.
+            var keys: [String: Int] = [:]
+            /// The member or element being read: its key, or its index in an array.
+            var key: String?
+            var index = 0
+        }
+
+        private var frames: [Frame] = []
+        /// The first key given twice in one object, which the scan goes past.
+        private(set) var duplicateKey: JSONSyntaxFault?
+
         private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
         mutating func firstFault() -> Fault? {
-            var open: [Container] = []
             skipWhitespace()
             if current == nil { return (index, "the document is empty") }
             while true {
@@ -65,13 +95,13 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
                 switch byte {
                 case UInt8(ascii: "{"), UInt8(ascii: "["):
                     let container: Container = byte == UInt8(ascii: "{") ? .object : .array
-                    open.append(container)
-                    if open.count > JSONSyntaxFault.maximumDepth { return (index, "nested deeper than \(JSONSyntaxFault.maximumDepth) levels") }
+                    frames.append(Frame(container: container))
+                    if frames.count > JSONSyntaxFault.maximumDepth { return (index, "nested deeper than \(JSONSyntaxFault.maximumDepth) levels") }
                     index += 1
                     skipWhitespace()
                     if current == container.close {
                         index += 1
-                        open.removeLast()
+                        frames.removeLast()
                     } else if container == .object, let fault = member() {
                         return fault
                     } else {
@@ -89,12 +119,12 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
                 // A value ended: what follows closes containers, or separates values.
                 while true {
                     skipWhitespace()
-                    guard let container = open.last else {
+                    guard let container = frames.last?.container else {
                         return current.map { (index, "text after the end of the document, starting with \(shown($0))") }
                     }
                     if current == container.close {
                         index += 1
-                        open.removeLast()
+                        frames.removeLast()
                         continue
                     }
                     guard current == UInt8(ascii: ",") else {
@@ -107,6 +137,7 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
                     // The decoder accepts a comma before the closing bracket; the loop closes it.
                     if current == container.close { continue }
                     if container == .object, let fault = member() { return fault }
+                    if container == .array { frames[frames.count - 1].index += 1 }
                     break
                 }
             }
@@ -118,7 +149,22 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
                 return (index, current.map { "expected a key in double quotes, found \(shown($0))" }
                             ?? "the document ends where a key is expected")
             }
+            let opening = index
             if let fault = string() { return fault }
+            let key = keyText(opening..<index)
+            if let first = frames[frames.count - 1].keys[key] {
+                if duplicateKey == nil {
+                    let (one, two) = (locate(first, ""), locate(opening, ""))
+                    duplicateKey = JSONSyntaxFault(
+                        line: two.line, column: two.column,
+                        problem: "is given twice in one object (line \(one.line), column \(one.column) and line \(two.line), "
+                            + "column \(two.column)); JSON readers differ in which one they keep, so give it once",
+                        field: path(appending: key))
+                }
+            } else {
+                frames[frames.count - 1].keys[key] = opening
+            }
+            frames[frames.count - 1].key = key
             skipWhitespace()
             guard current == UInt8(ascii: ":") else {
                 return (index, current.map { "expected ':' after the key, found \(shown($0))" }
@@ -126,6 +172,27 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
             }
             index += 1
             return nil
+        }
+
+        /// The text of the key in `range` (quotes included), as the decoder compares keys.
+        private func keyText(_ range: Range<Int>) -> String {
+            let content = bytes[(range.lowerBound + 1)..<(range.upperBound - 1)]
+            guard content.contains(UInt8(ascii: "\\")),
+                  let decoded = try? JSONDecoder().decode(String.self, from: Data(bytes[range]))
+            else { return String(decoding: content, as: UTF8.self) }
+            return decoded
+        }
+
+        /// The field path of `key` in the innermost open object, as `JSONObjectReader` names it.
+        private func path(appending key: String) -> String {
+            var path = ""
+            for frame in frames.dropLast() {
+                switch frame.container {
+                case .object: path = path.isEmpty ? frame.key ?? "" : "\(path).\(frame.key ?? "")"
+                case .array: path += "[\(frame.index)]"
+                }
+            }
+            return path.isEmpty ? key : "\(path).\(key)"
         }
 
         private mutating func string() -> Fault? {

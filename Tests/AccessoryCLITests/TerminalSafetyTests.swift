@@ -25,11 +25,12 @@ private func expectNoRawControls(_ text: String, sourceLocation: SourceLocation 
           "\\u001b]0;owned\\u0007": 1,
           "hotspot": { "security": "\\u001b[31mwpa\\u009b", "passphrase": { "source": "none" } },
           "handoff": "joinHotspot",
-          "items": [{ "name": "Evil plug", "descriptor": { "ssidPrefix": "Evil" } }]
+          "items": [{ "name": "Evil\\u001b[5mplug", "descriptor": { "ssidPrefix": "Evil" } }]
         }
         """
 
-    /// A valid profile whose id, vendor and item name hold escape sequences.
+    /// A valid profile whose vendor holds an escape sequence and whose item name holds format
+    /// characters (a control character there is refused, as in the names an app shows).
     static let profileWithEscapesInValues = """
         {
           "schemaVersion": 1,
@@ -38,7 +39,7 @@ private func expectNoRawControls(_ text: String, sourceLocation: SourceLocation 
           "supports": ["wifi"],
           "hotspot": { "security": "open", "passphrase": { "source": "none" } },
           "handoff": "joinHotspot",
-          "items": [{ "name": "Evil\\u001b[5m\\u202eplug", "descriptor": { "ssidPrefix": "Evil" } }]
+          "items": [{ "name": "Evil\\u202e\\u200bplug", "descriptor": { "ssidPrefix": "Evil" } }]
         }
         """
 
@@ -65,6 +66,7 @@ private func expectNoRawControls(_ text: String, sourceLocation: SourceLocation 
         #expect(run.out.contains("\\x1b[2J"), "\(run.out)")
         #expect(run.out.contains("\\x1b[31mwpa\\xc2\\x9b"), "\(run.out)")
         #expect(run.out.contains("\\x1b]0;owned\\x07"), "\(run.out)")
+        #expect(run.out.contains("items[0].name: must not contain control characters"), "\(run.out)")
     }
 
     /// A file name is outside text too: a glob can pick up a file named by someone else.
@@ -100,7 +102,7 @@ private func expectNoRawControls(_ text: String, sourceLocation: SourceLocation 
         #expect(run.outLines.count == 2, "\(run.out)")
         expectNoRawControls(run.out + run.err)
         #expect(run.out.contains("Evil\\x1b[31mAP"), "\(run.out)")
-        #expect(run.out.contains("Evil\\x1b[5m\\xe2\\x80\\xaeplug"), "\(run.out)")
+        #expect(run.out.contains("Evil\\xe2\\x80\\xae\\xe2\\x80\\x8bplug"), "\(run.out)")
     }
 
     @Test func matchJSONEscapesEveryControlAndFormatCharacter() async throws {
@@ -114,7 +116,7 @@ private func expectNoRawControls(_ text: String, sourceLocation: SourceLocation 
             var matches: [Match]
         }
         let output = try JSONDecoder().decode(Output.self, from: Data(run.out.utf8))
-        #expect(output.matches.map(\.item) == ["Evil\u{1B}[5m\u{202E}plug"], "escaped in JSON, not altered")
+        #expect(output.matches.map(\.item) == ["Evil\u{202E}\u{200B}plug"], "escaped in JSON, not altered")
     }
 }
 

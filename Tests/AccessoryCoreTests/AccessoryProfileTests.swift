@@ -285,6 +285,14 @@ struct AccessoryProfileTests {
         .init("items empty", [("items", "must not be empty")]) { with(wifiProfile()) { $0["items"] = [JSON]() } },
         .init("item name missing", [("items[0].name", "is required")]) { with(wifiProfile()) { editItem(&$0) { $0["name"] = nil } } },
         .init("item name empty", [("items[0].name", "must not be empty")]) { with(wifiProfile()) { editItem(&$0) { $0["name"] = "" } } },
+        // The agent's rule for the names an app shows: they become the accessories' names.
+        .init("item name blank", [("items[0].name", "must not be empty")]) { with(wifiProfile()) { editItem(&$0) { $0["name"] = " \t" } } },
+        .init("item name with a control character", [("items[0].name", "must not contain control characters")]) {
+            with(wifiProfile()) { editItem(&$0) { $0["name"] = "Plug\u{1B}[2J" } }
+        },
+        .init("item name too long", [("items[0].name", "is 129 bytes long; at most 128 are allowed")]) {
+            with(wifiProfile()) { editItem(&$0) { $0["name"] = String(repeating: "é", count: 64) + "x" } }
+        },
         .init("item not an object", [("items[0]", "expected an object, found a string")]) { with(wifiProfile()) { $0["items"] = ["plug"] } },
         .init("item unknown key", [("items[0].image", "is not a known key (known: name, productImage, setupOptions, descriptor)")]) {
             with(wifiProfile()) { editItem(&$0) { $0["image"] = "x.png" } }
@@ -532,7 +540,7 @@ struct AccessoryProfileTests {
 
     @Test("a document that is not an object is one fault")
     func notAnObject() {
-        #expect(issues(Data("[1, 2]".utf8)) == [FieldIssue(field: "", message: "expected an object, found an array")])
+        #expect(issues(Data("[1, 2]".utf8)) == [FieldIssue(field: "(document)", message: "expected an object, found an array")])
     }
 
     @Test("every fault of a profile is reported, each with its field")

@@ -115,6 +115,39 @@ private func decoderAccepts(_ bytes: [UInt8]) -> Bool {
         #expect(disagreements.isEmpty, "\(disagreements.prefix(10))")
     }
 
+    @Test("a key given twice in one object is named by its field and both places", arguments: [
+        (#"{"a": 1, "a": 2}"#, "a", "line 1, column 2 and line 1, column 10"),
+        ("{\"items\": [{\"n\": 1}, {\"n\": 2,\n  \"n\": 3}]}", "items[1].n", "line 1, column 23 and line 2, column 3"),
+        (#"{"d": {"x": {"s": 1}, "s": {}, "s": []}}"#, "d.s", "line 1, column 23 and line 1, column 32"),
+        // The same key however it is written: escaped, or in another Unicode normalization form.
+        (#"{"ssid": "A", "ssid": "B"}"#, "ssid", "line 1, column 2 and line 1, column 15"),
+        ("{\"caf\u{E9}\": 1, \"cafe\u{301}\": 2}", "caf\u{E9}", "line 1, column 2 and line 1, column 13"),
+    ])
+    func duplicateKey(document: String, field: String, places: String) throws {
+        let bytes = Array(document.utf8)
+        #expect(decoderAccepts(bytes), "the decoder keeps one of the two values without a word")
+        #expect(JSONSyntaxFault.first(in: bytes) == nil, "not a fault of the grammar")
+        let found = try #require(JSONSyntaxFault.firstDuplicateKey(in: bytes))
+        #expect(found.field == field)
+        #expect(found.problem.hasPrefix("is given twice in one object (\(places)); JSON readers differ"), "\(found)")
+        #expect(throws: FieldIssue(field: field, message: found.problem)) { _ = try JSONValue.parse(Data(bytes)) }
+    }
+
+    @Test("the same key in different objects, or at different depths, is no duplicate", arguments: [
+        #"{"a": {"a": 1}, "b": {"a": 2}}"#, #"[{"a": 1}, {"a": 2}]"#, #"{"a": 1, "A": 2, "a ": 3}"#,
+    ])
+    func distinctKeys(document: String) throws {
+        #expect(JSONSyntaxFault.firstDuplicateKey(in: Array(document.utf8)) == nil)
+        _ = try JSONValue.parse(Data(document.utf8))
+    }
+
+    @Test func aFaultOfTheGrammarAfterADuplicateKeyIsStillTheOneReported() throws {
+        let document = Array(#"{"a": 1, "a": 2, "b" 3}"#.utf8)
+        let found = try #require(JSONSyntaxFault.first(in: document))
+        #expect(found.problem == "expected ':' after the key, found '3'")
+        #expect(JSONSyntaxFault.firstDuplicateKey(in: document) == nil)
+    }
+
     @Test func aProfileWithAFaultSaysWhereItIs() throws {
         let document = "{\n  \"schemaVersion\": 1,\n  \"id\": \"org.example.x\"\n  \"vendor\": \"Example\"\n}"
         #expect(throws: FieldIssue(field: "(document)", message: "is not valid JSON: line 4, column 3: expected ',' or '}', found '\"'")) {

@@ -74,7 +74,7 @@ struct KioskPolicyTests {
 
     @Test func aDocumentThatIsNotJSONOrTooLargeIsRefusedWhole() throws {
         #expect(issues("{").map(\.field) == ["(document)"])
-        #expect(issues("[]").map(\.field) == [""])
+        #expect(issues("[]").map(\.field) == ["(document)"])
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -149,7 +149,7 @@ struct RecordedScanTests {
         (#"{"schemaVersion": 1, "ble": []}"#, "ble", "is not a known key (known: schemaVersion, wifi, bluetooth)"),
         (#"{"schemaVersion": 1, "wifi": {}}"#, "wifi", "expected an array, found an object"),
         (#"{"schemaVersion": 1, "wifi": [7]}"#, "wifi[0]", "expected an object, found a number"),
-        ("[]", "", "expected an object, found an array"),
+        ("[]", "(document)", "expected an object, found an array"),
     ])
     func documentFault(json: String, field: String, message: String) {
         #expect(issues(json) == [FieldIssue(field: field, message: message)])
