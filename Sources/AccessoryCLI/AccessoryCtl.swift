@@ -89,7 +89,16 @@ public enum AccessoryCtl {
                 console.error(TerminalText(trusted: group))
                 return .finished(.usage)
             }
-            console.error("\(name): error: unknown command '\(first)'")
+            if first.hasPrefix("-") {
+                console.error("\(name): error: unknown option '\(first)': a command's options go after the command")
+            } else if let second = words.dropFirst().first, let group = Help.group([first]) {
+                console.error("\(name): error: unknown command '\(first) \(second)'")
+                console.error("")
+                console.error(TerminalText(trusted: group))
+                return .finished(.usage)
+            } else {
+                console.error("\(name): error: unknown command '\(first)'")
+            }
             console.error("Run '\(name) --help' for the list of commands.")
             return .finished(.usage)
         }

@@ -18,6 +18,20 @@ import Testing
         #expect(run.err.contains("unknown command 'frobnicate'"))
     }
 
+    @Test func unknownCommandOfAGroupListsTheGroupsCommands() async {
+        let run = await accessoryctl("profile", "check", "p.json")
+        #expect(run.code == .usage)
+        #expect(run.err.hasPrefix("accessoryctl: error: unknown command 'profile check'\n"), "\(run.err)")
+        #expect(run.err.contains("profile validate"))
+    }
+
+    @Test(arguments: ["--bogus", "-v", "--json"])
+    func optionBeforeAnyCommand(option: String) async {
+        let run = await accessoryctl(option, "list")
+        #expect(run.code == .usage)
+        #expect(run.err.hasPrefix("accessoryctl: error: unknown option '\(option)': a command's options go after the command\n"))
+    }
+
     @Test func groupWithoutCommandListsItsCommands() async {
         let run = await accessoryctl("profile")
         #expect(run.code == .usage)
