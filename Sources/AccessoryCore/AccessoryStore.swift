@@ -36,15 +36,17 @@ public struct AccessoryStore: Sendable {
         }
 
         let version: Int
-        switch try? JSONValue.parse(data) {
-        case .object(let members)?:
-            guard case .number(let number)? = members["schemaVersion"], let integer = Int(exactly: number) else {
-                throw moveAside(reason: "it has no schemaVersion")
-            }
-            version = integer
-        default:
-            throw moveAside(reason: "it is not a JSON object")
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(data)
+        } catch {
+            throw moveAside(reason: "\(error)")
         }
+        guard case .object(let members) = document else { throw moveAside(reason: "it is not a JSON object") }
+        guard case .number(let number)? = members["schemaVersion"], let integer = Int(exactly: number) else {
+            throw moveAside(reason: "it has no schemaVersion")
+        }
+        version = integer
         guard version <= Self.schemaVersion else {
             throw .unsupportedSchemaVersion(path: path, found: version, supported: Self.schemaVersion)
         }

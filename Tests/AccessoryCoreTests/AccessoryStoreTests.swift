@@ -234,6 +234,7 @@ struct AccessoryStoreTests {
         ("records of the wrong shape", Array(#"{"schemaVersion": 1, "records": {"a": 1}}"#.utf8)),
         ("a record missing fields", Array(#"{"schemaVersion": 1, "records": [{"id": "6F1B7C1E-0000-4000-8000-000000000001"}]}"#.utf8)),
         ("missing records", Array(#"{"schemaVersion": 1}"#.utf8)),
+        ("a key given twice", Array(#"{"schemaVersion": 1, "records": [], "records": []}"#.utf8)),
     ]
 
     @Test("a corrupt store is moved aside, kept byte for byte, and reported", arguments: corruptContents)
@@ -262,6 +263,23 @@ struct AccessoryStoreTests {
         #expect(try AccessoryStore(url: scratch.storeURL).load() == [])
         try AccessoryStore(url: scratch.storeURL).save(try sampleRecords())
         #expect(try Data(contentsOf: URL(fileURLWithPath: kept)) == original)
+    }
+
+    @Test("the reason a store is corrupt says where the fault is", arguments: [
+        (#"{"schemaVersion": 1, "records": [{"id": "#, "(document): is not valid JSON: line 1, column 41: the document ends where a value is expected"),
+        (#"{"schemaVersion": 1, "records": [], "records": []}"#, "records: is given twice in one object (line 1, column 22 and line 1, column 37)"),
+        ("[1, 2, 3]", "it is not a JSON object"),
+    ])
+    func corruptReason(contents: String, reason: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try Data(contents.utf8).write(to: scratch.storeURL)
+        let thrown = storeError { _ = try AccessoryStore(url: scratch.storeURL).load() }
+        guard case .corrupt(_, let found, _)? = thrown else {
+            Issue.record("expected corrupt, got \(String(describing: thrown))")
+            return
+        }
+        #expect(found.hasPrefix(reason), "\(found)")
     }
 
     @Test("a store from a newer schema is refused and left untouched")
