@@ -280,7 +280,11 @@ public actor Agent {
     func loadKioskPolicy() throws(CallFailure) {
         let path = configuration.kioskPolicyPath
         guard FileManager.default.fileExists(atPath: path) else {
-            if kiosk != nil { Journal.notice("kiosk policy: \(path) is gone; none in force") }
+            if kiosk != nil {
+                Journal.notice("kiosk policy: \(path) is gone; none in force")
+            } else {
+                Journal.info("kiosk policy: no file at \(path); none in force")
+            }
             kiosk = nil
             manager.setProperties(["KioskPolicy": .boolean(false)])
             return
