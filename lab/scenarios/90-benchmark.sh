@@ -121,8 +121,13 @@ done
 report "${joins[2]}" ms
 report "${joins[3]}" ms
 for join in "${joins[@]}"; do
-    report "$join, to NetworkManager's request" ms "${joins[3]}, to NetworkManager's request"
-    report "$join, from NetworkManager's request" ms "${joins[3]}, from NetworkManager's request"
+    for part in "to NetworkManager's request" "from NetworkManager's request"; do
+        if [[ $join == "${joins[3]}" ]]; then
+            report "$join, $part" ms
+        else
+            report "$join, $part" ms "${joins[3]}, $part"
+        fi
+    done
 done
 for join in "${joins[@]}"; do
     line="$join: wpa_supplicant scanned first in ${scanned[$join]:-0} of ${split_joins[$join]:-0} joins"
