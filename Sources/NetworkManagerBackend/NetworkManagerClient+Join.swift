@@ -43,11 +43,24 @@ extension NetworkManagerClient {
             defer { reasons.stop() }
             options.progress?(.adding)
             let activationStarted = nm_utils_get_timestamp_msec() / 1000
-            let active = try await activate(
+            var active = try await activate(
                 connection, on: device, accessPoint: accessPoint, joinOnce: configuration.joinOnce, bind: options.bindToClient)
             options.progress?(.associating)
-            let settled = await waitForActivation(
+            var settled = await waitForActivation(
                 of: active, on: device, failure: reasons, timeout: options.timeout, progress: options.progress)
+            // A link that came up (the hotspot accepted the key) and then dropped with
+            // NetworkManager asking for secrets nobody gives lost a handshake on a busy channel:
+            // the profile is activated once more, as NetworkManager's autoconnect would. Not
+            // for an activation bound to its client, which a plain activation cannot bind again.
+            if case .fired(.failed(let deviceReason, _)) = settled, reasons.linkCameUp, !options.bindToClient,
+               [.noSecrets, .supplicantDisconnect].contains(deviceReason),
+               let again = try await activate(existing: profile.uuid, on: device) {
+                reasons.reset()
+                options.progress?(.associating)
+                active = again
+                settled = await waitForActivation(
+                    of: again, on: device, failure: reasons, timeout: options.timeout, progress: options.progress)
+            }
             switch settled {
             case .fired(.activated):
                 break
@@ -61,7 +74,7 @@ extension NetworkManagerClient {
                 }
                 throw await failure(
                     device: deviceReason, connection: connectionReason, joining: ssid, secured: configuration.security.hasCredentials,
-                    seenInScan: accessPoint != nil, heardAfter: activationStarted, on: device)
+                    linkCameUp: reasons.linkCameUp, seenInScan: accessPoint != nil, heardAfter: activationStarted, on: device)
             case .timedOut:
                 throw .timedOut(ssid, seconds: Int(options.timeout.components.seconds))
             case .cancelled:
@@ -80,16 +93,25 @@ extension NetworkManagerClient {
         }
     }
 
-    /// The reason the device gave when it failed, recorded from its `state-changed` signal
-    /// until `stop()`.
+    /// The reason the device gave when it failed, and whether its link came up first (it
+    /// reached ip-config, which it does once the hotspot accepted the key), recorded from its
+    /// `state-changed` signal until `stop()`.
     private final class FailureReason {
         private(set) var device: DeviceStateReason?
+        private(set) var linkCameUp = false
         private var recorder: SignalConnection?
 
         init(recording wifi: GObjectRef) {
             recorder = wifi.connect("state-changed") { [unowned self] (new: UInt32, _: UInt32, reason: UInt32) in
                 if new == DeviceState.failed.rawValue { device = DeviceStateReason(rawValue: reason) }
+                if (DeviceState.ipConfig.rawValue...DeviceState.activated.rawValue).contains(new) { linkCameUp = true }
             }
+        }
+
+        /// Forgets what was recorded, for another activation.
+        func reset() {
+            device = nil
+            linkCameUp = false
         }
 
         func stop() {
@@ -113,12 +135,16 @@ extension NetworkManagerClient {
     /// "association took too long"). In range means heard after `heardAfter` (seconds of
     /// CLOCK_BOOTTIME, as `LastSeen`): wpa_supplicant scans for the hotspot while it tries, and
     /// NetworkManager often refuses a new scan by now, or answers it with a scan of its own
-    /// for the network it activates next.
+    /// for the network it activates next. A link that came up had its passphrase accepted,
+    /// whatever NetworkManager says of secrets when it drops.
     private func failure(
         device: DeviceStateReason, connection: ActiveConnectionStateReason, joining ssid: SSID, secured: Bool,
-        seenInScan: Bool, heardAfter started: Int, on wifi: GObjectRef
+        linkCameUp: Bool, seenInScan: Bool, heardAfter started: Int, on wifi: GObjectRef
     ) async -> HotspotError {
         let error = ActivationOutcome.error(device: device, connection: connection, joining: ssid, secured: secured)
+        if linkCameUp, case .wrongPassphrase = error {
+            return .activationFailed(ssid, reason: "the connection dropped after the hotspot had accepted the passphrase")
+        }
         guard case .notFound = error, seenInScan else { return error }
         func heard(after second: Int) -> Bool {
             LibNM.accessPoints(of: wifi.pointer).contains { ap in
@@ -554,7 +580,7 @@ extension NetworkManagerClient {
         guard let connection = nm_client_get_connection_by_uuid(client.pointer, uuid) else { return nil }
         let client = self.client
         let remote = GObjectRef(retaining: connection)
-        return try await call("activate the previous connection") { cancellable, callback, data in
+        return try await call("activate the profile") { cancellable, callback, data in
             nm_client_activate_connection_async(client.pointer, remote.pointer, device.pointer, nil, cancellable, callback, data)
         } finish: { _, result, error in
             nm_client_activate_connection_finish(client.pointer, result, error).map(GObjectRef.init(adopting:))

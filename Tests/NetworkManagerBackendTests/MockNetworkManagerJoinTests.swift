@@ -321,6 +321,36 @@ import Testing
         try expectBackHome("device reason \(failure.deviceReason)")
     }
 
+    /// As in the radio lab: the hotspot accepted the key (the device reached ip-config), then a
+    /// handshake was lost and NetworkManager failed the activation asking for secrets nobody
+    /// gives. One more activation of the profile joins.
+    @Test(arguments: [true, false])
+    func aLinkThatDropsOnceAfterTheKeyWasAcceptedIsActivatedAgain(joinOnce: Bool) async throws {
+        try mock.addAccessPoint(device, name: "plug", ssid: "Plug-Setup", bssid: "02:00:00:00:00:40", security: .wpa2)
+        try mock.dropLinkDuringActivation(of: "Plug-Setup", once: true)
+        let client = try await client()
+        let joined = try await client.join(
+            try configuration("Plug-Setup", .wpa2Personal(Secret("plug-pass-1")), joinOnce: joinOnce), options: JoinOptions())
+        #expect(try mock.activeConnectionID(on: device) == joined.connectionID)
+        #expect(try mock.connectionPaths().count == 2, "one profile for the accessory, however many activations")
+        try await Task.sleep(for: .milliseconds(300))  // the mock removes the failed activation after 200 ms
+        let left = try await client.leave(device: "wlan0")
+        #expect(left.restored == "HomeNet")
+        if joinOnce { try expectBackHome() }
+    }
+
+    @Test func aLinkThatKeepsDroppingAfterTheKeyWasAcceptedIsNotAPassphraseProblem() async throws {
+        try mock.addAccessPoint(device, name: "plug", ssid: "Plug-Setup", bssid: "02:00:00:00:00:40", security: .wpa2)
+        try mock.dropLinkDuringActivation(of: "Plug-Setup", once: false)
+        let client = try await client()
+        let ssid = try SSID("Plug-Setup")
+        await #expect(throws: HotspotError.activationFailed(ssid, reason: "the connection dropped after the hotspot had accepted the passphrase")) {
+            try await client.join(try self.configuration("Plug-Setup", .wpa2Personal(Secret("plug-pass-1"))), options: JoinOptions())
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        try expectBackHome()
+    }
+
     /// A hotspot that is still in range after turning the join away, with a passphrase given:
     /// NetworkManager 1.42 reports a WPA3-SAE password refusal as SSID_NOT_FOUND.
     @Test func securedHotspotInRangeThatTurnsTheJoinAwayIsAPassphraseProblem() async throws {

@@ -125,6 +125,13 @@ public final class NetworkManagerMock: @unchecked Sendable {
         try mockCall("SetActivationEndedByStop", [bytes(Array(ssid.utf8))])
     }
 
+    /// Activations of `ssid` come up to ip-config (the hotspot accepted the key), then drop
+    /// with NetworkManager asking for secrets nobody gives, as when a handshake is lost on a busy
+    /// channel; with `once`, only the next activation does.
+    public func dropLinkDuringActivation(of ssid: String, once: Bool) throws {
+        try mockCall("SetActivationLinkDrop", [bytes(Array(ssid.utf8)), once ? "true" : "false"])
+    }
+
     public func stallActivations(of ssid: String) throws {
         try mockCall("SetActivationStall", [bytes(Array(ssid.utf8))])
     }

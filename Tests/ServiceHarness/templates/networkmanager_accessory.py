@@ -32,6 +32,7 @@ IS_OBJECT_MANAGER = True
 
 CHECKPOINT_IFACE = 'org.freedesktop.NetworkManager.Checkpoint'
 DEVICE_STATE_DISCONNECTED = 30
+DEVICE_STATE_IP_CONFIG = 70
 DEVICE_STATE_ACTIVATED = 100
 DEVICE_STATE_FAILED = 120
 AC_STATE_ACTIVATING = 1
@@ -56,6 +57,7 @@ def load(mock, parameters):
     mock.heard_while_failing = set()  # SSIDs whose access points are heard during a failing activation
     mock.scans_refused = False
     mock.stopping_during = set()  # SSIDs whose activation NetworkManager's own shutdown ends
+    mock.link_drops = {}      # SSID bytes -> True to drop the link once, False for every activation
 
     manager = dbusmock.get_object(base.MANAGER_OBJ)
     manager.AddProperty(base.MANAGER_IFACE, 'Checkpoints', dbus.Array([], signature='o'))
@@ -124,7 +126,9 @@ def add_and_activate2(mock, settings, device, specific_object, options):
     if str(options.get('persist', 'disk')) == 'volatile':
         mock.volatile.add(str(connection))
     ssid = ssid_of(settings)
-    if ssid in mock.failures:
+    if ssid in mock.link_drops:
+        active = start_link_drop(mock, connection, device, specific_object, ssid)
+    elif ssid in mock.failures:
         active = start_failing_activation(mock, connection, device, specific_object, mock.failures[ssid])
     else:
         active = base.activate_connection(dbusmock.get_object(base.MANAGER_OBJ), connection, device, specific_object)
@@ -139,12 +143,22 @@ def activate(mock, connection, device, specific_object):
     ssid = ssid_of(dbusmock.get_object(connection).settings)
     if ssid in mock.failing_once:
         return start_failing_activation(mock, connection, device, specific_object, mock.failing_once.pop(ssid))
+    if ssid in mock.link_drops:
+        return start_link_drop(mock, connection, device, specific_object, ssid)
     if ssid in mock.failures:
         return start_failing_activation(mock, connection, device, specific_object, mock.failures[ssid])
     return base.activate_connection(manager, connection, device, specific_object)
 
 
-def start_failing_activation(mock, connection, device, specific_object, reasons):
+def start_link_drop(mock, connection, device, specific_object, ssid):
+    '''An activation whose link comes up (ip-config), then drops with NetworkManager asking for
+    secrets nobody gives, as when the access point's handshake is lost after the key was accepted.'''
+    if mock.link_drops[ssid]:
+        del mock.link_drops[ssid]
+    return start_failing_activation(mock, connection, device, specific_object, (7, 9, None), link_up=True)
+
+
+def start_failing_activation(mock, connection, device, specific_object, reasons, link_up=False):
     '''An active connection that stays ACTIVATING, then fails as NetworkManager reports it.'''
     manager = dbusmock.get_object(base.MANAGER_OBJ)
     name = 'failing%d' % len(manager.Get(base.MANAGER_IFACE, 'ActiveConnections'))
@@ -190,9 +204,17 @@ def start_failing_activation(mock, connection, device, specific_object, reasons)
         mock.scans_refused = True
         return False
 
+    def come_up():
+        device_obj.Set(base.DEVICE_IFACE, 'StateReason', (dbus.UInt32(DEVICE_STATE_IP_CONFIG), dbus.UInt32(0)))
+        device_obj.Set(base.DEVICE_IFACE, 'State', dbus.UInt32(DEVICE_STATE_IP_CONFIG))
+        device_obj.EmitSignal(base.DEVICE_IFACE, 'StateChanged', 'uuu',
+                              [dbus.UInt32(DEVICE_STATE_IP_CONFIG), dbus.UInt32(50), dbus.UInt32(0)])
+        GLib.timeout_add(100, fail)
+        return False
+
     if heard:
         GLib.timeout_add(1100, heard_during_the_attempts)
-    GLib.timeout_add(2300 if heard else 100, fail)
+    GLib.timeout_add(2300 if heard else 100, come_up if link_up else fail)
     return active
 
 
@@ -420,6 +442,13 @@ def SetActivationEndedByStop(self, ssid):
     (reason "removed"), then the mock leaves the bus, for good.'''
     self.failures[bytes(ssid)] = (36, 0, None)
     self.stopping_during.add(bytes(ssid))
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ayb', out_signature='')
+def SetActivationLinkDrop(self, ssid, once):
+    '''Activations of this SSID come up to ip-config, then fail with no-secrets (device reason 7,
+    connection reason 9); with `once`, only the next one.'''
+    self.link_drops[bytes(ssid)] = bool(once)
 
 
 @dbus.service.method(MOCK_IFACE, in_signature='ay', out_signature='')
