@@ -120,7 +120,7 @@ private func decoderAccepts(_ bytes: [UInt8]) -> Bool {
         ("{\"items\": [{\"n\": 1}, {\"n\": 2,\n  \"n\": 3}]}", "items[1].n", "line 1, column 23 and line 2, column 3"),
         (#"{"d": {"x": {"s": 1}, "s": {}, "s": []}}"#, "d.s", "line 1, column 23 and line 1, column 32"),
         // The same key however it is written: escaped, or in another Unicode normalization form.
-        (#"{"ssid": "A", "ssid": "B"}"#, "ssid", "line 1, column 2 and line 1, column 15"),
+        (#"{"ssid": "A", "\u0073sid": "B"}"#, "ssid", "line 1, column 2 and line 1, column 15"),
         ("{\"caf\u{E9}\": 1, \"cafe\u{301}\": 2}", "caf\u{E9}", "line 1, column 2 and line 1, column 13"),
     ])
     func duplicateKey(document: String, field: String, places: String) throws {
