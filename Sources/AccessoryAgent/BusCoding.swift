@@ -80,8 +80,11 @@ enum BusCoding {
     /// A picker entry, as `AccessoryDiscovered` and `PickerAgent1.UpdateEntries` carry it.
     static func entry(_ entry: PickerEntry) -> DBusValue { PickerAgentEntry(entry).dbusValue }
 
+    /// `value` as JSON, decoded straight back: the encoder's output needs none of
+    /// `JSONValue.parse`'s diagnostics.
     static func encodedJSON(_ value: some Encodable) -> JSONValue {
-        guard let data = try? JSONEncoder().encode(value), let json = try? JSONValue.parse(data) else { return .object([:]) }
+        guard let data = try? JSONEncoder().encode(value), let json = try? JSONDecoder().decode(JSONValue.self, from: data)
+        else { return .object([:]) }
         return json
     }
 

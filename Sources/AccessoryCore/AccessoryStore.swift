@@ -35,7 +35,6 @@ public struct AccessoryStore: Sendable {
             throw .unreadable(path: path, reason: Self.reason(error))
         }
 
-        let version: Int
         let document: JSONValue
         do {
             document = try JSONValue.parse(data)
@@ -43,10 +42,9 @@ public struct AccessoryStore: Sendable {
             throw moveAside(reason: "\(error)")
         }
         guard case .object(let members) = document else { throw moveAside(reason: "it is not a JSON object") }
-        guard case .number(let number)? = members["schemaVersion"], let integer = Int(exactly: number) else {
+        guard case .number(let number)? = members["schemaVersion"], let version = Int(exactly: number) else {
             throw moveAside(reason: "it has no schemaVersion")
         }
-        version = integer
         guard version <= Self.schemaVersion else {
             throw .unsupportedSchemaVersion(path: path, found: version, supported: Self.schemaVersion)
         }
