@@ -21,6 +21,8 @@ packages=(
     xvfb xauth at-spi2-core python3-pyatspi imagemagick
 )
 
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
 # Installs the Debian packages named that are not installed yet; other scripts (build-deb.sh)
 # call it for what only they need.
 install_packages() {
@@ -36,15 +38,14 @@ install_packages() {
         exit 1
     fi
     echo "setup: installing ${missing[*]}"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    "$root/scripts/apt-get.sh" update -qq
+    "$root/scripts/apt-get.sh" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 install_packages "${packages[@]}"
 
 # Python peers from PyPI that the tests run against our own code, in a venv of the project's
 # (Debian's python3 refuses pip installs outside one): esp-protocomm, an independent ESP-IDF
 # provisioning client (security 1) that cross-checks the device simulator.
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 peers=$root/.build/python-peers
 if ! "$peers/bin/python3" -c 'import esp_protocomm' >/dev/null 2>&1; then
     echo "setup: installing esp-protocomm into $peers"
