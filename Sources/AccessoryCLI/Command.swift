@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// How `accessoryctl` ends: 0 success, 1 failure, 64 bad usage (`EX_USAGE`), 77 not authorized (`EX_NOPERM`).
 public struct ExitCode: RawRepresentable, Hashable, Sendable {
     public let rawValue: Int32
@@ -49,6 +51,17 @@ public struct PositionalSpec: Sendable {
     public var minimum: Int
     public var maximum: Int?
     public var help: String
+    /// Whether the first argument, where given, is an accessory's id; the parser refuses one
+    /// that is not a UUID, so a mistyped id needs no agent to be told so.
+    public var leadsWithAccessoryID = false
+
+    public init(name: String, minimum: Int, maximum: Int?, help: String, leadsWithAccessoryID: Bool = false) {
+        self.name = name
+        self.minimum = minimum
+        self.maximum = maximum
+        self.help = help
+        self.leadsWithAccessoryID = leadsWithAccessoryID
+    }
 
     var synopsis: String {
         let many = maximum.map { $0 > 1 } ?? true
@@ -147,6 +160,9 @@ public struct Command: Sendable {
         if count < positional.minimum { throw UsageError("missing \(positional.name)") }
         if let maximum = positional.maximum, count > maximum {
             throw UsageError("unexpected argument '\(parsed.positionals[maximum])'")
+        }
+        if positional.leadsWithAccessoryID, let id = parsed.positionals.first, UUID(uuidString: id) == nil {
+            throw UsageError("'\(id)' is not an accessory id: ids are UUIDs, as '\(AccessoryCtl.name) list' prints them")
         }
         return parsed
     }

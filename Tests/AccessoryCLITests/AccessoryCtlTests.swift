@@ -50,6 +50,11 @@ import Testing
         (["match", "--profile", "p", "--scan", "s", "extra"], "unexpected argument 'extra'"),
         (["profile", "validate"], "missing FILE"),
         (["completion", "bash", "zsh"], "unexpected argument 'zsh'"),
+        (["show", "WLED"], "'WLED' is not an accessory id: ids are UUIDs, as 'accessoryctl list' prints them"),
+        (["remove", "6f1c2a4e-8d0b-4c1e-9a57"], "'6f1c2a4e-8d0b-4c1e-9a57' is not an accessory id"),
+        (["rename", "lamp", "Desk lamp"], "'lamp' is not an accessory id"),
+        (["authorize", "1", "--fail"], "'1' is not an accessory id"),
+        (["join", "WLED-AP"], "'WLED-AP' is not an accessory id"),
     ])
     func usageErrorsExit64WithTheSynopsis(arguments: [String], message: String) async {
         let run = await accessoryctl(arguments)

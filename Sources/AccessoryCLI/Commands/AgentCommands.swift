@@ -42,7 +42,7 @@ enum RecordCommands {
         summary: "Show one of your accessories (through the agent)",
         discussion: "Prints everything the agent recorded about the accessory with the id ID.",
         options: [.flag("json", help: "Print the accessory as JSON")],
-        positionals: PositionalSpec(name: "ID", minimum: 1, maximum: 1, help: "The accessory's id, as 'list' prints it"),
+        positionals: PositionalSpec(name: "ID", minimum: 1, maximum: 1, help: "The accessory's id, as 'list' prints it", leadsWithAccessoryID: true),
         examples: ["\(AccessoryCtl.name) show 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50"],
         run: { arguments, console in
             await AgentCommand.run(console) { client throws(AgentFailure) in
@@ -72,7 +72,7 @@ enum RecordCommands {
             are forgotten, and sessions of its app receive accessoryRemoved.
             """,
         options: [jsonOption],
-        positionals: PositionalSpec(name: "ID", minimum: 1, maximum: 1, help: "The accessory's id"),
+        positionals: PositionalSpec(name: "ID", minimum: 1, maximum: 1, help: "The accessory's id", leadsWithAccessoryID: true),
         examples: ["\(AccessoryCtl.name) remove 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50"],
         run: { arguments, console in
             await AgentCommand.run(console) { client throws(AgentFailure) in
@@ -91,7 +91,7 @@ enum RecordCommands {
             hotspot's SSID becomes the new name too, as Apple's RenameOptions.ssid.
             """,
         options: [.flag("ssid", help: "Rename the accessory's hotspot SSID too"), jsonOption],
-        positionals: PositionalSpec(name: "ID NAME", minimum: 2, maximum: 2, help: "The accessory's id and its new name"),
+        positionals: PositionalSpec(name: "ID NAME", minimum: 2, maximum: 2, help: "The accessory's id and its new name", leadsWithAccessoryID: true),
         examples: ["\(AccessoryCtl.name) rename 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50 \"Desk lamp\""],
         run: { arguments, console in
             await AgentCommand.run(console) { client throws(AgentFailure) in
@@ -119,7 +119,7 @@ enum RecordCommands {
             .value("bridging", "ADDRESS", help: "With --finish: its classic Bluetooth address"),
             jsonOption,
         ],
-        positionals: PositionalSpec(name: "ID", minimum: 1, maximum: 1, help: "The accessory's id"),
+        positionals: PositionalSpec(name: "ID", minimum: 1, maximum: 1, help: "The accessory's id", leadsWithAccessoryID: true),
         examples: [
             "\(AccessoryCtl.name) authorize 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50 --finish --ssid WLED-AP",
             "\(AccessoryCtl.name) authorize 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50 --fail",

@@ -57,7 +57,7 @@ enum JoinCommand {
             .value("ttls-inner", "METHOD", help: "Enterprise, TTLS: pap, chap, mschap, mschapv2 or eap"),
             .flag("json", help: "Print the result as JSON"),
         ],
-        positionals: PositionalSpec(name: "ID", minimum: 0, maximum: 1, help: "An accessory's id, to join through the agent"),
+        positionals: PositionalSpec(name: "ID", minimum: 0, maximum: 1, help: "An accessory's id, to join through the agent", leadsWithAccessoryID: true),
         examples: [
             "\(AccessoryCtl.name) join 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50     # through the agent",
             "\(AccessoryCtl.name) join --ssid WLED-AP --passphrase-file /root/wled.pass --once",
