@@ -322,10 +322,12 @@ gopro_reported() {
     return 1
 }
 
-# fresh_bluetooth: new virtual controllers under a bluetoothd with nothing remembered. Earlier
+# fresh_bluetooth: new virtual controllers under a bluetoothd with nothing remembered, which
+# every Bluetooth scenario starts with, so that none depends on which ran before it. Earlier
 # scenarios' accessories used the same addresses, and BlueZ keeps what it learnt of them (their
-# resolved services, which then hide what a new accessory advertises; bonds, which it would not
-# let Just Works replace), some of it even after RemoveDevice.
+# resolved services, which then hide what a new accessory advertises: 60 after 83 listed the
+# ESP device's services for the Improv light; bonds, which it would not let Just Works
+# replace), some of it even after RemoveDevice.
 fresh_bluetooth() {
     [[ -f /run/lab/btvirt.pid ]] && kill "$(cat /run/lab/btvirt.pid)" 2>/dev/null
     systemctl stop bluetooth.service

@@ -1,6 +1,6 @@
 # Improv Wi-Fi over real BlueZ: the accessory advertises, `ble list` finds it by its Improv
 # service data, and `improv provision` hands it the home network; it reports what it got.
-check bluetooth start_bluetooth
+check bluetooth fresh_bluetooth
 check accessory_advertising start_improv_accessory /run/lab/improv-received.txt
 accessory=$(adapter_address hci0)
 listed=$("$ACCESSORYCTL" ble list --adapter hci1 --timeout 25 --json)

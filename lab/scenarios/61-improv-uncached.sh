@@ -2,11 +2,9 @@
 # `improv provision` starts while the accessory is still starting up, and must keep
 # discovering until it is heard (btvirt reports an advertiser only when a scan or an
 # advertisement starts, so a discovery stopped early never hears it).
-check bluetooth start_bluetooth
+check bluetooth fresh_bluetooth
 accessory=$(adapter_address hci0)
 cached=/org/bluez/hci1/dev_${accessory//:/_}
-# Forget what an earlier scenario taught BlueZ about the accessory.
-busctl call org.bluez /org/bluez/hci1 org.bluez.Adapter1 RemoveDevice o "$cached" >>"$CASE_LOG" 2>&1
 check not_cached not busctl get-property org.bluez "$cached" org.bluez.Device1 Address
 printf '%s\n' "$HOME_PASSPHRASE" >/run/lab/home.pass
 "$ACCESSORYCTL" improv provision "$accessory" --adapter hci1 --ssid "$HOME_SSID" \

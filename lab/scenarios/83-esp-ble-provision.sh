@@ -3,7 +3,7 @@
 # user descriptions) advertising "PROV_4F2B" on hci0, checking what it is sent against the
 # lab's home network. `provision --bluetooth` with security 2 gets "connected"; a wrong proof
 # of possession and a wrong home passphrase each end with their own error.
-check bluetooth start_bluetooth
+check bluetooth fresh_bluetooth
 printf 'abcd1234\n' >/run/lab/prov.pop
 printf 'wrong-pop\n' >/run/lab/wrong.pop
 printf '%s\n' "$HOME_PASSPHRASE" >/run/lab/home.pass
