@@ -521,6 +521,22 @@ import Testing
             try await client.join(try self.configuration("HomeNet", .wpa2Personal(Secret("whatever1"))), options: JoinOptions())
         }
         try expectBackHome()
+        #expect(!mock.log.contains("CheckpointCreate"), "a named network is checked before the checkpoint")
+    }
+
+    /// A prefix is resolved to an SSID while NetworkManager takes the checkpoint; when that
+    /// SSID is the network in use, the checkpoint goes again and nothing else changed.
+    @Test func aPrefixThatChoosesTheNetworkInUseIsAlreadyAssociatedAndLeavesNoCheckpoint() async throws {
+        let client = try await client()
+        await #expect(throws: HotspotError.alreadyAssociated(try SSID("HomeNet"))) {
+            try await client.join(HotspotConfiguration(target: .ssidPrefix(SSID("Home"))), options: JoinOptions())
+        }
+        #expect(mock.log.contains("CheckpointCreate"))
+        try expectBackHome()
+        try mock.addAccessPoint(device, name: "plug", ssid: "Plug-Setup", bssid: "02:00:00:00:00:63")
+        _ = try await client.join(try configuration("Plug-Setup"), options: JoinOptions())
+        _ = try await client.leave(device: nil)
+        try expectBackHome()
     }
 
     @Test func secondJoinWhileJoinedIsPending() async throws {
