@@ -12,25 +12,20 @@ extension NetworkManagerClient {
         let device = try wifiDevice(named: options.device)
         let interface = LibNM.interface(device.pointer)
         try await removeStaleProfiles()
-        let previous = nm_device_get_active_connection(device.pointer).flatMap { active -> (uuid: String, id: String)? in
-            guard let uuid = string(nm_active_connection_get_uuid(active)) else { return nil }
-            return (uuid, string(nm_active_connection_get_id(active)) ?? uuid)
-        }
         func refusal(joining ssid: SSID) -> HotspotError? {
             if LibNM.state(device.pointer) == .activated, LibNM.wifiDevice(device.pointer).ssid == ssid { return .alreadyAssociated(ssid) }
             return accessoryConnection(on: device.pointer) != nil ? .pending(device: interface) : nil
         }
         func prepare(_ ssid: SSID) throws(HotspotError) -> (WirelessProfile, GObjectRef) {
-            var profile = WirelessProfile(configuration, ssid: ssid, options: options)
-            profile.userData[ProfileTag.previousConnection] = previous?.uuid
+            let profile = WirelessProfile(configuration, ssid: ssid, options: options)
             let connection = try LibNM.connection(profile)
             try LibNM.verify(connection)
             return (profile, connection)
         }
 
         // Everything that can be refused is checked before NetworkManager is asked for anything,
-        // so that a refusal leaves nothing behind to undo: for a prefix, the settings with the
-        // prefix standing in for the SSID the scan will choose.
+        // so that a refusal leaves nothing behind to undo, and before any scan, so that it does
+        // not wait on the radio: a prefix's settings with the prefix standing in for the SSID.
         var prepared: (WirelessProfile, GObjectRef)?
         switch configuration.target {
         case .ssid(let ssid):
@@ -39,33 +34,29 @@ extension NetworkManagerClient {
         case .ssidPrefix(let prefix):
             _ = try prepare(prefix)
         }
-
-        // NetworkManager takes the checkpoint while the access point is looked up (a scan when
-        // its list is stale); a refusal before the checkpoint is awaited destroys it again.
-        let checkpointing = Task { () async -> Result<Checkpoint?, HotspotError> in
-            do throws(HotspotError) {
-                return .success(try await self.createCheckpoint(on: device, restoreAfter: options.restoreAfter))
-            } catch {
-                return .failure(error)
-            }
+        options.progress?(.scanning)
+        let (ssid, accessPoint) = try await target(of: configuration, on: device)
+        var (profile, connection): (WirelessProfile, GObjectRef)
+        if let prepared {
+            (profile, connection) = prepared
+        } else {
+            if let refused = refusal(joining: ssid) { throw refused }
+            (profile, connection) = try prepare(ssid)
         }
-        let ssid: SSID, accessPoint: String?, profile: WirelessProfile, connection: GObjectRef
-        do throws(HotspotError) {
-            options.progress?(.scanning)
-            (ssid, accessPoint) = try await target(of: configuration, on: device)
-            if let prepared {
-                (profile, connection) = prepared
-            } else {
-                if let refused = refusal(joining: ssid) { throw refused }
-                (profile, connection) = try prepare(ssid)
-            }
-        } catch {
-            await runToCompletion { await self.discard(checkpointing) }
-            throw error
+        let previous = nm_device_get_active_connection(device.pointer).flatMap { active -> (uuid: String, id: String)? in
+            guard let uuid = string(nm_active_connection_get_uuid(active)) else { return nil }
+            return (uuid, string(nm_active_connection_get_id(active)) ?? uuid)
+        }
+        if let previous {
+            profile.userData[ProfileTag.previousConnection] = previous.uuid
+            try LibNM.setUserData(connection, ProfileTag.previousConnection, previous.uuid)
         }
 
+        // Taken only now, though asking for it while the access point is looked up would save
+        // its round trip when a scan runs: a command killed during the scan would leave a
+        // checkpoint no profile names, refusing every join on the device until it expired.
         options.progress?(.checkpoint)
-        let checkpoint = try await checkpointing.value.get()
+        let checkpoint = try await createCheckpoint(on: device, restoreAfter: options.restoreAfter)
         let attempt = JoinAttempt(device: interface, profileUUID: profile.uuid, checkpoint: checkpoint, previous: previous?.uuid)
         // From here on every way out but success undoes the join, whatever the task's state.
         do throws(HotspotError) {
@@ -547,12 +538,6 @@ extension NetworkManagerClient {
         } catch {
             throw .checkpointRefused(device: LibNM.interface(device.pointer), reason: error.message)
         }
-    }
-
-    /// Destroys the checkpoint a join took before it was refused.
-    private func discard(_ checkpointing: Task<Result<Checkpoint?, HotspotError>, Never>) async {
-        guard case .success(let checkpoint?) = await checkpointing.value, let live = liveCheckpoint(checkpoint) else { return }
-        try? await destroy(live)
     }
 
     private func rollback(_ path: String) async throws(HotspotError) {
