@@ -36,11 +36,12 @@ extension NetworkManagerClient {
         }
         options.progress?(.scanning)
         let (ssid, accessPoint) = try await target(of: configuration, on: device)
+        // Again, since a scan gives other calls their turn: another join may be in place by now.
+        if let refused = refusal(joining: ssid) { throw refused }
         var (profile, connection): (WirelessProfile, GObjectRef)
         if let prepared {
             (profile, connection) = prepared
         } else {
-            if let refused = refusal(joining: ssid) { throw refused }
             (profile, connection) = try prepare(ssid)
         }
         let previous = nm_device_get_active_connection(device.pointer).flatMap { active -> (uuid: String, id: String)? in
