@@ -38,7 +38,7 @@ extension NetworkManagerClient {
         let (ssid, accessPoint) = try await target(of: configuration, on: device)
         // Again, since a scan gives other calls their turn: another join may be in place by now.
         if let refused = refusal(joining: ssid) { throw refused }
-        var (profile, connection): (WirelessProfile, GObjectRef)
+        let (profile, connection): (WirelessProfile, GObjectRef)
         if let prepared {
             (profile, connection) = prepared
         } else {
@@ -48,10 +48,7 @@ extension NetworkManagerClient {
             guard let uuid = string(nm_active_connection_get_uuid(active)) else { return nil }
             return (uuid, string(nm_active_connection_get_id(active)) ?? uuid)
         }
-        if let previous {
-            profile.userData[ProfileTag.previousConnection] = previous.uuid
-            try LibNM.setUserData(connection, ProfileTag.previousConnection, previous.uuid)
-        }
+        if let previous { try LibNM.setUserData(connection, ProfileTag.previousConnection, previous.uuid) }
 
         // Taken only now, though asking for it while the access point is looked up would save
         // its round trip when a scan runs: a command killed during the scan would leave a

@@ -421,16 +421,21 @@ import Testing
         try expectBackHome()
     }
 
+    /// Enterprise settings libnm refuses: the CA file they trust is not there.
+    static var settingsWithAMissingCA: EAPSettings {
+        var settings = EAPSettings(supportedEAPTypes: [.ttls])
+        settings.username = "user"
+        settings.password = Secret("password")
+        settings.trustedServerCertificatePaths = ["/nonexistent/ca.pem"]
+        return settings
+    }
+
     /// A profile that libnm refuses is refused before NetworkManager is asked for anything, so
     /// no checkpoint is left to block the joins after it.
     @Test func refusedProfileLeavesNoCheckpointAndTheNextJoinWorks() async throws {
         try mock.addAccessPoint(device, name: "corp", ssid: "Corp-Setup", bssid: "02:00:00:00:00:44", security: .enterprise)
         try mock.addAccessPoint(device, name: "plug", ssid: "Plug-Setup", bssid: "02:00:00:00:00:45")
-        var settings = EAPSettings(supportedEAPTypes: [.ttls])
-        settings.username = "user"
-        settings.password = Secret("password")
-        settings.trustedServerCertificatePaths = ["/nonexistent/ca.pem"]
-        let corporate = try HotspotConfiguration(target: .ssid(SSID("Corp-Setup")), security: .enterprise(settings))
+        let corporate = try HotspotConfiguration(target: .ssid(SSID("Corp-Setup")), security: .enterprise(Self.settingsWithAMissingCA))
         let client = try await client()
         await #expect {
             try await client.join(corporate, options: JoinOptions())
@@ -449,14 +454,10 @@ import Testing
     /// network out of range is not reported as missing when its configuration could never join.
     @Test(arguments: [false, true])
     func refusedSettingsAreReportedBeforeAnyScan(byPrefix: Bool) async throws {
-        var settings = EAPSettings(supportedEAPTypes: [.ttls])
-        settings.username = "user"
-        settings.password = Secret("password")
-        settings.trustedServerCertificatePaths = ["/nonexistent/ca.pem"]
         let target: HotspotConfiguration.Target = byPrefix ? .ssidPrefix(try SSID("Absent")) : .ssid(try SSID("Absent-Setup"))
         let client = try await client()
         await #expect {
-            try await client.join(try HotspotConfiguration(target: target, security: .enterprise(settings)), options: JoinOptions())
+            try await client.join(try HotspotConfiguration(target: target, security: .enterprise(Self.settingsWithAMissingCA)), options: JoinOptions())
         } throws: { error in
             guard case .invalidConfiguration(.invalidEAPSettings) = error as? HotspotError else { return false }
             return true
