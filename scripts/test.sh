@@ -1,33 +1,84 @@
 #!/usr/bin/env bash
-# Sets up the machine, builds everything with warnings treated as failures in the project's
-# own code, runs the matching benchmark, builds and checks the Debian package
-# (scripts/build-deb.sh), the radio lab (lab/run), the fuzzers (fuzz/run), the
-# unit and integration tests under the thread and address sanitizers, then every unit and
-# integration test. Each part is timed; the script fails if any part failed.
+# The project's test command. Sets up the machine, then runs the parts below, timing each and
+# going on after a failed one; exits 1 naming the parts that failed.
+#
+#   scripts/test.sh                   every part: what the README's test command and CI run
+#   scripts/test.sh --quick           build, then the unit and integration tests (development)
+#   scripts/test.sh --only PART [ARG...]
+#                                     one part, with its arguments: --only lab 80 85 runs those
+#                                     lab scenarios, --only fuzz 30 each fuzzer for 30 s,
+#                                     --only tests --filter Join a subset of the tests
+#   scripts/test.sh --list            the parts, each with its usual time and what it runs
+#
+# The parts, in their order: build (failing on warnings in the project's own code), package
+# (scripts/build-deb.sh), benchmark (the matcher, built beside the package), radio lab (lab/run,
+# testing that package), fuzz (fuzz/run), the tests under the thread and address sanitizers,
+# then the plain tests, whose runner's summary closes the output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Each part: its key for --only, its title, and what it runs.
+parts=(build package benchmark lab fuzz tsan asan tests)
+declare -A title=([build]=build [package]=package [benchmark]=benchmark [lab]="radio lab" [fuzz]=fuzz
+    [tsan]="tests (thread sanitizer)" [asan]="tests (address sanitizer)" [tests]=tests)
+declare -A what=([build]="swift build --build-tests"
+    [package]="scripts/build-deb.sh --quick: both packages, lintian, hardening-check, systemd-analyze security"
+    [benchmark]="accessory-bench, release, in the package's build folder"
+    [lab]="lab/run [SCENARIO...] on parallel VMs, testing the package part's .deb"
+    [fuzz]="fuzz/run [SECONDS [TARGET...]] (60 s each in the whole run)"
+    [tsan]="swift test --sanitize=thread [ARG...]" [asan]="swift test --sanitize=address [ARG...]"
+    [tests]="swift test --disable-xctest [ARG...]")
+# Each part's time in a whole run from a fresh clone on the project's 2-core machine (lab
+# image cached), in seconds: the yardstick for "the part that grew" when a run passes 60 minutes.
+times_file=scripts/test-times.tsv
+
+usage() {
+    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+    exit "${1:-64}"
+}
+mode=all
+only_args=()
+case ${1-} in
+"") ;;
+--quick) mode=quick; (($# == 1)) || usage >&2 ;;
+--only)
+    (($# >= 2)) || usage >&2
+    [[ -n ${title[$2]+set} ]] || { echo "test: no part '$2'; the parts: ${parts[*]}" >&2; exit 64; }
+    mode=only only_part=$2
+    only_args=("${@:3}")
+    ;;
+--list)
+    for key in "${parts[@]}"; do
+        last=$(awk -F'\t' -v k="$key" '$1 == k { printf "%dm%02ds", $2 / 60, $2 % 60 }' "$times_file")
+        printf '%-10s %-8s %s\n' "$key" "${last:-?}" "${what[$key]}"
+    done
+    exit 0
+    ;;
+-h | --help) usage 0 ;;
+*) usage >&2 ;;
+esac
+
 source scripts/setup.sh
 
 failed=()
-times=()
+declare -A took
 # Runs a part, prints how long it took, and records it as failed instead of stopping.
 part() {
-    local name=$1 start=$SECONDS status=0
+    local key=$1 start=$SECONDS status=0
     shift
-    echo "== $name"
+    echo "== ${title[$key]}"
     "$@" || status=$?
-    local elapsed=$((SECONDS - start))
-    times+=("$name $((elapsed / 60))m$((elapsed % 60))s")
-    echo "-- $name: $((elapsed / 60))m$((elapsed % 60))s$( ((status)) && echo ", FAILED (exit $status)")"
-    if ((status)); then failed+=("$name"); fi
+    took[$key]=$((SECONDS - start))
+    echo "-- ${title[$key]}: $(minutes "${took[$key]}")$( ((status)) && echo ", FAILED (exit $status)")"
+    if ((status)); then failed+=("${title[$key]}"); fi
     return 0
 }
+minutes() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
 log=$(mktemp)
 # Each failed part may leave a few lines here naming what failed; they close the output, since
 # a long output is often read from its end only.
 digests=$(mktemp -d)
-trap 'rm -rf "$log" "$digests"' EXIT
 build() {
     swift build --build-tests 2>&1 | tee "$log" || return 1
     if grep -E "^$PWD/(Sources|Tests|bench)/.*: warning:" "$log"; then
@@ -36,9 +87,20 @@ build() {
     fi
 }
 
+# The matcher's benchmark, built with the package's release flags in its build folder (after
+# the package part, only the benchmark's own module is compiled).
 benchmark() {
-    quiet_build -c release --product accessory-bench || return 1
-    "$(swift build -c release --show-bin-path)/accessory-bench"
+    scripts/release-build.sh accessory-bench >"$log" 2>&1 || { cat "$log"; return 1; }
+    .build/package/release/accessory-bench
+}
+
+# The radio lab; in the whole run it tests the package the package part built and checked.
+radio_lab() {
+    local deb=""
+    if [[ $mode == all && " ${failed[*]} " != *" package "* ]]; then
+        deb=$(ls .build/deb/accessory-setup_*.deb 2>/dev/null | head -n 1)
+    fi
+    LAB_DEB=$deb lab/run "$@"
 }
 
 # The unit and integration tests built with a sanitizer in a build folder of its own. Reports
@@ -46,6 +108,7 @@ benchmark() {
 # error the tests capture); any report fails the part. The test output is kept in the folder.
 sanitized_tests() {
     local sanitizer=$1 scratch=.build/${1:0:1}san
+    shift
     local reports=$scratch/reports status=0
     rm -rf "$reports"
     mkdir -p "$reports"
@@ -57,7 +120,7 @@ sanitized_tests() {
         export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp print_suppressions=0"
         ;;
     esac
-    swift test --disable-xctest --sanitize="$sanitizer" --scratch-path "$scratch" >"$scratch/test.log" 2>&1 \
+    swift test --disable-xctest --sanitize="$sanitizer" --scratch-path "$scratch" "$@" >"$scratch/test.log" 2>&1 \
         || status=$?
     unset TSAN_OPTIONS ASAN_OPTIONS LSAN_OPTIONS
     grep -E "^(✘|✔ Test run)" "$scratch/test.log" || tail -n 20 "$scratch/test.log"
@@ -91,33 +154,112 @@ failed_tests() {
 
 plain_tests() {
     local status=0
-    swift test --disable-xctest 2>&1 | tee "$log" || status=$?
+    swift test --disable-xctest "$@" 2>&1 | tee "$log" || status=$?
     ((status == 0)) || failed_tests "$log" >"$digests/tests"
     return "$status"
 }
 
-part build build
-if ((${#failed[@]})); then exit 1; fi
-part benchmark benchmark
-part package scripts/build-deb.sh --quick
-# The lab prints its own "N passed, N failed"; the unit and integration tests run last so
-# that their runner's summary closes the output.
-part "radio lab" lab/run
-part fuzz fuzz/run 60
-part "tests (thread sanitizer)" sanitized_tests thread
-part "tests (address sanitizer)" sanitized_tests address
-part tests plain_tests
+# What a part's key runs, with the arguments --only gave it.
+run() {
+    local key=$1
+    shift
+    case $key in
+    build) build ;;
+    package) scripts/build-deb.sh --quick ;;
+    benchmark) benchmark ;;
+    lab) radio_lab "$@" ;;
+    fuzz) fuzz/run "${@:-60}" ;;
+    tsan) sanitized_tests thread "$@" ;;
+    asan) sanitized_tests address "$@" ;;
+    tests) plain_tests "$@" ;;
+    esac
+}
 
-echo "test: times: $(IFS=,; echo "${times[*]}" | sed 's/,/, /g')"
+case $mode in
+all) selected=("${parts[@]}") ;;
+quick) selected=(build tests) ;;
+only) selected=("$only_part") ;;
+esac
+# In the whole run the fuzzers (one core each, for a fixed time) run beside the radio lab, whose
+# VMs mostly wait on the simulated air and leave a core's worth idle (lab/README.md, "Timings
+# and parallel VMs"); their output follows the lab's.
+declare -A beside=([lab]=fuzz)
+beside_output=$(mktemp -d)
+trap 'rm -rf "$log" "$digests" "$beside_output"' EXIT
+# Starts a part in the background, its output to a file.
+start_beside() {
+    local key=$1
+    (
+        start=$SECONDS status=0
+        run "$key" >"$beside_output/$key.log" 2>&1 || status=$?
+        echo "$status $((SECONDS - start))" >"$beside_output/$key.status"
+    ) &
+    echo "== ${title[$key]}: beside the ${title[$2]}, its output after it"
+}
+# Waits for a part started beside another, prints its output and records it as `part` does.
+finish_beside() {
+    local key=$1 status seconds
+    wait
+    echo "== ${title[$key]} (ran beside the ${title[$2]})"
+    cat "$beside_output/$key.log"
+    read -r status seconds <"$beside_output/$key.status" || { status=1 seconds=0; }
+    took[$key]=$seconds
+    echo "-- ${title[$key]}: $(minutes "$seconds")$( ((status)) && echo ", FAILED (exit $status)")"
+    if ((status)); then failed+=("${title[$key]}"); fi
+}
+
+run_start=$SECONDS
+started_beside=()
+for key in "${selected[@]}"; do
+    if [[ " ${started_beside[*]} " == *" $key "* ]]; then continue; fi
+    companion=""
+    if [[ $mode == all && -n ${beside[$key]:-} ]]; then
+        companion=${beside[$key]}
+        started_beside+=("$companion")
+        start_beside "$companion" "$key"
+    fi
+    if [[ $mode == only ]]; then
+        part "$key" run "$key" ${only_args[@]+"${only_args[@]}"}
+    else
+        part "$key" run "$key"
+    fi
+    [[ -z $companion ]] || finish_beside "$companion" "$key"
+    # Nothing else can run without the build.
+    if [[ $key == build ]] && ((${#failed[@]})); then break; fi
+done
+total=$((SECONDS - run_start))
+
+summary=()
+for key in "${selected[@]}"; do
+    [[ -n ${took[$key]+set} ]] || continue
+    summary+=("${title[$key]} $(minutes "${took[$key]}")")
+done
+echo "test: times: $(IFS=,; echo "${summary[*]}" | sed 's/,/, /g'); the whole run $(minutes "$total")"
+# The lab's five slowest scenarios, and its wall time against one VM's.
+if [[ -n ${took[lab]+set} && -s .lab-results/summary.txt ]]; then
+    sed 's/^lab: /test: the radio lab: /' .lab-results/summary.txt
+fi
+# Over an hour of CI's 90 minutes: which parts grew most against their times in
+# scripts/test-times.tsv, so the one to look at is named.
+if [[ $mode == all ]] && ((total > 3600)); then
+    grown=$(for key in "${selected[@]}"; do
+        [[ -n ${took[$key]+set} ]] || continue
+        awk -F'\t' -v k="$key" -v t="${took[$key]}" -v name="${title[$key]}" \
+            '$1 == k { printf "%d\t%s: %s against %s\n", t - $2, name, t, $2 }' "$times_file"
+    done | sort -t$'\t' -k1,1nr | head -n 2 | cut -f2 | sed 's/: \([0-9]*\) against \([0-9]*\)$/: \1 s against \2 s/')
+    echo "test: WARNING: the whole run took $(minutes "$total"), over 60 minutes of CI's 90;" \
+        "grown most ($times_file): $(echo "$grown" | paste -sd ';' - | sed 's/;/; /g')" >&2
+fi
+
 if ((${#failed[@]})); then
     echo "test: these parts failed (above): $(IFS=,; echo "${failed[*]}" | sed 's/,/, /g')" >&2
     # Repeated here, since a long output is often read from its end only.
-    lab_results=.lab-results/share/out/results.txt
-    if [[ " ${failed[*]} " == *" radio lab "* && -f $lab_results ]]; then
+    lab_results=.lab-results/results.txt
+    if [[ " ${failed[*]} " == *" radio lab "* && -s $lab_results ]]; then
         echo "test: the lab cases that failed:" >&2
         awk -F'\t' '$2 != "PASS" { print "  " $1 " " $2 " " substr($3, 1, 160) }' "$lab_results" >&2
     elif [[ " ${failed[*]} " == *" radio lab "* ]]; then
-        echo "test: the lab's VM did not finish its scenarios (.lab-results/console.log)" >&2
+        echo "test: the lab did not get to its scenarios (above)" >&2
     fi
     for digest in "$digests"/*; do
         [[ -s $digest ]] || continue

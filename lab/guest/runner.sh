@@ -1,9 +1,10 @@
 #!/bin/bash
-# Runs inside the lab VM: sets up the world (hwsim radios, the home network), then each
-# scenario of /lab/scenarios (or those named in /lab/selected), each after putting the
-# station back on the home network, and gathers the logs of any scenario with a failure.
-# Prints RESULT lines and a final LAB-SUMMARY line for the console; the host counts from
-# out/results.txt (written only by lib.sh's `record`) and trusts it only once out/finished exists.
+# Runs inside a lab VM: sets up the world (hwsim radios, the home network), then each
+# scenario named in /lab/selected (all of /lab/scenarios if none is), in that order, each after
+# putting the station back on the home network, and gathers the logs of any scenario with a
+# failure. Prints RESULT lines and a final LAB-SUMMARY line for the console; the host counts
+# from out/results.txt (written only by lib.sh's `record`) and trusts it only once out/finished
+# exists. Each scenario's seconds, its clean-up included, go to out/timings.tsv.
 set -u
 export OUT=/lab/out
 mkdir -p "$OUT/logs" /run/lab
@@ -52,10 +53,12 @@ install_package() {
 
 SCENARIO=world
 CASE_LOG=$OUT/logs/world.log
+vm=$(cat /lab/name 2>/dev/null || echo vm)
+: >"$OUT/timings.tsv"
 if install_package >>"$CASE_LOG" 2>&1 && setup_world >>"$CASE_LOG" 2>&1; then
-    record ready PASS "home network up, station on it"
+    record "ready ($vm)" PASS "home network up, station on it"
 else
-    record ready FAIL "the package could not be installed or the world set up (see logs/world.log)"
+    record "ready ($vm)" FAIL "the package could not be installed or the world set up (see logs/world.log)"
     journalctl -b --no-pager >"$OUT/logs/journal.txt" 2>&1
     echo "LAB-SUMMARY passed=0 failed=1"
     touch "$OUT/finished"
@@ -71,7 +74,7 @@ fi
 
 scenarios=$(ls /lab/scenarios/*.sh | sort)
 if [[ -s /lab/selected ]]; then
-    scenarios=$(for name in $(cat /lab/selected); do ls /lab/scenarios/"$name"*.sh; done)
+    scenarios=$(sed 's|.*|/lab/scenarios/&.sh|' /lab/selected)
 fi
 
 for file in $scenarios; do
@@ -116,6 +119,7 @@ for file in $scenarios; do
     awk -F'\t' -v scenario="$SCENARIO/" 'index($1, scenario) == 1 { print "RESULT " $1 " " $2 " " $3 }' \
         "$OUT/results.txt"
     echo "== $SCENARIO took $((SECONDS - started)) s"
+    printf '%s\t%s\n' "$SCENARIO" "$((SECONDS - started))" >>"$OUT/timings.tsv"
     if [[ -e $OUT/$SCENARIO.failed ]]; then
         mkdir -p "$OUT/failed/$SCENARIO"
         cp "$CASE_LOG" "$OUT/$SCENARIO.failed" "$OUT/failed/$SCENARIO/"

@@ -3,6 +3,7 @@
 # loads the shared libstdc++, NetworkManager runs the installed dispatcher hook when an
 # accessory connection goes up and down and the agent records both, and remove then purge
 # leave nothing running and, after purge, no state. Last of all: it removes the package.
+# lab: last
 expect installing_starts_nothing "$(cat /run/lab/state-after-install)" inactive
 systemctl stop accessory-setup
 expect stopped_before_the_call "$(systemctl is-active accessory-setup)" inactive

@@ -1,0 +1,83 @@
+# The benchmark of the agent itself (issue #13): at rest, with no session and with one; its
+# exit when idle and its start by D-Bus activation against a call to the running agent; the
+# binaries' sizes.
+source /lab/guest/bench.sh
+AGENT_PROFILES=/run/lab/bench-profiles check agent_started start_agent
+# The agent at rest: resident memory and context switches over a minute, with no session and
+# with one open session (a client holding it open). Every thread's switches count: a thread
+# started during the minute with all of its own, one that ended with none.
+# switches PID: "TID SWITCHES NAME" for each thread of PID, sorted by TID (for join).
+switches() {
+    local status tid
+    for status in /proc/"$1"/task/*/status; do
+        tid=${status%/status}
+        awk -v tid="${tid##*/}" '/^Name:/ { name = $2 } /ctxt_switches/ { n += $2 } END { print tid, n, name }' \
+            "$status" 2>/dev/null
+    done | LC_ALL=C sort -k1,1
+}
+# Which threads woke during each minute at rest, printed after the figures.
+declare -A woken
+rest() {
+    # A method call (a property read is not one): the agent is running, and its idle time
+    # (--idle-exit 120) starts now, so the minute fits in it. The minute starts 2 s later,
+    # once the agent has seen the command leave the bus.
+    "$ACCESSORYCTL" list >/dev/null 2>&1
+    sleep 2
+    local pid before after
+    pid=$(systemctl show -p MainPID --value accessory-setup)
+    before=$(switches "$pid")
+    sleep 60
+    if [[ ! -r /proc/$pid/status ]]; then
+        record "agent at rest $1" FAIL "the agent ($pid) ended during the minute"
+        return
+    fi
+    after=$(switches "$pid")
+    local deltas
+    deltas=$(LC_ALL=C join -a 2 -e 0 -o 2.3,1.2,2.2 <(echo "$before") <(echo "$after"))
+    sample "agent at rest $1: wake-ups per minute" "$(awk '{ n += $3 - $2 } END { print n + 0 }' <<<"$deltas")"
+    woken[$1]=$(awk '$3 > $2 { printf "%s%s %d", sep, $1, $3 - $2; sep = ", " } END { if (!sep) printf "none" }' <<<"$deltas")
+    sample "agent at rest $1: resident kB" "$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status")"
+    sample "agent at rest $1: of which anonymous kB" "$(awk '/RssAnon/ { print $2 }' "/proc/$pid/status")"
+}
+rest "with no session"
+python3 - <<'PY' &
+import dbus, time
+bus = dbus.SystemBus()
+manager = dbus.Interface(bus.get_object("io.accessorysetup", "/io/accessorysetup"), "io.accessorysetup.Manager1")
+session = manager.OpenSession("lab.bench", dbus.Dictionary({}, signature="sv"))
+dbus.Interface(bus.get_object("io.accessorysetup", session), "io.accessorysetup.Session1").Activate()
+time.sleep(75)
+PY
+holder=$!
+sleep 3
+rest "with one session"
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+
+# Then nothing at all: the unit's --idle-exit (120 s) ends the agent, and the next call brings
+# it back by D-Bus activation. Timed: the exit after the last session ended, and a call that
+# activates the agent against a call to the running one.
+left=$(now)
+for _ in $(seq 200); do [[ $(systemctl show -p MainPID --value accessory-setup) == 0 ]] && break; sleep 1; done
+if [[ $(systemctl show -p MainPID --value accessory-setup) == 0 ]]; then
+    sample "agent idle: exited after the last session ended" "$(elapsed_ms "$left")"
+    timed "accessoryctl list, starting the agent" "$ACCESSORYCTL" list
+    timed "accessoryctl list, agent running" "$ACCESSORYCTL" list
+else
+    record agent_idle_exit FAIL "the agent was still running 200 s after its last session ended"
+fi
+ROUNDS=1
+report "agent at rest with no session: resident kB" kB
+report "agent at rest with no session: of which anonymous kB" kB
+report "agent at rest with no session: wake-ups per minute" ""
+report "agent at rest with one session: resident kB" kB
+report "agent at rest with one session: of which anonymous kB" kB
+report "agent at rest with one session: wake-ups per minute" ""
+for state in "with no session" "with one session"; do
+    echo "agent at rest $state: threads woken: ${woken[$state]:-not measured}" | tee -a "$BENCH"
+done
+report "agent idle: exited after the last session ended" ms
+report "accessoryctl list, starting the agent" ms "accessoryctl list, agent running"
+report "accessoryctl list, agent running" ms
+ls -l /usr/bin/accessoryctl /usr/libexec/accessory-setup/accessory-agent | awk '{ print "binary " $9 ": " $5 " bytes" }' | tee -a "$BENCH"
+check agent_stopped stop_agent
+forget_bench_ap
