@@ -12,8 +12,9 @@
 #
 # The parts, in their order: build (failing on warnings in the project's own code), package
 # (scripts/build-deb.sh), benchmark (the matcher, built beside the package), radio lab (lab/run,
-# testing that package), fuzz (fuzz/run), the tests under the thread and address sanitizers,
-# then the plain tests, whose runner's summary closes the output.
+# testing that package, with the sanitizer builds beside it), fuzz (fuzz/run), the tests under
+# the thread and address sanitizers, then the plain tests, whose runner's summary closes the
+# output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +26,7 @@ declare -A what=([build]="swift build --build-tests"
     [package]="scripts/build-deb.sh --quick: both packages, lintian, hardening-check, systemd-analyze security"
     [benchmark]="accessory-bench, release, in the package's build folder"
     [lab]="lab/run [SCENARIO...] on parallel VMs, testing the package part's .deb"
-    [fuzz]="fuzz/run [SECONDS [TARGET...]] (60 s each in the whole run)"
+    [fuzz]="fuzz/run [SECONDS [TARGET...]] (60 s each in the whole run, one per core at a time)"
     [tsan]="swift test --sanitize=thread [ARG...]" [asan]="swift test --sanitize=address [ARG...]"
     [tests]="swift test --disable-xctest [ARG...]")
 # Each part's time in a whole run from a fresh clone on the project's 2-core machine (lab
@@ -180,50 +181,46 @@ all) selected=("${parts[@]}") ;;
 quick) selected=(build tests) ;;
 only) selected=("$only_part") ;;
 esac
-# In the whole run the fuzzers (one core each, for a fixed time) run beside the radio lab, whose
-# VMs mostly wait on the simulated air and leave a core's worth idle (lab/README.md, "Timings
-# and parallel VMs"); their output follows the lab's.
-declare -A beside=([lab]=fuzz)
-beside_output=$(mktemp -d)
-trap 'rm -rf "$log" "$digests" "$beside_output"' EXIT
-# Starts a part in the background, its output to a file.
-start_beside() {
-    local key=$1
-    (
-        start=$SECONDS status=0
-        run "$key" >"$beside_output/$key.log" 2>&1 || status=$?
-        echo "$status $((SECONDS - start))" >"$beside_output/$key.status"
-    ) &
-    echo "== ${title[$key]}: beside the ${title[$2]}, its output after it"
+# In the whole run the sanitizer parts' builds run beside the radio lab, at the lowest CPU
+# priority: the lab's VMs wait on the simulated air much of the time and leave part of the
+# cores idle (lab/README.md, "Timings and parallel VMs"), and niced the builds take only that
+# part. The sanitizer parts after the lab then run their tests on what was built; a build that
+# failed here is built again, and its errors shown, by its part.
+sanitizer_builds() {
+    local sanitizer
+    for sanitizer in thread address; do
+        nice -n 19 swift build --build-tests --sanitize="$sanitizer" --scratch-path ".build/${sanitizer:0:1}san" \
+            >".build/${sanitizer:0:1}san-build.log" 2>&1 || return 1
+    done
 }
-# Waits for a part started beside another, prints its output and records it as `part` does.
-finish_beside() {
-    local key=$1 status seconds
-    wait
-    echo "== ${title[$key]} (ran beside the ${title[$2]})"
-    cat "$beside_output/$key.log"
-    read -r status seconds <"$beside_output/$key.status" || { status=1 seconds=0; }
-    took[$key]=$seconds
-    echo "-- ${title[$key]}: $(minutes "$seconds")$( ((status)) && echo ", FAILED (exit $status)")"
-    if ((status)); then failed+=("${title[$key]}"); fi
-}
+beside_status=$(mktemp)
+trap 'rm -rf "$log" "$digests" "$beside_status"' EXIT
 
 run_start=$SECONDS
-started_beside=()
 for key in "${selected[@]}"; do
-    if [[ " ${started_beside[*]} " == *" $key "* ]]; then continue; fi
-    companion=""
-    if [[ $mode == all && -n ${beside[$key]:-} ]]; then
-        companion=${beside[$key]}
-        started_beside+=("$companion")
-        start_beside "$companion" "$key"
+    beside=""
+    if [[ $mode == all && $key == lab ]]; then
+        mkdir -p .build
+        beside=sanitizer_builds
+        echo "== the sanitizer builds: beside the radio lab, at the lowest priority"
+        (
+            start=$SECONDS status=0
+            sanitizer_builds || status=$?
+            echo "$status $((SECONDS - start))" >"$beside_status"
+        ) &
     fi
     if [[ $mode == only ]]; then
         part "$key" run "$key" ${only_args[@]+"${only_args[@]}"}
     else
         part "$key" run "$key"
     fi
-    [[ -z $companion ]] || finish_beside "$companion" "$key"
+    if [[ -n $beside ]]; then
+        waited=$SECONDS
+        wait
+        read -r status seconds <"$beside_status" || { status=1 seconds=0; }
+        echo "-- the sanitizer builds: $(minutes "$seconds")$( ((status)) && echo ", failed (their parts build again)")," \
+            "$(minutes $((SECONDS - waited))) of them after the lab"
+    fi
     # Nothing else can run without the build.
     if [[ $key == build ]] && ((${#failed[@]})); then break; fi
 done
