@@ -80,6 +80,8 @@ log=$(mktemp)
 # Each failed part may leave a few lines here naming what failed; they close the output, since
 # a long output is often read from its end only.
 digests=$(mktemp -d)
+beside_status=$(mktemp)
+trap 'rm -rf "$log" "$digests" "$beside_status"' EXIT
 build() {
     swift build --build-tests 2>&1 | tee "$log" || return 1
     if grep -E "^$PWD/(Sources|Tests|bench)/.*: warning:" "$log"; then
@@ -193,8 +195,6 @@ sanitizer_builds() {
             >".build/${sanitizer:0:1}san-build.log" 2>&1 || return 1
     done
 }
-beside_status=$(mktemp)
-trap 'rm -rf "$log" "$digests" "$beside_status"' EXIT
 
 run_start=$SECONDS
 for key in "${selected[@]}"; do
