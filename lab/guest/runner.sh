@@ -31,9 +31,10 @@ setup_world() {
         nmcli -t -f SSID device wifi list ifname "$STATION" --rescan yes 2>/dev/null | grep -qx "$HOME_SSID" && break
         sleep 0.5
     done
-    # Under TCG the first 4-way handshake may still time out; the station tries again, as a
-    # person would.
-    for _ in 1 2 3; do
+    # Under TCG the 4-way handshake may time out: the station, slow to answer, re-associates
+    # while hostapd is at message 3, and hostapd starts over (seen with two VMs sharing two
+    # cores and more load beside them). The station tries again, as a person would.
+    for _ in 1 2 3 4 5; do
         if nmcli -g NAME connection show | grep -qx "$HOME_SSID"; then
             nmcli --wait 60 connection up "$HOME_SSID" >/dev/null
         else
