@@ -14,8 +14,8 @@
 # (scripts/build-deb.sh), benchmark (the matcher, built beside the package), radio lab (lab/run,
 # testing that package), fuzz (fuzz/run), the tests under the thread and address sanitizers,
 # then the plain tests, whose runner's summary closes the output. Nothing runs beside the lab:
-# its VMs keep the cores two-thirds busy, and more load makes the emulated station miss the
-# access points' handshake timeouts (lab/README.md, "Timings and parallel VMs").
+# more load makes its emulated station miss the access points' handshake timeouts
+# (lab/README.md, "Timings and parallel VMs").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +26,7 @@ declare -A title=([build]=build [package]=package [benchmark]=benchmark [lab]="r
 declare -A what=([build]="swift build --build-tests"
     [package]="scripts/build-deb.sh --quick: both packages, lintian, hardening-check, systemd-analyze security"
     [benchmark]="accessory-bench, release, in the package's build folder"
-    [lab]="lab/run [SCENARIO...] on parallel VMs, testing the package part's .deb"
+    [lab]="lab/run [SCENARIO...], one VM per two cores, testing the package part's .deb"
     [fuzz]="fuzz/run [SECONDS [TARGET...]] (60 s each in the whole run, one per core at a time)"
     [tsan]="swift test --sanitize=thread [ARG...]" [asan]="swift test --sanitize=address [ARG...]"
     [tests]="swift test --disable-xctest [ARG...]")
