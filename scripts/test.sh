@@ -127,7 +127,7 @@ sanitized_tests() {
         || status=$?
     unset TSAN_OPTIONS ASAN_OPTIONS LSAN_OPTIONS
     grep -E "^(✘|✔ Test run)" "$scratch/test.log" || tail -n 20 "$scratch/test.log"
-    failed_tests "$scratch/test.log" >"$digests/$sanitizer sanitizer"
+    ((status == 0)) || failed_tests "$scratch/test.log" >"$digests/$sanitizer sanitizer"
     if compgen -G "$reports/report.*" >/dev/null; then
         for report in "$reports"/report.*; do
             head -n 60 "$report"
