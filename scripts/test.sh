@@ -185,11 +185,7 @@ only) selected=("$only_part") ;;
 esac
 run_start=$SECONDS
 for key in "${selected[@]}"; do
-    if [[ $mode == only ]]; then
-        part "$key" run "$key" ${only_args[@]+"${only_args[@]}"}
-    else
-        part "$key" run "$key"
-    fi
+    part "$key" run "$key" ${only_args[@]+"${only_args[@]}"}
     # Nothing else can run without the build.
     if [[ $key == build ]] && ((${#failed[@]})); then break; fi
 done
@@ -211,8 +207,8 @@ if [[ $mode == all ]] && ((total > 3600)); then
     grown=$(for key in "${selected[@]}"; do
         [[ -n ${took[$key]+set} ]] || continue
         awk -F'\t' -v k="$key" -v t="${took[$key]}" -v name="${title[$key]}" \
-            '$1 == k { printf "%d\t%s: %s against %s\n", t - $2, name, t, $2 }' "$times_file"
-    done | sort -t$'\t' -k1,1nr | head -n 2 | cut -f2 | sed 's/: \([0-9]*\) against \([0-9]*\)$/: \1 s against \2 s/')
+            '$1 == k { printf "%d\t%s: %d s against %d s\n", t - $2, name, t, $2 }' "$times_file"
+    done | sort -t$'\t' -k1,1nr | head -n 2 | cut -f2)
     echo "test: WARNING: the whole run took $(minutes "$total"), over 60 minutes of CI's 90;" \
         "grown most ($times_file): $(echo "$grown" | paste -sd ';' - | sed 's/;/; /g')" >&2
 fi

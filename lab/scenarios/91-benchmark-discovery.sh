@@ -36,32 +36,27 @@ discovered() {
     fi
     rm -f "$4"
 }
+# race NAME SSID FILE PID: 2 s after the contender PID started (it writes FILE when it has
+# SSID), enables an open access point SSID, samples NAME, and stops both.
+race() {
+    sleep 2
+    start_ap disc acc2 <<<"ssid=$2"
+    discovered "$1" "$2" "$(now)" "$3"
+    kill "$4" 2>/dev/null; wait "$4" 2>/dev/null
+    stop_ap disc
+}
 for round in $(seq "$ROUNDS"); do
     stop_ap disc 2>/dev/null
     "$ACCESSORYCTL" pick lab.bench --select "Bench-New-$round" --timeout 120 2>/dev/null |
         while read -r line; do [[ $line == accessoryAdded* ]] && now >/run/lab/picked-at; done &
-    picker=$!
-    sleep 2
-    start_ap disc acc2 <<CONF
-ssid=Bench-New-$round
-CONF
-    discovered "discovery to the picker" "Bench-New-$round" "$(now)" /run/lab/picked-at
-    kill "$picker" 2>/dev/null; wait "$picker" 2>/dev/null
-    stop_ap disc
+    race "discovery to the picker" "Bench-New-$round" /run/lab/picked-at $!
     (
         until nmcli -t -f SSID device wifi list ifname "$STATION" --rescan yes 2>/dev/null | grep -qx "Bench-Nmcli-$round"; do
             :
         done
         now >/run/lab/listed-at
     ) &
-    loop=$!
-    sleep 2
-    start_ap disc acc2 <<CONF
-ssid=Bench-Nmcli-$round
-CONF
-    discovered "discovery nmcli rescan loop" "Bench-Nmcli-$round" "$(now)" /run/lab/listed-at
-    kill "$loop" 2>/dev/null; wait "$loop" 2>/dev/null
-    stop_ap disc
+    race "discovery nmcli rescan loop" "Bench-Nmcli-$round" /run/lab/listed-at $!
 done
 nmcli general logging level "$log_level" domains "$log_domains"
 # The radio's scan period: how often scans end when they are asked for back to back. And one
