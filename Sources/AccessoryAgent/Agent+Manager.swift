@@ -138,7 +138,8 @@ extension Agent {
                     "Profile": .string(profile.id), "State": .string("inactive"),
                     "Accessories": BusCoding.records(session.accessories),
                     "Items": BusCoding.dictionaries(profile.items.map(BusCoding.item)),
-                ])
+                ],
+                owner: call.sender)
             try await bus.export(object)
         } catch {
             throw CallFailure(AccessorySessionError.activationFailed(reason: "the session could not be put on the bus: \(error)"))

@@ -161,19 +161,30 @@ public actor BusConnection {
         let calls = self.calls
         let box = Unmanaged.passRetained(CallBox(calls: calls, object: object)).toOpaque()
         var vtable = GDBusInterfaceVTable()
+        // Without a get_property handler GDBus hands Get and GetAll to method_call (after
+        // checking the property exists and is readable), so that the caller can be checked.
         vtable.method_call = { _, sender, path, interface, member, parameters, invocation, data in
             let box = Unmanaged<CallBox>.fromOpaque(data!).takeUnretainedValue()
+            let sender = GLibRuntime.string(sender) ?? ""
+            let interface = GLibRuntime.string(interface) ?? ""
+            guard box.object.admits(sender) else {
+                g_dbus_method_invocation_return_dbus_error(
+                    invocation, "org.freedesktop.DBus.Error.AccessDenied",
+                    "\(box.object.path) belongs to another client of the service")
+                return
+            }
+            if interface == "org.freedesktop.DBus.Properties" {
+                BusConnection.answerProperties(
+                    of: box.object, member: GLibRuntime.string(member) ?? "",
+                    arguments: DBusValue(copying: parameters!).elements, invocation: invocation!)
+                return
+            }
             let call = MethodCall(
-                invocation: invocation!, sender: GLibRuntime.string(sender) ?? "", path: GLibRuntime.string(path) ?? "",
-                interface: GLibRuntime.string(interface) ?? "", member: GLibRuntime.string(member) ?? "",
-                parameters: parameters!)
+                invocation: invocation!, sender: sender, path: GLibRuntime.string(path) ?? "",
+                interface: interface, member: GLibRuntime.string(member) ?? "", parameters: parameters!)
             if case .terminated = box.calls.yield(call) {
                 call.reply(errorName: "org.freedesktop.DBus.Error.Failed", message: "the service is shutting down")
             }
-        }
-        vtable.get_property = { _, _, _, _, property, _, data in
-            let box = Unmanaged<CallBox>.fromOpaque(data!).takeUnretainedValue()
-            return GLibRuntime.string(property).flatMap(box.object.property)?.newVariant()
         }
         var error: UnsafeMutablePointer<GError>?
         let id = g_dbus_connection_register_object(
@@ -184,6 +195,28 @@ public actor BusConnection {
         }
         object.attach(to: self, registration: id)
         exported[object.path] = object
+    }
+
+    /// `Properties.Get` and `GetAll` of an exported object, on the connection's thread.
+    private static func answerProperties(
+        of object: ExportedObject, member: String, arguments: [DBusValue], invocation: OpaquePointer
+    ) {
+        switch member {
+        case "Get":
+            let name = arguments.count > 1 ? arguments[1].string ?? "" : ""
+            guard let value = object.property(name) else {
+                g_dbus_method_invocation_return_dbus_error(
+                    invocation, "org.freedesktop.DBus.Error.InvalidArgs", "\(object.interface) has no property \(name) now")
+                return
+            }
+            g_dbus_method_invocation_return_value(invocation, DBusValue.tuple([.variant(DBusValue.Box(value))]).newVariant())
+        case "GetAll":
+            let all = object.properties.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+            g_dbus_method_invocation_return_value(invocation, DBusValue.tuple([.vardict(all)]).newVariant())
+        default:
+            g_dbus_method_invocation_return_dbus_error(
+                invocation, "org.freedesktop.DBus.Error.PropertyReadOnly", "the properties of \(object.interface) are read-only")
+        }
     }
 
     /// Removes `object` from the bus; calls already received are still answered.
@@ -338,9 +371,11 @@ public actor BusConnection {
         vanished.finish()
     }
 
-    nonisolated func emitPropertiesChanged(path: String, interface: String, _ changed: [(String, DBusValue)]) {
+    nonisolated func emitPropertiesChanged(
+        path: String, interface: String, _ changed: [(String, DBusValue)], destination: String?
+    ) {
         emit(path: path, interface: "org.freedesktop.DBus.Properties", signal: "PropertiesChanged",
-             [.string(interface), .vardict(changed), .strings([])])
+             [.string(interface), .vardict(changed), .strings([])], destination: destination)
     }
 
     deinit {

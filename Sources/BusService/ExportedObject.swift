@@ -7,6 +7,10 @@ import Synchronization
 public final class ExportedObject: Sendable {
     public let path: String
     public let interface: String
+    /// The one connection (a unique name) that may call the object and read its properties, and
+    /// the only one told of their changes; any other gets `org.freedesktop.DBus.Error.AccessDenied`.
+    /// `nil`: anyone may, and changes are broadcast.
+    public let owner: String?
     /// The parsed XML; the interface info points into it.
     private let node: UncheckedSendable<UnsafeMutablePointer<GDBusNodeInfo>>
     let interfaceInfo: UncheckedSendable<UnsafeMutablePointer<GDBusInterfaceInfo>>
@@ -19,10 +23,13 @@ public final class ExportedObject: Sendable {
     }
 
     /// Reads `interface` from the introspection document `xml` (the text of a `dbus/*.xml`).
-    public init(path: String, interface: String, xml: String, properties: [String: DBusValue] = [:]) throws(BusError) {
+    public init(
+        path: String, interface: String, xml: String, properties: [String: DBusValue] = [:], owner: String? = nil
+    ) throws(BusError) {
         let (node, info) = try Self.parse(xml, interface: interface)
         self.path = path
         self.interface = interface
+        self.owner = owner
         self.node = UncheckedSendable(node)
         interfaceInfo = UncheckedSendable(info)
         state.withLock { $0.properties = properties }
@@ -48,6 +55,12 @@ public final class ExportedObject: Sendable {
         state.withLock { $0.properties[name] }
     }
 
+    /// Every property's current value, by name.
+    public var properties: [String: DBusValue] { state.withLock { $0.properties } }
+
+    /// Whether the connection `sender` may call the object and read its properties.
+    public func admits(_ sender: String) -> Bool { owner == nil || owner == sender }
+
     /// Changes properties and, while exported, emits `PropertiesChanged` for those that changed.
     public func setProperties(_ changes: [String: DBusValue]) {
         let (bus, changed) = state.withLock { state -> (BusConnection?, [(String, DBusValue)]) in
@@ -58,7 +71,9 @@ public final class ExportedObject: Sendable {
             }
             return (state.bus, changed)
         }
-        if let bus, !changed.isEmpty { bus.emitPropertiesChanged(path: path, interface: interface, changed) }
+        if let bus, !changed.isEmpty {
+            bus.emitPropertiesChanged(path: path, interface: interface, changed, destination: owner)
+        }
     }
 
     func attach(to bus: BusConnection, registration: guint) {

@@ -116,14 +116,26 @@ final class AgentServices: @unchecked Sendable {
     func runScript(
         _ script: String, _ arguments: [String], uid: UInt32? = nil, timeout: TimeInterval = 40
     ) throws -> ScriptRun {
+        try runProgram("/usr/bin/python3", [script] + arguments, uid: uid, timeout: timeout)
+    }
+
+    /// The arguments that run `program` as `uid` with no groups, through `setpriv`.
+    static func asUser(_ uid: UInt32, _ program: String, _ arguments: [String]) -> [String] {
+        ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", program] + arguments
+    }
+
+    /// Runs `program` against the agent's bus (as its system bus), as `uid` when given, and
+    /// returns what it printed and how it exited; it is killed after `timeout` seconds.
+    func runProgram(
+        _ program: String, _ arguments: [String], uid: UInt32? = nil, timeout: TimeInterval = 40
+    ) throws -> ScriptRun {
         let process = Process()
         if let uid {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "/usr/bin/python3", script]
-                + arguments
+            process.arguments = Self.asUser(uid, program, arguments)
         } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            process.arguments = [script] + arguments
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = arguments
         }
         var environment = ProcessInfo.processInfo.environment.merging(bus.environment) { $1 }
         environment["PYTHONDONTWRITEBYTECODE"] = "1"

@@ -1,0 +1,77 @@
+import BusService
+import Foundation
+import GLibRuntime
+import ServiceHarness
+import Testing
+
+/// What one client of the agent can learn of or do to another's: the real `busctl`, `gdbus`
+/// and the GIO test client, run as another user (through `setpriv`), against the built agent on
+/// a private bus with python-dbusmock's NetworkManager, BlueZ and polkitd.
+@Suite("Agent trust between users (private bus: mock NetworkManager, BlueZ, polkitd; setpriv)")
+struct MockServicesAgentTrustTests {
+    static let sessionInterface = "io.accessorysetup.Session1"
+
+    @Test func anotherUserCanNeitherReadNorCallNorHearASession() async throws {
+        let other = try systemUser("daemon")
+        let services = try AgentServices()
+        let scratch = try ScratchDirectory("monitor")
+        // The real `gdbus monitor`, as the other user, for everything the agent sends.
+        let monitor = try ServiceProcess(
+            name: "gdbus monitor", executable: "/usr/bin/setpriv",
+            arguments: AgentServices.asUser(
+                other, "/usr/bin/stdbuf", ["-oL", "/usr/bin/gdbus", "monitor", "--system", "--dest", "io.accessorysetup"]),
+            environment: services.bus.environment, logFile: scratch.url.appendingPathComponent("monitor.log"))
+        try monitor.wait(for: "gdbus monitor to watch the agent") { monitor.log.contains("is owned by") }
+
+        let owner = try await services.client()
+        let picker = try await TestPicker(on: owner.bus, behaviour: .choose(ssid: "Acme-Setup-4F2A", name: "Kitchen plug"))
+        try await owner.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await owner.openSession("org.example.plug")
+        let changes = SignalRecorder(
+            await owner.bus.signals(sender: nil, path: session.path, interface: "org.freedesktop.DBus.Properties"))
+        _ = try await session.activate()
+        try await session.showPicker([plugItem])
+        let signals = try await session.waitForDismiss()
+        #expect(signals.map(\.member).contains("AccessoryAdded"), "\(signals.map(\.member))")
+        _ = picker
+
+        // The owner reads its session's properties and is told of their changes.
+        let own = try await owner.bus.call(
+            destination: AgentProcess.busName, path: session.path, interface: "org.freedesktop.DBus.Properties",
+            method: "GetAll", [.string(Self.sessionInterface)], timeout: .seconds(10))
+        let ownProperties = own.first ?? .vardict([])
+        #expect(ownProperties["State"]?.string == "active", "\(own)")
+        #expect(ownProperties["Accessories"]?.elements.count == 1, "\(own)")
+        try await changes.wait(for: "PropertiesChanged") { $0.contains { $0.member == "PropertiesChanged" } }
+
+        // Anyone else is refused each read and each call, by the real tools.
+        for arguments in [
+            ["get-property", AgentProcess.busName, session.path, Self.sessionInterface, "Accessories"],
+            ["get-property", AgentProcess.busName, session.path, Self.sessionInterface, "State"],
+            ["call", AgentProcess.busName, session.path, "org.freedesktop.DBus.Properties", "GetAll", "s", Self.sessionInterface],
+            ["call", AgentProcess.busName, session.path, Self.sessionInterface, "Invalidate"],
+        ] {
+            let run = try services.runProgram("/usr/bin/busctl", ["--system"] + arguments, uid: other)
+            #expect(run.status != 0, "busctl \(arguments): \(run)")
+            #expect(run.err.contains("Access denied") || run.err.contains("AccessDenied"), "busctl \(arguments): \(run)")
+            #expect(!run.out.contains("Kitchen") && !run.out.contains("Acme-Setup"), "busctl \(arguments): \(run)")
+        }
+        let introspection = try services.runProgram(
+            "/usr/bin/gdbus", ["introspect", "--system", "--dest", AgentProcess.busName, "--object-path", session.path], uid: other)
+        #expect(!introspection.out.contains("Kitchen") && !introspection.out.contains("Acme-Setup"), "\(introspection)")
+
+        // A change everyone may hear (the kiosk policy coming into force) reaches the monitor,
+        // so it was listening all along; none of the session's did.
+        try services.agent.writeKioskPolicy(kioskPolicy(profiles: ["org.example.plug"], users: [0]))
+        try await owner.manager("Reload")
+        try monitor.wait(for: "the manager's KioskPolicy change", timeout: 30) { monitor.log.contains("KioskPolicy") }
+        monitor.stop()
+        let heard = monitor.log
+        #expect(!heard.contains(session.path), "the other user heard the session:\n\(heard)")
+        for secret in ["Kitchen plug", "Acme-Setup-4F2A", "org.example.plug", AgentServices.plugBSSID] {
+            #expect(!heard.contains(secret), "the other user heard \(secret):\n\(heard)")
+        }
+        #expect(try await session.call("Invalidate") == [])
+        await owner.close()
+    }
+}
