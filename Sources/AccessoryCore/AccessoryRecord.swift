@@ -51,6 +51,9 @@ public struct AccessoryRecord: Hashable, Sendable, Codable, Identifiable {
     public var state: AccessoryState
     /// The accessory's hotspot, to join it later.
     public var ssid: SSID?
+    /// The hotspot the accessory was found under, once the owner renamed it (`RenameAccessory`
+    /// with the `ssid` option); `nil` while it was never renamed.
+    public var foundSSID: SSID?
     /// The accessory's Bluetooth address as BlueZ reports it.
     public var bluetoothIdentifier: MACAddress?
     /// The 6-byte classic-transport identifier for bridging (`bluetoothTransportBridgingIdentifier`).
@@ -77,4 +80,9 @@ public struct AccessoryRecord: Hashable, Sendable, Codable, Identifiable {
         self.created = created
         self.changed = changed ?? created
     }
+
+    /// Whether the hotspot is no longer the one the accessory was found under. A passphrase the
+    /// owner did not give with the join (the profile's fixed one, the kiosk policy's, the
+    /// picker's, one the accessory revealed) is never offered to it.
+    public var hotspotWasRenamed: Bool { foundSSID != nil && foundSSID != ssid }
 }

@@ -8,7 +8,7 @@ extension AccessorySession {
     /// from the profile's `hotspot` policy; without one, a passphrase means WPA2/WPA3 personal
     /// and none an open network. `passphrase` is the caller's own, else the one the picker or
     /// the kiosk supplied (`suppliedPassphrase(for:)`, read by the service); without either, a
-    /// fixed passphrase of the profile is used.
+    /// fixed passphrase of the profile is used, unless the owner renamed the hotspot.
     public func hotspotConfiguration(
         for id: UUID, passphrase: Secret?, withoutSecurity: Bool = false
     ) throws(AccessorySessionError) -> HotspotConfiguration {
@@ -33,9 +33,14 @@ extension AccessorySession {
                     reason: "profile \(profile.id) says the hotspot is secured (\(policy.security.rawValue))")
             }
         } else if let policy {
-            if secret == nil, case .fixed(let fixed) = policy.passphrase { secret = fixed }
+            if secret == nil, !record.hotspotWasRenamed, case .fixed(let fixed) = policy.passphrase { secret = fixed }
             if policy.security.needsPassphrase && secret == nil {
-                throw .invalidRequest(field: "passphrase", reason: "the hotspot \(ssid) needs a passphrase")
+                let renamed = record.hotspotWasRenamed && revealedHotspot(for: id) == nil
+                throw .invalidRequest(
+                    field: "passphrase",
+                    reason: renamed
+                        ? "the hotspot \(ssid) was renamed by its owner, so only a passphrase given with the join is used"
+                        : "the hotspot \(ssid) needs a passphrase")
             }
         }
         do throws(HotspotConfigurationError) {

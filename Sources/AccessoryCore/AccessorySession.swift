@@ -151,10 +151,12 @@ public struct AccessorySession: Sendable {
         return entry.bluetooth?.address
     }
 
-    /// The passphrase the picker or the kiosk policy supplied for an accessory picked in this
-    /// session, for joining its hotspot.
+    /// The passphrase the picker, the kiosk policy or the accessory's handoff supplied for an
+    /// accessory picked in this session, for joining its hotspot; `nil` once the owner renamed
+    /// the hotspot to one it did not reveal itself, as the passphrase belongs to the one found.
     public func suppliedPassphrase(for id: UUID) -> SuppliedPassphrase? {
-        passphrases[id]
+        let renamed = accessories.first { $0.id == id }?.hotspotWasRenamed ?? false
+        return renamed && revealedHotspots[id] == nil ? nil : passphrases[id]
     }
 
     /// The hotspot an accessory picked in this session revealed in its handoff.
@@ -617,18 +619,11 @@ extension AccessorySession {
         let index = try recordIndex(id)
         let record = accessories[index]
         try requireAwaiting(record)
-        if let ssid = settings.ssid {
-            let descriptors = record.descriptor.hasWiFiIdentifier
-                ? [record.descriptor] : profile.items.map(\.descriptor).filter(\.hasWiFiIdentifier)
-            guard descriptors.contains(where: { $0.accepts(ssid) }) else {
-                throw .invalidRequest(
-                    field: "settings.ssid",
-                    reason: "'\(ssid)' is not a hotspot profile \(profile.id) lets this client discover")
-            }
-        }
+        if let ssid = settings.ssid { try requireDiscoverable(ssid, for: record, field: "settings.ssid") }
         return change(index, at: now) {
             $0.state = .authorized
             $0.ssid = settings.ssid ?? $0.ssid
+            $0.foundSSID = nil
             $0.bluetoothTransportBridgingIdentifier = settings.bluetoothTransportBridgingIdentifier
                 ?? $0.bluetoothTransportBridgingIdentifier
         }
@@ -649,10 +644,23 @@ extension AccessorySession {
             } catch {
                 throw .invalidRequest(field: "name", reason: "as an SSID it \(error)")
             }
+            try requireDiscoverable(ssid!, for: accessories[index], field: "name")
         }
         return change(index, at: now) {
+            if $0.ssid != ssid { $0.foundSSID = $0.foundSSID ?? $0.ssid }
             $0.displayName = name
             $0.ssid = ssid
+        }
+    }
+
+    /// Refuses an SSID the accessory could not have been found under: one the record's
+    /// descriptor (or, when it has no Wi-Fi identifier, one of the profile's) does not accept.
+    private func requireDiscoverable(_ ssid: SSID, for record: AccessoryRecord, field: String) throws(AccessorySessionError) {
+        let descriptors = record.descriptor.hasWiFiIdentifier
+            ? [record.descriptor] : profile.items.map(\.descriptor).filter(\.hasWiFiIdentifier)
+        guard descriptors.contains(where: { $0.accepts(ssid) }) else {
+            throw .invalidRequest(
+                field: field, reason: "'\(ssid)' is not a hotspot profile \(profile.id) lets this client discover")
         }
     }
 }

@@ -396,6 +396,41 @@ struct AccessorySessionAuthorizationTests {
         #expect(run.refusal(.hotspotRevealed(revealed))?.field == "step", "no handoff runs any more")
     }
 
+    @Test func aPassphraseTheOwnerDidNotGiveIsOfferedOnlyToTheHotspotFoundAndNeverToARenamedOne() throws {
+        var profile = Fixture.profile
+        profile.hotspot = HotspotPolicy(security: .wpa2Personal, passphrase: .prompt(hint: nil))
+        var run = SessionRun(profile: profile)
+        run.showPicker([Fixture.plugItem])
+        run.send(.wifiScanned([Fixture.accessPoint("plug-0001", "02:00:00:00:00:01")]))
+        run.send(.picked(PickerChoice(entryID: 1, passphrase: .secret(Secret("typed-in-picker")))))
+        let record = try #require(run.session.accessories.first)
+        #expect(run.session.suppliedPassphrase(for: record.id) == .secret(Secret("typed-in-picker")))
+
+        // Renamed within the profile's prefix: the picker's passphrase stays with plug-0001.
+        run.send(.renameAccessory(record.id, name: "plug-elsewhere", options: .ssid))
+        #expect(run.session.suppliedPassphrase(for: record.id) == nil)
+        let refused = run.session.joinRefusal(record.id, passphrase: nil)
+        #expect(refused?.field == "passphrase" && "\(String(describing: refused))".contains("renamed"), "\(String(describing: refused))")
+        let own = try run.session.hotspotConfiguration(for: record.id, passphrase: Secret("given-with-the-join"))
+        #expect(own.target == .ssid(try SSID("plug-elsewhere")))
+        #expect(own.security == .wpa2Personal(Secret("given-with-the-join")))
+
+        // Renamed back, it is the hotspot found again.
+        run.send(.renameAccessory(record.id, name: "plug-0001", options: .ssid))
+        #expect(run.session.suppliedPassphrase(for: record.id) == .secret(Secret("typed-in-picker")))
+    }
+
+    @Test func aProfilesFixedPassphraseIsNotOfferedToARenamedHotspot() throws {
+        var profile = Fixture.profile
+        profile.hotspot = HotspotPolicy(security: .wpa2Personal, passphrase: .fixed(Secret("factory-pass")))
+        let record = Fixture.record("Plug", state: .authorized, descriptor: Fixture.plugItem.descriptor, ssid: "plug-0001")
+        var run = SessionRun(profile: profile, accessories: [record])
+        #expect(try run.session.hotspotConfiguration(for: record.id, passphrase: nil).security
+            == .wpa2Personal(Secret("factory-pass")))
+        run.send(.renameAccessory(record.id, name: "plug-attacker", options: .ssid))
+        #expect(run.session.joinRefusal(record.id, passphrase: nil)?.field == "passphrase")
+    }
+
     @Test func aFailedHotspotHandoffIsPickerSetupFailed() throws {
         var run = SessionRun(profile: Self.handoffProfile)
         run.showPicker([Fixture.sensorItem])
@@ -494,6 +529,9 @@ struct AccessorySessionAuthorizationTests {
         #expect(run.session.accessories.first?.ssid == (try SSID("plug-0001")))
         run.send(.renameAccessory(record.id, name: "plug-desk", options: .ssid))
         #expect(run.session.accessories.first?.ssid == (try SSID("plug-desk")))
+        #expect(run.session.accessories.first?.foundSSID == (try SSID("plug-0001")))
+        #expect(run.refusal(.renameAccessory(record.id, name: "HomeNet", options: .ssid))?.field == "name",
+                "an SSID the profile's descriptors do not accept")
         #expect(
             run.refusal(.renameAccessory(record.id, name: String(repeating: "x", count: 33), options: .ssid))?.field
                 == "name")
@@ -606,5 +644,17 @@ struct AccessorySessionKioskTests {
         let picked = run.send(.timerFired(settle))
         #expect(picked.first == .stopDiscovery)
         #expect(run.session.accessories.map(\.ssid) == [try SSID("plug-0002")])
+    }
+}
+
+extension AccessorySession {
+    /// Why `hotspotConfiguration` refuses to join `id`; `nil` when it would join.
+    func joinRefusal(_ id: UUID, passphrase: Secret?) -> AccessorySessionError? {
+        do {
+            _ = try hotspotConfiguration(for: id, passphrase: passphrase)
+            return nil
+        } catch {
+            return error
+        }
     }
 }
