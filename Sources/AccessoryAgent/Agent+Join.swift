@@ -17,6 +17,7 @@ extension Agent {
         let bindToCaller = try reader.bool("bindToCaller") ?? (host != nil)
         var joinOptions = JoinOptions()
         joinOptions.recordID = record.id
+        joinOptions.cleaningUp = ownConnections
         joinOptions.device = try reader.string("device", expected: "an interface name") { !$0.isEmpty && $0.utf8.count <= 15 }
         if let seconds = try reader.uint32("restoreAfter", expected: "uint32 seconds") {
             joinOptions.restoreAfter = seconds == 0 ? nil : .seconds(Int(seconds))
@@ -67,9 +68,9 @@ extension Agent {
         }
         joins[joined.device] = ActiveJoin(
             device: joined.device, uid: uid, client: call.sender, sessionPath: host?.path, recordID: record.id,
-            ssid: joined.ssid, joinOnce: configuration.joinOnce, endsWithClient: bindToCaller && configuration.joinOnce)
-        madeConnections.append((joined.connectionUUID.lowercased(), joined.connectionID, joined.ssid, record.id))
-        if madeConnections.count > 64 { madeConnections.removeFirst(madeConnections.count - 64) }
+            ssid: joined.ssid, connectionUUID: joined.connectionUUID.lowercased(), joinOnce: configuration.joinOnce,
+            endsWithClient: bindToCaller && configuration.joinOnce)
+        recordConnection(joined, of: record.id)
         Journal.notice("join: \(joined.ssid) joined on \(joined.device) for record \(record.id)")
         if configuration.lifetimeInDays != nil { schedulePurge() }
         var reply: [(String, DBusValue)] = [
@@ -186,7 +187,7 @@ extension Agent {
         while !Task.isCancelled {
             let configured: [ConfiguredHotspot]
             do {
-                configured = try await radios.hotspots().configuredHotspots()
+                configured = try await radios.hotspots().configuredHotspots(cleaningUp: ownConnections)
             } catch {
                 Journal.warning("purge: NetworkManager's profiles could not be checked: \(error)")
                 await radios.reset(networkManager: true)
@@ -205,8 +206,9 @@ extension Agent {
         purge = Task { await self.keepProfilesPurged() }
     }
 
-    /// The dispatcher hook's report. Nothing in it is believed: the connection is looked up in
-    /// NetworkManager, and only the project's own profiles count.
+    /// The dispatcher hook's report. Nothing in it is believed: only a connection the agent
+    /// made counts (by the UUIDs it recorded, not by tags anyone may write in a profile), and
+    /// its name and record are the agent's own.
     func reportConnection(_ call: MethodCall, action: String, connection: [String: DBusValue]) async throws(CallFailure) {
         guard try await uid(of: call.sender) == 0 else {
             // No polkit action covers it: only the dispatcher hook, run by NetworkManager as root, calls it.
@@ -216,27 +218,14 @@ extension Agent {
         }
         let actions = ["up", "down", "pre-down", "pre-up", "connectivity-change", "dhcp4-change", "dhcp6-change", "reapply"]
         guard actions.contains(action) else { throw .invalidArguments("action", "is not a dispatcher action") }
-        guard let uuid = connection["uuid"]?.string, UUID(uuidString: uuid) != nil else {
+        guard let uuid = connection["uuid"]?.string?.lowercased(), UUID(uuidString: uuid) != nil else {
             throw .invalidArguments("connection.uuid", "expected a connection UUID")
         }
-        let configured: [ConfiguredHotspot]
-        do {
-            configured = try await radios.hotspots().configuredHotspots()
-        } catch {
-            Journal.warning("dispatcher: \(action) of \(uuid) could not be checked: \(error)")
-            return
-        }
-        let connection: (id: String, ssid: SSID, recordID: UUID?)
-        if let profile = configured.first(where: { $0.connectionUUID.lowercased() == uuid.lowercased() }) {
-            connection = (profile.connectionID, profile.ssid, profile.recordID)
-        } else if let made = madeConnections.last(where: { $0.uuid == uuid.lowercased() }) {
-            // A join-once profile is deleted as its connection goes down.
-            connection = (made.id, made.ssid, made.recordID)
-        } else {
-            return
-        }
-        let record = connection.recordID.flatMap { id in records.first { $0.id == id } }
-        Journal.notice("dispatcher: accessory connection '\(connection.id)' \(action)\(record.map { " (record \($0.id))" } ?? "")")
+        let made = madeConnections.last { $0.uuid == uuid }
+        let record = records.first { $0.connectionUUIDs.contains(uuid) || $0.id == made?.recordID }
+        guard record != nil || made != nil else { return }
+        let name = made?.id ?? "Accessory \(record?.ssid?.escaped ?? "?")"
+        Journal.notice("dispatcher: accessory connection '\(name)' \(action)\(record.map { " (record \($0.id))" } ?? "")")
         if let record {
             for host in sessions.values where host.owner == record.owner {
                 emitConnectionEvent(record, for: host)
@@ -245,7 +234,7 @@ extension Agent {
         // An accessory connection that went down while the agent still holds the join ended
         // unexpectedly (the accessory switched its hotspot off, say): bring the previous
         // network back now rather than at the restore deadline.
-        if action == "down", let join = joins.values.first(where: { $0.ssid == connection.ssid }) {
+        if action == "down", let join = joins.values.first(where: { $0.connectionUUID == uuid }) {
             await endJoin(join, because: "the accessory connection went down")
         }
     }

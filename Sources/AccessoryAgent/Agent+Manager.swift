@@ -264,7 +264,7 @@ extension Agent {
         for effect in effects {
             switch effect {
             case .save(let changed):
-                try persist { $0.removeAll { $0.id == changed.id }; $0.append(changed) }
+                try store(changed)
                 Journal.info("record \(changed.id) of uid \(changed.owner.uid) changed: \(changed.state.name), '\(changed.displayName)'")
                 await broadcast(.recordChanged(changed), owner: changed.owner, except: nil)
             case .delete(let removed):
@@ -276,6 +276,8 @@ extension Agent {
     }
 
     func removeRecord(_ record: AccessoryRecord) throws(CallFailure) {
+        // The stored record holds the profiles the agent made for it; a session's copy may not.
+        let record = records.first { $0.id == record.id } ?? record
         try persist { $0.removeAll { $0.id == record.id } }
         Journal.info("record \(record.id) of uid \(record.owner.uid) removed")
         Task { await self.forgetProfiles(of: record) }
@@ -291,15 +293,52 @@ extension Agent {
         }
     }
 
-    /// Forgets the NetworkManager profiles made for a removed record.
+    /// Forgets the NetworkManager profiles the agent made for a removed record, and those only:
+    /// another owner's profile or join of the same SSID stays.
     func forgetProfiles(of record: AccessoryRecord) async {
-        guard let ssid = record.ssid else { return }
+        let made = Set(record.connectionUUIDs + madeConnections.filter { $0.recordID == record.id }.map(\.uuid))
+        guard !made.isEmpty else { return }
         do {
-            let forgotten = try await radios.hotspots().forget(ssid: ssid)
-            if !forgotten.isEmpty { Journal.info("record \(record.id): forgot \(forgotten.count) NetworkManager profiles for \(ssid)") }
+            let forgotten = try await radios.hotspots().forget(connectionUUIDs: made)
+            Journal.info("record \(record.id): forgot \(forgotten.count) of the \(made.count) NetworkManager profiles it made")
         } catch {
-            Journal.warning("record \(record.id): the NetworkManager profiles for \(ssid) could not be forgotten: \(error)")
+            Journal.warning("record \(record.id): the NetworkManager profiles it made could not be forgotten: \(error)")
         }
+    }
+
+    /// Stores a record a session changed, keeping what the agent alone knows of it.
+    func store(_ record: AccessoryRecord) throws(CallFailure) {
+        var record = record
+        if let stored = records.first(where: { $0.id == record.id }) { record.connectionUUIDs = stored.connectionUUIDs }
+        try persist { $0.removeAll { $0.id == record.id }; $0.append(record) }
+    }
+
+    /// Remembers the profile a join made for a record: in the record, so that it is known after
+    /// a restart, and among the recent ones, so that a join-once profile's end is recognised.
+    func recordConnection(_ joined: JoinedHotspot, of recordID: UUID) {
+        let uuid = joined.connectionUUID.lowercased()
+        madeConnections.append((uuid, joined.connectionID, joined.ssid, recordID))
+        if madeConnections.count > 64 { madeConnections.removeFirst(madeConnections.count - 64) }
+        do {
+            try persist { records in
+                if let index = records.firstIndex(where: { $0.id == recordID }) { records[index].addConnection(uuid) }
+            }
+        } catch {
+            Journal.warning("record \(recordID): the profile \(uuid) it joined with is known until the agent stops only: \(error.message)")
+        }
+    }
+
+    /// The NetworkManager profiles the agent made, lowercased: the only ones it cleans up,
+    /// forgets, or believes the dispatcher about.
+    var ownConnections: Set<String> {
+        Set(records.flatMap(\.connectionUUIDs) + madeConnections.map(\.uuid))
+    }
+
+    /// The profiles the agent made for the records of `uid`.
+    func ownConnections(uid: UInt32) -> Set<String> {
+        let owned = ownedRecords(uid: uid)
+        let ids = Set(owned.map(\.id))
+        return Set(owned.flatMap(\.connectionUUIDs) + madeConnections.filter { ids.contains($0.recordID) }.map(\.uuid))
     }
 
     /// Sends `input` to every live session of `owner` but `except`.

@@ -32,8 +32,11 @@ extension Agent {
             let settings = try Self.read { () throws(AccessorySessionError) in
                 try AccessorySession.pickerDisplaySettings(argument(1).jsonValue, at: "settings")
             }
-            // Migration items alone need nobody to pick.
+            // Migration items alone need nobody to pick; what they adopt is recorded as a pick is.
             let picks = items.contains { if case .display = $0 { true } else { false } }
+            if items.contains(where: { if case .migration = $0 { true } else { false } }) {
+                try await require(.authorize, call, uid: host.uid)
+            }
             let frontEnd = picks ? try await frontEnd(for: host) : .agent
             try await apply(.showPicker(items, settings, frontEnd), to: host)
         case "UpdatePicker":
@@ -163,7 +166,7 @@ extension Agent {
                 emit(event, for: host)
             case .save(let record):
                 do {
-                    try persist { $0.removeAll { $0.id == record.id }; $0.append(record) }
+                    try store(record)
                 } catch {
                     await invalidate(host, error: .unknown(reason: error.message))
                     return
@@ -227,8 +230,9 @@ extension Agent {
                 }
             case .lookUpMigrations(let items):
                 let path = host.path
+                let uid = host.uid
                 Task {
-                    let lookups = await self.lookUp(items)
+                    let lookups = await self.lookUp(items, uid: uid)
                     await self.feed(.migrationsLookedUp(lookups), toSession: path)
                 }
             case .setUp(let step, let entry):
@@ -375,8 +379,13 @@ extension Agent {
 
     // MARK: Migration and Bluetooth setup
 
-    private func lookUp(_ items: [MigrationDisplayItem]) async -> [MigrationLookup] {
-        let configured = (try? await radios.hotspots().configuredHotspots()) ?? []
+    /// What of each migration item's accessory is there to adopt: a hotspot profile the agent
+    /// made for the same user (never one anyone else could have tagged as this project's), and
+    /// the Bluetooth device as BlueZ knows it.
+    private func lookUp(_ items: [MigrationDisplayItem], uid: UInt32) async -> [MigrationLookup] {
+        let own = ownConnections(uid: uid)
+        let configured = ((try? await radios.hotspots().configuredHotspots(cleaningUp: ownConnections)) ?? [])
+            .filter { own.contains($0.connectionUUID.lowercased()) }
         var lookups: [MigrationLookup] = []
         for item in items {
             let hasProfile = item.hotspotSSID.map { ssid in configured.contains { $0.ssid == ssid } } ?? false

@@ -73,6 +73,8 @@ struct ActiveJoin: Sendable {
     let sessionPath: String?
     let recordID: UUID
     let ssid: SSID
+    /// The NetworkManager profile the join made, lowercased.
+    let connectionUUID: String
     let joinOnce: Bool
     /// Ends when `client` leaves the bus: a session's join-once connection, or a
     /// `JoinAccessory` with `bindToCaller`.

@@ -63,6 +63,13 @@ public struct AccessoryRecord: Hashable, Sendable, Codable, Identifiable {
     public var owner: AccessoryOwner
     public var created: Date
     public var changed: Date
+    /// The NetworkManager profiles the agent made for the accessory, by UUID, the most recent
+    /// last (at most `maximumConnectionUUIDs`): the only ones it removes with the record or
+    /// believes the dispatcher about, whatever another client of NetworkManager writes in a
+    /// profile's `user` setting.
+    public var connectionUUIDs: [String] = []
+
+    public static let maximumConnectionUUIDs = 16
 
     public init(
         id: UUID = UUID(), displayName: String, state: AccessoryState, ssid: SSID? = nil,
@@ -85,4 +92,34 @@ public struct AccessoryRecord: Hashable, Sendable, Codable, Identifiable {
     /// owner did not give with the join (the profile's fixed one, the kiosk policy's, the
     /// picker's, one the accessory revealed) is never offered to it.
     public var hotspotWasRenamed: Bool { foundSSID != nil && foundSSID != ssid }
+
+    /// Adds a profile the agent made, keeping the most recent `maximumConnectionUUIDs`.
+    public mutating func addConnection(_ uuid: String) {
+        connectionUUIDs.removeAll { $0 == uuid }
+        connectionUUIDs.append(uuid)
+        connectionUUIDs.removeFirst(max(0, connectionUUIDs.count - Self.maximumConnectionUUIDs))
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, displayName, state, ssid, foundSSID, bluetoothIdentifier, bluetoothTransportBridgingIdentifier
+        case descriptor, owner, created, changed, connectionUUIDs
+    }
+
+    /// Reads a stored record; the fields added since the first store format may be missing.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UUID.self, forKey: .id)
+        displayName = try container.decode(String.self, forKey: .displayName)
+        state = try container.decode(AccessoryState.self, forKey: .state)
+        ssid = try container.decodeIfPresent(SSID.self, forKey: .ssid)
+        foundSSID = try container.decodeIfPresent(SSID.self, forKey: .foundSSID)
+        bluetoothIdentifier = try container.decodeIfPresent(MACAddress.self, forKey: .bluetoothIdentifier)
+        bluetoothTransportBridgingIdentifier = try container.decodeIfPresent(
+            MACAddress.self, forKey: .bluetoothTransportBridgingIdentifier)
+        descriptor = try container.decode(DiscoveryDescriptor.self, forKey: .descriptor)
+        owner = try container.decode(AccessoryOwner.self, forKey: .owner)
+        created = try container.decode(Date.self, forKey: .created)
+        changed = try container.decode(Date.self, forKey: .changed)
+        connectionUUIDs = try container.decodeIfPresent([String].self, forKey: .connectionUUIDs) ?? []
+    }
 }

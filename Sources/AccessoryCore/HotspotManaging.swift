@@ -13,8 +13,19 @@ public protocol HotspotManaging: Sendable {
     func leave(device: String?) async throws(HotspotError) -> LeftHotspot
     /// Removes the profiles this project made for `ssid`; returns what was removed.
     func forget(ssid: SSID) async throws(HotspotError) -> [ConfiguredHotspot]
-    /// The profiles this project made, never the user's own.
-    func configuredHotspots() async throws(HotspotError) -> [ConfiguredHotspot]
+    /// Removes the profiles of this project with these UUIDs, leaving those in use first;
+    /// returns what was removed.
+    func forget(connectionUUIDs: Set<String>) async throws(HotspotError) -> [ConfiguredHotspot]
+    /// The profiles this project made, never the user's own. Leftovers of joins that ended
+    /// without the project are cleaned up first: all of them, or with `cleaningUp`, only those
+    /// with one of these UUIDs.
+    func configuredHotspots(cleaningUp: Set<String>?) async throws(HotspotError) -> [ConfiguredHotspot]
+}
+
+extension HotspotManaging {
+    public func configuredHotspots() async throws(HotspotError) -> [ConfiguredHotspot] {
+        try await configuredHotspots(cleaningUp: nil)
+    }
 }
 
 /// A Wi-Fi interface as NetworkManager sees it.
@@ -50,6 +61,9 @@ public struct JoinOptions: Sendable {
     public var bindToClient = false
     /// The authorization record the connection belongs to, exported to dispatcher scripts.
     public var recordID: UUID?
+    /// Leftovers of this project's joins are cleaned up before joining: all of them, or with
+    /// a set, only those with one of these UUIDs (the agent's own).
+    public var cleaningUp: Set<String>?
     /// Called with each step of the join, for progress output.
     public var progress: (@Sendable (JoinStep) -> Void)?
 

@@ -11,7 +11,7 @@ extension NetworkManagerClient {
     public func join(_ configuration: HotspotConfiguration, options: JoinOptions) async throws(HotspotError) -> JoinedHotspot {
         let device = try wifiDevice(named: options.device)
         let interface = LibNM.interface(device.pointer)
-        try await removeStaleProfiles()
+        try await removeStaleProfiles(among: options.cleaningUp)
         func refusal(joining ssid: SSID) -> HotspotError? {
             if LibNM.state(device.pointer) == .activated, LibNM.wifiDevice(device.pointer).ssid == ssid { return .alreadyAssociated(ssid) }
             return accessoryConnection(on: device.pointer) != nil ? .pending(device: interface) : nil
@@ -397,7 +397,15 @@ extension NetworkManagerClient {
     static let restoreTimeout = Duration.seconds(30)
 
     public func forget(ssid: SSID) async throws(HotspotError) -> [ConfiguredHotspot] {
-        let forgotten = try await configuredHotspots().filter { $0.ssid == ssid }
+        try await forget(try await configuredHotspots().filter { $0.ssid == ssid })
+    }
+
+    public func forget(connectionUUIDs: Set<String>) async throws(HotspotError) -> [ConfiguredHotspot] {
+        let uuids = Set(connectionUUIDs.map { $0.lowercased() })
+        return try await forget(try await configuredHotspots(cleaningUp: uuids).filter { uuids.contains($0.connectionUUID.lowercased()) })
+    }
+
+    private func forget(_ forgotten: [ConfiguredHotspot]) async throws(HotspotError) -> [ConfiguredHotspot] {
         for hotspot in forgotten where hotspot.active {
             for device in wifiDevicePointers() {
                 if let (_, profile) = accessoryConnection(on: device), profile.uuid == hotspot.connectionUUID {
@@ -413,8 +421,8 @@ extension NetworkManagerClient {
         return forgotten
     }
 
-    public func configuredHotspots() async throws(HotspotError) -> [ConfiguredHotspot] {
-        try await removeStaleProfiles()
+    public func configuredHotspots(cleaningUp: Set<String>?) async throws(HotspotError) -> [ConfiguredHotspot] {
+        try await removeStaleProfiles(among: cleaningUp)
         let activeUUIDs = activeConnectionUUIDs()
         return ourProfiles().compactMap { _, profile in
             guard let ssid = try? SSID(bytes: profile.ssid) else { return nil }
@@ -427,9 +435,10 @@ extension NetworkManagerClient {
     /// Cleans up after joins that ended without this project: the checkpoints of profiles no
     /// longer in use, join-once profiles whose connection went down, and persistent profiles
     /// past their `lifetimeInDays`.
-    private func removeStaleProfiles(now: Date = Date()) async throws(HotspotError) {
+    private func removeStaleProfiles(among uuids: Set<String>?, now: Date = Date()) async throws(HotspotError) {
         let activeUUIDs = activeConnectionUUIDs()
-        for (connection, profile) in ourProfiles() where !activeUUIDs.contains(profile.uuid) && !ending.contains(profile.uuid) {
+        let candidates = ourProfiles().filter { uuids?.contains($0.1.uuid.lowercased()) ?? true }
+        for (connection, profile) in candidates where !activeUUIDs.contains(profile.uuid) && !ending.contains(profile.uuid) {
             if let checkpoint = liveCheckpoint(of: profile) { try await destroy(checkpoint) }
             let expired = profile.expires.map { $0 <= now } ?? false
             if profile.isJoinOnce || expired { try await delete(connection) }

@@ -75,3 +75,51 @@ struct MockServicesAgentTrustTests {
         await owner.close()
     }
 }
+
+/// The NetworkManager profiles the agent acts on: only those it made, by the UUIDs it recorded,
+/// never one another client of NetworkManager tagged as this project's in its `user` setting.
+@Suite("Agent and profiles it did not make (private bus: mock NetworkManager, BlueZ, polkitd)")
+struct MockServicesAgentOwnProfilesTests {
+    @Test func aProfileTaggedByAnotherClientIsNeitherEndedByTheDispatcherNorForgottenWithARecord() async throws {
+        let services = try AgentServices(kiosk: kioskPolicy(profiles: ["ge.wled.softap"], users: [0]))
+        let client = try await services.client()
+        let session = try await client.openSession("ge.wled.softap")
+        _ = try await session.activate()
+        try await session.showPicker([wledItem])
+        let added = try #require(try await session.waitForDismiss().first { $0.member == "AccessoryAdded" }?.arguments.first)
+        let id = try #require(added["id"]?.string)
+        let joined = try #require(try await client.manager("JoinAccessory", [.string(id), .vardict([])]).first)
+        let made = try #require(joined["connectionUUID"]?.string)
+        #expect(try services.storedRecords().first?.connectionUUIDs == [made.lowercased()])
+
+        // Any client NetworkManager lets add a profile can tag it as this project's.
+        let foreign = UUID().uuidString.lowercased()
+        let settings = """
+            {'connection': {'id': <'Someone else WLED'>, 'uuid': <'\(foreign)'>, 'type': <'802-11-wireless'>}, \
+            '802-11-wireless': {'ssid': <b'WLED-AP'>}, \
+            'user': {'data': <{'accessory-setup.managed': '1', 'accessory-setup.join-once': '0', \
+            'accessory-setup.record-id': '\(id)'}>}}
+            """
+        let add = try services.runProgram("/usr/bin/gdbus", [
+            "call", "--system", "--dest", "org.freedesktop.NetworkManager",
+            "--object-path", "/org/freedesktop/NetworkManager/Settings",
+            "--method", "org.freedesktop.NetworkManager.Settings.AddConnection", settings,
+        ])
+        #expect(add.status == 0, "\(add)")
+        let profiles = try services.networkManager.connectionPaths().count
+
+        // The dispatcher's "down" for it ends nobody's join.
+        try await client.manager("ReportConnection", [.string("down"), .vardict([("uuid", .string(foreign))])])
+        #expect(try services.networkManager.activeConnectionID(on: services.device) == "Accessory WLED-AP")
+
+        // Leaving and removing the record forget the agent's profile, never the tagged one.
+        try await client.manager("Leave", [.vardict([])])
+        try await session.call("RemoveAccessory", [.string(id)])
+        let forgotten = try await poll(timeout: .seconds(10)) { services.agent.log.lowercased().contains("record \(id): forgot") ? true : nil }
+        #expect(forgotten == true, "\(services.agent.log)")
+        #expect(try services.networkManager.connectionPaths().count == profiles - 1, "\(services.agent.log)")
+        #expect(try services.storedRecords().isEmpty)
+        #expect(!services.agent.log.contains("Someone else WLED"), "\(services.agent.log)")
+        await client.close()
+    }
+}
