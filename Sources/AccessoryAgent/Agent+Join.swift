@@ -22,6 +22,14 @@ extension Agent {
         if let seconds = try reader.uint32("restoreAfter", expected: "uint32 seconds") {
             joinOptions.restoreAfter = seconds == 0 ? nil : .seconds(Int(seconds))
         }
+        // One join at a time on a device, checkpoint or not; a join on the first device found
+        // waits for none and is waited for by all.
+        let slot = joinOptions.device ?? "*"
+        if let busy = joinsInFlight.first(where: { $0 == slot || $0 == "*" || slot == "*" }) {
+            throw CallFailure(HotspotError.pending(device: busy == "*" ? (joinOptions.device ?? "the Wi-Fi device") : busy))
+        }
+        joinsInFlight.append(slot)
+        defer { joinsInFlight.removeAll { $0 == slot } }
         try await require(.join, call, uid: uid)
 
         var session: AccessorySession
@@ -71,6 +79,17 @@ extension Agent {
             ssid: joined.ssid, connectionUUID: joined.connectionUUID.lowercased(), joinOnce: configuration.joinOnce,
             endsWithClient: bindToCaller && configuration.joinOnce)
         recordConnection(joined, of: record.id)
+        // The session or the client it would end with may have gone while NetworkManager
+        // connected: then nothing would ever end the join, so it ends now.
+        if let join = joins[joined.device], join.endsWithClient {
+            let sessionGone = host.map { sessions[$0.path] !== $0 } ?? false
+            let clientGone = sessionGone ? false : !(await bus.hasOwner(call.sender))
+            if sessionGone || clientGone {
+                await endJoin(join, because: sessionGone ? "its session ended during the join" : "its client left during the join")
+                throw CallFailure(sessionGone ? AccessorySessionError.invalidated : AccessorySessionError.connectionFailed(
+                    reason: "the client left the bus during the join"))
+            }
+        }
         Journal.notice("join: \(joined.ssid) joined on \(joined.device) for record \(record.id)")
         if configuration.lifetimeInDays != nil { schedulePurge() }
         var reply: [(String, DBusValue)] = [

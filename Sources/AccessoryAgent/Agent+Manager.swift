@@ -66,6 +66,10 @@ extension Agent {
                 throw CallFailure(AgentError.pickerAgentAlreadyRegistered(scope: "events of \(call.sender)"))
             }
             subscribers[call.sender] = try await uid(of: call.sender)
+            guard await bus.hasOwner(call.sender) else {
+                subscribers[call.sender] = nil
+                return []
+            }
             Journal.info("events: \(call.sender) subscribed")
             return []
         case "Unsubscribe":
@@ -148,6 +152,12 @@ extension Agent {
             path: path, client: call.sender, uid: uid, userName: Self.userName(of: uid), session: session, object: object)
         sessions[path] = host
         Journal.info("session \(path) opened by \(call.sender) (uid \(uid)) over profile \(profile.id)")
+        // A client that left while polkit or the bus answered was not seen leaving by the session.
+        guard await bus.hasOwner(call.sender) else {
+            Journal.info("session \(path): its client \(call.sender) left before it was opened")
+            await invalidate(host, error: nil)
+            throw CallFailure(AccessorySessionError.invalidated)
+        }
         return path
     }
 
@@ -172,6 +182,10 @@ extension Agent {
             throw CallFailure(AgentError.pickerAgentAlreadyRegistered(scope: logindSession.map { "logind session \($0)" } ?? call.sender))
         }
         pickerAgents.append(registration)
+        guard await bus.hasOwner(call.sender) else {
+            pickerAgents.removeAll { $0 == registration }
+            throw CallFailure(AgentError.noSuchPickerAgent(path: path))
+        }
         Journal.info("picker agent \(path) of \(call.sender) (uid \(uid)) registered for \(logindSession.map { "logind session \($0)" } ?? "its own sessions")")
     }
 

@@ -27,6 +27,8 @@ public actor Agent {
     var subscribers: [String: UInt32] = [:]
     /// Device → the join on it.
     var joins: [String: ActiveJoin] = [:]
+    /// The devices joins are being made on now ("*": the first Wi-Fi device, whichever it is).
+    var joinsInFlight: [String] = []
     /// The connections the agent's joins made, by UUID, so that the dispatcher's `down` for one
     /// is recognised after its join-once profile is gone. The most recent 64.
     var madeConnections: [(uuid: String, id: String, ssid: SSID, recordID: UUID)] = []

@@ -319,6 +319,15 @@ public actor BusConnection {
         return uid
     }
 
+    /// Whether `peer` is still on the bus. A unique name is never given out again, so a peer
+    /// that left is never taken for a new one.
+    public func hasOwner(_ peer: String) async -> Bool {
+        let reply = try? await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            method: "NameHasOwner", [.string(peer)], timeout: .seconds(25))
+        return reply?.first?.bool ?? false
+    }
+
     /// The process id behind a peer's unique name, for logs.
     public func processID(of peer: String) async -> UInt32? {
         let reply = try? await call(

@@ -123,3 +123,95 @@ struct MockServicesAgentOwnProfilesTests {
         await client.close()
     }
 }
+
+/// What is left when a client goes, or its session ends, while the agent is still answering it:
+/// nothing — no session, and no connection.
+@Suite("Agent races at a session's end (private bus: mock NetworkManager, BlueZ, polkitd)")
+struct MockServicesAgentSessionEndTests {
+    /// A root client with WLED-AP picked through the kiosk policy, and its session.
+    static func pickedWLED(_ services: AgentServices) async throws -> (AgentClient, ClientSession, String) {
+        let client = try await services.client()
+        let session = try await client.openSession("ge.wled.softap")
+        _ = try await session.activate()
+        try await session.showPicker([wledItem])
+        let added = try #require(try await session.waitForDismiss().first { $0.member == "AccessoryAdded" }?.arguments.first)
+        return (client, session, try #require(added["id"]?.string))
+    }
+
+    static func expectOnlyHome(_ services: AgentServices, _ what: String) async throws {
+        let home = try await poll(timeout: .seconds(30), every: .milliseconds(50)) {
+            try services.networkManager.activeConnectionID(on: services.device) == "HomeNet"
+                && services.networkManager.connectionPaths().count == 1 ? true : nil
+        }
+        #expect(home == true, "not back on HomeNet alone \(what): \(services.agent.log)")
+    }
+
+    @Test func aSecondJoinWhileOneIsInFlightIsPendingAndOnlyOneConnectionIsMade() async throws {
+        let services = try AgentServices(kiosk: kioskPolicy(profiles: ["ge.wled.softap"], users: [0]))
+        let (client, _, id) = try await Self.pickedWLED(services)
+        // No checkpoint serialises these two: the agent must.
+        let options = DBusValue.vardict([("restoreAfter", .uint32(0))])
+        async let first = outcome { () async throws(BusError) in try await client.manager("JoinAccessory", [.string(id), options]) }
+        async let second = outcome { () async throws(BusError) in try await client.manager("JoinAccessory", [.string(id), options]) }
+        let results = await [first, second]
+        let refused: [BusError] = results.compactMap { if case .failure(let error) = $0 { error } else { nil } }
+        #expect(results.count - refused.count == 1, "\(results)")
+        #expect(refused.map(\.name) == ["io.accessorysetup.Error.Pending"], "\(results)")
+        #expect(try services.networkManager.activeConnectionID(on: services.device) == "Accessory WLED-AP")
+        #expect(try services.networkManager.connectionPaths().count == 2)
+        try await client.manager("Leave", [.vardict([])])
+        try await Self.expectOnlyHome(services, "after Leave")
+        await client.close()
+    }
+
+    @Test func aJoinThatCompletesAfterItsSessionEndedIsUndone() async throws {
+        let services = try AgentServices(kiosk: kioskPolicy(profiles: ["ge.wled.softap"], users: [0]))
+        let (client, session, id) = try await Self.pickedWLED(services)
+        let (queued, markQueued) = AsyncStream.makeStream(of: Never.self)
+        async let join = outcome { () async throws(BusError) in
+            try await client.bus.call(
+                destination: AgentProcess.busName, path: session.path, interface: "io.accessorysetup.Session1",
+                method: "JoinAccessoryHotspot", [.string(id), .vardict([])], timeout: .seconds(30),
+                queued: { markQueued.finish() })
+        }
+        for await _ in queued {}
+        // Sent after the join: the agent starts a connection's calls in the order they came.
+        try await session.call("Invalidate")
+        if case .failure(let error) = await join {
+            #expect(error.name == "io.accessorysetup.Error.Invalidated", "\(error)")
+        }
+        try await Self.expectOnlyHome(services, "after the session ended mid-join")
+        await client.close()
+    }
+
+    @Test func aClientThatLeftWhilePolkitDecidedLeavesNoSession() async throws {
+        let services = try AgentServices()
+        try services.polkit.allow(["io.accessorysetup.open-session"])
+        try services.polkit.hold(["io.accessorysetup.open-session"])
+        let scratch = try ScratchDirectory("leaving-client")
+        let leaving = try ServiceProcess(
+            name: "gdbus call", executable: "/usr/bin/setpriv",
+            arguments: AgentServices.asUser(try systemUser("nobody"), "/usr/bin/gdbus", [
+                "call", "--system", "--dest", AgentProcess.busName, "--object-path", AgentClient.manager,
+                "--method", "io.accessorysetup.Manager1.OpenSession", "org.example.plug", "{}",
+            ]),
+            environment: services.bus.environment, logFile: scratch.url.appendingPathComponent("client.log"))
+        try leaving.wait(for: "polkit to hold the check") { (try? services.polkit.holdsChecks()) == true }
+        leaving.stop()
+        try services.polkit.releaseHeldChecks()
+        let cleaned = try await poll(timeout: .seconds(10)) {
+            services.agent.log.contains("left before it was opened") && services.agent.log.contains("session /io/accessorysetup/session/1 ended")
+                ? true : nil
+        }
+        #expect(cleaned == true, "\(services.agent.log)")
+    }
+}
+
+/// A call's reply or its error, for calls made at once.
+func outcome(_ body: () async throws(BusError) -> [DBusValue]) async -> Result<[DBusValue], BusError> {
+    do {
+        return .success(try await body())
+    } catch {
+        return .failure(error)
+    }
+}

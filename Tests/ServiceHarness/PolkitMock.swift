@@ -15,12 +15,36 @@ public final class PolkitMock: @unchecked Sendable {
 
     /// From now on exactly these actions are allowed.
     public func allow(_ actions: [String]) throws {
-        let list = "@as [" + actions.map { "'\($0)'" }.joined(separator: ", ") + "]"
+        try mockCall("SetAllowed", [Self.list(actions)])
+    }
+
+    /// From now on checks of these actions are answered only by `releaseHangingChecks()`, as
+    /// while a person looks at an authentication dialog.
+    public func hold(_ actions: [String]) throws {
+        try mockCall("SimulateHangActions", [Self.list(actions)])
+    }
+
+    /// Whether a check is being held.
+    public func holdsChecks() throws -> Bool {
+        try mockCall("HaveHangingCalls", []).contains("true")
+    }
+
+    /// Answers the checks held so far.
+    public func releaseHeldChecks() throws {
+        try mockCall("ReleaseHangingCalls", [])
+    }
+
+    private static func list(_ actions: [String]) -> String {
+        "@as [" + actions.map { "'\($0)'" }.joined(separator: ", ") + "]"
+    }
+
+    @discardableResult
+    private func mockCall(_ method: String, _ arguments: [String]) throws -> String {
         try run("/usr/bin/gdbus", [
             "call", "--system", "--dest", "org.freedesktop.PolicyKit1",
             "--object-path", "/org/freedesktop/PolicyKit1/Authority",
-            "--method", "org.freedesktop.DBus.Mock.SetAllowed", list,
-        ], environment: bus.environment)
+            "--method", "org.freedesktop.DBus.Mock.\(method)",
+        ] + arguments, environment: bus.environment)
     }
 
     public func stop() { mock.stop() }
