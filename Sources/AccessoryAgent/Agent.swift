@@ -82,7 +82,8 @@ public actor Agent {
         let bus: BusConnection
         let manager: ExportedObject
         do {
-            bus = try await BusConnection.connect(configuration.bus, threadName: "agent-bus", watchingPeers: true)
+            bus = try await BusConnection.connect(
+                configuration.bus, threadName: "agent-bus", watchingPeers: true, argumentLimit: configuration.limits.argumentBytes)
             manager = try ExportedObject(
                 path: AgentConfiguration.managerPath, interface: "io.accessorysetup.Manager1",
                 xml: InterfaceDocuments.documents["io.accessorysetup.Manager1.xml"] ?? "",
@@ -292,7 +293,7 @@ public actor Agent {
             return
         }
         do {
-            kiosk = try KioskPolicy.load(contentsOf: URL(fileURLWithPath: path))
+            kiosk = try KioskPolicy.loadRootOwned(path: path)
             Journal.notice("kiosk policy: \(path) in force")
             manager.setProperties(["KioskPolicy": .boolean(true)])
         } catch {

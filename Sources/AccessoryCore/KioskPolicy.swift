@@ -126,26 +126,25 @@ extension KioskPolicy {
         return KioskPolicy(policies: policies)
     }
 
-    /// Reads a passphrase file a policy names: a regular file owned by root that no one else
-    /// may read or write, holding the passphrase and at most one final newline.
-    public static func readPassphrase(path: String) throws(KioskPolicyError) -> Secret {
-        var status = stat()
-        guard lstat(path, &status) == 0 else {
-            throw .unsafePassphraseFile(path: path, reason: "cannot be read: \(SystemErrorText.reason(errno))")
-        }
-        guard status.st_mode & S_IFMT == S_IFREG else {
-            throw .unsafePassphraseFile(path: path, reason: "is not a regular file (a symbolic link is not followed)")
-        }
-        guard status.st_uid == 0 else {
-            throw .unsafePassphraseFile(path: path, reason: "is not owned by root; run 'chown root: \(path)'")
-        }
-        guard status.st_mode & 0o077 == 0 else {
-            throw .unsafePassphraseFile(
-                path: path, reason: "may be read or written by others than root; run 'chmod 600 \(path)'")
-        }
+    /// Reads the policy as the agent does: a file only root can have written
+    /// (`RootOwnedFile`), refused naming the path otherwise.
+    public static func loadRootOwned(path: String) throws(KioskPolicyError) -> KioskPolicy {
         let data: Data
         do {
-            data = try BoundedInput.read(path: path, limit: BoundedInput.passphraseLimit)
+            data = try RootOwnedFile.read(path: path, limit: BoundedInput.documentLimit, access: .readableByOthers)
+        } catch {
+            throw .unreadable(path: path, reason: error.reason)
+        }
+        return try parse(data, path: path)
+    }
+
+    /// Reads a passphrase file a policy names: a regular file of root's that no one else may
+    /// read or write, in directories only root can change (`RootOwnedFile`), holding the
+    /// passphrase and at most one final newline.
+    public static func readPassphrase(path: String) throws(KioskPolicyError) -> Secret {
+        let data: Data
+        do {
+            data = try RootOwnedFile.read(path: path, limit: BoundedInput.passphraseLimit, access: .rootOnly)
         } catch {
             throw .unsafePassphraseFile(path: path, reason: error.reason)
         }

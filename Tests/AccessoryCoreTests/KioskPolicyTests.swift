@@ -184,7 +184,7 @@ struct KioskPassphraseFileTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         #expect(reason(try file("x", mode: 0o644))?.contains("chmod 600") == true)
         #expect(reason(try file("x", mode: 0o620))?.contains("chmod 600") == true)
-        #expect(reason(directory.appendingPathComponent("missing").path)?.contains("cannot be read") == true)
+        #expect(reason(directory.appendingPathComponent("missing").path)?.contains("cannot be opened") == true)
         let target = try file("x", mode: 0o600)
         let link = directory.appendingPathComponent("link").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
@@ -201,6 +201,41 @@ struct KioskPassphraseFileTests {
         #expect(reason(notRoots)?.contains("not owned by root") == true)
         let large = try file(String(repeating: "x", count: BoundedInput.passphraseLimit + 1), mode: 0o600)
         #expect(reason(large)?.contains("larger than") == true)
+    }
+
+    @Test(.enabled(if: getuid() == 0, "the directories must be root's; the project's tests run as root"))
+    func aFileInADirectoryOthersCanChangeOrReachedThroughALinkIsRefused() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = try file("camera pass", mode: 0o600)
+        #expect(try KioskPolicy.readPassphrase(path: path) == Secret("camera pass"))
+        // Another user could put another file in its place.
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
+        #expect(reason(path)?.contains("its directory \(directory.path) may be written by others") == true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+        #expect(chown(directory.path, 1000, 1000) == 0)
+        #expect(reason(path)?.contains("its directory \(directory.path) is not owned by root") == true)
+        #expect(chown(directory.path, 0, 0) == 0)
+        // A link among the directories is not followed either.
+        let linked = directory.deletingLastPathComponent().appendingPathComponent("kiosk-link-\(UUID())")
+        try FileManager.default.createSymbolicLink(atPath: linked.path, withDestinationPath: directory.path)
+        defer { try? FileManager.default.removeItem(at: linked) }
+        let throughLink = linked.appendingPathComponent((path as NSString).lastPathComponent).path
+        #expect(reason(throughLink)?.contains("symbolic link") == true)
+    }
+
+    @Test(.enabled(if: getuid() == 0, "the file must be root's; the project's tests run as root"))
+    func theAgentTakesAPolicyOnlyRootCanHaveWritten() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let policy = #"{"schemaVersion": 1, "policies": [{"profiles": ["ge.wled.softap"], "users": [0], "choose": "firstMatch"}]}"#
+        let path = try file(policy, mode: 0o644)
+        #expect(try KioskPolicy.loadRootOwned(path: path).policies.count == 1)
+        try FileManager.default.setAttributes([.posixPermissions: 0o664], ofItemAtPath: path)
+        do {
+            _ = try KioskPolicy.loadRootOwned(path: path)
+            Issue.record("a group-writable policy was taken")
+        } catch {
+            #expect("\(error)".contains(path) && "\(error)".contains("chmod go-w"), "\(error)")
+        }
     }
 
     @Test func thePassphraseIsNeverInTheError() throws {
