@@ -89,7 +89,7 @@ let package = Package(
         .testTarget(name: "PackagingTests", dependencies: ["AccessoryCLI", "ServiceHarness"]),
         .testTarget(
             name: "AccessoryAgentTests",
-            dependencies: ["BusService", "GLibRuntime", "AccessoryCore", "ServiceHarness"],
+            dependencies: ["AccessoryAgent", "BusService", "GLibRuntime", "AccessoryCore", "ServiceHarness"],
             exclude: ["Clients"]
         ),
         .testTarget(

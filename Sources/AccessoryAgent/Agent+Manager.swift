@@ -99,10 +99,15 @@ extension Agent {
 
     // MARK: Sessions
 
+    /// Profiles are read only once polkit allowed the session: a caller it refuses makes the
+    /// agent read no file.
     private func openSession(_ call: MethodCall, profile id: String, options: [String: DBusValue]) async throws(CallFailure) -> String {
+        _ = try CallOptions(options, known: [])
         let uid = try await uid(of: call.sender)
+        try checkSessionLimits(call.sender, uid: uid)
+        try await require(.openSession, call, uid: uid)
         let profile = try loadProfile(id)
-        return try await openSession(call, profile: profile, uid: uid, options: options)
+        return try await openSession(call, profile: profile, uid: uid)
     }
 
     private func openSessionWithProfile(_ call: MethodCall, options: [String: DBusValue]) async throws(CallFailure) -> String {
@@ -110,25 +115,52 @@ extension Agent {
             throw .invalidArguments("profile", "expected a file descriptor the caller opened")
         }
         defer { close(descriptor) }
+        _ = try CallOptions(options, known: [])
         let uid = try await uid(of: call.sender)
+        try checkSessionLimits(call.sender, uid: uid)
         try await require(.useClientProfile, call, uid: uid)
+        try await require(.openSession, call, uid: uid)
+        let limits = configuration.limits
+        let read = await ClientInput.read(descriptor, limit: limits.clientProfileBytes, within: limits.clientProfileTime)
         let profile: AccessoryProfile
         do {
-            let data = try BoundedInput.read(descriptor: descriptor, name: "the client's profile", limit: BoundedInput.documentLimit)
-            profile = try AccessoryProfile.parse(data, path: "the client's profile").withoutProductImages
+            switch read {
+            case .success(let data): profile = try AccessoryProfile.parse(data, path: "the client's profile").withoutProductImages
+            case .failure(.timedOut): throw CallFailure(AgentError.timedOut(what: "the client's profile", seconds: Int(limits.clientProfileTime.components.seconds)))
+            case .failure(.input(let error)): throw ProfileError.unreadable(path: "the client's profile", reason: error.reason)
+            }
         } catch let error as ProfileError {
             throw CallFailure(AgentError.invalidProfile(error))
+        } catch let error as CallFailure {
+            throw error
         } catch {
             throw CallFailure(AgentError.invalidProfile(.unreadable(path: "the client's profile", reason: "\(error)")))
         }
-        return try await openSession(call, profile: profile, uid: uid, options: options)
+        guard profile.items.count <= limits.itemsPerCall else {
+            throw CallFailure(AgentError.limitExceeded(
+                what: "items in one profile", limit: limits.itemsPerCall, advice: "split the profile, or show fewer items at a time"))
+        }
+        return try await openSession(call, profile: profile, uid: uid)
     }
 
-    private func openSession(
-        _ call: MethodCall, profile: AccessoryProfile, uid: UInt32, options: [String: DBusValue]
-    ) async throws(CallFailure) -> String {
-        _ = try CallOptions(options, known: [])
-        try await require(.openSession, call, uid: uid)
+    /// Refuses a session past the limits of its connection or its user.
+    private func checkSessionLimits(_ client: String, uid: UInt32) throws(CallFailure) {
+        let limits = configuration.limits
+        if sessions.values.count(where: { $0.client == client }) >= limits.sessionsPerConnection {
+            throw CallFailure(AgentError.limitExceeded(
+                what: "open sessions on this connection", limit: limits.sessionsPerConnection,
+                advice: "invalidate the sessions you no longer use"))
+        }
+        if sessions.values.count(where: { $0.uid == uid }) >= limits.sessionsPerUser {
+            throw CallFailure(AgentError.limitExceeded(
+                what: "open sessions as this user", limit: limits.sessionsPerUser,
+                advice: "close the programs of yours that keep sessions open"))
+        }
+    }
+
+    private func openSession(_ call: MethodCall, profile: AccessoryProfile, uid: UInt32) async throws(CallFailure) -> String {
+        // Checked again: other calls may have opened sessions while polkit answered.
+        try checkSessionLimits(call.sender, uid: uid)
         sessionCount += 1
         let path = "\(AgentConfiguration.managerPath)/session/\(sessionCount)"
         let owner = AccessoryOwner(uid: uid, profileID: profile.id)
@@ -150,6 +182,12 @@ extension Agent {
         }
         let host = SessionHost(
             path: path, client: call.sender, uid: uid, userName: Self.userName(of: uid), session: session, object: object)
+        do {
+            try checkSessionLimits(call.sender, uid: uid)
+        } catch {
+            await bus.unexport(object)
+            throw error
+        }
         sessions[path] = host
         Journal.info("session \(path) opened by \(call.sender) (uid \(uid)) over profile \(profile.id)")
         // A client that left while polkit or the bus answered was not seen leaving by the session.

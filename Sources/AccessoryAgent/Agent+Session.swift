@@ -24,6 +24,12 @@ extension Agent {
         case "Activate":
             try await apply(.activate, to: host)
         case "ShowPicker":
+            try checkItemCount(argument(0))
+            let limit = configuration.limits.recordsPerUser
+            if ownedRecords(uid: host.uid).count >= limit {
+                throw CallFailure(AgentError.limitExceeded(
+                    what: "accessories", limit: limit, advice: "remove the ones you no longer use ('accessoryctl remove')"))
+            }
             let items = try Self.read { () throws(AccessorySessionError) in
                 try argument(0).elements.enumerated().map { index, item throws(AccessorySessionError) in
                     try AccessorySession.pickerRequestItem(item.jsonValue, at: "items[\(index)]")
@@ -40,6 +46,7 @@ extension Agent {
             let frontEnd = picks ? try await frontEnd(for: host) : .agent
             try await apply(.showPicker(items, settings, frontEnd), to: host)
         case "UpdatePicker":
+            try checkItemCount(argument(0))
             let items = try Self.read { () throws(AccessorySessionError) in
                 try argument(0).elements.enumerated().map { index, item throws(AccessorySessionError) in
                     try AccessorySession.discoveredDisplayItem(item.jsonValue, at: "items[\(index)]")
@@ -87,6 +94,14 @@ extension Agent {
             throw CallFailure(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "Session1 has no method \(call.member)")
         }
         return []
+    }
+
+    private func checkItemCount(_ items: DBusValue) throws(CallFailure) {
+        let limit = configuration.limits.itemsPerCall
+        guard items.elements.count <= limit else {
+            throw CallFailure(AgentError.limitExceeded(
+                what: "items in one call", limit: limit, advice: "show fewer items, or update the picker in steps"))
+        }
     }
 
     /// Who picks for a session: the picker agent of its client, else the kiosk policy, else the

@@ -15,6 +15,8 @@ public struct AgentConfiguration: Sendable {
     public var idleExit: Duration?
     /// NetworkManager and BlueZ are reached on this bus address; `nil`: the system bus.
     public var radioBusAddress: String?
+    /// How much the agent holds for its clients.
+    public var limits = AgentLimits()
 
     public static let busName = "io.accessorysetup"
     public static let managerPath = "/io/accessorysetup"
@@ -40,4 +42,25 @@ public struct AgentConfiguration: Sendable {
         self.kioskPolicyPath = kioskPolicyPath
         self.idleExit = idleExit
     }
+}
+
+/// How much of the agent one client can make it hold (docs/dbus-api.md, "Limits"). A call past
+/// a limit is refused with `io.accessorysetup.Error.LimitsExceeded`, or the bus's
+/// `org.freedesktop.DBus.Error.LimitsExceeded` for arguments too large to read.
+public struct AgentLimits: Sendable {
+    /// Open sessions of one bus connection.
+    public var sessionsPerConnection = 8
+    /// Open sessions of one user, over all their connections.
+    public var sessionsPerUser = 128
+    /// Accessory records one user keeps; `ShowPicker` is refused past it.
+    public var recordsPerUser = 256
+    /// Items of one `ShowPicker` or `UpdatePicker`, and items of a client's profile.
+    public var itemsPerCall = 64
+    /// The arguments of one method call, in bytes, checked before they are read.
+    public var argumentBytes = 1 << 20
+    /// A client's profile (`OpenSessionWithProfile`): its size, and how long it may take to arrive.
+    public var clientProfileBytes = 1 << 20
+    public var clientProfileTime = Duration.seconds(5)
+
+    public init() {}
 }

@@ -11,8 +11,11 @@ public enum Journal {
 
     private static let lock = Mutex(())
 
+    /// Writes one line: every control or format character of `message` (a newline, ESC, a
+    /// bidi override a client put in a name) is escaped, so no client can forge a line or
+    /// disguise one.
     public static func log(_ priority: Priority, _ message: String) {
-        let line = String(message.map { $0.isNewline ? " " : $0 })
+        let line = terminalSafe(message)
         lock.withLock { _ in
             StandardStream.error.write("<\(priority.rawValue)>\(line)\n")
         }

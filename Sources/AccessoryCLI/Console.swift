@@ -86,21 +86,6 @@ public struct TerminalText: ExpressibleByStringInterpolation, Sendable {
     }
 }
 
-/// Text safe to print on a terminal: every character that could act on it or disguise the
-/// text (`Unicode.Scalar.isUnsafeOnTerminal`: controls, C1 included, bidi overrides and other
-/// format characters, line separators) becomes `\xNN` per UTF-8 byte.
-func terminalSafe(_ text: String) -> String {
-    var result = ""
-    for scalar in text.unicodeScalars {
-        if scalar.isUnsafeOnTerminal {
-            for byte in String(scalar).utf8 { result += "\\x" + Hex.string([byte]) }
-        } else {
-            result.unicodeScalars.append(scalar)
-        }
-    }
-    return result
-}
-
 /// JSON text with what `terminalSafe` escapes written as JSON escapes (`\u001b`, `\u202e`,
 /// surrogate pairs above U+FFFF). Raw ones can only be inside strings (the encoder's own
 /// layout is spaces and newlines, and it escapes C0 itself), so the document means the same.

@@ -18,6 +18,11 @@ public enum AgentError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidArguments(field: String, reason: String)
     /// The kiosk policy file was refused; the agent keeps the policy it had.
     case invalidKioskPolicy(KioskPolicyError)
+    /// The caller asked for more than the agent holds for one client (`what`, such as "open
+    /// sessions on this connection"); `advice` says how to stay within it.
+    case limitExceeded(what: String, limit: Int, advice: String)
+    /// The client took longer than `seconds` to hand over what the call needs (a profile).
+    case timedOut(what: String, seconds: Int)
 
     public enum Code: String, Hashable, Sendable, CaseIterable {
         case notAuthorized = "NotAuthorized"
@@ -28,6 +33,8 @@ public enum AgentError: Error, Hashable, Sendable, CustomStringConvertible {
         case noSuchPickerAgent = "DoesNotExist"
         case invalidArguments = "InvalidArguments"
         case invalidKioskPolicy = "InvalidKioskPolicy"
+        case limitExceeded = "LimitsExceeded"
+        case timedOut = "TimedOut"
 
         public var dbusName: String { "io.accessorysetup.Error." + rawValue }
     }
@@ -42,6 +49,8 @@ public enum AgentError: Error, Hashable, Sendable, CustomStringConvertible {
         case .noSuchPickerAgent: .noSuchPickerAgent
         case .invalidArguments: .invalidArguments
         case .invalidKioskPolicy: .invalidKioskPolicy
+        case .limitExceeded: .limitExceeded
+        case .timedOut: .timedOut
         }
     }
 
@@ -66,6 +75,10 @@ public enum AgentError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(field): \(reason)"
         case .invalidKioskPolicy(let error):
             "the kiosk policy was refused and the previous one is kept:\n\(error)"
+        case .limitExceeded(let what, let limit, let advice):
+            "at most \(limit) \(what) are allowed; \(advice)"
+        case .timedOut(let what, let seconds):
+            "\(what) did not arrive within \(seconds) s; write it whole and close the descriptor you pass"
         }
     }
 }

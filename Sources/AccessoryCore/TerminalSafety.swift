@@ -13,3 +13,18 @@ extension Unicode.Scalar {
         }
     }
 }
+
+/// Text safe to print on a terminal or write to a log line: every character that could act on
+/// it or disguise the text (`Unicode.Scalar.isUnsafeOnTerminal`: controls, C1 included, bidi
+/// overrides and other format characters, line separators) becomes `\xNN` per UTF-8 byte.
+public func terminalSafe(_ text: String) -> String {
+    var result = ""
+    for scalar in text.unicodeScalars {
+        if scalar.isUnsafeOnTerminal {
+            for byte in String(scalar).utf8 { result += "\\x" + Hex.string([byte]) }
+        } else {
+            result.unicodeScalars.append(scalar)
+        }
+    }
+    return result
+}

@@ -64,10 +64,13 @@ public actor BusConnection {
     private var subscription: guint = 0
     private var closedHandler: gulong = 0
     private var exported: [String: ExportedObject] = [:]
+    /// Calls to exported objects whose arguments are larger are refused before they are read.
+    private let argumentLimit: Int?
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    private init(executor: GLibMainContextExecutor, connection: GObjectRef, uniqueName: String) {
+    private init(executor: GLibMainContextExecutor, connection: GObjectRef, uniqueName: String, argumentLimit: Int?) {
+        self.argumentLimit = argumentLimit
         self.executor = executor
         self.connection = connection
         self.uniqueName = uniqueName
@@ -77,9 +80,11 @@ public actor BusConnection {
 
     /// Connects to `address`. With `watchingPeers`, a service's connection, `vanishedPeers`
     /// reports every peer that leaves the bus; a client leaves it unset and spares the bus
-    /// daemon a match rule and itself every `NameOwnerChanged` on the bus.
+    /// daemon a match rule and itself every `NameOwnerChanged` on the bus. A call to an exported
+    /// object with arguments larger than `argumentLimit` bytes is refused with
+    /// `org.freedesktop.DBus.Error.LimitsExceeded` before anything of it is read.
     public static func connect(
-        _ address: BusAddress, threadName: String = "bus", watchingPeers: Bool = false
+        _ address: BusAddress, threadName: String = "bus", watchingPeers: Bool = false, argumentLimit: Int? = nil
     ) async throws(BusError) -> BusConnection {
         let executor = GLibMainContextExecutor(name: threadName)
         let result = await executor.run {
@@ -90,7 +95,7 @@ public actor BusConnection {
         }
         switch result {
         case .success(let (connection, uniqueName)):
-            let bus = BusConnection(executor: executor, connection: connection, uniqueName: uniqueName)
+            let bus = BusConnection(executor: executor, connection: connection, uniqueName: uniqueName, argumentLimit: argumentLimit)
             await bus.start(watchingPeers: watchingPeers)
             return bus
         case .failure(let error):
@@ -159,7 +164,7 @@ public actor BusConnection {
     /// Exports `object` at its path; its method calls then arrive in `incomingCalls`.
     public func export(_ object: ExportedObject) throws(BusError) {
         let calls = self.calls
-        let box = Unmanaged.passRetained(CallBox(calls: calls, object: object)).toOpaque()
+        let box = Unmanaged.passRetained(CallBox(calls: calls, object: object, argumentLimit: argumentLimit)).toOpaque()
         var vtable = GDBusInterfaceVTable()
         // Without a get_property handler GDBus hands Get and GetAll to method_call (after
         // checking the property exists and is readable), so that the caller can be checked.
@@ -171,6 +176,13 @@ public actor BusConnection {
                 g_dbus_method_invocation_return_dbus_error(
                     invocation, "org.freedesktop.DBus.Error.AccessDenied",
                     "\(box.object.path) belongs to another client of the service")
+                return
+            }
+            let size = g_variant_get_size(parameters)
+            if let limit = box.argumentLimit, size > limit {
+                g_dbus_method_invocation_return_dbus_error(
+                    invocation, "org.freedesktop.DBus.Error.LimitsExceeded",
+                    "the call's arguments are \(size) bytes; the service reads at most \(limit)")
                 return
             }
             if interface == "org.freedesktop.DBus.Properties" {
@@ -417,8 +429,10 @@ private final class HandlerBox<Value> {
 private final class CallBox {
     let calls: AsyncStream<MethodCall>.Continuation
     let object: ExportedObject
-    init(calls: AsyncStream<MethodCall>.Continuation, object: ExportedObject) {
+    let argumentLimit: Int?
+    init(calls: AsyncStream<MethodCall>.Continuation, object: ExportedObject, argumentLimit: Int?) {
         self.calls = calls
         self.object = object
+        self.argumentLimit = argumentLimit
     }
 }

@@ -172,10 +172,12 @@ struct MockServicesAgentRecordTests {
 
     @Test func everySessionHearsInvalidatedWhenTheAgentStops() async throws {
         let services = try AgentServices()
-        let client = try await services.client()
+        // Five clients, each with as many sessions as one connection may open.
+        var clients: [AgentClient] = []
+        for _ in 0..<5 { clients.append(try await services.client()) }
         var sessions: [ClientSession] = []
-        for _ in 0..<40 {
-            let session = try await client.openSession("org.example.plug")
+        for index in 0..<40 {
+            let session = try await clients[index % clients.count].openSession("org.example.plug")
             _ = try await session.activate()
             sessions.append(session)
         }
@@ -188,7 +190,7 @@ struct MockServicesAgentRecordTests {
         }
         let logged = services.agent.log.components(separatedBy: "invalidated io.accessorysetup.Error.Invalidated")
         #expect(logged.count - 1 == sessions.count)
-        await client.close()
+        for client in clients { await client.close() }
     }
 }
 

@@ -192,7 +192,9 @@ struct MockServicesAgentSessionEndTests {
         let leaving = try ServiceProcess(
             name: "gdbus call", executable: "/usr/bin/setpriv",
             arguments: AgentServices.asUser(try systemUser("nobody"), "/usr/bin/gdbus", [
-                "call", "--system", "--dest", AgentProcess.busName, "--object-path", AgentClient.manager,
+                // Interactive, as from a desktop: the agent waits up to 5 minutes for polkit, so
+                // a slow machine cannot make the held check time out first.
+                "call", "--interactive", "--system", "--dest", AgentProcess.busName, "--object-path", AgentClient.manager,
                 "--method", "io.accessorysetup.Manager1.OpenSession", "org.example.plug", "{}",
             ]),
             environment: services.bus.environment, logFile: scratch.url.appendingPathComponent("client.log"))
@@ -213,5 +215,20 @@ func outcome(_ body: () async throws(BusError) -> [DBusValue]) async -> Result<[
         return .success(try await body())
     } catch {
         return .failure(error)
+    }
+}
+
+@Suite("Agent log lines (private bus: mock NetworkManager, BlueZ, polkitd)")
+struct MockServicesAgentLogTests {
+    @Test func whatAClientNamesIsLoggedWithEveryControlAndFormatCharacterEscaped() async throws {
+        let services = try AgentServices(kiosk: kioskPolicy(profiles: ["ge.wled.softap"], users: [0]))
+        let (client, _, id) = try await MockServicesAgentSessionEndTests.pickedWLED(services)
+        // A right-to-left override makes a log line read otherwise than it is.
+        try await client.manager("RenameAccessory", [.string(id), .string("Desk \u{202E}gnp.exe"), .vardict([])])
+        let logged = try await poll(timeout: .seconds(10)) { services.agent.log.contains("changed: authorized") ? true : nil }
+        #expect(logged == true, "\(services.agent.log)")
+        #expect(services.agent.log.contains(#"'Desk \xe2\x80\xaegnp.exe'"#), "\(services.agent.log)")
+        #expect(!services.agent.log.contains("\u{202E}"))
+        await client.close()
     }
 }

@@ -9,6 +9,8 @@ setpriv). Each command prints one JSON object a line: {"call": ..., "reply": ...
     agent_client.py remove ID               Manager1.RemoveAccessory
     agent_client.py rename ID NAME          Manager1.RenameAccessory
     agent_client.py report ACTION UUID      Manager1.ReportConnection
+    agent_client.py latency SECONDS         Manager1.ListAccessories again and again for SECONDS;
+        prints {"calls": N, "slowest": SECONDS, "failed": N}
     agent_client.py pick PROFILE ITEMS [--picker SSID]
         opens a session, activates, shows a picker for ITEMS (a JSON array) and prints the
         events until PickerDidDismiss; with --picker it registers a picker agent on its own
@@ -159,6 +161,25 @@ def pick(profile, items, choose_ssid):
     return state["status"]
 
 
+def latency(seconds):
+    """Times ListAccessories calls, one after another, while something else loads the agent."""
+    import time
+    calls, failed, slowest = 0, 0, 0.0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        start = time.monotonic()
+        try:
+            bus.call_sync(AGENT, MANAGER_PATH, MANAGER, "ListAccessories", GLib.Variant("(a{sv})", ({},)),
+                          None, Gio.DBusCallFlags.NONE, 30000, None)
+        except GLib.Error:
+            failed += 1
+        slowest = max(slowest, time.monotonic() - start)
+        calls += 1
+        time.sleep(0.05)
+    emit({"calls": calls, "slowest": slowest, "failed": failed})
+    return 0 if failed == 0 else 1
+
+
 def main(arguments):
     command, rest = arguments[0], arguments[1:]
     if command == "list":
@@ -174,6 +195,8 @@ def main(arguments):
         ok, _ = call("RenameAccessory", "(ssa{sv})", (rest[0], rest[1], {}))
     elif command == "report":
         ok, _ = call("ReportConnection", "(sa{sv})", (rest[0], {"uuid": GLib.Variant("s", rest[1])}))
+    elif command == "latency":
+        return latency(float(rest[0]))
     elif command == "pick":
         choose = rest[rest.index("--picker") + 1] if "--picker" in rest else None
         return pick(rest[0], json.loads(rest[1]), choose)

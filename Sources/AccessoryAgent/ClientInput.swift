@@ -1,0 +1,49 @@
+import AccessoryCore
+import Dispatch
+import FoundationEssentials
+import GLibRuntime
+import Glibc
+
+/// What a client hands the agent through a file descriptor, read off the agent's thread with a
+/// size and a time bound: a pipe its writer never closes costs one call its time limit, and
+/// blocks nobody else.
+enum ClientInput {
+    enum Failure: Error {
+        case input(BoundedInputError)
+        case timedOut
+    }
+
+    static func read(_ descriptor: Int32, limit: Int, within time: Duration) async -> Result<Data, Failure> {
+        let copy = dup(descriptor)
+        guard copy >= 0 else { return .failure(.input(.unreadable(name: "the descriptor", reason: SystemErrorText.reason(errno)))) }
+        let deadline = ContinuousClock.now + time
+        return await withCheckedContinuation { continuation in
+            // Dispatch's global queue takes a thread of its own when its others block; the
+            // agent's actor and the Swift pool's threads never wait here.
+            DispatchQueue.global().async {
+                defer { close(copy) }
+                continuation.resume(returning: readBounded(copy, limit: limit, until: deadline))
+            }
+        }
+    }
+
+    private static func readBounded(_ descriptor: Int32, limit: Int, until deadline: ContinuousClock.Instant) -> Result<Data, Failure> {
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return .failure(.timedOut) }
+            var wait = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&wait, 1, (left + .milliseconds(1)).saturatingMilliseconds(as: Int32.self))
+            if ready < 0 && errno == EINTR { continue }
+            guard ready >= 0 else { return .failure(.input(.unreadable(name: "the client's profile", reason: SystemErrorText.reason(errno)))) }
+            if ready == 0 { continue }
+            let got = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if got < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            guard got >= 0 else { return .failure(.input(.unreadable(name: "the client's profile", reason: SystemErrorText.reason(errno)))) }
+            if got == 0 { return .success(data) }
+            data.append(contentsOf: chunk[..<got])
+            if data.count > limit { return .failure(.input(.tooLarge(name: "the client's profile", limit: limit))) }
+        }
+    }
+}
