@@ -92,10 +92,7 @@ start_ap() {
     ip netns exec "$netns" ip addr flush dev "$iface"
     ip netns exec "$netns" ip addr add "$subnet.1/24" dev "$iface"
     ip netns exec "$netns" hostapd -B -P "/run/lab/hostapd-$name.pid" -f "$OUT/logs/hostapd-$name.log" -d "$conf" >/dev/null || return 1
-    ip netns exec "$netns" dnsmasq --conf-file=/dev/null --user=root --interface="$iface" --bind-interfaces \
-        --except-interface=lo --port=0 --no-ping --dhcp-range="$subnet.10,$subnet.100,255.255.255.0,1h" \
-        --dhcp-authoritative --dhcp-leasefile="/run/lab/dnsmasq-$name.leases" --pid-file="/run/lab/dnsmasq-$name.pid" \
-        --log-dhcp --log-facility="$OUT/logs/dnsmasq-$name.log" || return 1
+    start_dhcp "$name" "$netns" || return 1
     ip netns exec "$netns" python3 -m http.server 80 --bind "$subnet.1" --directory "/run/lab/www-$name" \
         >/dev/null 2>&1 &
     echo $! >"/run/lab/http-$name.pid"
@@ -184,6 +181,15 @@ expect_one_error() {
     else
         expect_match "$1" "$errors" "$3"
     fi
+}
+
+# start_dhcp NAME NETNS: the DHCP server of access point NAME (again, after stop_dhcp).
+start_dhcp() {
+    local name=$1 netns=$2 iface=${AP_IFACE[$2]} subnet=${AP_SUBNET[$2]}
+    ip netns exec "$netns" dnsmasq --conf-file=/dev/null --user=root --interface="$iface" --bind-interfaces \
+        --except-interface=lo --port=0 --no-ping --dhcp-range="$subnet.10,$subnet.100,255.255.255.0,1h" \
+        --dhcp-authoritative --dhcp-leasefile="/run/lab/dnsmasq-$name.leases" --pid-file="/run/lab/dnsmasq-$name.pid" \
+        --log-dhcp --log-facility="$OUT/logs/dnsmasq-$name.log"
 }
 
 # stops the DHCP server of access point $1, so a join to it stalls while getting an address.
