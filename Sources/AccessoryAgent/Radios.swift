@@ -9,6 +9,8 @@ actor Radios {
     private let busAddress: String?
     private var networkManager: NetworkManagerClient?
     private var bluez: BlueZClient?
+    /// The rescans while pickers discover over Wi-Fi, and how many pickers do.
+    private var rescanning: (pickers: Int, task: Task<Void, Never>)?
 
     init(busAddress: String?) {
         self.busAddress = busAddress
@@ -85,13 +87,8 @@ actor Radios {
             return latest.values.map(\.entry).sorted { $0.bssid < $1.bssid }
         }
         await report(.wifiScanned(snapshot()))
-        let rescans = Task {
-            while !Task.isCancelled {
-                _ = try? await client.accessPoints(device: nil, rescan: true)
-                try? await Task.sleep(for: Self.rescanInterval)
-            }
-        }
-        defer { rescans.cancel() }
+        startRescanning(client)
+        defer { stopRescanning() }
         for await event in watch.events {
             switch event {
             case .appeared(let entry, let id):
@@ -100,6 +97,33 @@ actor Radios {
             case .vanished(let id): heard[id] = nil
             }
             await report(.wifiScanned(snapshot()))
+        }
+    }
+
+    /// Starts the rescans for one more picker: one schedule serves every open picker, so any
+    /// number of them costs NetworkManager one scan request per interval.
+    private func startRescanning(_ client: NetworkManagerClient) {
+        if let current = rescanning {
+            rescanning = (current.pickers + 1, current.task)
+            return
+        }
+        let task = Task {
+            while !Task.isCancelled {
+                _ = try? await client.accessPoints(device: nil, rescan: true)
+                try? await Task.sleep(for: Self.rescanInterval)
+            }
+        }
+        rescanning = (1, task)
+    }
+
+    /// One picker fewer; the rescans stop with the last.
+    private func stopRescanning() {
+        guard let current = rescanning else { return }
+        if current.pickers > 1 {
+            rescanning = (current.pickers - 1, current.task)
+        } else {
+            current.task.cancel()
+            rescanning = nil
         }
     }
 

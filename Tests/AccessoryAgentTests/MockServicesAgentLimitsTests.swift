@@ -120,3 +120,32 @@ struct MockServicesAgentLimitsTests {
         return number * scale
     }
 }
+
+@Suite("Agent discovery for many pickers (private bus: mock NetworkManager, BlueZ, polkitd)")
+struct MockServicesAgentScanScheduleTests {
+    @Test func openPickersShareOneScanSchedule() async throws {
+        let services = try AgentServices()
+        var held: [(AgentClient, TestPicker, ClientSession)] = []
+        let nowhere = pickerItem("Acme plug", [("ssidPrefix", "Acme-Setup-ZZ")])
+        for _ in 0..<4 {
+            let client = try await services.client()
+            let picker = try await TestPicker(on: client.bus, behaviour: .wait)
+            try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+            let session = try await client.openSession("org.example.plug")
+            _ = try await session.activate()
+            try await session.showPicker([nowhere], settings: .vardict([("discoveryTimeout", .uint32(60))]))
+            held.append((client, picker, session))
+        }
+        let before = try services.networkManager.scanRequests().count
+        let window = Duration.seconds(4)
+        try await Task.sleep(for: window)
+        let requested = try services.networkManager.scanRequests().count - before
+        // One a second for all four pickers (each would ask once a second on its own).
+        let seconds = Int(window.components.seconds)
+        #expect(requested >= 1 && requested <= seconds + 1, "\(requested) scan requests in \(window) for \(held.count) pickers")
+        for (client, _, session) in held {
+            try await session.call("Invalidate")
+            await client.close()
+        }
+    }
+}
