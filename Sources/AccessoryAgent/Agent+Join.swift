@@ -18,6 +18,7 @@ extension Agent {
         var joinOptions = JoinOptions()
         joinOptions.recordID = record.id
         joinOptions.cleaningUp = ownConnections
+        joinOptions.permittedUser = uid == 0 ? nil : Self.userName(of: uid)
         joinOptions.device = try reader.string("device", expected: "an interface name") { !$0.isEmpty && $0.utf8.count <= 15 }
         if let seconds = try reader.uint32("restoreAfter", expected: "uint32 seconds") {
             joinOptions.restoreAfter = seconds == 0 ? nil : .seconds(Int(seconds))
@@ -179,12 +180,14 @@ extension Agent {
 
     /// Switches the hotspot of an accessory that revealed it in a Bluetooth handoff off again,
     /// where its profile can; a failure is only logged (the accessory times it out itself).
+    /// Called as a join ends: the revealed passphrase is dropped whatever happens to the hotspot
+    /// (a later join asks the accessory again).
     func switchHotspotOff(_ recordID: UUID) async {
+        handedOff[recordID] = nil
         guard let record = records.first(where: { $0.id == recordID }), let address = record.bluetoothIdentifier,
               let profile = try? loadProfile(record.owner.profileID), profile.handoff == .bluetoothToWiFi,
               let handoff = profile.bluetoothHandoff, handoff.switchOff != nil
         else { return }
-        handedOff[recordID] = nil
         await switchHotspotOff(address, handoff)
     }
 

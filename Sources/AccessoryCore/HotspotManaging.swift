@@ -61,6 +61,9 @@ public struct JoinOptions: Sendable {
     public var bindToClient = false
     /// The authorization record the connection belongs to, exported to dispatcher scripts.
     public var recordID: UUID?
+    /// The user the profile belongs to (`connection.permissions`): no other user sees or uses
+    /// it in NetworkManager; `nil`: a system profile, as for root's joins.
+    public var permittedUser: String?
     /// Leftovers of this project's joins are cleaned up before joining: all of them, or with
     /// a set, only those with one of these UUIDs (the agent's own).
     public var cleaningUp: Set<String>?

@@ -76,6 +76,7 @@ enum LibNM {
         GObjectProperty.set(general, NM_SETTING_CONNECTION_TYPE, NM_SETTING_WIRELESS_SETTING_NAME)
         // Never fight the person's own networks for the radio.
         GObjectProperty.set(general, NM_SETTING_CONNECTION_AUTOCONNECT, false)
+        for user in profile.permittedUsers { _ = nm_setting_connection_add_permission(general, "user", user, nil) }
         nm_connection_add_setting(connection.pointer, general)
 
         let wireless = nm_setting_wireless_new()!

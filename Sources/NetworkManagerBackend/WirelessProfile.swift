@@ -17,6 +17,10 @@ struct WirelessProfile: Hashable, Sendable {
     var wepKey: Secret?
     var eap: EAPProfile?
     var userData: [String: String] = [:]
+    /// `connection.permissions`: only these users see the profile and may use it; none: every
+    /// user (a system profile). Its secrets stay NetworkManager's own (`psk-flags` none: kept
+    /// in its root-only store, no user's secret agent asked).
+    var permittedUsers: [String] = []
 
     struct EAPProfile: Hashable, Sendable {
         var methods: [String]
@@ -75,6 +79,7 @@ extension WirelessProfile {
         if let record = options.recordID {
             userData[ProfileTag.recordID] = record.uuidString.lowercased()
         }
+        permittedUsers = options.permittedUser.map { [$0] } ?? []
     }
 
     var isOurs: Bool { userData[ProfileTag.managed] == "1" }

@@ -232,3 +232,28 @@ struct MockServicesAgentLogTests {
         await client.close()
     }
 }
+
+@Suite("Agent profiles of a user (private bus: mock NetworkManager, BlueZ, polkitd; setpriv)")
+struct MockServicesAgentProfileOwnerTests {
+    @Test func aUsersJoinMakesAProfileOnlyThatUserSeesInNetworkManager() async throws {
+        let user = try systemUser("nobody")
+        let services = try AgentServices(kiosk: kioskPolicy(profiles: ["ge.wled.softap"], users: [user]))
+        try services.polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.join", "io.accessorysetup.authorize"])
+        let picked = try services.runClient(uid: user, ["pick", "ge.wled.softap", MockServicesAgentUserTests.wledItems])
+        let added = try #require(picked.objects.first { $0["event"] as? String == "AccessoryAdded" }, "\(picked)")
+        let id = try #require(((added["args"] as? [[String: Any]])?.first)?["id"] as? String)
+        let joined = try services.runClient(uid: user, ["join", id])
+        #expect(joined.status == 0, "\(joined)")
+
+        let settings = try services.networkManager.connectionPaths().map { path in
+            try services.runProgram("/usr/bin/gdbus", [
+                "call", "--system", "--dest", "org.freedesktop.NetworkManager", "--object-path", path,
+                "--method", "org.freedesktop.NetworkManager.Settings.Connection.GetSettings",
+            ]).out
+        }
+        let accessory = try #require(settings.first { $0.contains("'Accessory WLED-AP'") }, "\(settings)")
+        #expect(accessory.contains("'permissions': <['user:nobody:']>"), "\(accessory)")
+        let home = try #require(settings.first { $0.contains("'HomeNet'") })
+        #expect(!home.contains("permissions"), "the person's own profile is left as it was")
+    }
+}
