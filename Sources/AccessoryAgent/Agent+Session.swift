@@ -44,6 +44,16 @@ extension Agent {
                 try await require(.authorize, call, uid: host.uid)
             }
             let frontEnd = picks ? try await frontEnd(for: host) : .agent
+            if picks, let agent = host.pickerAgent {
+                let limit = configuration.limits.pickersPerPickerAgent
+                let open = sessions.values.count { $0 !== host && $0.pickerAgent == agent && $0.choice != nil }
+                guard open < limit else {
+                    host.pickerAgent = nil
+                    throw CallFailure(AgentError.limitExceeded(
+                        what: "pickers open at once in one desktop session", limit: limit,
+                        advice: "wait until the person has answered one"))
+                }
+            }
             try await apply(.showPicker(items, settings, frontEnd), to: host)
         case "UpdatePicker":
             try checkItemCount(argument(0))

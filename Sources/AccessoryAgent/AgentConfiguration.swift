@@ -52,6 +52,8 @@ public struct AgentLimits: Sendable {
     public var sessionsPerConnection = 8
     /// Open sessions of one user, over all their connections.
     public var sessionsPerUser = 128
+    /// Pickers one picker agent (a desktop session's, or a client's own) shows at once.
+    public var pickersPerPickerAgent = 4
     /// Accessory records one user keeps; `ShowPicker` is refused past it.
     public var recordsPerUser = 256
     /// Items of one `ShowPicker` or `UpdatePicker`, and items of a client's profile.

@@ -375,10 +375,13 @@ final class TestPicker: Sendable {
         self.state = state
         task = Task {
             var pending: MethodCall?
+            // Earlier requests of other sessions, still open: a picker agent may show several.
+            var held: [MethodCall] = []
             for await call in bus.incomingCalls {
                 state.calls.withLock { $0.append(Call(member: call.member, arguments: call.arguments)) }
                 switch call.member {
                 case "RequestChoice":
+                    if let previous = pending { held.append(previous) }
                     pending = call
                 case "UpdateEntries":
                     state.entries.withLock { entries in
@@ -391,8 +394,15 @@ final class TestPicker: Sendable {
                         }
                     }
                 case "Cancel":
-                    pending?.reply(errorName: "io.accessorysetup.Error.UserCancelled", message: "the agent cancelled")
-                    pending = nil
+                    let session = call.arguments.first?.string
+                    if pending?.arguments.first?.string == session {
+                        pending?.reply(errorName: "io.accessorysetup.Error.UserCancelled", message: "the agent cancelled")
+                        pending = nil
+                    }
+                    for request in held where request.arguments.first?.string == session {
+                        request.reply(errorName: "io.accessorysetup.Error.UserCancelled", message: "the agent cancelled")
+                    }
+                    held.removeAll { $0.arguments.first?.string == session }
                 default:
                     break
                 }

@@ -149,3 +149,34 @@ struct MockServicesAgentScanScheduleTests {
         }
     }
 }
+
+@Suite("Agent pickers of one picker agent (private bus: mock NetworkManager, BlueZ, polkitd)")
+struct MockServicesAgentPickerLimitTests {
+    @Test func onePickerAgentShowsAtMostItsLimitOfPickersAtOnce() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .wait)
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let nowhere = pickerItem("Acme plug", [("ssidPrefix", "Acme-Setup-ZZ")])
+        let limit = AgentLimits().pickersPerPickerAgent
+        var sessions: [ClientSession] = []
+        for _ in 0...limit {
+            let session = try await client.openSession("org.example.plug")
+            _ = try await session.activate()
+            sessions.append(session)
+        }
+        for session in sessions.prefix(limit) {
+            try await session.showPicker([nowhere], settings: .vardict([("discoveryTimeout", .uint32(60))]))
+        }
+        try await picker.wait(for: "RequestChoice")
+        let refused = await expectBusError("io.accessorysetup.Error.LimitsExceeded") {
+            try await sessions[limit].showPicker([nowhere])
+        }
+        #expect(refused?.contains("\(limit) pickers open at once") == true, "\(refused ?? "")")
+        // Once the person answered one (here: it ended), another may open.
+        try await sessions[0].call("Invalidate")
+        try await sessions[limit].showPicker([nowhere], settings: .vardict([("discoveryTimeout", .uint32(60))]))
+        for session in sessions.dropFirst() { try await session.call("Invalidate") }
+        await client.close()
+    }
+}
