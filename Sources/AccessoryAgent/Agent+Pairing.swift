@@ -22,11 +22,39 @@ extension Agent {
                 Journal.notice("pairing: \(address) asks the person to type a code on it")
                 Task { await self?.showPasskey(code, for: address) }
             },
+            confirm: { [weak self] code, address in
+                await self?.confirmPasskey(code, for: address) ?? false
+            },
             warn: { Journal.warning($0) })
         self.pairingAgent = pairingAgent
         Journal.info("pairing: \(address)")
         try await pairingAgent.pair(address, devicePath: path)
         Journal.notice("pairing: \(address) paired")
+    }
+
+    /// Asks the person, through the picker of the session setting up `address`, whether the
+    /// accessory shows `code`. A pick made by the kiosk policy has no person to ask: the
+    /// comparison is refused, as consent cannot be skipped.
+    private func confirmPasskey(_ code: String, for address: MACAddress) async -> Bool {
+        guard let host = sessions.values.first(where: { $0.session.settingUpBluetoothAddress == address }) else {
+            Journal.notice("pairing: \(address) shows a number to confirm, and no session is setting it up; refused")
+            return false
+        }
+        guard let agent = host.pickerAgent else {
+            Journal.notice("pairing: \(address) shows a number to confirm, and no person picks for session \(host.path); refused")
+            return false
+        }
+        Journal.notice("pairing: \(address) shows a number; the picker asks the person to compare it")
+        do {
+            try await bus.call(
+                destination: agent.connection, path: agent.path, interface: "io.accessorysetup.PickerAgent1",
+                method: "ConfirmPasskey", [.objectPath(host.path), .string(code)], timeout: .seconds(60))
+            Journal.notice("pairing: the person confirmed the number \(address) shows")
+            return true
+        } catch {
+            Journal.notice("pairing: the number \(address) shows was not confirmed: \(error)")
+            return false
+        }
     }
 
     /// Tells the picker of the session setting up `address` which code to type on the accessory.

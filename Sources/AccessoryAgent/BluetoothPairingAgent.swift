@@ -4,11 +4,13 @@ import BusService
 import FoundationEssentials
 import GLibRuntime
 
-/// A BlueZ pairing agent (`org.bluez.Agent1`, capability `DisplayOnly`) exported on a bus
+/// A BlueZ pairing agent (`org.bluez.Agent1`, capability `DisplayYesNo`) exported on a bus
 /// connection, pairing over that same connection: BlueZ asks the agent of the connection that
-/// called `Device1.Pair`. Just Works is accepted for the device being paired, a code the
-/// accessory asks the person to type on it goes to `show`, and a code it would want typed into
-/// this machine is refused, as is any question about another device or from anyone but BlueZ.
+/// called `Device1.Pair`. Just Works is accepted for the device being paired (the person picked
+/// it), a code the accessory asks the person to type on it goes to `show`, a number both sides
+/// show (numeric comparison) goes to `confirm` and pairs only if the person confirms it, and a
+/// code the accessory would want typed into this machine is refused, as is any question about
+/// another device or from anyone but BlueZ.
 ///
 /// The agent and `accessoryctl handoff` each pair through one of these; whoever owns the
 /// connection routes the `org.bluez.Agent1` calls at `path` to `answer(_:)`.
@@ -32,6 +34,7 @@ public actor BluetoothPairingAgent {
     public nonisolated let path: String
     private let bus: BusConnection
     private let show: @Sendable (_ code: String, _ address: MACAddress) -> Void
+    private let confirm: @Sendable (_ code: String, _ address: MACAddress) async -> Bool
     private let warn: @Sendable (String) -> Void
     private var exported: ExportedObject?
     /// BlueZ's device paths being paired now; questions about others are refused.
@@ -39,16 +42,21 @@ public actor BluetoothPairingAgent {
     /// What a device being paired asked for and was refused, by device path: the pairing's
     /// failure says it rather than BlueZ's bare `AuthenticationRejected`.
     private var refused: [String: String] = [:]
+    /// The number a device being paired showed and the person did not confirm, by device path.
+    private var unconfirmed: [String: String] = [:]
 
-    /// `show` gets the code to type on the accessory; `warn`, what went wrong but did not stop
-    /// the pairing.
+    /// `show` gets the code to type on the accessory; `confirm`, the number the accessory
+    /// shows, answering whether the person saw the same (without a person to ask: no);
+    /// `warn`, what went wrong but did not stop the pairing.
     public init(
         bus: BusConnection, path: String, show: @escaping @Sendable (_ code: String, _ address: MACAddress) -> Void,
+        confirm: @escaping @Sendable (_ code: String, _ address: MACAddress) async -> Bool,
         warn: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.bus = bus
         self.path = path
         self.show = show
+        self.confirm = confirm
         self.warn = warn
     }
 
@@ -64,6 +72,7 @@ public actor BluetoothPairingAgent {
         defer {
             pairing[devicePath] = nil
             refused[devicePath] = nil
+            unconfirmed[devicePath] = nil
         }
         do {
             try await bus.call(destination: "org.bluez", path: devicePath, interface: "org.bluez.Device1", method: "Pair", timeout: timeout)
@@ -72,6 +81,9 @@ public actor BluetoothPairingAgent {
         } catch where error.isTimeout {
             throw .timedOut("pairing with \(address)", seconds: Int(timeout.components.seconds))
         } catch {
+            if let code = unconfirmed[devicePath] {
+                throw .notAuthorized("the person did not confirm that \(address) shows \(code); nothing was paired")
+            }
             if let question = refused[devicePath] {
                 throw .notSupported("""
                     \(address) asked for a code to be typed into this machine (\(question)), which accessory-setup \
@@ -89,7 +101,7 @@ public actor BluetoothPairingAgent {
         do {
             try await bus.call(
                 destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", method: "RegisterAgent",
-                [.objectPath(path), .string("DisplayOnly")], timeout: .seconds(10))
+                [.objectPath(path), .string("DisplayYesNo")], timeout: .seconds(10))
         } catch where error.name == "org.bluez.Error.AlreadyExists" {
             // Registered before BlueZ restarted, say.
         } catch {
@@ -128,8 +140,16 @@ public actor BluetoothPairingAgent {
             throw rejected("accessory-setup is not pairing with that device")
         }
         switch call.member {
-        case "RequestAuthorization", "RequestConfirmation", "AuthorizeService":
-            // Just Works (or a confirmation BlueZ asks for it): the person chose this accessory.
+        case "RequestAuthorization", "AuthorizeService":
+            // Just Works: the person chose this accessory.
+            return []
+        case "RequestConfirmation":
+            // Numeric comparison: only the person can tell that both sides show the same number.
+            let code = Self.passkeyDigits(call.arguments.count > 1 ? call.arguments[1].int ?? 0 : 0)
+            guard await confirm(code, address) else {
+                unconfirmed[path] = code
+                throw rejected("the person did not confirm the number \(address) shows")
+            }
             return []
         case "DisplayPasskey", "DisplayPinCode":
             let code = call.member == "DisplayPasskey"

@@ -109,6 +109,9 @@ public enum AccessoryPicker {
                 case "RequestChoice":
                     await windows.request(call)
                     continue
+                case "ConfirmPasskey":
+                    await windows.confirmPasskey(call)
+                    continue
                 case "UpdateEntries" where arguments.count > 2:
                     let removed = arguments[2].elements.compactMap(\.unsigned)
                     await windows.update(session: session, entries: arguments[1].elements, removed: removed)

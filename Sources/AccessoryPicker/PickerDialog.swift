@@ -33,6 +33,11 @@ final class PickerDialog {
     private let spinner: Widget
     private let statusLabel: Widget
     private let errorLabel: Widget
+    /// The two answers to a numeric comparison while pairing (`ConfirmPasskey`).
+    private let compareBox: Widget
+    private let compareMatches: Widget
+    private let compareDiffers: Widget
+    private var comparison: MethodCall?
     private let searchSpinner: Widget
     private let searchLabel: Widget
     private var isClosed = false
@@ -104,6 +109,16 @@ final class PickerDialog {
         gtk_box_append(cgtk_box(statusBox), spinner)
         gtk_box_append(cgtk_box(statusBox), statusLabel)
         gtk_box_append(cgtk_box(content), statusBox)
+        compareBox = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 12)
+        gtk_widget_set_halign(compareBox, GTK_ALIGN_END)
+        compareDiffers = gtk_button_new()
+        compareMatches = gtk_button_new()
+        Self.label(compareDiffers, "It Does _Not Match")
+        Self.label(compareMatches, "It _Matches")
+        gtk_widget_add_css_class(compareMatches, "suggested-action")
+        gtk_box_append(cgtk_box(compareBox), compareDiffers)
+        gtk_box_append(cgtk_box(compareBox), compareMatches)
+        gtk_box_append(cgtk_box(content), compareBox)
         errorLabel = gtk_label_new("")
         gtk_label_set_wrap(cgtk_label(errorLabel), 1)
         gtk_label_set_xalign(cgtk_label(errorLabel), 0)
@@ -117,11 +132,14 @@ final class PickerDialog {
         gtk_window_set_default_widget(cgtk_window(window), setUp)
         refreshOptions()
         gtk_widget_set_visible(statusBox, 0)
+        gtk_widget_set_visible(compareBox, 0)
         gtk_widget_set_visible(errorLabel, 0)
 
         // Weak: GTK may emit while it tears the window down, after the dialog is gone.
         connect(setUp, "clicked") { [weak self] in self?.confirm() }
         connect(cancel, "clicked") { [weak self] in self?.dismiss() }
+        connect(compareMatches, "clicked") { [weak self] in self?.answerComparison(matches: true) }
+        connect(compareDiffers, "clicked") { [weak self] in self?.answerComparison(matches: false) }
         connect(list, "row-selected") { [weak self] _ in self?.selectionChanged() }
         connect(list, "row-activated") { [weak self] _ in self?.confirm() }
         connect(passphraseRow, "changed") { [weak self] in self?.selectionChanged() }
@@ -184,6 +202,19 @@ final class PickerDialog {
         }
     }
 
+    /// `ConfirmPasskey`: the accessory being paired shows `code`; the person answers whether
+    /// this window shows the same number. Not matching is the safe choice, so it has the focus.
+    func confirmPasskey(_ code: String, call: MethodCall) {
+        comparison?.reply(errorName: "io.accessorysetup.Error.UserCancelled", message: "a newer comparison replaced it")
+        comparison = call
+        let accessory = setUpName ?? chosen?.name ?? "the accessory"
+        gtk_widget_set_visible(statusBox, 1)
+        gtk_label_set_text(
+            cgtk_label(statusLabel), "Does “\(accessory)” show \(code)? Pair it only if it shows this very number.")
+        gtk_widget_set_visible(compareBox, 1)
+        gtk_widget_grab_focus(compareDiffers)
+    }
+
     /// The agent ended the picker (`Cancel`: a timeout, the client gone): a pending choice is
     /// answered, and the dialog says why until the person closes it.
     func cancelledByAgent(_ error: DBusValue?) {
@@ -240,6 +271,19 @@ final class PickerDialog {
         progress(step: "", error: nil)
     }
 
+    private func answerComparison(matches: Bool) {
+        guard let comparison else { return }
+        self.comparison = nil
+        gtk_widget_set_visible(compareBox, 0)
+        if matches {
+            comparison.reply()
+            progress(step: "pairing", error: nil)
+        } else {
+            comparison.reply(
+                errorName: "io.accessorysetup.Error.UserCancelled", message: "the person saw another number on the accessory")
+        }
+    }
+
     private func dismiss() {
         answerCancelled()
         finish(destroy: true)
@@ -250,6 +294,9 @@ final class PickerDialog {
     private func answerCancelled(message: String = "the person cancelled the picker") {
         call?.reply(errorName: "io.accessorysetup.Error.UserCancelled", message: message)
         call = nil
+        comparison?.reply(errorName: "io.accessorysetup.Error.UserCancelled", message: message)
+        comparison = nil
+        gtk_widget_set_visible(compareBox, 0)
     }
 
     private func finish(destroy: Bool) {

@@ -53,6 +53,18 @@ actor PickerWindows {
         dialogs[session]?.progress(step: step, error: error)
     }
 
+    /// `ConfirmPasskey`: the dialog of the session asks the person; the answer replies to `call`.
+    func confirmPasskey(_ call: MethodCall) {
+        guard case .objectPath(let session)? = call.arguments.first, let code = call.arguments.dropFirst().first?.string,
+              let dialog = dialogs[session]
+        else {
+            call.reply(errorName: "io.accessorysetup.Error.UserCancelled", message: "no picker of that session is open")
+            return
+        }
+        AccessoryPicker.log("\(session): the accessory shows a number to compare")
+        dialog.confirmPasskey(code, call: call)
+    }
+
     func cancel(session: String, error: DBusValue?) {
         AccessoryPicker.log("\(session): the agent ended the picker")
         dialogs[session]?.cancelledByAgent(error)

@@ -360,6 +360,11 @@ final class TestPicker: Sendable {
     private let state: State
     private let task: Task<Void, Never>
 
+    /// How the person answers `ConfirmPasskey`: the number matches, or it does not.
+    enum Comparison: Sendable {
+        case matches, differs
+    }
+
     private final class State: Sendable {
         let calls = Mutex<[Call]>([])
         /// Entries shown now, by id.
@@ -367,7 +372,7 @@ final class TestPicker: Sendable {
     }
 
     /// Exports the picker on `bus` and serves it; registering it is the test's to do.
-    init(on bus: BusConnection, behaviour: Behaviour) async throws {
+    init(on bus: BusConnection, behaviour: Behaviour, comparison: Comparison = .differs) async throws {
         self.bus = bus
         let xml = try String(contentsOf: AgentPaths.pickerAgentXML, encoding: .utf8)
         try await bus.export(ExportedObject(path: Self.path, interface: "io.accessorysetup.PickerAgent1", xml: xml))
@@ -392,6 +397,11 @@ final class TestPicker: Sendable {
                         for removed in call.arguments.count > 2 ? call.arguments[2].elements : [] {
                             if let id = removed.int { entries[UInt32(id)] = nil }
                         }
+                    }
+                case "ConfirmPasskey":
+                    switch comparison {
+                    case .matches: call.reply()
+                    case .differs: call.reply(errorName: "io.accessorysetup.Error.UserCancelled", message: "another number")
                     }
                 case "Cancel":
                     let session = call.arguments.first?.string

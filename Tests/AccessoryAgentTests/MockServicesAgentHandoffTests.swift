@@ -132,6 +132,55 @@ import Testing
         await client.close()
     }
 
+    /// Numeric comparison: the camera shows a number, and only the person can say this screen
+    /// shows the same; the picker asks, and the pairing follows the answer.
+    @Test(arguments: [TestPicker.Comparison.matches, .differs])
+    func aNumberToCompareIsAskedOfThePersonThroughThePicker(_ comparison: TestPicker.Comparison) async throws {
+        let (services, camera) = try Self.start()
+        try services.bluez.setPairing(camera, agentName: AgentProcess.busName, confirm: 27_182)
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .chooseDevice(address: Self.address), comparison: comparison)
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await client.openSession("com.gopro.camera")
+        _ = try await session.activate()
+        try await session.showPicker([Self.cameraItem])
+        let signals = try await session.waitForDismiss()
+        let asked = picker.calls.filter { $0.member == "ConfirmPasskey" }
+        #expect(asked.map { $0.arguments.last?.string } == ["027182"], "\(picker.members)")
+        #expect(asked.first?.arguments.first?.string == session.path)
+        switch comparison {
+        case .matches:
+            #expect(try services.bluez.gattLog(camera).agentCalls == [["RequestConfirmation", "accepted"]])
+            #expect(signals.map(\.member).contains("AccessoryAdded"), "\(signals.map(\.member))")
+        case .differs:
+            #expect(try services.bluez.gattLog(camera).agentCalls == [["RequestConfirmation", "org.bluez.Error.Rejected"]])
+            #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerSetupBridging", "PickerSetupFailed", "PickerDidDismiss"])
+            let failure = signals.first { $0.member == "PickerSetupFailed" }?.arguments.first?["message"]?.string
+            #expect(failure?.contains("did not confirm") == true, "\(failure ?? "")")
+            #expect(try services.storedRecords().isEmpty)
+        }
+        await client.close()
+    }
+
+    @Test func aKioskPickHasNoOneToCompareANumberWithAndIsRefused() async throws {
+        let services = try AgentServices(startAgent: false)
+        try services.agent.installShippedProfile("gopro.json")
+        try services.agent.writeKioskPolicy(kioskPolicy(profiles: ["com.gopro.camera"], users: [0]))
+        let camera = try Self.addCamera(services.bluez, answer: [0x02, 0x17, 0x00])
+        try services.agent.start()
+        try services.bluez.setPairing(camera, agentName: AgentProcess.busName, confirm: 27_182)
+        let client = try await services.client()
+        let session = try await client.openSession("com.gopro.camera")
+        _ = try await session.activate()
+        try await session.showPicker([Self.cameraItem])
+        let signals = try await session.waitForDismiss()
+        #expect(signals.map(\.member).contains("PickerSetupFailed"), "\(signals.map(\.member))")
+        #expect(try services.bluez.gattLog(camera).agentCalls == [["RequestConfirmation", "org.bluez.Error.Rejected"]])
+        #expect(services.agent.log.contains("no person picks for session"), "\(services.agent.log)")
+        #expect(try services.storedRecords().isEmpty)
+        await client.close()
+    }
+
     @Test func aCodeToTypeIntoThisMachineIsRefusedAndThePickFails() async throws {
         let (services, camera) = try Self.start()
         try services.bluez.setPairing(camera, agentName: AgentProcess.busName)

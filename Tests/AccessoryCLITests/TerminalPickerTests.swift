@@ -149,6 +149,25 @@ private let twoPlugs = [
         #expect(model.stage == .closed(.failed("setting up the accessory failed")))
     }
 
+    @Test func aNumberToCompareIsAnsweredWithYOrN() {
+        var model = choosing(twoPlugs)
+        let early = model.confirming("271828")
+        #expect(!early, "nothing is being set up yet")
+        _ = model.handle(.enter)
+        let asked = model.confirming("271828")
+        #expect(asked)
+        #expect(model.stage == .settingUp(7, name: nil, step: "pairing"))
+        #expect(model.handle(.enter) == nil, "Enter is no answer: the person must say y or n")
+        #expect(model.handle(.character("y")) == .confirm(true))
+        #expect(model.confirmation == nil)
+        #expect(model.handle(.character("n")) == nil, "answered once")
+        _ = model.confirming("314159")
+        #expect(model.handle(.escape) == .confirm(false))
+        _ = model.confirming("141421")
+        #expect(model.handle(.interrupt) == .cancel)
+        #expect(model.confirmation == nil)
+    }
+
     @Test func controlCWhileSettingUpLeaves() {
         var model = choosing(twoPlugs)
         _ = model.handle(.enter)
@@ -290,6 +309,11 @@ private let twoPlugs = [
         #expect(screen(width: 80).frame(model).lines[2] == "Pairing over Bluetooth LE…")
         model.progress("pairing", message: nil, passkey: "004242")
         #expect(screen(width: 80).frame(model).lines[2] == "Pairing: type 004242 on the accessory…")
+        _ = model.confirming("271828")
+        let comparing = screen(width: 120).frame(model).lines
+        #expect(comparing[2] == "Pairing: does the accessory show 271828? Pair only if it shows this very number.")
+        #expect(comparing.last == "y: it does, pair · n: it does not · Ctrl-C: leave")
+        _ = model.handle(.character("y"))
         model.progress("hotspotHandoff", message: nil)
         #expect(screen(width: 80).frame(model).lines[2] == "Switching its hotspot on over Bluetooth LE…")
         model.progress("failed", message: "the accessory refused the pairing")

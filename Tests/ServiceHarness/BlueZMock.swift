@@ -215,11 +215,13 @@ public final class BlueZMock: @unchecked Sendable {
     }
 
     /// Makes `Pair` on the device ask the last registered pairing agent (on `agentName`, by
-    /// default the bus name that registered it): to show `passkey`, or, without one, for a passkey.
-    public func setPairing(_ path: String, agentName: String? = nil, passkey: UInt32? = nil) throws {
+    /// default the bus name that registered it): to show `passkey`, to confirm that both sides
+    /// show `confirm` (numeric comparison), or, without either, for a passkey.
+    public func setPairing(_ path: String, agentName: String? = nil, passkey: UInt32? = nil, confirm: UInt32? = nil) throws {
         var options: [String] = []
         if let agentName { options.append("'agentName': <\(quoted(agentName))>") }
         if let passkey { options.append("'passkey': <uint32 \(passkey)>") }
+        if let confirm { options.append("'confirm': <uint32 \(confirm)>") }
         try mockCall("SetPairing", [quoted(path), "{" + options.joined(separator: ", ") + "}"])
     }
 

@@ -2,7 +2,9 @@ import AccessoryAgent
 import AccessoryCore
 import BlueZBackend
 import BusService
+import Dispatch
 import FoundationEssentials
+import Glibc
 import NetworkManagerBackend
 import ProvisioningHTTP
 
@@ -302,6 +304,21 @@ enum HandoffCommand {
         return .success
     }
 
+    /// Asks the person at the terminal whether the accessory shows `code` (Bluetooth numeric
+    /// comparison); without a terminal to ask on, no.
+    private static func confirmOnTerminal(_ code: String, _ address: MACAddress, _ console: Console) async -> Bool {
+        guard isatty(STDIN_FILENO) == 1 else {
+            console.error("\(AccessoryCtl.name): \(address) shows \(code) to be confirmed, and there is no terminal to ask on; not pairing")
+            return false
+        }
+        console.writeError("Does \(address) show \(code)? Pair only if it does [y/N] ")
+        let answer = await withCheckedContinuation { continuation in
+            // Off the Swift pool, which answers BlueZ meanwhile.
+            DispatchQueue.global().async { continuation.resume(returning: readLine(strippingNewline: true) ?? "") }
+        }
+        return ["y", "yes"].contains(answer.trimmingWhitespace().lowercased())
+    }
+
     /// Pairs as a BlueZ pairing agent of the command's own, on a connection of its own for the
     /// pairing (BlueZ asks the agent of the connection that calls `Pair`): a code the accessory
     /// asks the person to type on it is printed. Without an agent BlueZ pairs as
@@ -320,6 +337,10 @@ enum HandoffCommand {
                 show: { code, address in
                     HotspotCommand.clearProgress(console)
                     console.error("Type \(code) on \(address) to pair with it.")
+                },
+                confirm: { code, address in
+                    HotspotCommand.clearProgress(console)
+                    return await confirmOnTerminal(code, address, console)
                 },
                 warn: { console.error("\(AccessoryCtl.name): warning: \($0)") })
             let answering = Task {

@@ -33,6 +33,8 @@ struct PickerModel {
     enum Action: Equatable {
         case choose(entry: UInt32, name: String?, passphrase: Secret?)
         case cancel
+        /// The person's answer to `ConfirmPasskey`: whether the accessory shows the same number.
+        case confirm(Bool)
     }
 
     enum Key: Equatable {
@@ -52,6 +54,8 @@ struct PickerModel {
     private(set) var notice: String?
     /// The code the accessory asks the person to type on it while pairing.
     private(set) var passkey: String?
+    /// The number both sides show while pairing, for the person to compare (`ConfirmPasskey`).
+    private(set) var confirmation: String?
     /// Digits typed in a row choose the entry with that number.
     private var number = 0
 
@@ -100,8 +104,18 @@ struct PickerModel {
         }
     }
 
+    /// `ConfirmPasskey`: the accessory being paired shows `code`; the person says whether this
+    /// screen shows the same. Only while setting up; `false` when there is nothing to ask in.
+    mutating func confirming(_ code: String) -> Bool {
+        guard case .settingUp(let id, let name, _) = stage else { return false }
+        stage = .settingUp(id, name: name, step: "pairing")
+        confirmation = code
+        return true
+    }
+
     /// The agent ended the picker (`Cancel`), or it went away.
     mutating func ended(_ message: String) {
+        confirmation = nil
         guard !isClosed else { return }
         stage = .closed(.failed(message))
     }
@@ -120,12 +134,26 @@ struct PickerModel {
         case .passphrase(let id, let name):
             return typingPassphrase(id, name, key)
         case .settingUp:
+            if confirmation != nil, let answer = Self.confirmationAnswer(key) {
+                confirmation = nil
+                return .confirm(answer)
+            }
             // The choice is made; only leaving is left.
             guard key == .interrupt else { return nil }
+            confirmation = nil
             stage = .closed(.cancelled)
             return .cancel
         case .closed:
             return nil
+        }
+    }
+
+    /// y (yes, the numbers match) or n and Esc (they do not); other keys answer nothing.
+    private static func confirmationAnswer(_ key: Key) -> Bool? {
+        switch key {
+        case .character("y"), .character("Y"): true
+        case .character("n"), .character("N"), .escape: false
+        default: nil
         }
     }
 

@@ -68,6 +68,8 @@ struct PickerScreen {
             let entry = model.entries.first { $0.id == id }
             let shown = name.map { "\($0) (\(entry?.identity ?? ""))" } ?? describe(entry)
             let doing = switch step {
+            case "pairing" where model.confirmation != nil:
+                "Pairing: does the accessory show \(model.confirmation ?? "")? Pair only if it shows this very number."
             case "pairing" where model.passkey != nil: "Pairing: type \(model.passkey ?? "") on the accessory…"
             case "pairing": "Pairing over Bluetooth LE…"
             case "bridging": "Bringing up its Bluetooth connection…"
@@ -75,7 +77,7 @@ struct PickerScreen {
             default: "Setting it up…"
             }
             lines = [[Span("Setting up ", .bold), Span(shown, .bold)], [], [Span(doing)]]
-            lines += footer(model, ["Ctrl-C: leave"])
+            lines += footer(model, model.confirmation != nil ? ["y: it does, pair", "n: it does not", "Ctrl-C: leave"] : ["Ctrl-C: leave"])
         case .closed(let outcome):
             lines = switch outcome {
             case .done: [[Span("Done.")]]

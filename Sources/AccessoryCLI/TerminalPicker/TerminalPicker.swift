@@ -75,6 +75,8 @@ final class TerminalPicker: Sendable {
         var decoder = KeyDecoder()
         var terminal: RawTerminal?
         var pending: MethodCall?
+        /// A `ConfirmPasskey` waiting for the person's y or n.
+        var confirmation: MethodCall?
         var session: String?
         var passphrase: Secret?
 
@@ -87,6 +89,7 @@ final class TerminalPicker: Sendable {
             defer {
                 terminal?.close()
                 pending?.reply(errorName: Self.cancelled, message: "the picker was closed")
+                confirmation?.reply(errorName: Self.cancelled, message: "the picker was closed")
                 withExtendedLifetime(object) {}
             }
             for await input in inputs {
@@ -137,11 +140,21 @@ final class TerminalPicker: Sendable {
                 let error = AgentCommand.errorMessage(details)
                 model.progress(step, message: error?.message, passkey: details?.members?["passkey"]?.string)
                 call.reply()
+            case "ConfirmPasskey":
+                confirmation?.reply(errorName: Self.cancelled, message: "a newer comparison replaced it")
+                confirmation = nil
+                guard arguments.first?.string == session, model.confirming(arguments.count > 1 ? arguments[1].string ?? "" : "") else {
+                    call.reply(errorName: Self.cancelled, message: "this picker is not setting up an accessory of that session")
+                    return
+                }
+                confirmation = call
             case "Cancel", "Release":
                 let message = AgentCommand.errorMessage(arguments.count > 1 ? arguments[1] : nil)?.message
                 model.ended(message ?? "the agent closed the picker")
                 pending?.reply(errorName: Self.cancelled, message: "the picker was closed")
                 pending = nil
+                confirmation?.reply(errorName: Self.cancelled, message: "the picker was closed")
+                confirmation = nil
                 call.reply()
             default:
                 call.reply(errorName: "org.freedesktop.DBus.Error.UnknownMethod", message: "no method \(call.member)")
@@ -157,7 +170,16 @@ final class TerminalPicker: Sendable {
                 self.passphrase = passphrase
                 pending?.reply([.uint32(entry), .vardict(answer)])
                 pending = nil
+            case .confirm(let matches)?:
+                if matches {
+                    confirmation?.reply()
+                } else {
+                    confirmation?.reply(errorName: Self.cancelled, message: "the person saw another number on the accessory")
+                }
+                confirmation = nil
             case .cancel?:
+                confirmation?.reply(errorName: Self.cancelled, message: "the person left the picker")
+                confirmation = nil
                 if let call = pending {
                     call.reply(errorName: Self.cancelled, message: "the person cancelled the picker")
                     pending = nil

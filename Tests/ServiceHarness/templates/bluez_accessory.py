@@ -257,6 +257,8 @@ def ask_agent(device, pairing):
     agent = (str(pairing.get('agentName') or manager.agent_senders.get(path, '')), path)
     if 'passkey' in pairing:
         call = ('DisplayPasskey', 'ouq', (dbus.ObjectPath(device.path), dbus.UInt32(pairing['passkey']), dbus.UInt16(0)))
+    elif 'confirm' in pairing:
+        call = ('RequestConfirmation', 'ou', (dbus.ObjectPath(device.path), dbus.UInt32(pairing['confirm'])))
     else:
         call = ('RequestPasskey', 'o', (dbus.ObjectPath(device.path),))
     try:
@@ -269,10 +271,12 @@ def ask_agent(device, pairing):
 
 @dbus.service.method(MOCK_IFACE, in_signature='sa{sv}', out_signature='')
 def SetPairing(_self, path, options):
-    '''How Pair goes: with passkey (u) the agent is shown the passkey, without it the agent is
-    asked for one. agentName names the bus name the agent is on (default: the one it
+    '''How Pair goes: with passkey (u) the agent is shown the passkey, with confirm (u) it is
+    asked to confirm that both sides show that number (numeric comparison), without either
+    it is asked for one. agentName names the bus name the agent is on (default: the one it
     registered from).'''
-    mockobject.objects[path].pairing = {str(k): (int(v) if k == 'passkey' else str(v)) for k, v in options.items()}
+    mockobject.objects[path].pairing = {
+        str(k): (int(v) if k in ('passkey', 'confirm') else str(v)) for k, v in options.items()}
 
 
 @dbus.service.method(MOCK_IFACE, in_signature='su', out_signature='')
