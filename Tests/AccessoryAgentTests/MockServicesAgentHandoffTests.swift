@@ -8,10 +8,9 @@ import Testing
 /// NetworkManager, the real agent): the hotspot handoff runs as the pick's bridging step, the
 /// record keeps the hotspot it revealed, the join uses it, and leaving switches it off.
 @Suite(.serialized) final class MockServicesAgentHandoffTests {
-    static let address = "D4:D9:19:AA:BB:CC"
-    static let command = "b5f90072-aa8d-11e3-9046-0002a5d5c51b"
-    static let response = "b5f90073-aa8d-11e3-9046-0002a5d5c51b"
-    static let gopro = "0000fea6-0000-1000-8000-00805f9b34fb"
+    static let address = GoProCamera.address
+    static let command = GoProCamera.command
+    static let gopro = GoProCamera.service
     static let cameraItem = pickerItem("GoPro camera", [("bluetoothServiceUUID", gopro)])
 
     /// The services, the agent with the shipped GoPro profile, and a camera answering
@@ -26,21 +25,8 @@ import Testing
         return (services, camera)
     }
 
-    /// A camera laid out as Open GoPro documents it, answering Set AP Control (on) with `answer`
-    /// after `delayMs`.
     static func addCamera(_ bluez: BlueZMock, answer: [UInt8], delayMs: Int = 100) throws -> String {
-        let wifiService = "b5f90001-aa8d-11e3-9046-0002a5d5c51b"
-        return try bluez.addGATTDevice(
-            address, name: "GoPro 1234",
-            spec: .init(service: wifiService, advertised: [gopro], characteristics: [
-                .init("b5f90002-aa8d-11e3-9046-0002a5d5c51b", flags: ["encrypt-read"], value: Array("GP24501234".utf8)),
-                .init("b5f90003-aa8d-11e3-9046-0002a5d5c51b", flags: ["encrypt-read"], value: Array("camera-pass-1234".utf8)),
-                .init(command, flags: ["encrypt-write"], service: gopro),
-                .init(response, flags: ["encrypt-notify"], service: gopro),
-            ], answers: [
-                .init(write: [0x03, 0x17, 0x01, 0x01], characteristic: response, value: answer, delayMs: delayMs),
-                .init(write: [0x03, 0x17, 0x01, 0x00], characteristic: response, value: [0x02, 0x17, 0x00], delayMs: 100),
-            ]))
+        try GoProCamera.add(to: bluez, answer: answer, delayMs: delayMs)
     }
 
     /// A client with a picker that chooses the camera, its session, and the signals of its pick.

@@ -72,6 +72,7 @@ final class PickerServices: @unchecked Sendable {
         try FileManager.default.copyItem(
             at: Self.packageRoot.appendingPathComponent("profiles/images"),
             to: agent.profileDirectory.appendingPathComponent("images"))
+        try agent.installShippedProfile("gopro.json")
         try agent.start()
         display = try HeadlessDisplay()
         scratch = try ScratchDirectory("accessory-picker")
@@ -218,6 +219,34 @@ struct MockServicesPickerTests {
         #expect(labels.contains("“Kitchen plug” is set up."), "labels: \(labels)")
         for name in ["choose-list", "choose-chosen", "choose-done"] {
             #expect(throws: Never.self) { try services.checkScreenshot(name) }
+        }
+    }
+
+    @Test(
+        "a number the camera shows while pairing is put to the person, and the pairing follows the answer",
+        arguments: ["matches", "differs"])
+    func numericComparison(_ answer: String) throws {
+        let services = try PickerServices()
+        try services.networkManager.addAccessPoint(
+            services.device, name: "gopro", ssid: GoProCamera.ssid, bssid: "02:00:00:00:00:50", strength: 70,
+            security: .wpa2)
+        let camera = try GoProCamera.add(to: services.bluez)
+        try services.bluez.setPairing(camera, agentName: AgentProcess.busName, confirm: 271_828)
+        let items = #"[{"name": "GoPro camera", "descriptor": {"bluetoothServiceUUID": "\#(GoProCamera.service)"}}]"#
+        let client = try services.startClient(profile: "com.gopro.camera", items: items)
+        let run = try services.drive(
+            ["choose", "--rows", "1", "--choose", "GoPro", "--compare", answer], title: "GoPro (Open GoPro BLE API)")
+        let result = services.finish(client)
+        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
+        let comparing = run.lines.compactMap { $0["comparing"] as? [String] }.first ?? []
+        #expect(comparing.contains { $0.contains("show 271828?") }, "labels: \(comparing)")
+        let asked = try services.bluez.gattLog(camera).agentCalls
+        if answer == "matches" {
+            #expect(asked == [["RequestConfirmation", "accepted"]])
+            #expect(result.output.contains("AccessoryAdded: GoPro camera"), "client:\n\(result.output)")
+        } else {
+            #expect(asked == [["RequestConfirmation", "org.bluez.Error.Rejected"]])
+            #expect(!result.output.contains("AccessoryAdded"), "client:\n\(result.output)")
         }
     }
 

@@ -177,6 +177,8 @@ def main():
     parser.add_argument("--choose")
     parser.add_argument("--rename")
     parser.add_argument("--passphrase")
+    parser.add_argument("--compare", choices=["matches", "differs"],
+                        help="answer the number the accessory shows while pairing")
     parser.add_argument("--shots")
     parser.add_argument("--title", required=True)
     args = parser.parse_args()
@@ -242,6 +244,12 @@ def main():
         say(setUpSensitive=[before, after])
     screenshot(args, "chosen")
     press(window, "Set Up")
+    if args.compare is not None:
+        answer = "It Matches" if args.compare == "matches" else "It Does Not Match"
+        wait_for(f"the button '{answer}'", lambda: find(window, pyatspi.ROLE_PUSH_BUTTON, answer), timeout=30)
+        say(comparing=visible_labels(window))
+        screenshot(args, "compare")
+        press(window, answer)
     wait_for("the setup to end", lambda: find(window, pyatspi.ROLE_PUSH_BUTTON, "Close"), timeout=30)
     say(labels=visible_labels(window))
     screenshot(args, "done")
