@@ -19,18 +19,8 @@ MANAGER_PATH = "/io/accessorysetup"
 MANAGER = "io.accessorysetup.Manager1"
 SESSION = "io.accessorysetup.Session1"
 PICKER_PATH = "/io/accessorysetup/lab/picker"
-PICKER_XML = """
-<node><interface name="io.accessorysetup.PickerAgent1">
-  <method name="RequestChoice"><arg type="o" direction="in"/><arg type="a{sv}" direction="in"/>
-    <arg type="u" direction="out"/><arg type="a{sv}" direction="out"/></method>
-  <method name="UpdateEntries"><arg type="o" direction="in"/><arg type="aa{sv}" direction="in"/>
-    <arg type="au" direction="in"/></method>
-  <method name="SetupProgress"><arg type="o" direction="in"/><arg type="s" direction="in"/>
-    <arg type="a{sv}" direction="in"/></method>
-  <method name="Cancel"><arg type="o" direction="in"/><arg type="a{sv}" direction="in"/></method>
-  <method name="Release"/>
-</interface></node>
-"""
+# The interface as the package installs it.
+PICKER_XML_FILE = "/usr/share/dbus-1/interfaces/io.accessorysetup.PickerAgent1.xml"
 
 bus = Gio.bus_get_sync(Gio.BusType.SYSTEM, None)
 
@@ -61,7 +51,8 @@ def picker(profile, items):
         else:
             invocation.return_value(None)
 
-    node = Gio.DBusNodeInfo.new_for_xml(PICKER_XML)
+    with open(PICKER_XML_FILE, encoding="utf-8") as xml:
+        node = Gio.DBusNodeInfo.new_for_xml(xml.read())
     bus.register_object(PICKER_PATH, node.interfaces[0], on_call, None, None)
     call(MANAGER_PATH, MANAGER, "RegisterPickerAgent", "(oa{sv})", (PICKER_PATH, {}))
     path = open_session(profile)

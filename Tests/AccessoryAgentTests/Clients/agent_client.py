@@ -20,6 +20,7 @@ Exit status 0 when every call succeeded, 1 when one was refused, 2 on a timeout.
 """
 
 import json
+import os
 import sys
 
 from gi.repository import Gio, GLib
@@ -29,18 +30,9 @@ MANAGER_PATH = "/io/accessorysetup"
 MANAGER = "io.accessorysetup.Manager1"
 SESSION = "io.accessorysetup.Session1"
 PICKER_PATH = "/io/accessorysetup/test/gio_picker"
-PICKER_XML = """
-<node><interface name="io.accessorysetup.PickerAgent1">
-  <method name="RequestChoice"><arg type="o" direction="in"/><arg type="a{sv}" direction="in"/>
-    <arg type="u" direction="out"/><arg type="a{sv}" direction="out"/></method>
-  <method name="UpdateEntries"><arg type="o" direction="in"/><arg type="aa{sv}" direction="in"/>
-    <arg type="au" direction="in"/></method>
-  <method name="SetupProgress"><arg type="o" direction="in"/><arg type="s" direction="in"/>
-    <arg type="a{sv}" direction="in"/></method>
-  <method name="Cancel"><arg type="o" direction="in"/><arg type="a{sv}" direction="in"/></method>
-  <method name="Release"/>
-</interface></node>
-"""
+# The interface as the repository defines it (dbus/).
+PICKER_XML_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "dbus",
+                               "io.accessorysetup.PickerAgent1.xml")
 
 bus = Gio.bus_get_sync(Gio.BusType.SYSTEM, None)
 
@@ -116,7 +108,8 @@ def pick(profile, items, choose_ssid):
         answer_if_possible()
 
     if choose_ssid is not None:
-        node = Gio.DBusNodeInfo.new_for_xml(PICKER_XML)
+        with open(PICKER_XML_FILE, encoding="utf-8") as xml:
+            node = Gio.DBusNodeInfo.new_for_xml(xml.read())
         bus.register_object(PICKER_PATH, node.interfaces[0], on_picker_call, None, None)
         ok, _ = call("RegisterPickerAgent", "(oa{sv})", (PICKER_PATH, {}))
         if not ok:
