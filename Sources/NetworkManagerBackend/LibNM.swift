@@ -92,6 +92,9 @@ enum LibNM {
             GObjectProperty.set(security, NM_SETTING_WIRELESS_SECURITY_KEY_MGMT, keyManagement)
             if let psk = profile.psk {
                 GObjectProperty.set(security, NM_SETTING_WIRELESS_SECURITY_PSK, psk.reveal())
+                // Said outright: NetworkManager holds the secret (in its root-only store), and
+                // no user's secret agent is ever asked for it.
+                _ = nm_setting_set_secret_flags(security, NM_SETTING_WIRELESS_SECURITY_PSK, NM_SETTING_SECRET_FLAG_NONE, nil)
             }
             if let key = profile.wepKey {
                 GObjectProperty.set(security, NM_SETTING_WIRELESS_SECURITY_WEP_KEY_TYPE, NM_WEP_KEY_TYPE_KEY.rawValue)
