@@ -29,6 +29,8 @@ start_wpa2_ap wled acc1 WLED-AP wled1234
 
 as bob stdbuf -oL gdbus monitor --system --dest io.accessorysetup >/run/lab/bob-monitor.txt 2>&1 &
 monitor=$!
+for _ in $(seq 100); do grep -q 'is owned by' /run/lab/bob-monitor.txt && break; sleep 0.1; done
+check bob_monitor_watches grep 'is owned by' /run/lab/bob-monitor.txt
 as alice "$ACCESSORYCTL" pick ge.wled.softap --timeout 90 >/run/lab/alice-pick.txt 2>&1 &
 pick=$!
 session=
@@ -64,8 +66,10 @@ expect ssid_unchanged "$(as alice "$ACCESSORYCTL" list --json | jq -r '.[0].ssid
 rm /etc/accessory-setup/kiosk.json
 busctl call io.accessorysetup /io/accessorysetup io.accessorysetup.Manager1 Reload >/dev/null
 for _ in $(seq 50); do grep -q KioskPolicy /run/lab/bob-monitor.txt && break; sleep 0.1; done
+check bob_monitor_still_runs kill -0 "$monitor"
 kill "$monitor"
-check bob_monitor_listened grep -q KioskPolicy /run/lab/bob-monitor.txt
+cp /run/lab/bob-monitor.txt "$OUT/logs/bob-monitor.txt"
+check bob_monitor_listened grep KioskPolicy /run/lab/bob-monitor.txt
 check bob_heard_nothing_of_alices_session not grep -q -e "$session" -e WLED -e "$id" /run/lab/bob-monitor.txt
 
 # A picker killed while the agent waits for its choice: nothing is recorded or joined.
