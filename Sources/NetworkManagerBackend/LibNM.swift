@@ -182,6 +182,15 @@ enum LibNM {
             id: string(nm_connection_get_id(connection)) ?? "", uuid: string(nm_connection_get_uuid(connection)) ?? "",
             ssid: bytes(of: nm_setting_wireless_get_ssid(wireless)),
             hidden: nm_setting_wireless_get_hidden(wireless) != 0)
+        if let general = nm_connection_get_setting_connection(connection) {
+            for index in 0..<nm_setting_connection_get_num_permissions(general) {
+                var type: UnsafePointer<CChar>?, item: UnsafePointer<CChar>?
+                if nm_setting_connection_get_permission(general, index, &type, &item, nil) != 0, string(type) == "user",
+                   let user = string(item) {
+                    profile.permittedUsers.append(user)
+                }
+            }
+        }
         if let security = nm_connection_get_setting_wireless_security(connection) {
             profile.keyManagement = string(nm_setting_wireless_security_get_key_mgmt(security))
             profile.psk = string(nm_setting_wireless_security_get_psk(security)).map(Secret.init)

@@ -445,16 +445,18 @@ extension NetworkManagerClient {
         }
     }
 
-    /// A stored join replaces the profiles of ours stored before for its SSID, as a new
-    /// configuration replaces the one for the same SSID with Apple's: one stored profile (and one
-    /// "Accessory <SSID>" name) per hotspot, however often it is joined. Join-once profiles are
+    /// A stored join replaces the profiles of ours stored before for its SSID and its user, as a
+    /// new configuration replaces the one for the same SSID with Apple's: one stored profile (and
+    /// one "Accessory <SSID>" name) per hotspot and user, however often it is joined; another
+    /// user's profile of the same SSID (other `connection.permissions`) stays. Join-once profiles are
     /// left to their own joins, and a profile in use on another device to that device. Only once
     /// the join can no longer be undone: when it is up without a checkpoint, else when it is
     /// left. A failed join, or one NetworkManager rolls back, keeps what was stored.
     private func removeProfiles(replacedBy kept: WirelessProfile) async {
         let active = activeConnectionUUIDs()
         let replaced = ourProfiles().filter { _, profile in
-            profile.uuid != kept.uuid && profile.ssid == kept.ssid && !profile.isJoinOnce && !active.contains(profile.uuid)
+            profile.uuid != kept.uuid && profile.ssid == kept.ssid && profile.permittedUsers == kept.permittedUsers
+                && !profile.isJoinOnce && !active.contains(profile.uuid)
         }
         for (connection, _) in replaced { try? await delete(connection) }
     }

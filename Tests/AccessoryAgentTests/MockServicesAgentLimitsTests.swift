@@ -82,8 +82,9 @@ struct MockServicesAgentLimitsTests {
         case .success(let reply): Issue.record("a profile that never ended opened a session: \(reply)")
         case .failure(let error): #expect(error.name == "io.accessorysetup.Error.TimedOut", "\(error)")
         }
-        // Its own time, however busy the machine: nothing else waited for it, nor it for them.
-        #expect(waited >= Self.limits.clientProfileTime && waited < Self.limits.clientProfileTime + .seconds(10), "\(waited)")
+        // Not before its time; how long after depends on the machine (a sanitizer run is slow),
+        // and that it held up no one else is what the other user's timings show.
+        #expect(waited >= Self.limits.clientProfileTime, "\(waited)")
 
         // The agent stayed well within its unit's memory limit, and the other user was
         // answered within a second all along.

@@ -235,6 +235,54 @@ struct MockServicesAgentLogTests {
 
 @Suite("Agent profiles of a user (private bus: mock NetworkManager, BlueZ, polkitd; setpriv)")
 struct MockServicesAgentProfileOwnerTests {
+    /// The test plug with a stored profile (joinOnce false).
+    static let storedPlugProfile = plugProfile
+        .replacingOccurrences(of: #""id": "org.example.plug""#, with: #""id": "org.example.storedplug""#)
+        .replacingOccurrences(of: #""passphrase": { "source": "none" } }"#, with: #""passphrase": { "source": "none" }, "joinOnce": false }"#)
+
+    @Test func aStoredJoinReplacesItsOwnUsersProfileOfTheSSIDButNeverAnotherUsers() async throws {
+        let services = try AgentServices(startAgent: false)
+        try services.agent.installProfile(Self.storedPlugProfile, name: "org.example.storedplug")
+        try services.agent.start()
+        // Another user's stored profile of the same hotspot, as the agent makes them.
+        let settings = """
+            {'connection': {'id': <'Accessory Acme-Setup-4F2A'>, 'uuid': <'\(UUID().uuidString.lowercased())'>, \
+            'type': <'802-11-wireless'>, 'permissions': <['user:nobody:']>}, \
+            '802-11-wireless': {'ssid': <b'Acme-Setup-4F2A'>}, \
+            'user': {'data': <{'accessory-setup.managed': '1', 'accessory-setup.join-once': '0'}>}}
+            """
+        let add = try services.runProgram("/usr/bin/gdbus", [
+            "call", "--system", "--dest", "org.freedesktop.NetworkManager",
+            "--object-path", "/org/freedesktop/NetworkManager/Settings",
+            "--method", "org.freedesktop.NetworkManager.Settings.AddConnection", settings,
+        ])
+        #expect(add.status == 0, "\(add)")
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .choose(ssid: "Acme-Setup-4F2A"))
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await client.openSession("org.example.storedplug")
+        _ = try await session.activate()
+        try await session.showPicker([plugItem])
+        let added = try #require(try await session.waitForDismiss().first { $0.member == "AccessoryAdded" }?.arguments.first)
+        let id = try #require(added["id"]?.string)
+        _ = picker
+        // Twice: the second stored profile replaces root's first, and only that one.
+        for _ in 0..<2 {
+            try await client.manager("JoinAccessory", [.string(id), .vardict([("restoreAfter", .uint32(0))])])
+            try await client.manager("Leave", [.vardict([])])
+        }
+        let profiles = try services.networkManager.connectionPaths().map { path in
+            try services.runProgram("/usr/bin/gdbus", [
+                "call", "--system", "--dest", "org.freedesktop.NetworkManager", "--object-path", path,
+                "--method", "org.freedesktop.NetworkManager.Settings.Connection.GetSettings",
+            ]).out
+        }
+        let plugs = profiles.filter { $0.contains("'Accessory Acme-Setup-4F2A'") }
+        #expect(plugs.count == 2, "root's one stored profile and nobody's: \(plugs)")
+        #expect(plugs.filter { $0.contains("user:nobody:") }.count == 1, "\(plugs)")
+        await client.close()
+    }
+
     @Test func aUsersJoinMakesAProfileOnlyThatUserSeesInNetworkManager() async throws {
         let user = try systemUser("nobody")
         let services = try AgentServices(kiosk: kioskPolicy(profiles: ["ge.wled.softap"], users: [user]))

@@ -102,7 +102,7 @@ import Testing
         let log = try bluez.gattLog(camera)
         #expect(log.agentCalls == [["DisplayPasskey", "accepted"]])
         #expect(log.paired && log.writes == [[Self.command, "03170101"]])
-        #expect(bluez.log.contains("RegisterAgent \"/io/accessorysetup/accessoryctl/pairing\" \"DisplayOnly\""), "\(bluez.log)")
+        #expect(bluez.log.contains("RegisterAgent \"/io/accessorysetup/accessoryctl/pairing\" \"DisplayYesNo\""), "\(bluez.log)")
     }
 
     /// On a terminal the steps show in place on one line; the code to type takes a line of its

@@ -22,6 +22,7 @@ Exit status 0 when every call succeeded, 1 when one was refused, 2 on a timeout.
 import json
 import os
 import sys
+import time
 
 from gi.repository import Gio, GLib
 
@@ -156,7 +157,6 @@ def pick(profile, items, choose_ssid):
 
 def latency(seconds):
     """Times ListAccessories calls, one after another, while something else loads the agent."""
-    import time
     calls, failed, slowest = 0, 0, 0.0
     end = time.monotonic() + seconds
     while time.monotonic() < end:

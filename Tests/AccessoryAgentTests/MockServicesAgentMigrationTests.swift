@@ -1,0 +1,78 @@
+import AccessoryAgent
+import AccessoryCore
+import BusService
+import Foundation
+import GLibRuntime
+import ServiceHarness
+import Testing
+
+/// Migration (`ShowPicker` with migration items) adopts a hotspot only through a profile the
+/// agent made for the same user, and only once polkit allowed `authorize`; profiles are read
+/// only once polkit allowed the session; a user's accessories are bounded.
+@Suite("Agent migration, profile reads and record limits (private bus: mock NetworkManager, BlueZ, polkitd; setpriv)")
+struct MockServicesAgentMigrationTests {
+    static let migrationItem = DBusValue.vardict([
+        ("name", .string("Acme plug")), ("descriptor", .vardict([("ssidPrefix", .string("Acme-Setup-"))])),
+        ("hotspotSSID", .string("Acme-Setup-4F2A")),
+    ])
+
+    @Test func aProfileTaggedByAnotherClientIsNotAdopted() async throws {
+        let services = try AgentServices()
+        let settings = """
+            {'connection': {'id': <'Accessory Acme-Setup-4F2A'>, 'uuid': <'\(UUID().uuidString.lowercased())'>, \
+            'type': <'802-11-wireless'>}, '802-11-wireless': {'ssid': <b'Acme-Setup-4F2A'>}, \
+            'user': {'data': <{'accessory-setup.managed': '1', 'accessory-setup.join-once': '0'}>}}
+            """
+        let add = try services.runProgram("/usr/bin/gdbus", [
+            "call", "--system", "--dest", "org.freedesktop.NetworkManager",
+            "--object-path", "/org/freedesktop/NetworkManager/Settings",
+            "--method", "org.freedesktop.NetworkManager.Settings.AddConnection", settings,
+        ])
+        #expect(add.status == 0, "\(add)")
+        let client = try await services.client()
+        let session = try await client.openSession("org.example.plug")
+        _ = try await session.activate()
+        try await session.showPicker([Self.migrationItem])
+        let signals = try await session.signals.wait(for: "MigrationComplete") { $0.contains { $0.member == "MigrationComplete" } }
+        let adopted = signals.first { $0.member == "MigrationComplete" }?.arguments.first?.elements ?? []
+        #expect(adopted.isEmpty, "adopted through a profile the agent did not make: \(adopted)")
+        #expect(try services.storedRecords().isEmpty)
+        await client.close()
+    }
+
+    @Test func migrationNeedsPolkitsAuthorize() async throws {
+        let user = try systemUser("nobody")
+        let services = try AgentServices()
+        try services.polkit.allow(["io.accessorysetup.open-session"])
+        let items = #"[{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}, "hotspotSSID": "Acme-Setup-4F2A"}]"#
+        let run = try services.runClient(uid: user, ["pick", "org.example.plug", items])
+        let refusal = run.objects.first { $0["call"] as? String == "ShowPicker" }
+        #expect(refusal?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(run)")
+        #expect((refusal?["message"] as? String)?.contains("io.accessorysetup.authorize") == true, "\(run)")
+        #expect(try services.storedRecords().isEmpty)
+    }
+
+    @Test func aProfileIsReadOnlyOncePolkitAllowedTheSession() async throws {
+        let services = try AgentServices(startAgent: false)
+        try services.agent.installProfile(#"{"schemaVersion": 1, "id": "org.example.broken"}"#, name: "org.example.broken")
+        try services.agent.start()
+        let run = try services.runClient(uid: try systemUser("nobody"), ["pick", "org.example.broken", "[]"])
+        let refusal = run.objects.first { $0["call"] as? String == "OpenSession" }
+        #expect(refusal?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(run)")
+        #expect(!services.agent.log.contains("org.example.broken.json is installed but refused"), "\(services.agent.log)")
+    }
+
+    @Test func aUserWithAsManyAccessoriesAsTheLimitCannotShowAPicker() async throws {
+        let services = try AgentServices(startAgent: false)
+        _ = try MockServicesAgentRecordTests.prefill(services, count: AgentLimits().recordsPerUser)
+        try services.agent.start()
+        let client = try await services.client()
+        let session = try await client.openSession("org.example.plug")
+        _ = try await session.activate()
+        let refused = await expectBusError("io.accessorysetup.Error.LimitsExceeded") {
+            try await session.showPicker([plugItem])
+        }
+        #expect(refused?.contains("at most \(AgentLimits().recordsPerUser) accessories") == true, "\(refused ?? "")")
+        await client.close()
+    }
+}
