@@ -93,19 +93,10 @@ struct MockServicesAgentOwnProfilesTests {
         #expect(try services.storedRecords().first?.connectionUUIDs == [made.lowercased()])
 
         // Any client NetworkManager lets add a profile can tag it as this project's.
-        let foreign = UUID().uuidString.lowercased()
-        let settings = """
-            {'connection': {'id': <'Someone else WLED'>, 'uuid': <'\(foreign)'>, 'type': <'802-11-wireless'>}, \
-            '802-11-wireless': {'ssid': <b'WLED-AP'>}, \
-            'user': {'data': <{'accessory-setup.managed': '1', 'accessory-setup.join-once': '0', \
-            'accessory-setup.record-id': '\(id)'}>}}
-            """
-        let add = try services.runProgram("/usr/bin/gdbus", [
-            "call", "--system", "--dest", "org.freedesktop.NetworkManager",
-            "--object-path", "/org/freedesktop/NetworkManager/Settings",
-            "--method", "org.freedesktop.NetworkManager.Settings.AddConnection", settings,
-        ])
-        #expect(add.status == 0, "\(add)")
+        let foreign = try services.networkManager.addTaggedProfile(
+            id: "Someone else WLED", ssid: "WLED-AP", userData: [
+                "accessory-setup.managed": "1", "accessory-setup.join-once": "0", "accessory-setup.record-id": id,
+            ])
         let profiles = try services.networkManager.connectionPaths().count
 
         // The dispatcher's "down" for it ends nobody's join.
@@ -245,18 +236,9 @@ struct MockServicesAgentProfileOwnerTests {
         try services.agent.installProfile(Self.storedPlugProfile, name: "org.example.storedplug")
         try services.agent.start()
         // Another user's stored profile of the same hotspot, as the agent makes them.
-        let settings = """
-            {'connection': {'id': <'Accessory Acme-Setup-4F2A'>, 'uuid': <'\(UUID().uuidString.lowercased())'>, \
-            'type': <'802-11-wireless'>, 'permissions': <['user:nobody:']>}, \
-            '802-11-wireless': {'ssid': <b'Acme-Setup-4F2A'>}, \
-            'user': {'data': <{'accessory-setup.managed': '1', 'accessory-setup.join-once': '0'}>}}
-            """
-        let add = try services.runProgram("/usr/bin/gdbus", [
-            "call", "--system", "--dest", "org.freedesktop.NetworkManager",
-            "--object-path", "/org/freedesktop/NetworkManager/Settings",
-            "--method", "org.freedesktop.NetworkManager.Settings.AddConnection", settings,
-        ])
-        #expect(add.status == 0, "\(add)")
+        try services.networkManager.addTaggedProfile(
+            id: "Accessory Acme-Setup-4F2A", ssid: "Acme-Setup-4F2A",
+            userData: ["accessory-setup.managed": "1", "accessory-setup.join-once": "0"], permittedUser: "nobody")
         let client = try await services.client()
         let picker = try await TestPicker(on: client.bus, behaviour: .choose(ssid: "Acme-Setup-4F2A"))
         try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
@@ -271,12 +253,7 @@ struct MockServicesAgentProfileOwnerTests {
             try await client.manager("JoinAccessory", [.string(id), .vardict([("restoreAfter", .uint32(0))])])
             try await client.manager("Leave", [.vardict([])])
         }
-        let profiles = try services.networkManager.connectionPaths().map { path in
-            try services.runProgram("/usr/bin/gdbus", [
-                "call", "--system", "--dest", "org.freedesktop.NetworkManager", "--object-path", path,
-                "--method", "org.freedesktop.NetworkManager.Settings.Connection.GetSettings",
-            ]).out
-        }
+        let profiles = try services.networkManager.connectionSettings()
         let plugs = profiles.filter { $0.contains("'Accessory Acme-Setup-4F2A'") }
         #expect(plugs.count == 2, "root's one stored profile and nobody's: \(plugs)")
         #expect(plugs.filter { $0.contains("user:nobody:") }.count == 1, "\(plugs)")
@@ -293,12 +270,7 @@ struct MockServicesAgentProfileOwnerTests {
         let joined = try services.runClient(uid: user, ["join", id])
         #expect(joined.status == 0, "\(joined)")
 
-        let settings = try services.networkManager.connectionPaths().map { path in
-            try services.runProgram("/usr/bin/gdbus", [
-                "call", "--system", "--dest", "org.freedesktop.NetworkManager", "--object-path", path,
-                "--method", "org.freedesktop.NetworkManager.Settings.Connection.GetSettings",
-            ]).out
-        }
+        let settings = try services.networkManager.connectionSettings()
         let accessory = try #require(settings.first { $0.contains("'Accessory WLED-AP'") }, "\(settings)")
         #expect(accessory.contains("'permissions': <['user:nobody:']>"), "\(accessory)")
         let home = try #require(settings.first { $0.contains("'HomeNet'") })

@@ -195,6 +195,38 @@ public final class NetworkManagerMock: @unchecked Sendable {
         return Self.objectPaths(in: text)
     }
 
+    /// Every profile's settings, in GVariant text form (secrets are not among them).
+    public func connectionSettings() throws -> [String] {
+        try connectionPaths().map { path in
+            try run("/usr/bin/gdbus", [
+                "call", "--system", "--dest", "org.freedesktop.NetworkManager", "--object-path", path,
+                "--method", "org.freedesktop.NetworkManager.Settings.Connection.GetSettings",
+            ], environment: bus.environment)
+        }
+    }
+
+    /// Adds a Wi-Fi profile for `ssid` as any client NetworkManager lets add one could: tagged as
+    /// this project's in its `user` setting (`userData`, GVariant text of each value), for
+    /// `permittedUser` alone when given. Returns its UUID.
+    @discardableResult
+    public func addTaggedProfile(
+        id: String, ssid: String, userData: [String: String], permittedUser: String? = nil
+    ) throws -> String {
+        let uuid = UUID().uuidString.lowercased()
+        let permissions = permittedUser.map { ", 'permissions': <['user:\($0):']>" } ?? ""
+        let data = userData.sorted { $0.key < $1.key }.map { "'\($0.key)': '\($0.value)'" }.joined(separator: ", ")
+        let settings = """
+            {'connection': {'id': <'\(id)'>, 'uuid': <'\(uuid)'>, 'type': <'802-11-wireless'>\(permissions)}, \
+            '802-11-wireless': {'ssid': <b'\(ssid)'>}, 'user': {'data': <{\(data)}>}}
+            """
+        try run("/usr/bin/gdbus", [
+            "call", "--system", "--dest", "org.freedesktop.NetworkManager",
+            "--object-path", "/org/freedesktop/NetworkManager/Settings",
+            "--method", "org.freedesktop.NetworkManager.Settings.AddConnection", settings,
+        ], environment: bus.environment)
+        return uuid
+    }
+
     public func activeConnectionPaths() throws -> [String] {
         Self.objectPaths(in: try property("/org/freedesktop/NetworkManager", "org.freedesktop.NetworkManager", "ActiveConnections"))
     }
