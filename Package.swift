@@ -27,11 +27,10 @@ let package = Package(
 
         // Layer 3: the agent, the system service, on the core, the backends and the bus service;
         // the values its interfaces carry, which its clients read too.
-        .target(name: "AgentInterface", dependencies: ["AccessoryCore", "GLibRuntime"]),
+        .target(name: "AgentInterface", dependencies: ["AccessoryCore", "GLibRuntime"], plugins: ["EmbedInterfaces"]),
         .target(
             name: "AccessoryAgent",
-            dependencies: ["AccessoryCore", "AgentInterface", "NetworkManagerBackend", "BlueZBackend", "BusService", "GLibRuntime"],
-            plugins: ["EmbedInterfaces"]
+            dependencies: ["AccessoryCore", "AgentInterface", "NetworkManagerBackend", "BlueZBackend", "BusService", "GLibRuntime"]
         ),
         .executableTarget(name: "accessory-agent", dependencies: ["AccessoryAgent", "GLibRuntime"]),
         .executableTarget(name: "embed-interfaces", path: "Plugins/EmbedInterfacesTool"),

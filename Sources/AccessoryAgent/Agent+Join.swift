@@ -1,4 +1,5 @@
 import AccessoryCore
+import AgentInterface
 import BusService
 import FoundationEssentials
 import GLibRuntime
@@ -263,7 +264,7 @@ extension Agent {
 
     private func emitConnectionEvent(_ record: AccessoryRecord, for host: SessionHost) {
         bus.emit(
-            path: host.path, interface: "io.accessorysetup.Session1", signal: "AccessoryChanged", [BusCoding.record(record)],
+            path: host.path, interface: AgentBus.Interface.session.name, signal: "AccessoryChanged", [BusCoding.record(record)],
             destination: host.client)
     }
 }

@@ -1,4 +1,5 @@
 import AccessoryCore
+import AgentInterface
 import BusService
 import FoundationEssentials
 import Glibc
@@ -162,14 +163,14 @@ extension Agent {
         // Checked again: other calls may have opened sessions while polkit answered.
         try checkSessionLimits(call.sender, uid: uid)
         sessionCount += 1
-        let path = "\(AgentConfiguration.managerPath)/session/\(sessionCount)"
+        let path = AgentBus.sessionPath(sessionCount)
         let owner = AccessoryOwner(uid: uid, profileID: profile.id)
         let session = AccessorySession(profile: profile, owner: owner, accessories: records)
         let object: ExportedObject
         do {
             object = try ExportedObject(
-                path: path, interface: "io.accessorysetup.Session1",
-                xml: InterfaceDocuments.documents["io.accessorysetup.Session1.xml"] ?? "",
+                path: path, interface: AgentBus.Interface.session.name,
+                xml: AgentBus.Interface.session.introspectionXML,
                 properties: [
                     "Profile": .string(profile.id), "State": .string("inactive"),
                     "Accessories": BusCoding.records(session.accessories),

@@ -1,4 +1,5 @@
 import AccessoryCore
+import AgentInterface
 import BlueZBackend
 import BusService
 import FoundationEssentials
@@ -8,7 +9,7 @@ import GLibRuntime
 /// agent of the connection that calls `Device1.Pair`, and a passkey the accessory wants typed
 /// on it goes to the picker of the session setting that accessory up.
 extension Agent {
-    static let pairingAgentPath = "/io/accessorysetup/bluez/agent"
+    static let pairingAgentPath = AgentBus.pairingAgentPath
 
     /// Pairs with the device through the agent's own connection, so that BlueZ asks the
     /// pairing agent; a device already paired is left as it is.
@@ -47,7 +48,7 @@ extension Agent {
         Journal.notice("pairing: \(address) shows a number; the picker asks the person to compare it")
         do {
             try await bus.call(
-                destination: agent.connection, path: agent.path, interface: "io.accessorysetup.PickerAgent1",
+                destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name,
                 method: "ConfirmPasskey", [.objectPath(host.path), .string(code)], timeout: .seconds(60))
             Journal.notice("pairing: the person confirmed the number \(address) shows")
             return true

@@ -308,14 +308,14 @@ extension Agent {
         case .pickerSetupFailed(let error): [BusCoding.error(error)]
         case .pickerDidPresent, .pickerSetupBridging, .pickerSetupPairing, .pickerSetupRename: []
         }
-        bus.emit(path: host.path, interface: "io.accessorysetup.Session1", signal: event.type.signalName, arguments, destination: host.client)
+        bus.emit(path: host.path, interface: AgentBus.Interface.session.name, signal: event.type.signalName, arguments, destination: host.client)
         let accessory = event.accessory.map(BusCoding.record) ?? BusCoding.emptyDictionary
         let eventArguments: [DBusValue] = [
             .objectPath(host.path), .uint32(UInt32(event.type.rawValue)), accessory, BusCoding.error(event.error),
         ]
         for (subscriber, uid) in subscribers where uid == 0 || uid == host.uid {
             bus.emit(
-                path: AgentConfiguration.managerPath, interface: "io.accessorysetup.Manager1", signal: "Event", eventArguments,
+                path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name, signal: "Event", eventArguments,
                 destination: subscriber)
         }
         let detail = event.accessory.map { " \($0.id) '\($0.displayName)'" } ?? event.error.map { " \($0.dbusName)" } ?? ""
@@ -325,7 +325,7 @@ extension Agent {
     // MARK: The picker agent
 
     func send(_ agent: PickerAgentRegistration, _ method: String, _ arguments: [DBusValue]) {
-        bus.send(destination: agent.connection, path: agent.path, interface: "io.accessorysetup.PickerAgent1", method: method, arguments)
+        bus.send(destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name, method: method, arguments)
     }
 
     private func presentPicker(_ items: [PickerDisplayItem], for host: SessionHost) async {
@@ -351,7 +351,7 @@ extension Agent {
             let reply: Result<[DBusValue], BusError>
             do throws(BusError) {
                 reply = .success(try await bus.call(
-                    destination: agent.connection, path: agent.path, interface: "io.accessorysetup.PickerAgent1",
+                    destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name,
                     method: "RequestChoice", [.objectPath(path), request], timeout: .longestWait,
                     queued: { markQueued.finish() }))
             } catch {

@@ -1,4 +1,5 @@
 import AccessoryCore
+import AgentInterface
 import BusService
 import Glibc
 import FoundationEssentials
@@ -45,11 +46,6 @@ public actor Agent {
     /// a join after the picking session ended uses them.
     var handedOff: [UUID: RevealedHotspot] = [:]
 
-    static let interfaces: [String: String] = [
-        "io.accessorysetup.Manager1": "io.accessorysetup.Manager1.xml",
-        "io.accessorysetup.Session1": "io.accessorysetup.Session1.xml",
-    ]
-
     private init(configuration: AgentConfiguration, bus: BusConnection, manager: ExportedObject, records: [AccessoryRecord]) {
         self.configuration = configuration
         self.bus = bus
@@ -85,8 +81,8 @@ public actor Agent {
             bus = try await BusConnection.connect(
                 configuration.bus, threadName: "agent-bus", watchingPeers: true, argumentLimit: configuration.limits.argumentBytes)
             manager = try ExportedObject(
-                path: AgentConfiguration.managerPath, interface: "io.accessorysetup.Manager1",
-                xml: InterfaceDocuments.documents["io.accessorysetup.Manager1.xml"] ?? "",
+                path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name,
+                xml: AgentBus.Interface.manager.introspectionXML,
                 properties: ["Version": .string(AgentConfiguration.version), "KioskPolicy": .boolean(false)])
             try await bus.export(manager)
         } catch {
@@ -95,12 +91,12 @@ public actor Agent {
         let agent = Agent(configuration: configuration, bus: bus, manager: manager, records: records)
         _ = try? await agent.loadKioskPolicy()
         do {
-            try await bus.requestName(AgentConfiguration.busName)
+            try await bus.requestName(AgentBus.name)
         } catch {
             await bus.close()
-            throw AgentStartError("cannot own \(AgentConfiguration.busName): \(error)")
+            throw AgentStartError("cannot own \(AgentBus.name): \(error)")
         }
-        Journal.notice("serving \(AgentConfiguration.busName) on \(configuration.bus) with \(records.count) records")
+        Journal.notice("serving \(AgentBus.name) on \(configuration.bus) with \(records.count) records")
         return agent
     }
 
@@ -156,8 +152,8 @@ public actor Agent {
         do throws(CallFailure) {
             let values: [DBusValue]
             switch call.interface {
-            case "io.accessorysetup.Manager1": values = try await managerCall(call)
-            case "io.accessorysetup.Session1": values = try await sessionCall(call)
+            case AgentBus.Interface.manager.name: values = try await managerCall(call)
+            case AgentBus.Interface.session.name: values = try await sessionCall(call)
             default: throw CallFailure(name: "org.freedesktop.DBus.Error.UnknownInterface", message: call.interface)
             }
             call.reply(values)
@@ -192,7 +188,7 @@ public actor Agent {
         for host in Array(sessions.values) { await invalidate(host, error: .invalidated) }
         for join in Array(joins.values) where join.joinOnce { await endJoin(join, because: "the agent is stopping") }
         for agent in pickerAgents {
-            bus.send(destination: agent.connection, path: agent.path, interface: "io.accessorysetup.PickerAgent1", method: "Release", [])
+            bus.send(destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name, method: "Release", [])
         }
         pickerAgents = []
         await bus.close()

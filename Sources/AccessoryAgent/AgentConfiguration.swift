@@ -18,15 +18,7 @@ public struct AgentConfiguration: Sendable {
     /// How much the agent holds for its clients.
     public var limits = AgentLimits()
 
-    public static let busName = "io.accessorysetup"
-    public static let managerPath = "/io/accessorysetup"
     public static let version = "0.1.0"
-
-    /// The introspection XML of one of the agent's interfaces (`io.accessorysetup.PickerAgent1`),
-    /// for front ends that implement or call it.
-    public static func interfaceXML(_ interface: String) -> String? {
-        InterfaceDocuments.documents["\(interface).xml"]
-    }
 
     public init(
         stateDirectory: URL = URL(fileURLWithPath: ProcessInfo.processInfo.environment["STATE_DIRECTORY"] ?? "/var/lib/accessory-setup"),

@@ -1,15 +1,6 @@
+import AgentInterface
 import BusService
 import GLibRuntime
-
-/// The agent's polkit actions (packaging/polkit/io.accessorysetup.policy).
-enum PolkitAction: String, Sendable, CaseIterable {
-    case openSession = "io.accessorysetup.open-session"
-    case authorize = "io.accessorysetup.authorize"
-    case join = "io.accessorysetup.join"
-    case useClientProfile = "io.accessorysetup.use-client-profile"
-    case manageOthers = "io.accessorysetup.manage-others"
-    case configureKiosk = "io.accessorysetup.configure-kiosk"
-}
 
 /// Asks polkit whether a caller may do something, with a `system-bus-name` subject, as
 /// hostnamed and fwupd do. Root passes without asking; no polkit on the bus means no.

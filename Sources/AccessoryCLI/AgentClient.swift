@@ -1,5 +1,6 @@
 import AccessoryAgent
 import AccessoryCore
+import AgentInterface
 import BusService
 import FoundationEssentials
 import GLibRuntime
@@ -18,7 +19,7 @@ struct AgentFailure: Error, CustomStringConvertible {
     init(_ error: BusError) {
         let unknown = ["org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"]
         if let name = error.name, unknown.contains(name) {
-            self.init(name: name, message: "the agent (\(AgentConfiguration.busName)) is not running and cannot be started; "
+            self.init(name: name, message: "the agent (\(AgentBus.name)) is not running and cannot be started; "
                 + "install the accessory-setup package, or use the direct commands as root")
         } else {
             self.init(name: error.name, message: error.message)
@@ -41,7 +42,7 @@ struct AgentFailure: Error, CustomStringConvertible {
 /// honoured). Calls may start the agent by D-Bus activation, and may ask polkit interactively.
 final class AgentClient: Sendable {
     let bus: BusConnection
-    static let manager = AgentConfiguration.managerPath
+    static let manager = AgentBus.managerPath
 
     private init(bus: BusConnection) {
         self.bus = bus
@@ -63,7 +64,7 @@ final class AgentClient: Sendable {
     ) async throws(AgentFailure) -> [DBusValue] {
         do {
             return try await bus.call(
-                destination: AgentConfiguration.busName, path: path, interface: interface, method: method, arguments,
+                destination: AgentBus.name, path: path, interface: interface, method: method, arguments,
                 timeout: timeout, allowInteractiveAuthorization: true, autoStart: autoStart, fileDescriptors: fileDescriptors)
         } catch {
             throw AgentFailure(error)
@@ -75,23 +76,23 @@ final class AgentClient: Sendable {
         autoStart: Bool = true
     ) async throws(AgentFailure) -> [DBusValue] {
         try await call(
-            Self.manager, "io.accessorysetup.Manager1", method, arguments, timeout: timeout, fileDescriptors: fileDescriptors,
+            Self.manager, AgentBus.Interface.manager.name, method, arguments, timeout: timeout, fileDescriptors: fileDescriptors,
             autoStart: autoStart)
     }
 
     func session(_ path: String, _ method: String, _ arguments: [DBusValue] = []) async throws(AgentFailure) -> [DBusValue] {
-        try await call(path, "io.accessorysetup.Session1", method, arguments)
+        try await call(path, AgentBus.Interface.session.name, method, arguments)
     }
 
     /// A property of a session.
     func sessionProperty(_ path: String, _ name: String) async throws(AgentFailure) -> DBusValue {
-        let reply = try await call(path, "org.freedesktop.DBus.Properties", "Get", [.string("io.accessorysetup.Session1"), .string(name)])
+        let reply = try await call(path, "org.freedesktop.DBus.Properties", "Get", [.string(AgentBus.Interface.session.name), .string(name)])
         return reply.first ?? .tuple([])
     }
 
     /// The agent's signals of `interface`, from now on.
     func signals(interface: String) async -> AsyncStream<BusSignal> {
-        await bus.signals(sender: AgentConfiguration.busName, interface: interface)
+        await bus.signals(sender: AgentBus.name, interface: interface)
     }
 
     func close() async { await bus.close() }

@@ -52,10 +52,8 @@ public enum AccessorySessionError: Error, Hashable, Sendable, CustomStringConver
             }
         }
 
-        /// `io.accessorysetup.Error.PickerAlreadyActive`: the name with its first letter raised.
-        public var dbusName: String {
-            "io.accessorysetup.Error." + name.prefix(1).uppercased() + name.dropFirst()
-        }
+        /// `PickerAlreadyActive`: Apple's name with its first letter raised.
+        public var errorName: String { name.prefix(1).uppercased() + name.dropFirst() }
     }
 
     public var code: Code {
@@ -74,7 +72,7 @@ public enum AccessorySessionError: Error, Hashable, Sendable, CustomStringConver
         }
     }
 
-    public var dbusName: String { code.dbusName }
+    public var errorName: String { code.errorName }
 
     /// The request field an `invalidRequest` is about (`items[0].descriptor.ssid`).
     public var field: String? {

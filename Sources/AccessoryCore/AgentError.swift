@@ -36,7 +36,7 @@ public enum AgentError: Error, Hashable, Sendable, CustomStringConvertible {
         case limitExceeded = "LimitsExceeded"
         case timedOut = "TimedOut"
 
-        public var dbusName: String { "io.accessorysetup.Error." + rawValue }
+        public var errorName: String { rawValue }
     }
 
     public var code: Code {
@@ -54,7 +54,7 @@ public enum AgentError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var dbusName: String { code.dbusName }
+    public var errorName: String { code.errorName }
 
     public var description: String {
         switch self {

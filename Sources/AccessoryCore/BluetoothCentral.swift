@@ -78,7 +78,7 @@ public enum GATTWriteType: String, Hashable, Sendable {
     case request, command
 }
 
-/// Why a Bluetooth operation failed. `code` is stable; `dbusName` is what the agent replies with.
+/// Why a Bluetooth operation failed. `code` is stable; `errorName` names it on the agent's bus.
 public enum BluetoothError: Error, Hashable, Sendable, CustomStringConvertible {
     case bluezUnavailable(String)
     /// No adapter, or none with this name.
@@ -124,7 +124,7 @@ public enum BluetoothError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var dbusName: String {
+    public var errorName: String {
         let name = switch self {
         case .bluezUnavailable: "BluetoothUnavailable"
         case .noAdapter: "NoAdapter"
@@ -143,7 +143,7 @@ public enum BluetoothError: Error, Hashable, Sendable, CustomStringConvertible {
         case .timedOut: "TimedOut"
         case .cancelled: "Cancelled"
         }
-        return "io.accessorysetup.Error.\(name)"
+        return name
     }
 
     public var description: String {

@@ -216,8 +216,8 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The D-Bus error name the agent will reply with.
-    public var dbusName: String {
+    /// The name the agent's D-Bus error carries (`WrongPassphrase`).
+    public var errorName: String {
         let name = switch self {
         case .invalidConfiguration: "InvalidConfiguration"
         case .alreadyAssociated: "AlreadyAssociated"
@@ -240,7 +240,7 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
         case .notStored: "NotStored"
         case .internal: "Internal"
         }
-        return "io.accessorysetup.Error.\(name)"
+        return name
     }
 
     public var description: String {

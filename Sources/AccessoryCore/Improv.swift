@@ -287,7 +287,7 @@ public enum ImprovError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var dbusName: String {
+    public var errorName: String {
         let name = switch self {
         case .invalidRPC: "ImprovInvalidRPC"
         case .unknownRPC: "ImprovUnknownRPC"
@@ -301,9 +301,9 @@ public enum ImprovError: Error, Hashable, Sendable, CustomStringConvertible {
         case .notImprovDevice: "NotImprovDevice"
         case .unsupported: "ImprovUnsupported"
         case .timedOut: "TimedOut"
-        case .bluetooth(let error): String(error.dbusName.split(separator: ".").last ?? "")
+        case .bluetooth(let error): error.errorName
         }
-        return "io.accessorysetup.Error.\(name)"
+        return name
     }
 
     public var description: String {

@@ -14,18 +14,17 @@ struct AccessorySessionErrorTests {
             ])
     }
 
-    @Test func eachErrorHasItsCodeADBusNameAndAMessage() {
+    @Test func eachErrorHasItsCodeANameAndAMessage() {
         let errors: [AccessorySessionError] = [
             .unknown(reason: "r"), .activationFailed(reason: "r"), .connectionFailed(reason: "r"), .discoveryTimeout,
             .extensionNotFound, .invalidated, .invalidRequest(field: "items[0].name", reason: "must not be empty"),
             .pickerAlreadyActive, .pickerRestricted(reason: "r"), .userCancelled, .userRestricted(reason: "r"),
         ]
         #expect(Set(errors.map(\.code)) == Set(AccessorySessionError.Code.allCases))
-        #expect(AccessorySessionError.pickerAlreadyActive.dbusName == "io.accessorysetup.Error.PickerAlreadyActive")
+        #expect(AccessorySessionError.pickerAlreadyActive.errorName == "PickerAlreadyActive")
         #expect(
-            AccessorySessionError.invalidRequest(field: "f", reason: "r").dbusName
-                == "io.accessorysetup.Error.InvalidRequest")
-        #expect(Set(errors.map(\.dbusName)).count == errors.count)
+            AccessorySessionError.invalidRequest(field: "f", reason: "r").errorName == "InvalidRequest")
+        #expect(Set(errors.map(\.errorName)).count == errors.count)
         #expect(errors.allSatisfy { !$0.description.isEmpty })
     }
 
@@ -36,12 +35,12 @@ struct AccessorySessionErrorTests {
         #expect(AccessorySessionError.userCancelled.field == nil)
     }
 
-    @Test func agentErrorsHaveDistinctDBusNames() {
-        let names = AgentError.Code.allCases.map(\.dbusName)
+    @Test func agentErrorsHaveDistinctNames() {
+        let names = AgentError.Code.allCases.map(\.errorName)
         #expect(Set(names).count == names.count)
         #expect(
-            AgentError.notAuthorized(action: "io.accessorysetup.authorize").dbusName
-                == HotspotError.notAuthorized("x").dbusName, "one NotAuthorized for the whole API")
+            AgentError.notAuthorized(action: "io.accessorysetup.authorize").errorName
+                == HotspotError.notAuthorized("x").errorName, "one NotAuthorized for the whole API")
         #expect(
             AgentError.notAuthorized(action: "io.accessorysetup.authorize").description.contains(
                 "io.accessorysetup.authorize"))

@@ -98,7 +98,7 @@ import Testing
 
     @Test func errorsHaveStableCodesAndNoSecret() throws {
         #expect(ImprovError.unknownRPC(.identify).code == 301)
-        #expect(ImprovError.unknownRPC(.identify).dbusName == "io.accessorysetup.Error.ImprovUnknownRPC")
+        #expect(ImprovError.unknownRPC(.identify).errorName == "ImprovUnknownRPC")
         #expect(ImprovError.bluetooth(.adapterPoweredOff("hci0")).code == BluetoothError.adapterPoweredOff("hci0").code)
         #expect(!"\(Secret("hunter22"))".contains("hunter22"))
     }

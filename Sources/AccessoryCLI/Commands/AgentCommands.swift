@@ -1,5 +1,6 @@
 import AccessoryAgent
 import AccessoryCore
+import AgentInterface
 import BusService
 import FoundationEssentials
 import GLibRuntime
@@ -190,7 +191,7 @@ enum MonitorCommand {
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
         await AgentCommand.run(console) { client throws(AgentFailure) in
-            let events = await client.signals(interface: "io.accessorysetup.Manager1")
+            let events = await client.signals(interface: AgentBus.Interface.manager.name)
             _ = try await client.manager("Subscribe")
             if !arguments.flag("json") { console.error("Listening for events; Ctrl-C stops.") }
             var remaining = arguments.integer("count") ?? Int.max

@@ -1,5 +1,6 @@
 import AccessoryAgent
 import AccessoryCore
+import AgentInterface
 import BlueZBackend
 import BusService
 import Dispatch
@@ -333,7 +334,7 @@ enum HandoffCommand {
                 throw .bluezUnavailable("the system bus cannot be reached to pair: \(error)")
             }
             let agent = BluetoothPairingAgent(
-                bus: bus, path: "/io/accessorysetup/accessoryctl/pairing",
+                bus: bus, path: AgentBus.commandPairingAgentPath,
                 show: { code, address in
                     HotspotCommand.clearProgress(console)
                     console.error("Type \(code) on \(address) to pair with it.")

@@ -64,7 +64,7 @@ enum PickCommand {
         }
         defer { if descriptor >= 0 { close(descriptor) } }
         return await AgentCommand.run(console) { client throws(AgentFailure) in
-            let events = await client.signals(interface: "io.accessorysetup.Session1")
+            let events = await client.signals(interface: AgentBus.Interface.session.name)
             let select = arguments.value("select")
             var picker: SelectingPicker?
             var terminal: TerminalPicker?
@@ -187,7 +187,7 @@ enum MigrateCommand {
             return RecordCommands.usage("give --ssid or --address", console)
         }
         return await AgentCommand.run(console) { client throws(AgentFailure) in
-            let events = await client.signals(interface: "io.accessorysetup.Session1")
+            let events = await client.signals(interface: AgentBus.Interface.session.name)
             let session = try await client.manager("OpenSession", [.string(arguments.positionals[0]), .vardict([])]).first?.string ?? ""
             _ = try await client.session(session, "Activate")
             let items = try await client.sessionProperty(session, "Items").elements
@@ -241,7 +241,7 @@ final class SelectingPicker: Sendable {
                     entries[id]?.ssid?.lowercased() == wanted || entries[id]?.bluetoothAddress?.lowercased() == wanted
                 }
             }
-            for await call in client.bus.incomingCalls where call.interface == "io.accessorysetup.PickerAgent1" {
+            for await call in client.bus.incomingCalls where call.interface == AgentBus.Interface.pickerAgent.name {
                 switch call.member {
                 case "RequestChoice":
                     pending = call

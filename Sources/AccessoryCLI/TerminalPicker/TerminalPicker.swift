@@ -37,7 +37,7 @@ final class TerminalPicker: Sendable {
         let object = try await PickerAgentObject.export(on: client)
         let (stream, continuation) = AsyncStream.makeStream(of: Input.self)
         let forwarder = Task {
-            for await call in client.bus.incomingCalls where call.interface == "io.accessorysetup.PickerAgent1" {
+            for await call in client.bus.incomingCalls where call.interface == AgentBus.Interface.pickerAgent.name {
                 continuation.yield(.call(call))
             }
         }
@@ -223,13 +223,13 @@ final class TerminalPicker: Sendable {
 
 /// The object a picker agent of this process answers at, exported on the client's connection.
 enum PickerAgentObject {
-    static let path = "/io/accessorysetup/picker/\(getpid())"
+    static let path = AgentBus.pickerAgentPath("\(getpid())")
 
     static func export(on client: AgentClient) async throws(AgentFailure) -> ExportedObject {
         do {
             let object = try ExportedObject(
-                path: path, interface: "io.accessorysetup.PickerAgent1",
-                xml: AgentConfiguration.interfaceXML("io.accessorysetup.PickerAgent1") ?? "")
+                path: path, interface: AgentBus.Interface.pickerAgent.name,
+                xml: AgentBus.Interface.pickerAgent.introspectionXML)
             try await client.bus.export(object)
             return object
         } catch {

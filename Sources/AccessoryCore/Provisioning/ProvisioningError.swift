@@ -1,5 +1,5 @@
-/// Why provisioning an ESP-IDF device failed. `code` is stable; `dbusName` is what the agent
-/// replies with.
+/// Why provisioning an ESP-IDF device failed. `code` is stable; `errorName` names it on the
+/// agent's bus.
 public enum ProvisioningError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The device turned the proof of possession (security 1) or the username and password
     /// (security 2) away.
@@ -54,7 +54,7 @@ public enum ProvisioningError: Error, Hashable, Sendable, CustomStringConvertibl
         }
     }
 
-    public var dbusName: String {
+    public var errorName: String {
         let name = switch self {
         case .wrongProofOfPossession: "ProvisioningWrongProofOfPossession"
         case .proofOfPossessionRequired: "ProvisioningProofOfPossessionRequired"
@@ -75,7 +75,7 @@ public enum ProvisioningError: Error, Hashable, Sendable, CustomStringConvertibl
         case .timedOut: "TimedOut"
         case .cancelled: "Cancelled"
         }
-        return "io.accessorysetup.Error.\(name)"
+        return name
     }
 
     public var description: String {

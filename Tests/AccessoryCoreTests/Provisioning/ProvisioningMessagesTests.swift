@@ -158,7 +158,7 @@ import Testing
         let auth = ProvisioningError.connectionFailed(ssid: Array("HomeNet".utf8), .authError)
         #expect(auth.description.contains("passphrase is wrong"))
         #expect(auth.description.contains("HomeNet"))
-        #expect(auth.dbusName == "io.accessorysetup.Error.ProvisioningWrongPassphrase")
+        #expect(auth.errorName == "ProvisioningWrongPassphrase")
         let missing = ProvisioningError.connectionFailed(ssid: Array("HomeNet".utf8), .networkNotFound)
         #expect(missing.description.contains("cannot find that network"))
         #expect(ProvisioningError.wrongProofOfPossession(.sec1).description.contains("proof of possession"))

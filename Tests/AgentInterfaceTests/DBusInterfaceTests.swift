@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import AccessoryCore
+import AccessoryCore
+import AgentInterface
 
 #if canImport(FoundationXML)
 import FoundationXML
@@ -60,11 +61,7 @@ struct DBusInterfaceTests {
         let directory = root.appendingPathComponent("dbus")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".xml") }
             .sorted()
-        #expect(
-            files == [
-                "io.accessorysetup.Manager1.xml", "io.accessorysetup.PickerAgent1.xml",
-                "io.accessorysetup.Session1.xml",
-            ])
+        #expect(files == AgentBus.Interface.allCases.map { "\($0.name).xml" }.sorted())
         let collected = Introspection()
         for file in files {
             let parser = try #require(XMLParser(contentsOf: directory.appendingPathComponent(file)))
@@ -191,11 +188,20 @@ struct DBusInterfaceTests {
         }
     }
 
+    @Test func theContractEmbedsEachInterfacesXMLAsWritten() throws {
+        for interface in AgentBus.Interface.allCases {
+            let file = Self.root.appendingPathComponent("dbus/\(interface.name).xml")
+            let written = try String(contentsOf: file, encoding: .utf8)
+            #expect(interface.introspectionXML == written, "\(interface.name): rebuild after editing dbus/")
+            #expect(interface.introspectionXML.contains("<interface name=\"\(interface.name)\">"))
+        }
+    }
+
     @Test func everyPolkitActionIsInTheDocumentationsTable() throws {
         let interfaces = try Self.introspect()
         let text = try String(contentsOf: Self.documentation, encoding: .utf8)
         let actions = Set(interfaces.values.joined().compactMap(\.polkitAction))
-        #expect(actions.count == 6)
+        #expect(actions == Set(PolkitAction.allCases.map(\.rawValue)), "the interfaces name what the contract declares")
         for action in actions {
             #expect(text.contains("| `\(action)` |"), "the polkit table has no row for \(action)")
         }
