@@ -1,38 +1,15 @@
 import AccessoryCore
-import AgentInterface
 import FoundationEssentials
 import GLibRuntime
 
-/// An error a method call is answered with: a D-Bus error name and a message a person can act on.
-struct CallFailure: Error, Sendable {
-    let name: String
-    let message: String
-
-    init(name: String, message: String) {
-        self.name = name
-        self.message = message
-    }
-
-    init(_ error: AgentError) { self.init(name: error.dbusName, message: error.description) }
-    init(_ error: AccessorySessionError) { self.init(name: error.dbusName, message: error.description) }
-    init(_ error: HotspotError) { self.init(name: error.dbusName, message: error.description) }
-
-    static func invalidArguments(_ field: String, _ reason: String) -> CallFailure {
-        CallFailure(AgentError.invalidArguments(field: field, reason: reason))
-    }
-
-    static let accessDenied = CallFailure(
-        name: "org.freedesktop.DBus.Error.AccessDenied", message: "only the connection that opened the session may call it")
-}
-
 /// The dictionaries of the D-Bus API (docs/dbus-api.md, "Conventions").
-enum BusCoding {
-    static let emptyDictionary = DBusValue.vardict([])
+public enum BusCoding {
+    public static let emptyDictionary = DBusValue.vardict([])
 
-    static func dictionaries(_ values: [DBusValue]) -> DBusValue { .array(values, elementType: "a{sv}") }
+    public static func dictionaries(_ values: [DBusValue]) -> DBusValue { .array(values, elementType: "a{sv}") }
 
     /// An accessory dictionary.
-    static func record(_ record: AccessoryRecord) -> DBusValue {
+    public static func record(_ record: AccessoryRecord) -> DBusValue {
         var entries: [(String, DBusValue)] = [
             ("id", .string(record.id.uuidString.lowercased())),
             ("displayName", .string(record.displayName)),
@@ -53,7 +30,7 @@ enum BusCoding {
     }
 
     /// A profile item, with the keys `ShowPicker` reads.
-    static func item(_ item: PickerDisplayItem) -> DBusValue {
+    public static func item(_ item: PickerDisplayItem) -> DBusValue {
         var entries: [(String, DBusValue)] = [
             ("name", .string(item.name)),
             ("descriptor", value(json: encodedJSON(item.descriptor))),
@@ -63,10 +40,10 @@ enum BusCoding {
         return .vardict(entries)
     }
 
-    static func records(_ records: [AccessoryRecord]) -> DBusValue { dictionaries(records.map(record)) }
+    public static func records(_ records: [AccessoryRecord]) -> DBusValue { dictionaries(records.map(record)) }
 
     /// An error dictionary; empty for no error.
-    static func error(_ error: AccessorySessionError?) -> DBusValue {
+    public static func error(_ error: AccessorySessionError?) -> DBusValue {
         guard let error else { return emptyDictionary }
         var entries: [(String, DBusValue)] = [
             ("name", .string(error.dbusName)),
@@ -78,18 +55,18 @@ enum BusCoding {
     }
 
     /// A picker entry, as `AccessoryDiscovered` and `PickerAgent1.UpdateEntries` carry it.
-    static func entry(_ entry: PickerEntry) -> DBusValue { PickerAgentEntry(entry).dbusValue }
+    public static func entry(_ entry: PickerEntry) -> DBusValue { PickerAgentEntry(entry).dbusValue }
 
     /// `value` as JSON, decoded straight back: the encoder's output needs none of
     /// `JSONValue.parse`'s diagnostics.
-    static func encodedJSON(_ value: some Encodable) -> JSONValue {
+    public static func encodedJSON(_ value: some Encodable) -> JSONValue {
         guard let data = try? JSONEncoder().encode(value), let json = try? JSONDecoder().decode(JSONValue.self, from: data)
         else { return .object([:]) }
         return json
     }
 
     /// A JSON value as D-Bus: objects become `a{sv}`, whole numbers `x`, others `d`.
-    static func value(json: JSONValue) -> DBusValue {
+    public static func value(json: JSONValue) -> DBusValue {
         switch json {
         case .null: return .vardict([])
         case .bool(let flag): return .boolean(flag)
