@@ -24,13 +24,18 @@ let package = Package(
         .target(name: "BlueZBackend", dependencies: ["AccessoryCore", "GLibRuntime", "CGLibShim", "CGLib"]),
         // The agent's own side of D-Bus: owning a name, exporting objects, calling peers.
         .target(name: "BusService", dependencies: ["GLibRuntime", "CGLib"]),
+        // The BlueZ pairing agent (`org.bluez.Agent1`) the agent and `accessoryctl handoff` export.
+        .target(name: "BluetoothPairing", dependencies: ["AccessoryCore", "BlueZBackend", "BusService", "GLibRuntime"]),
 
         // Layer 3: the agent, the system service, on the core, the backends and the bus service;
         // the values its interfaces carry, which its clients read too.
         .target(name: "AgentInterface", dependencies: ["AccessoryCore", "GLibRuntime"], plugins: ["EmbedInterfaces"]),
         .target(
             name: "AccessoryAgent",
-            dependencies: ["AccessoryCore", "AgentInterface", "NetworkManagerBackend", "BlueZBackend", "BusService", "GLibRuntime"]
+            dependencies: [
+                "AccessoryCore", "AgentInterface", "NetworkManagerBackend", "BlueZBackend", "BluetoothPairing", "BusService",
+                "GLibRuntime",
+            ]
         ),
         .executableTarget(name: "accessory-agent", dependencies: ["AccessoryAgent", "GLibRuntime"]),
         .executableTarget(name: "embed-interfaces", path: "Plugins/EmbedInterfacesTool"),
@@ -44,7 +49,7 @@ let package = Package(
         .target(
             name: "AccessoryCLI",
             dependencies: [
-                "AccessoryCore", "NetworkManagerBackend", "BlueZBackend", "AccessoryAgent", "AgentInterface", "BusService",
+                "AccessoryCore", "NetworkManagerBackend", "BlueZBackend", "BluetoothPairing", "AgentInterface", "BusService",
                 "GLibRuntime", "ProvisioningCrypto", "ProvisioningHTTP",
             ]
         ),

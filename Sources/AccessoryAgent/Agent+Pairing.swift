@@ -1,4 +1,5 @@
 import AccessoryCore
+import BluetoothPairing
 import AgentInterface
 import BlueZBackend
 import BusService

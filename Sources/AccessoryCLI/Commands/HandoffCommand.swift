@@ -1,7 +1,7 @@
-import AccessoryAgent
 import AccessoryCore
 import AgentInterface
 import BlueZBackend
+import BluetoothPairing
 import BusService
 import Dispatch
 import FoundationEssentials

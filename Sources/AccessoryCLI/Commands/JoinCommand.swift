@@ -1,7 +1,6 @@
 import AccessoryCore
 import FoundationEssentials
 import NetworkManagerBackend
-import AccessoryAgent
 import GLibRuntime
 
 /// `accessoryctl join`

@@ -1,6 +1,5 @@
 import AccessoryCore
 import NetworkManagerBackend
-import AccessoryAgent
 import GLibRuntime
 
 /// `accessoryctl leave`

@@ -1,4 +1,3 @@
-import AccessoryAgent
 import AccessoryCore
 import AgentInterface
 import BusService

@@ -113,15 +113,15 @@ public actor BluetoothPairingAgent {
 
     /// Answers one of BlueZ's questions.
     public func answer(_ call: MethodCall) async {
-        do throws(CallFailure) {
+        do throws(Refusal) {
             call.reply(try await reply(to: call))
         } catch {
             call.reply(errorName: error.name, message: error.message)
         }
     }
 
-    private func reply(to call: MethodCall) async throws(CallFailure) -> [DBusValue] {
-        let rejected = { (why: String) in CallFailure(name: "org.bluez.Error.Rejected", message: why) }
+    private func reply(to call: MethodCall) async throws(Refusal) -> [DBusValue] {
+        let rejected = { (why: String) in Refusal(name: "org.bluez.Error.Rejected", message: why) }
         let bluez = try? await bus.call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             method: "GetNameOwner", [.string("org.bluez")], timeout: .seconds(5)).first?.string
@@ -161,6 +161,12 @@ public actor BluetoothPairingAgent {
             refused[path] = call.member
             throw rejected("\(address) wants a code typed into this machine, which accessory-setup cannot ask for")
         }
+    }
+
+    /// An answer BlueZ gets as a D-Bus error.
+    private struct Refusal: Error {
+        let name: String
+        let message: String
     }
 
     /// A BlueZ passkey (0 to 999999) as the six digits the accessory shows.
