@@ -5,6 +5,7 @@ let package = Package(
     name: "accessory-setup",
     products: [
         .library(name: "AccessoryCore", targets: ["AccessoryCore"]),
+        .library(name: "AccessorySetupKit", targets: ["AccessorySetupKit"]),
         .executable(name: "accessoryctl", targets: ["accessoryctl"]),
         .executable(name: "accessory-agent", targets: ["accessory-agent"]),
         .executable(name: "accessory-picker", targets: ["accessory-picker"]),
@@ -45,12 +46,17 @@ let package = Package(
         .target(name: "ProvisioningCrypto", dependencies: ["AccessoryCore", "COpenSSL"]),
         .target(name: "ProvisioningHTTP", dependencies: ["AccessoryCore"]),
 
+        // The client library an application links: AccessorySetupKit's and NEHotspotConfiguration's
+        // shape over the agent's D-Bus API.
+        .target(
+            name: "AccessorySetupKit", dependencies: ["AccessoryCore", "AgentInterface", "BusService", "GLibRuntime"]),
+
         // Layer 4: the commands of `accessoryctl`, as a library so tests can run them in-process.
         .target(
             name: "AccessoryCLI",
             dependencies: [
-                "AccessoryCore", "NetworkManagerBackend", "BlueZBackend", "BluetoothPairing", "AgentInterface", "BusService",
-                "GLibRuntime", "ProvisioningCrypto", "ProvisioningHTTP",
+                "AccessoryCore", "AccessorySetupKit", "NetworkManagerBackend", "BlueZBackend", "BluetoothPairing",
+                "AgentInterface", "BusService", "GLibRuntime", "ProvisioningCrypto", "ProvisioningHTTP",
             ]
         ),
         .executableTarget(name: "accessoryctl", dependencies: ["AccessoryCLI"]),

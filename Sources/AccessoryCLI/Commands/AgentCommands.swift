@@ -1,8 +1,6 @@
 import AccessoryCore
-import AgentInterface
-import BusService
+import AccessorySetupKit
 import FoundationEssentials
-import GLibRuntime
 
 /// The record commands through the agent: `list`, `show`, `remove`, `rename`, `authorize`.
 enum RecordCommands {
@@ -22,12 +20,10 @@ enum RecordCommands {
         examples: ["\(AccessoryCtl.name) list", "\(AccessoryCtl.name) list --profile ge.wled.softap --json"],
         run: { arguments, console in
             await AgentCommand.run(console) { client throws(AgentFailure) in
-                var options: [(String, DBusValue)] = []
-                if let profile = arguments.value("profile") { options.append(("profile", .string(profile))) }
-                if let user = arguments.integer("user") { options.append(("user", .uint32(UInt32(user)))) }
-                let accessories = try await client.manager("ListAccessories", [.vardict(options)]).first?.elements ?? []
+                let accessories = try await client.accessories(
+                    profile: arguments.value("profile"), user: arguments.integer("user").map(UInt32.init))
                 if arguments.flag("json") {
-                    console.printJSON(accessories.map(\.jsonValue))
+                    console.printJSON(accessories.map(\.json))
                 } else if accessories.isEmpty {
                     console.print("No accessories; 'accessoryctl pick PROFILE' adds one.")
                 } else {
@@ -46,18 +42,18 @@ enum RecordCommands {
         examples: ["\(AccessoryCtl.name) show 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50"],
         run: { arguments, console in
             await AgentCommand.run(console) { client throws(AgentFailure) in
-                let accessory = try await client.manager("GetAccessory", [.string(arguments.positionals[0])]).first ?? .vardict([])
+                let accessory = try await client.accessory(id: arguments.positionals[0])
                 if arguments.flag("json") {
-                    console.printJSON(accessory.jsonValue)
+                    console.printJSON(accessory.json)
                     return .success
                 }
-                let fields = accessory.members ?? [:]
+                guard case .object(let fields) = accessory.json else { return .success }
                 for key in fields.keys.sorted() where key != "descriptor" {
-                    console.print("\(key): \(fields[key]?.jsonValue.plainText ?? "")")
+                    console.print("\(key): \(fields[key]?.plainText ?? "")")
                 }
-                if let descriptor = fields["descriptor"]?.members {
+                if case .object(let descriptor) = accessory.descriptor {
                     for key in descriptor.keys.sorted() {
-                        console.print("descriptor.\(key): \(descriptor[key]?.jsonValue.plainText ?? "")")
+                        console.print("descriptor.\(key): \(descriptor[key]?.plainText ?? "")")
                     }
                 }
                 return .success
@@ -77,8 +73,8 @@ enum RecordCommands {
         run: { arguments, console in
             await AgentCommand.run(console) { client throws(AgentFailure) in
                 let id = arguments.positionals[0]
-                let accessory = try await client.manager("GetAccessory", [.string(id)]).first ?? .vardict([])
-                _ = try await client.manager("RemoveAccessory", [.string(id)])
+                let accessory = try await client.accessory(id: id)
+                try await client.removeAccessory(id: id)
                 return done(accessory, "Removed \(AgentCommand.describe(accessory)).", arguments, console)
             }
         })
@@ -95,10 +91,9 @@ enum RecordCommands {
         examples: ["\(AccessoryCtl.name) rename 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50 \"Desk lamp\""],
         run: { arguments, console in
             await AgentCommand.run(console) { client throws(AgentFailure) in
-                let options = DBusValue.vardict(arguments.flag("ssid") ? [("ssid", .boolean(true))] : [])
                 let id = arguments.positionals[0]
-                _ = try await client.manager("RenameAccessory", [.string(id), .string(arguments.positionals[1]), options])
-                let accessory = try await client.manager("GetAccessory", [.string(id)]).first ?? .vardict([])
+                try await client.renameAccessory(id: id, to: arguments.positionals[1], ssid: arguments.flag("ssid"))
+                let accessory = try await client.accessory(id: id)
                 return done(accessory, "Renamed: \(AgentCommand.describe(accessory)).", arguments, console)
             }
         })
@@ -130,13 +125,10 @@ enum RecordCommands {
             switch (arguments.flag("finish"), arguments.flag("fail")) {
             case (true, false):
                 return await AgentCommand.run(console) { client throws(AgentFailure) in
-                    var settings: [(String, DBusValue)] = []
-                    if let ssid = arguments.value("ssid") { settings.append(("ssid", .string(ssid))) }
-                    if let address = arguments.value("bridging") {
-                        settings.append(("bluetoothTransportBridgingIdentifier", .string(address)))
-                    }
-                    _ = try await client.manager("FinishAuthorization", [.string(id), .vardict(settings)])
-                    let accessory = try await client.manager("GetAccessory", [.string(id)]).first ?? .vardict([])
+                    try await client.finishAuthorization(
+                        id: id, ssid: arguments.value("ssid"),
+                        bluetoothTransportBridgingIdentifier: arguments.value("bridging"))
+                    let accessory = try await client.accessory(id: id)
                     return done(accessory, "Authorized \(AgentCommand.describe(accessory)).", arguments, console)
                 }
             case (false, true):
@@ -144,8 +136,8 @@ enum RecordCommands {
                     return usage("--ssid and --bridging go with --finish", console)
                 }
                 return await AgentCommand.run(console) { client throws(AgentFailure) in
-                    let accessory = try await client.manager("GetAccessory", [.string(id)]).first ?? .vardict([])
-                    _ = try await client.manager("FailAuthorization", [.string(id)])
+                    let accessory = try await client.accessory(id: id)
+                    try await client.failAuthorization(id: id)
                     return done(accessory, "The authorization failed; removed \(AgentCommand.describe(accessory)).", arguments, console)
                 }
             default:
@@ -156,9 +148,11 @@ enum RecordCommands {
     static let jsonOption = OptionSpec.flag("json", help: "Print the accessory as JSON")
 
     /// Prints the accessory acted on: as JSON with --json, else `line`.
-    private static func done(_ accessory: DBusValue, _ line: TerminalText, _ arguments: ParsedArguments, _ console: Console) -> ExitCode {
+    private static func done(
+        _ accessory: ASAccessory, _ line: TerminalText, _ arguments: ParsedArguments, _ console: Console
+    ) -> ExitCode {
         if arguments.flag("json") {
-            console.printJSON(accessory.jsonValue)
+            console.printJSON(accessory.json)
         } else {
             console.print(line)
         }
@@ -190,20 +184,19 @@ enum MonitorCommand {
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
         await AgentCommand.run(console) { client throws(AgentFailure) in
-            let events = await client.signals(interface: AgentBus.Interface.manager.name)
-            _ = try await client.manager("Subscribe")
+            let events = try await client.subscribe()
             if !arguments.flag("json") { console.error("Listening for events; Ctrl-C stops.") }
             var remaining = arguments.integer("count") ?? Int.max
-            for await signal in events where signal.member == "Event" && signal.arguments.count == 4 {
-                let session = signal.arguments[0].string ?? ""
-                let type = signal.arguments[1].uint32.flatMap { AccessoryEventType(rawValue: Int($0)) } ?? .unknown
-                let accessory = signal.arguments[2].members?.isEmpty == false ? signal.arguments[2] : nil
-                let error = AgentCommand.errorMessage(signal.arguments[3])
+            for await event in events {
+                let session = event.session
+                let type = event.eventType
+                let accessory = event.accessory
+                let error = event.error
                 if arguments.flag("json") {
                     var line: [String: JSONValue] = [
                         "session": .string(session), "event": .string(type.name), "type": .number(Double(type.rawValue)),
                     ]
-                    if let accessory { line["accessory"] = accessory.jsonValue }
+                    if let accessory { line["accessory"] = accessory.json }
                     if let error { line["error"] = .object(["name": .string(error.name), "message": .string(error.message)]) }
                     console.printJSONLine(JSONValue.object(line))
                 } else {

@@ -1,4 +1,5 @@
 import AccessoryCore
+import AccessorySetupKit
 import FoundationEssentials
 import NetworkManagerBackend
 import GLibRuntime
@@ -137,19 +138,17 @@ enum JoinCommand {
 
     /// `join ID`: the agent's `JoinAccessory`.
     private static func joinThroughAgent(_ id: String, _ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
-        var options: [(String, DBusValue)] = []
+        var options = AccessoryJoinOptions()
         do {
             if let direct = directOnly.first(where: { arguments.values[$0] != nil || arguments.flag($0) }) {
                 throw UsageError("--\(direct) is for a direct join with --ssid, not for an accessory id")
             }
             switch arguments.value("security") {
             case nil: break
-            case "open": options.append(("withoutSecurity", .boolean(true)))
+            case "open": options.withoutSecurity = true
             case let other?: throw UsageError("--security \(other): with an accessory id the profile says the security; only 'open' may be given")
             }
-            if let passphrase = try HotspotCommand.passphrase(arguments, console) {
-                options.append(("passphrase", .string(passphrase.reveal())))
-            }
+            options.passphrase = try HotspotCommand.passphrase(arguments, console)
         } catch let error as UsageError {
             console.error("\(AccessoryCtl.name): error: \(error.message)")
             console.error("Run '\(AccessoryCtl.name) join --help' for the options.")
@@ -158,12 +157,12 @@ enum JoinCommand {
             console.error("\(AccessoryCtl.name): error: \(error)")
             return .failure
         }
-        if let device = arguments.value("device") { options.append(("device", .string(device))) }
-        if let seconds = arguments.integer("restore-after") { options.append(("restoreAfter", .uint32(UInt32(seconds)))) }
+        options.device = arguments.value("device")
+        options.restoreAfter = arguments.integer("restore-after")
         return await AgentCommand.run(console) { client throws(AgentFailure) in
             let joined = try await join(id, options: options, on: client, console)
             if arguments.flag("json") {
-                console.printJSON(json(joined))
+                console.printJSON(joined.json)
             } else {
                 report(joined, console)
             }
@@ -173,25 +172,20 @@ enum JoinCommand {
 
     /// The agent's `JoinAccessory` for the accessory `id`, with progress on a terminal.
     static func join(
-        _ id: String, options: [(String, DBusValue)], on client: AgentClient, _ console: Console
-    ) async throws(AgentFailure) -> [String: DBusValue] {
+        _ id: String, options: AccessoryJoinOptions, on client: AgentConnection, _ console: Console
+    ) async throws(AgentFailure) -> HotspotJoinReport {
         HotspotCommand.progress(console)?("Joining through the agent…")
         defer { HotspotCommand.clearProgress(console) }
-        return try await client.manager("JoinAccessory", [.string(id), .vardict(options)]).first?.members ?? [:]
-    }
-
-    /// What `JoinAccessory` answered, as `--json` prints it.
-    static func json(_ joined: [String: DBusValue]) -> JSONValue {
-        DBusValue.vardict(joined.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }).jsonValue
+        return try await client.joinAccessory(id: id, options: options)
     }
 
     /// What `JoinAccessory` answered, for a person.
-    static func report(_ joined: [String: DBusValue], _ console: Console) {
-        let ssid = joined["ssid"]?.string ?? "?"
-        let device = joined["device"]?.string ?? "?"
-        let address: TerminalText = joined["ipv4Address"]?.string.map { ", address \($0)" } ?? ""
-        console.print("Joined \(ssid) on \(device) through the agent (profile '\(joined["connection"]?.string ?? "?")'\(address)).")
-        let back: TerminalText = joined["previousConnection"]?.string.map { " to return to '\($0)'" } ?? ""
+    static func report(_ joined: HotspotJoinReport, _ console: Console) {
+        let ssid = joined.ssid ?? "?"
+        let device = joined.device ?? "?"
+        let address: TerminalText = joined.ipv4Address.map { ", address \($0)" } ?? ""
+        console.print("Joined \(ssid) on \(device) through the agent (profile '\(joined.connection ?? "?")'\(address)).")
+        let back: TerminalText = joined.previousConnection.map { " to return to '\($0)'" } ?? ""
         console.print("Run '\(AccessoryCtl.name) leave'\(back).")
     }
 

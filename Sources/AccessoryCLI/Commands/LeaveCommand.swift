@@ -1,4 +1,5 @@
 import AccessoryCore
+import AccessorySetupKit
 import NetworkManagerBackend
 import GLibRuntime
 
@@ -43,37 +44,36 @@ enum LeaveCommand {
     /// Leaves through the agent when it holds a join of the caller; `nil` when it does not (or
     /// is not running), for the direct way to take over.
     private static func leaveThroughAgent(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode? {
-        let client: AgentClient
+        let client: AgentConnection
         do {
-            client = try await AgentClient.connect()
+            client = try await AgentConnection.connect()
         } catch {
             return nil
         }
         defer { Task { await client.close() } }
-        let options = DBusValue.vardict(arguments.value("device").map { [("device", .string($0))] } ?? [])
-        let left: [String: DBusValue]
+        let left: HotspotLeaveReport
         do {
             // An agent that is not running holds no join, and starting it only to ask would set it
             // cleaning up after the very join this command is about to leave.
-            left = try await client.manager("Leave", [options], autoStart: false).first?.members ?? [:]
+            left = try await client.leave(device: arguments.value("device"), autoStart: false)
         } catch {
             if error.isNotRunning {
                 console.error("\(AccessoryCtl.name): the agent is not running; leaving directly.")
                 return nil
             }
-            if error.name == HotspotError.notJoined(device: "").dbusName {
+            if error.is(HotspotError.notJoined(device: "")) {
                 console.error("\(AccessoryCtl.name): the agent holds no join of yours; leaving directly.")
                 return nil
             }
             return AgentCommand.report(error, console)
         }
         if arguments.flag("json") {
-            console.printJSON(DBusValue.vardict(left.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }).jsonValue)
+            console.printJSON(left.json)
             return .success
         }
-        let name = left["ssid"]?.string ?? "the accessory hotspot"
-        let back = Self.back(restored: left["restored"]?.string, notRestored: left["notRestored"]?.string)
-        console.print("Left \(name) on \(left["device"]?.string ?? "?") through the agent\(back).")
+        let name = left.ssid ?? "the accessory hotspot"
+        let back = Self.back(restored: left.restored, notRestored: left.notRestored)
+        console.print("Left \(name) on \(left.device ?? "?") through the agent\(back).")
         return .success
     }
 

@@ -1,6 +1,6 @@
 import AccessoryCore
+import AccessorySetupKit
 import AgentInterface
-import BusService
 import FoundationEssentials
 import Glibc
 import GLibRuntime
@@ -63,7 +63,6 @@ enum PickCommand {
         }
         defer { if descriptor >= 0 { close(descriptor) } }
         return await AgentCommand.run(console) { client throws(AgentFailure) in
-            let events = await client.signals(interface: AgentBus.Interface.session.name)
             let select = arguments.value("select")
             var picker: SelectingPicker?
             var terminal: TerminalPicker?
@@ -78,12 +77,12 @@ enum PickCommand {
             func output(_ write: @escaping () -> Void) {
                 if terminal == nil { write() } else { held.append(write) }
             }
-            let result: Result<DBusValue?, AgentFailure>
+            let result: Result<ASAccessory?, AgentFailure>
             do throws(AgentFailure) {
-                result = .success(try await pick(client, events, arguments, descriptor, console, output))
+                result = .success(try await pick(client, arguments, descriptor, console, output))
             } catch {
                 var error = error
-                let restricted = error.name == AccessorySessionError.Code.pickerRestricted.dbusName
+                let restricted = error.is(AccessorySessionError.pickerRestricted(reason: ""))
                 if restricted && select == nil && terminal == nil {
                     error = AgentFailure(name: error.name, message: error.message + "; " + Self.noPickerHint)
                 }
@@ -93,16 +92,13 @@ enum PickCommand {
             held.forEach { $0() }
             guard let added = try result.get() else { return .failure }
             guard arguments.flag("join") else {
-                if arguments.flag("json") { console.printJSON(added.jsonValue) }
+                if arguments.flag("json") { console.printJSON(added.json) }
                 return .success
             }
-            guard let id = added.members?["id"]?.string else {
-                throw AgentFailure(name: nil, message: "the agent's accessoryAdded carried no id to join")
-            }
-            let options: [(String, DBusValue)] = passphrase.map { [("passphrase", .string($0.reveal()))] } ?? []
-            let joined = try await JoinCommand.join(id, options: options, on: client, console)
+            let joined = try await JoinCommand.join(
+                added.id, options: AccessoryJoinOptions(passphrase: passphrase), on: client, console)
             if arguments.flag("json") {
-                console.printJSON(JSONValue.object(["accessory": added.jsonValue, "joined": JoinCommand.json(joined)]))
+                console.printJSON(JSONValue.object(["accessory": added.json, "joined": joined.json]))
             } else {
                 JoinCommand.report(joined, console)
             }
@@ -116,40 +112,31 @@ enum PickCommand {
     /// Opens the session, shows the picker and reports the events until it is dismissed;
     /// returns the accessory added, if one was.
     private static func pick(
-        _ client: AgentClient, _ events: AsyncStream<BusSignal>, _ arguments: ParsedArguments, _ descriptor: Int32,
-        _ console: Console, _ output: (@escaping () -> Void) -> Void
-    ) async throws(AgentFailure) -> DBusValue? {
-        let session: String
-        if let profile = arguments.positionals.first {
-            session = try await client.manager("OpenSession", [.string(profile), .vardict([])]).first?.string ?? ""
-        } else {
-            session = try await client.manager(
-                "OpenSessionWithProfile", [.handle(0), .vardict([])], fileDescriptors: [descriptor]).first?.string ?? ""
-        }
-        _ = try await client.session(session, "Activate")
-        let items = try await client.sessionProperty(session, "Items")
-        var settings: [(String, DBusValue)] = []
-        if let timeout = arguments.integer("timeout") {
-            settings.append(("discoveryTimeout", .uint32(UInt32(timeout))))
-        }
-        _ = try await client.session(session, "ShowPicker", [items, .vardict(settings)])
+        _ client: AgentConnection, _ arguments: ParsedArguments, _ descriptor: Int32, _ console: Console,
+        _ output: (@escaping () -> Void) -> Void
+    ) async throws(AgentFailure) -> ASAccessory? {
+        let session =
+            if let profile = arguments.positionals.first {
+                try await client.openSession(profile: profile)
+            } else {
+                try await client.openSession(profileFile: descriptor)
+            }
+        let events = session.events()
+        try await session.activate()
+        try await session.showPicker(items: try await session.items(), discoveryTimeout: arguments.integer("timeout"))
 
-        var added: DBusValue?
-        for await signal in events where signal.path == session {
-            let type = AccessoryEventType.allCases.first { $0.signalName == signal.member } ?? .unknown
-            let carriesAccessory = [.accessoryAdded, .accessoryChanged, .accessoryRemoved].contains(type)
-            let accessory = carriesAccessory ? signal.arguments.first : nil
-            let carriesError = type == .pickerDidDismiss || type == .pickerSetupFailed
-            let error = carriesError ? AgentCommand.errorMessage(signal.arguments.first) : nil
-            if type == .accessoryAdded { added = accessory }
+        var added: ASAccessory?
+        for await event in events {
+            let type = event.eventType
+            if type == .accessoryAdded { added = event.accessory }
             if !arguments.flag("json") {
                 let detail: TerminalText =
-                    accessory.map { " \(AgentCommand.describe($0))" } ?? error.map { " \($0.name)" } ?? ""
+                    event.accessory.map { " \(AgentCommand.describe($0))" } ?? event.error.map { " \($0.name)" } ?? ""
                 output { console.print("\(type.name)\(detail)") }
             }
             guard type == .pickerDidDismiss || type == .invalidated else { continue }
-            _ = try? await client.session(session, "Invalidate")
-            if let error {
+            try? await session.invalidate()
+            if let error = event.error {
                 throw AgentFailure(name: error.name, message: error.message)
             }
             return added
@@ -186,10 +173,10 @@ enum MigrateCommand {
             return RecordCommands.usage("give --ssid or --address", console)
         }
         return await AgentCommand.run(console) { client throws(AgentFailure) in
-            let events = await client.signals(interface: AgentBus.Interface.session.name)
-            let session = try await client.manager("OpenSession", [.string(arguments.positionals[0]), .vardict([])]).first?.string ?? ""
-            _ = try await client.session(session, "Activate")
-            let items = try await client.sessionProperty(session, "Items").elements
+            let session = try await client.openSession(profile: arguments.positionals[0])
+            let events = session.events()
+            try await session.activate()
+            let items = try await session.items()
             let index = arguments.integer("item") ?? 0
             guard items.indices.contains(index), var item = items[index].members else {
                 throw AgentFailure(name: nil, message: "--item \(index): the profile has \(items.count) items")
@@ -198,12 +185,12 @@ enum MigrateCommand {
             if let ssid = arguments.value("ssid") { item["hotspotSSID"] = .string(ssid) }
             if let address = arguments.value("address") { item["peripheralAddress"] = .string(address) }
             let migration = DBusValue.vardict(item.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
-            _ = try await client.session(session, "ShowPicker", [.array([migration], elementType: "a{sv}"), .vardict([])])
-            for await signal in events where signal.path == session && signal.member == "MigrationComplete" {
-                _ = try? await client.session(session, "Invalidate")
-                let adopted = signal.arguments.first?.elements ?? []
+            try await session.showPicker(items: [migration])
+            for await event in events where event.eventType == .migrationComplete {
+                try? await session.invalidate()
+                let adopted = event.migrated
                 if arguments.flag("json") {
-                    console.printJSON(adopted.map(\.jsonValue))
+                    console.printJSON(adopted.map(\.json))
                 } else if adopted.isEmpty {
                     console.print("Nothing was adopted: no NetworkManager profile or Bluetooth device matches.")
                 } else {
@@ -219,66 +206,56 @@ enum MigrateCommand {
 /// The picker of `pick --select`: a picker agent for this process's own sessions that chooses
 /// the entry whose SSID or Bluetooth address is the one given, as soon as it appears.
 final class SelectingPicker: Sendable {
-    private let client: AgentClient
-    private let object: ExportedObject
+    private let service: PickerAgentService
     private let task: Task<Void, Never>
 
-    private init(client: AgentClient, object: ExportedObject, task: Task<Void, Never>) {
-        self.client = client
-        self.object = object
+    private init(service: PickerAgentService, task: Task<Void, Never>) {
+        self.service = service
         self.task = task
     }
 
-    static func register(on client: AgentClient, selecting select: String, console: Console) async throws(AgentFailure) -> SelectingPicker {
-        let object = try await PickerAgentObject.export(on: client)
+    static func register(
+        on client: AgentConnection, selecting select: String, console: Console
+    ) async throws(AgentFailure) -> SelectingPicker {
+        let service = try await PickerAgentService.register(on: client, path: TerminalPicker.path)
         let wanted = select.lowercased()
         let task = Task {
             var entries: [UInt32: PickerAgentEntry] = [:]
-            var pending: MethodCall?
+            var pending: PickerAgentCall?
             func matching() -> UInt32? {
                 entries.keys.sorted().first { id in
                     entries[id]?.ssid?.lowercased() == wanted || entries[id]?.bluetoothAddress?.lowercased() == wanted
                 }
             }
-            for await call in client.bus.incomingCalls where call.interface == AgentBus.Interface.pickerAgent.name {
-                switch call.member {
-                case "RequestChoice":
+            for await call in service.calls {
+                switch call.method {
+                case .requestChoice:
                     pending = call
-                case "UpdateEntries":
-                    for entry in call.arguments.count > 1 ? call.arguments[1].elements : [] {
-                        if let entry = PickerAgentEntry(entry) { entries[entry.id] = entry }
-                    }
-                    for id in call.arguments.count > 2 ? call.arguments[2].elements : [] {
-                        if let id = id.uint32 { entries[id] = nil }
-                    }
+                case .updateEntries(let updated, let removed):
+                    for entry in updated { entries[entry.id] = entry }
+                    for id in removed { entries[id] = nil }
                     call.reply()
-                case "SetupProgress":
-                    let step = call.arguments.count > 1 ? call.arguments[1].string ?? "" : ""
+                case .setupProgress(let step, _, _):
                     if step != "done" { console.error("Setting up: \(step)") }
                     call.reply()
-                case "Cancel", "Release":
-                    pending?.reply(errorName: AccessorySessionError.Code.userCancelled.dbusName, message: "the picker was closed")
+                case .cancel, .release:
+                    pending?.cancel("the picker was closed")
                     pending = nil
                     call.reply()
-                default:
-                    call.reply(errorName: "org.freedesktop.DBus.Error.UnknownMethod", message: call.member)
+                case .confirmPasskey, .unknown:
+                    call.refuseUnknown()
                 }
                 if let call = pending, let id = matching() {
-                    call.reply([.uint32(id), .vardict([])])
+                    call.choose(entry: id)
                     pending = nil
                 }
             }
         }
-        do {
-            _ = try await client.manager("RegisterPickerAgent", [.objectPath(PickerAgentObject.path), .vardict([])])
-        } catch {
-            task.cancel()
-            throw error
-        }
-        return SelectingPicker(client: client, object: object, task: task)
+        return SelectingPicker(service: service, task: task)
     }
 
     func stop() {
         task.cancel()
+        service.stop()
     }
 }

@@ -1,0 +1,165 @@
+import AccessoryCore
+import BusService
+import FoundationEssentials
+import GLibRuntime
+
+/// An accessory the person authorized, as the agent describes it (Apple's `ASAccessory`).
+public struct ASAccessory: Sendable, Hashable, Identifiable {
+    /// The record's id, stable for the accessory's life (lower-case UUID text).
+    public var id: String
+    public var displayName: String
+    /// `ASAccessory.AccessoryState`'s name: `authorized`, `awaitingAuthorization`, `unauthorized`.
+    public var state: String
+    /// The installed profile the accessory was picked under (Apple: the app's bundle).
+    public var profile: String
+    /// The user the record belongs to.
+    public var user: UInt32?
+    /// The hotspot's SSID, escaped where it is not UTF-8.
+    public var ssid: String?
+    public var bluetoothIdentifier: String?
+    public var bluetoothTransportBridgingIdentifier: String?
+    /// The descriptor the accessory matched, as JSON (docs/dbus-api.md, "Conventions").
+    public var descriptor: JSONValue
+    /// The whole dictionary the agent sent, for printing as it came.
+    public var json: JSONValue
+
+    /// Reads an accessory dictionary; `nil` when it carries no `id` (the empty dictionary).
+    public init?(_ value: DBusValue) {
+        guard let fields = value.members, let id = fields["id"]?.string else { return nil }
+        self.id = id
+        displayName = fields["displayName"]?.string ?? ""
+        state = fields["state"]?.string ?? ""
+        profile = fields["profile"]?.string ?? ""
+        user = fields["user"]?.uint32
+        ssid = fields["ssid"]?.string
+        bluetoothIdentifier = fields["bluetoothIdentifier"]?.string
+        bluetoothTransportBridgingIdentifier = fields["bluetoothTransportBridgingIdentifier"]?.string
+        descriptor = fields["descriptor"]?.jsonValue ?? .object([:])
+        json = value.jsonValue
+    }
+
+    static func list(_ value: DBusValue?) -> [ASAccessory] { (value?.elements ?? []).compactMap(ASAccessory.init) }
+}
+
+/// Why an accessory session failed, with Apple's `ASError.Code`.
+public struct ASError: Error, Sendable, Hashable, CustomStringConvertible {
+    public typealias Code = AccessorySessionError.Code
+
+    public var code: Code
+    /// The D-Bus error name (`io.accessorysetup.Error.DiscoveryTimeout`).
+    public var name: String
+    public var message: String
+    /// The request field an `invalidRequest` is about.
+    public var field: String?
+
+    /// The error the agent named `name`; `nil` when it is not one of Apple's.
+    public init?(name: String, message: String, field: String? = nil) {
+        guard let code = Code.allCases.first(where: { $0.dbusName == name }) else { return nil }
+        self.code = code
+        self.name = name
+        self.message = message
+        self.field = field
+    }
+
+    /// Reads an error dictionary (`PickerDidDismiss`, `Event`); `nil` for the empty one.
+    init?(dictionary value: DBusValue?) {
+        guard let fields = value?.members, let name = fields["name"]?.string else { return nil }
+        let message = fields["message"]?.string ?? name
+        let field = fields["field"]?.string
+        if let known = ASError(name: name, message: message, field: field) {
+            self = known
+        } else {
+            self.init(code: .unknown, name: name, message: message, field: field)
+        }
+    }
+
+    init(code: Code, name: String, message: String, field: String?) {
+        self.code = code
+        self.name = name
+        self.message = message
+        self.field = field
+    }
+
+    public var description: String { message }
+}
+
+/// What a session tells its client (Apple's `ASAccessoryEvent`).
+public struct ASAccessoryEvent: Sendable, Hashable {
+    public typealias EventType = AccessoryEventType
+
+    public var eventType: EventType
+    /// The accessory added, changed or removed.
+    public var accessory: ASAccessory?
+    /// Why the picker was dismissed or the setup failed.
+    public var error: ASError?
+    /// The accessories a `migrationComplete` adopted.
+    public var migrated: [ASAccessory] = []
+    /// The session's object path.
+    public var session: String
+
+    /// A `Session1` signal as an event; `nil` for a signal that is not one.
+    init?(signal: BusSignal) {
+        guard let type = AccessoryEventType.allCases.first(where: { $0 != .unknown && $0.signalName == signal.member })
+        else { return nil }
+        eventType = type
+        session = signal.path
+        let first = signal.arguments.first
+        switch type {
+        case .accessoryAdded, .accessoryChanged, .accessoryRemoved: accessory = first.flatMap(ASAccessory.init)
+        case .pickerDidDismiss, .pickerSetupFailed: error = ASError(dictionary: first)
+        case .migrationComplete: migrated = ASAccessory.list(first)
+        default: break
+        }
+    }
+
+    /// A `Manager1.Event` signal (subscribers'); `nil` for one that does not read as an event.
+    init?(managerEvent arguments: [DBusValue]) {
+        guard arguments.count == 4 else { return nil }
+        session = arguments[0].string ?? ""
+        eventType = arguments[1].uint32.flatMap { AccessoryEventType(rawValue: Int($0)) } ?? .unknown
+        accessory = ASAccessory(arguments[2])
+        error = ASError(dictionary: arguments[3])
+    }
+}
+
+/// What `JoinAccessory` answered: where the machine is now, and what it will go back to.
+public struct HotspotJoinReport: Sendable, Hashable {
+    public var ssid: String?
+    public var device: String?
+    /// The NetworkManager profile made for the join.
+    public var connection: String?
+    public var ipv4Address: String?
+    /// The profile that was active before, which `leave` brings back.
+    public var previousConnection: String?
+    /// The whole answer, for printing as it came.
+    public var json: JSONValue
+
+    init(_ value: DBusValue?) {
+        let fields = value?.members ?? [:]
+        ssid = fields["ssid"]?.string
+        device = fields["device"]?.string
+        connection = fields["connection"]?.string
+        ipv4Address = fields["ipv4Address"]?.string
+        previousConnection = fields["previousConnection"]?.string
+        json = DBusValue.vardict(fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }).jsonValue
+    }
+}
+
+/// What `Leave` answered.
+public struct HotspotLeaveReport: Sendable, Hashable {
+    public var ssid: String?
+    public var device: String?
+    /// The profile brought back, or the one that did not come back.
+    public var restored: String?
+    public var notRestored: String?
+    public var json: JSONValue
+
+    init(_ value: DBusValue?) {
+        let fields = value?.members ?? [:]
+        ssid = fields["ssid"]?.string
+        device = fields["device"]?.string
+        restored = fields["restored"]?.string
+        notRestored = fields["notRestored"]?.string
+        json = DBusValue.vardict(fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }).jsonValue
+    }
+}

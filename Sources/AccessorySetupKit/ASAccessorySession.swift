@@ -1,0 +1,143 @@
+import AccessoryCore
+import BusService
+import FoundationEssentials
+import Synchronization
+
+/// Apple's Discovery descriptor and picker item, as the core has them.
+public typealias ASDiscoveryDescriptor = DiscoveryDescriptor
+public typealias ASPickerDisplayItem = PickerDisplayItem
+
+/// Apple's `ASAccessorySession`, over the agent: an application's session with the accessories
+/// of one installed profile (on iOS, the app's `Info.plist`). Code written for iOS ports call
+/// by call: `activate` with an event handler, `showPicker(for:)`, `finishAuthorization`,
+/// `removeAccessory`, `renameAccessory`, `invalidate`; the person picks in the desktop's picker.
+///
+///     let session = ASAccessorySession(profile: "ge.wled.softap")
+///     try await session.activate { event in
+///         if event.eventType == .accessoryAdded, let accessory = event.accessory { … }
+///     }
+///     try await session.showPicker()
+public final class ASAccessorySession: Sendable {
+    private let profile: String
+    private let bus: BusAddress
+    private let state = Mutex<(session: AgentSession?, events: Task<Void, Never>?)>((nil, nil))
+
+    /// A session over the installed profile `profile`, on the system bus unless `bus` says other.
+    public init(profile: String, bus: BusAddress = .system) {
+        self.profile = profile
+        self.bus = bus
+    }
+
+    private var session: AgentSession {
+        get throws(AgentCallError) {
+            guard let session = state.withLock({ $0.session }) else {
+                throw AgentCallError(name: nil, message: "the session is not activated: call activate(eventHandler:) first")
+            }
+            return session
+        }
+    }
+
+    /// Opens the session and delivers its events, in order, to `eventHandler`: `activated` first.
+    public func activate(eventHandler: @escaping @Sendable (ASAccessoryEvent) -> Void) async throws(AgentCallError) {
+        let connection = try await AgentConnection.connect(bus)
+        let session: AgentSession
+        do {
+            session = try await connection.openSession(profile: profile)
+        } catch {
+            await connection.close()
+            throw error
+        }
+        let events = session.events()
+        let task = Task {
+            for await event in events { eventHandler(event) }
+        }
+        state.withLock { $0 = (session, task) }
+        try await session.activate()
+    }
+
+    /// The accessories of this profile the person already authorized.
+    public var accessories: [ASAccessory] {
+        get async throws(AgentCallError) { try await session.accessories() }
+    }
+
+    /// Shows the picker for the profile's own items.
+    public func showPicker() async throws(AgentCallError) {
+        let session = try session
+        try await session.showPicker(items: try await session.items())
+    }
+
+    /// Shows the picker for `items` (each with a descriptor the profile allows).
+    public func showPicker(for items: [ASPickerDisplayItem]) async throws(AgentCallError) {
+        try await session.showPicker(for: items)
+    }
+
+    public func finishAuthorization(
+        for accessory: ASAccessory, ssid: String? = nil, bluetoothTransportBridgingIdentifier: String? = nil
+    ) async throws(AgentCallError) {
+        try await session.finishAuthorization(
+            id: accessory.id, ssid: ssid, bluetoothTransportBridgingIdentifier: bluetoothTransportBridgingIdentifier)
+    }
+
+    public func failAuthorization(for accessory: ASAccessory) async throws(AgentCallError) {
+        try await session.failAuthorization(id: accessory.id)
+    }
+
+    public func removeAccessory(_ accessory: ASAccessory) async throws(AgentCallError) {
+        try await session.removeAccessory(id: accessory.id)
+    }
+
+    /// Renames the accessory; with `ssid`, its hotspot too (Apple's `RenameOptions.ssid`).
+    public func renameAccessory(_ accessory: ASAccessory, to name: String, ssid: Bool = false) async throws(AgentCallError) {
+        try await session.renameAccessory(id: accessory.id, to: name, ssid: ssid)
+    }
+
+    /// Ends the session; its events stop after `invalidated`.
+    public func invalidate() async {
+        guard let session = state.withLock({ $0.session }) else { return }
+        try? await session.invalidate()
+        await session.connection.close()
+        state.withLock { $0.events?.cancel() }
+    }
+}
+
+/// Apple's `NEHotspotConfigurationManager` for accessory hotspots: joins through the agent,
+/// which brings the previous network back when the join ends.
+public final class NEHotspotConfigurationManager: Sendable {
+    public static let shared = NEHotspotConfigurationManager()
+
+    private let bus: BusAddress
+
+    /// A manager on the system bus unless `bus` says other.
+    public init(bus: BusAddress = .system) {
+        self.bus = bus
+    }
+
+    /// Joins the accessory's hotspot with `passphrase` (polkit: `join`).
+    public func joinAccessoryHotspot(_ accessory: ASAccessory, passphrase: String) async throws(AgentCallError)
+        -> HotspotJoinReport
+    {
+        try await join(accessory, AccessoryJoinOptions(passphrase: Secret(passphrase)))
+    }
+
+    /// Joins the accessory's open hotspot.
+    public func joinAccessoryHotspotWithoutSecurity(_ accessory: ASAccessory) async throws(AgentCallError)
+        -> HotspotJoinReport
+    {
+        try await join(accessory, AccessoryJoinOptions(withoutSecurity: true))
+    }
+
+    /// Leaves the hotspot joined through the agent and brings the previous network back.
+    public func leaveAccessoryHotspot(device: String? = nil) async throws(AgentCallError) -> HotspotLeaveReport {
+        let connection = try await AgentConnection.connect(bus)
+        defer { Task { await connection.close() } }
+        return try await connection.leave(device: device)
+    }
+
+    private func join(_ accessory: ASAccessory, _ options: AccessoryJoinOptions) async throws(AgentCallError)
+        -> HotspotJoinReport
+    {
+        let connection = try await AgentConnection.connect(bus)
+        defer { Task { await connection.close() } }
+        return try await connection.joinAccessory(id: accessory.id, options: options)
+    }
+}

@@ -1,0 +1,291 @@
+import AccessoryCore
+import AgentInterface
+import BusService
+import FoundationEssentials
+import GLibRuntime
+
+/// A connection to the agent (`io.accessorysetup` on the system bus; `DBUS_SYSTEM_BUS_ADDRESS`
+/// is honoured): its `Manager1` methods with typed arguments and answers. Calls may start the
+/// agent by D-Bus activation and may let polkit ask the person.
+public final class AgentConnection: Sendable {
+    let bus: BusConnection
+
+    private init(bus: BusConnection) {
+        self.bus = bus
+    }
+
+    /// Connects to `address` (the system bus unless a test gives another).
+    public static func connect(_ address: BusAddress = .system) async throws(AgentCallError) -> AgentConnection {
+        do {
+            return AgentConnection(bus: try await BusConnection.connect(address, threadName: "agent-client"))
+        } catch {
+            throw AgentCallError(name: error.name, message: "cannot reach \(address): \(error.message)")
+        }
+    }
+
+    public func close() async { await bus.close() }
+
+    /// `autoStart: false` asks only an agent that is running (a question whose answer is "no"
+    /// when it is not, such as whether it holds a join).
+    func call(
+        _ path: String, _ interface: AgentBus.Interface, _ method: String, _ arguments: [DBusValue] = [],
+        timeout: Duration = .seconds(120), fileDescriptors: [Int32] = [], autoStart: Bool = true
+    ) async throws(AgentCallError) -> [DBusValue] {
+        do {
+            return try await bus.call(
+                destination: AgentBus.name, path: path, interface: interface.name, method: method, arguments,
+                timeout: timeout, allowInteractiveAuthorization: true, autoStart: autoStart,
+                fileDescriptors: fileDescriptors)
+        } catch {
+            throw AgentCallError(error)
+        }
+    }
+
+    func manager(
+        _ method: String, _ arguments: [DBusValue] = [], fileDescriptors: [Int32] = [], autoStart: Bool = true
+    ) async throws(AgentCallError) -> [DBusValue] {
+        try await call(
+            AgentBus.managerPath, .manager, method, arguments, fileDescriptors: fileDescriptors, autoStart: autoStart)
+    }
+
+    /// The agent's signals of `interface`, from now on.
+    func signals(_ interface: AgentBus.Interface) async -> AsyncStream<BusSignal> {
+        await bus.signals(sender: AgentBus.name, interface: interface.name)
+    }
+
+    // MARK: Sessions
+
+    /// Opens a session over the installed profile `profile` (polkit: `open-session`).
+    public func openSession(profile: String) async throws(AgentCallError) -> AgentSession {
+        let events = await signals(.session)
+        let path = try await manager("OpenSession", [.string(profile), .vardict([])]).first?.string ?? ""
+        return AgentSession(connection: self, path: path, signals: events)
+    }
+
+    /// Opens a session over a profile the client reads from `descriptor` (polkit:
+    /// `use-client-profile`); the descriptor stays the caller's to close.
+    public func openSession(profileFile descriptor: Int32) async throws(AgentCallError) -> AgentSession {
+        let events = await signals(.session)
+        let path = try await manager(
+            "OpenSessionWithProfile", [.handle(0), .vardict([])], fileDescriptors: [descriptor]
+        ).first?.string ?? ""
+        return AgentSession(connection: self, path: path, signals: events)
+    }
+
+    /// Ends the session at `path`, one this connection opened (a picker's way out once its
+    /// choice was sent).
+    public func invalidateSession(_ path: String) async throws(AgentCallError) {
+        _ = try await call(path, .session, "Invalidate")
+    }
+
+    // MARK: Records
+
+    /// The caller's accessories; another user's with `user` (polkit: `manage-others`).
+    public func accessories(profile: String? = nil, user: UInt32? = nil) async throws(AgentCallError) -> [ASAccessory] {
+        var options: [(String, DBusValue)] = []
+        if let profile { options.append(("profile", .string(profile))) }
+        if let user { options.append(("user", .uint32(user))) }
+        return ASAccessory.list(try await manager("ListAccessories", [.vardict(options)]).first)
+    }
+
+    public func accessory(id: String) async throws(AgentCallError) -> ASAccessory {
+        guard let accessory = ASAccessory(try await manager("GetAccessory", [.string(id)]).first ?? .vardict([])) else {
+            throw AgentCallError(name: nil, message: "the agent's answer for \(id) carries no accessory")
+        }
+        return accessory
+    }
+
+    public func removeAccessory(id: String) async throws(AgentCallError) {
+        _ = try await manager("RemoveAccessory", [.string(id)])
+    }
+
+    /// Renames the accessory; with `ssid`, its hotspot too (Apple's `RenameOptions.ssid`).
+    public func renameAccessory(id: String, to name: String, ssid: Bool = false) async throws(AgentCallError) {
+        let options = DBusValue.vardict(ssid ? [("ssid", .boolean(true))] : [])
+        _ = try await manager("RenameAccessory", [.string(id), .string(name), options])
+    }
+
+    /// Authorizes an accessory waiting in `awaitingAuthorization`, with what the app learned.
+    public func finishAuthorization(
+        id: String, ssid: String? = nil, bluetoothTransportBridgingIdentifier: String? = nil
+    ) async throws(AgentCallError) {
+        var settings: [(String, DBusValue)] = []
+        if let ssid { settings.append(("ssid", .string(ssid))) }
+        if let bluetoothTransportBridgingIdentifier {
+            settings.append(("bluetoothTransportBridgingIdentifier", .string(bluetoothTransportBridgingIdentifier)))
+        }
+        _ = try await manager("FinishAuthorization", [.string(id), .vardict(settings)])
+    }
+
+    public func failAuthorization(id: String) async throws(AgentCallError) {
+        _ = try await manager("FailAuthorization", [.string(id)])
+    }
+
+    // MARK: Hotspots
+
+    /// Joins the accessory's hotspot (polkit: `join`).
+    public func joinAccessory(id: String, options: AccessoryJoinOptions = .init()) async throws(AgentCallError)
+        -> HotspotJoinReport
+    {
+        HotspotJoinReport(try await manager("JoinAccessory", [.string(id), options.dbusValue]).first)
+    }
+
+    /// Joins the accessory's hotspot with `passphrase` where the profile has none (polkit: `join`).
+    public func joinAccessory(id: String, passphrase: Secret?) async throws(AgentCallError) -> HotspotJoinReport {
+        try await joinAccessory(id: id, options: AccessoryJoinOptions(passphrase: passphrase))
+    }
+
+    /// Ends the caller's join on `device` (any device: `nil`) and brings the previous network
+    /// back. `autoStart: false` asks only a running agent.
+    public func leave(device: String? = nil, autoStart: Bool = true) async throws(AgentCallError) -> HotspotLeaveReport {
+        let options = DBusValue.vardict(device.map { [("device", .string($0))] } ?? [])
+        return HotspotLeaveReport(try await manager("Leave", [options], autoStart: autoStart).first)
+    }
+
+    // MARK: Events
+
+    /// Every session's events, for a subscriber (root, or polkit: `manage-others`).
+    public func subscribe() async throws(AgentCallError) -> AsyncStream<ASAccessoryEvent> {
+        let signals = await signals(.manager)
+        _ = try await manager("Subscribe")
+        return AsyncStream { continuation in
+            let task = Task {
+                for await signal in signals where signal.member == "Event" {
+                    if let event = ASAccessoryEvent(managerEvent: signal.arguments) { continuation.yield(event) }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+
+/// How to join an accessory's hotspot (`JoinAccessory`'s options).
+public struct AccessoryJoinOptions: Sendable {
+    /// The passphrase, where the profile neither fixes nor asked for one.
+    public var passphrase: Secret?
+    /// Join an open hotspot (Apple's `joinAccessoryHotspotWithoutSecurity`).
+    public var withoutSecurity = false
+    /// The Wi-Fi device; `nil`: the agent's choice.
+    public var device: String?
+    /// Bring the previous network back after this many seconds (0: never).
+    public var restoreAfter: Int?
+
+    public init(passphrase: Secret? = nil, withoutSecurity: Bool = false, device: String? = nil, restoreAfter: Int? = nil) {
+        self.passphrase = passphrase
+        self.withoutSecurity = withoutSecurity
+        self.device = device
+        self.restoreAfter = restoreAfter
+    }
+
+    var dbusValue: DBusValue {
+        var options: [(String, DBusValue)] = []
+        if withoutSecurity { options.append(("withoutSecurity", .boolean(true))) }
+        if let passphrase { options.append(("passphrase", .string(passphrase.reveal()))) }
+        if let device { options.append(("device", .string(device))) }
+        if let restoreAfter { options.append(("restoreAfter", .uint32(UInt32(clamping: restoreAfter)))) }
+        return .vardict(options)
+    }
+}
+
+/// One session with the agent (`Session1`), which only its connection may use.
+public struct AgentSession: Sendable {
+    public let connection: AgentConnection
+    /// The session's object path.
+    public let path: String
+    let signals: AsyncStream<BusSignal>
+
+    func call(_ method: String, _ arguments: [DBusValue] = []) async throws(AgentCallError) -> [DBusValue] {
+        try await connection.call(path, .session, method, arguments)
+    }
+
+    /// The session's events, from its opening on, for one consumer.
+    public func events() -> AsyncStream<ASAccessoryEvent> {
+        let path = path
+        let signals = signals
+        return AsyncStream { continuation in
+            let task = Task {
+                for await signal in signals where signal.path == path {
+                    if let event = ASAccessoryEvent(signal: signal) { continuation.yield(event) }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    public func activate() async throws(AgentCallError) { _ = try await call("Activate") }
+
+    /// The profile's items, as the agent sends them.
+    public func items() async throws(AgentCallError) -> [DBusValue] {
+        try await property("Items").elements
+    }
+
+    /// The accessories of this session's profile the caller has.
+    public func accessories() async throws(AgentCallError) -> [ASAccessory] {
+        ASAccessory.list(try await property("Accessories"))
+    }
+
+    private func property(_ name: String) async throws(AgentCallError) -> DBusValue {
+        let reply = try await connection.callProperties(path, "Get", [.string(AgentBus.Interface.session.name), .string(name)])
+        return reply.first ?? .tuple([])
+    }
+
+    /// Shows the picker for `items` (a profile's items, or migration items), discovering for
+    /// `discoveryTimeout` seconds where given.
+    public func showPicker(items: [DBusValue], discoveryTimeout: Int? = nil) async throws(AgentCallError) {
+        let settings: [(String, DBusValue)] = discoveryTimeout.map { [("discoveryTimeout", .uint32(UInt32($0)))] } ?? []
+        _ = try await call("ShowPicker", [.array(items, elementType: "a{sv}"), .vardict(settings)])
+    }
+
+    /// Shows the picker for items built in the client (Apple's `ASPickerDisplayItem`s).
+    public func showPicker(for items: [PickerDisplayItem], discoveryTimeout: Int? = nil) async throws(AgentCallError) {
+        try await showPicker(items: items.map(BusCoding.item), discoveryTimeout: discoveryTimeout)
+    }
+
+    public func finishAuthorization(
+        id: String, ssid: String? = nil, bluetoothTransportBridgingIdentifier: String? = nil
+    ) async throws(AgentCallError) {
+        var settings: [(String, DBusValue)] = []
+        if let ssid { settings.append(("ssid", .string(ssid))) }
+        if let bluetoothTransportBridgingIdentifier {
+            settings.append(("bluetoothTransportBridgingIdentifier", .string(bluetoothTransportBridgingIdentifier)))
+        }
+        _ = try await call("FinishAuthorization", [.string(id), .vardict(settings)])
+    }
+
+    public func failAuthorization(id: String) async throws(AgentCallError) {
+        _ = try await call("FailAuthorization", [.string(id)])
+    }
+
+    public func removeAccessory(id: String) async throws(AgentCallError) {
+        _ = try await call("RemoveAccessory", [.string(id)])
+    }
+
+    public func renameAccessory(id: String, to name: String, ssid: Bool = false) async throws(AgentCallError) {
+        _ = try await call("RenameAccessory", [.string(id), .string(name), .vardict(ssid ? [("ssid", .boolean(true))] : [])])
+    }
+
+    public func joinAccessoryHotspot(id: String, passphrase: Secret? = nil) async throws(AgentCallError)
+        -> HotspotJoinReport
+    {
+        let options = AccessoryJoinOptions(passphrase: passphrase)
+        return HotspotJoinReport(try await call("JoinAccessoryHotspot", [.string(id), options.dbusValue]).first)
+    }
+
+    public func invalidate() async throws(AgentCallError) { _ = try await call("Invalidate") }
+}
+
+extension AgentConnection {
+    func callProperties(_ path: String, _ method: String, _ arguments: [DBusValue]) async throws(AgentCallError)
+        -> [DBusValue]
+    {
+        do {
+            return try await bus.call(
+                destination: AgentBus.name, path: path, interface: "org.freedesktop.DBus.Properties", method: method,
+                arguments, timeout: .seconds(120), allowInteractiveAuthorization: true)
+        } catch {
+            throw AgentCallError(error)
+        }
+    }
+}

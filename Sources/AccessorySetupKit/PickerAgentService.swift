@@ -1,0 +1,146 @@
+import AccessoryCore
+import AgentInterface
+import BusService
+import FoundationEssentials
+import GLibRuntime
+
+/// A picker front end's side of `io.accessorysetup.PickerAgent1`: the object exported on the
+/// client's connection, registered with the agent, and the agent's calls to it, typed.
+public final class PickerAgentService: Sendable {
+    /// The agent's calls, in order, until the connection closes or `stop` is called.
+    public let calls: AsyncStream<PickerAgentCall>
+    private let object: ExportedObject
+    private let forwarder: Task<Void, Never>
+
+    private init(calls: AsyncStream<PickerAgentCall>, object: ExportedObject, forwarder: Task<Void, Never>) {
+        self.calls = calls
+        self.object = object
+        self.forwarder = forwarder
+    }
+
+    /// Exports the picker agent at `path` on `connection` and registers it with the agent: for
+    /// every session opened from the logind session `logindSession`, or for this connection's
+    /// own sessions.
+    public static func register(
+        on connection: AgentConnection, path: String, logindSession: String? = nil
+    ) async throws(AgentCallError) -> PickerAgentService {
+        let service = try await export(on: connection.bus, path: path)
+        let options: [(String, DBusValue)] = logindSession.map { [("session", .string($0))] } ?? []
+        do {
+            _ = try await connection.manager("RegisterPickerAgent", [.objectPath(path), .vardict(options)])
+        } catch {
+            service.stop()
+            throw error
+        }
+        return service
+    }
+
+    /// Exports the picker agent at `path` without registering it (a picker the agent reaches
+    /// some other way, or that registers itself).
+    static func export(on bus: BusConnection, path: String) async throws(AgentCallError) -> PickerAgentService {
+        let object: ExportedObject
+        do {
+            object = try ExportedObject(
+                path: path, interface: AgentBus.Interface.pickerAgent.name,
+                xml: AgentBus.Interface.pickerAgent.introspectionXML)
+            try await bus.export(object)
+        } catch {
+            throw AgentCallError(name: nil, message: "cannot offer the picker on the bus: \(error)")
+        }
+        let (calls, continuation) = AsyncStream.makeStream(of: PickerAgentCall.self)
+        let forwarder = Task {
+            for await call in bus.incomingCalls
+            where call.interface == AgentBus.Interface.pickerAgent.name && call.path == path {
+                continuation.yield(PickerAgentCall(call))
+            }
+            continuation.finish()
+        }
+        return PickerAgentService(calls: calls, object: object, forwarder: forwarder)
+    }
+
+    /// Stops taking calls; the object goes with the connection.
+    public func stop() {
+        forwarder.cancel()
+        withExtendedLifetime(object) {}
+    }
+}
+
+/// One call of the agent to a picker agent, with its typed arguments and the replies it takes.
+public struct PickerAgentCall: Sendable {
+    public enum Method: Sendable {
+        /// Show the picker for `request`; answer with `choose` or `cancel`.
+        case requestChoice(PickerAgentRequest)
+        /// Entries found or changed, and ids gone. No reply.
+        case updateEntries([PickerAgentEntry], removed: [UInt32])
+        /// How the setup of the chosen accessory goes (`done` at the end), with the failure when
+        /// it failed and the code to type on the accessory when it asks for one. No reply.
+        case setupProgress(step: String, error: ASError?, passkey: String?)
+        /// Numeric comparison: answer `reply()` when the person saw `passkey` on the accessory,
+        /// `cancel` when not.
+        case confirmPasskey(String)
+        /// The agent closed the picker of the session. No reply.
+        case cancel(ASError?)
+        /// The agent no longer uses this picker agent. No reply.
+        case release
+        case unknown(String)
+    }
+
+    public let method: Method
+    /// The session the call is about (empty for `release`).
+    public let session: String
+    private let call: MethodCall
+
+    init(_ call: MethodCall) {
+        self.call = call
+        let arguments = call.arguments
+        func argument(_ index: Int) -> DBusValue? { arguments.indices.contains(index) ? arguments[index] : nil }
+        session = argument(0)?.string ?? ""
+        switch call.member {
+        case "RequestChoice":
+            method = .requestChoice(PickerAgentRequest(argument(1) ?? .vardict([])))
+        case "UpdateEntries":
+            method = .updateEntries(
+                (argument(1)?.elements ?? []).compactMap(PickerAgentEntry.init),
+                removed: (argument(2)?.elements ?? []).compactMap(\.uint32))
+        case "SetupProgress":
+            method = .setupProgress(
+                step: argument(1)?.string ?? "", error: ASError(dictionary: argument(2)),
+                passkey: argument(2)?.members?["passkey"]?.string)
+        case "ConfirmPasskey":
+            method = .confirmPasskey(argument(1)?.string ?? "")
+        case "Cancel":
+            method = .cancel(ASError(dictionary: argument(1)))
+        case "Release":
+            method = .release
+        default:
+            method = .unknown(call.member)
+        }
+    }
+
+    /// The bus name of the caller (the agent).
+    public var sender: String { call.sender }
+
+    /// Answers `RequestChoice` with the entry chosen and what the person typed: a new `name`,
+    /// a `passphrase`.
+    public func choose(entry: UInt32, name: String? = nil, passphrase: Secret? = nil) {
+        var answer: [(String, DBusValue)] = []
+        if let name { answer.append(("name", .string(name))) }
+        if let passphrase { answer.append(("passphrase", .string(passphrase.reveal()))) }
+        call.reply([.uint32(entry), .vardict(answer)])
+    }
+
+    /// Answers with no value: an update taken, a comparison confirmed.
+    public func reply() { call.reply() }
+
+    /// Answers that the person cancelled (`io.accessorysetup.Error.UserCancelled`).
+    public func cancel(_ message: String) {
+        call.reply(errorName: AccessorySessionError.Code.userCancelled.dbusName, message: message)
+    }
+
+    /// Answers that this picker does not know the method.
+    public func refuseUnknown() {
+        call.reply(errorName: "org.freedesktop.DBus.Error.UnknownMethod", message: "no method \(call.member)")
+    }
+
+    public var isAnswered: Bool { call.isAnswered }
+}
