@@ -20,7 +20,8 @@ enum LibNM {
     static func newClient(bus: GObjectRef?) throws(GLibError) -> GObjectRef {
         let client = OpaquePointer(try withGError("connect to NetworkManager") {
             cglib_initable_new_with_uint_and_object(
-                nm_client_get_type(), NM_CLIENT_INSTANCE_FLAGS, NM_CLIENT_INSTANCE_FLAGS_NO_AUTO_FETCH_PERMISSIONS.rawValue,
+                nm_client_get_type(),
+                NM_CLIENT_INSTANCE_FLAGS, NM_CLIENT_INSTANCE_FLAGS_NO_AUTO_FETCH_PERMISSIONS.rawValue,
                 bus == nil ? nil : NM_CLIENT_DBUS_CONNECTION, bus?.raw, nil, $0)
         })
         return GObjectRef(adopting: client)
@@ -119,8 +120,12 @@ enum LibNM {
     ) async throws(HotspotError) {
         let builder = cglib_vardict_builder_new()
         if !ssids.isEmpty {
-            let values = ssids.map { ssid in ssid.bytes.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count)) } }
-            values.withUnsafeBufferPointer { cglib_vardict_add_bytestring_array(builder, "ssids", $0.baseAddress, gsize($0.count)) }
+            let values = ssids.map { ssid in
+                ssid.bytes.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count)) }
+            }
+            values.withUnsafeBufferPointer {
+                cglib_vardict_add_bytestring_array(builder, "ssids", $0.baseAddress, gsize($0.count))
+            }
             values.forEach { g_bytes_unref($0) }
         }
         let options = UncheckedSendable(cglib_vardict_builder_end(builder))
@@ -212,9 +217,11 @@ enum LibNM {
         let options = UncheckedSendable(cglib_vardict_builder_end(builder))
         return try await call("add and activate the profile") { cancellable, callback, data in
             nm_client_add_and_activate_connection2(
-                client.pointer, connection.pointer, device.pointer, accessPoint, options.value, cancellable, callback, data)
+                client.pointer, connection.pointer, device.pointer, accessPoint, options.value,
+                cancellable, callback, data)
         } finish: { _, result, error in
-            nm_client_add_and_activate_connection2_finish(client.pointer, result, nil, error).map(GObjectRef.init(adopting:))
+            nm_client_add_and_activate_connection2_finish(client.pointer, result, nil, error)
+                .map(GObjectRef.init(adopting:))
         }
     }
 
@@ -223,7 +230,8 @@ enum LibNM {
         isolation: isolated (any Actor)? = #isolation, _ remote: GObjectRef, client: GObjectRef, on device: GObjectRef
     ) async throws(HotspotError) -> GObjectRef {
         try await call("activate the profile") { cancellable, callback, data in
-            nm_client_activate_connection_async(client.pointer, remote.pointer, device.pointer, nil, cancellable, callback, data)
+            nm_client_activate_connection_async(
+                client.pointer, remote.pointer, device.pointer, nil, cancellable, callback, data)
         } finish: { _, result, error in
             nm_client_activate_connection_finish(client.pointer, result, error).map(GObjectRef.init(adopting:))
         }
@@ -337,7 +345,8 @@ enum LibNM {
     /// Reads the secrets of the setting `name` of the stored profile `remote` into `copy`. A
     /// setting that stores no secret (OWE, or 802.1X with only certificates) is left as it is.
     static func readSecrets(
-        isolation: isolated (any Actor)? = #isolation, of remote: GObjectRef, setting name: String, into copy: GObjectRef
+        isolation: isolated (any Actor)? = #isolation,
+        of remote: GObjectRef, setting name: String, into copy: GObjectRef
     ) async throws(HotspotError) {
         do throws(GLibError) {
             let secrets: UncheckedSendable<OpaquePointer>
@@ -345,13 +354,16 @@ enum LibNM {
                 secrets = try await gAsync("read the secrets of \(name)") { cancellable, callback, data in
                     nm_remote_connection_get_secrets_async(remote.pointer, name, cancellable, callback, data)
                 } finish: { source, result, error in
-                    nm_remote_connection_get_secrets_finish(OpaquePointer(source), result, error).map(UncheckedSendable.init)
+                    nm_remote_connection_get_secrets_finish(OpaquePointer(source), result, error)
+                        .map(UncheckedSendable.init)
                 }
             } catch where error.remoteName?.hasSuffix(".AgentManager.NoSecrets") == true {
                 return
             }
             defer { g_variant_unref(secrets.value) }
-            try withGErrorChecked("apply the secrets") { nm_connection_update_secrets(copy.pointer, name, secrets.value, $0) }
+            try withGErrorChecked("apply the secrets") {
+                nm_connection_update_secrets(copy.pointer, name, secrets.value, $0)
+            }
         } catch {
             throw hotspotError(error)
         }
@@ -577,7 +589,9 @@ enum LibNM {
     private static func call<T: Sendable>(
         isolation: isolated (any Actor)? = #isolation,
         _ operation: String,
-        start: (_ cancellable: UnsafeMutablePointer<GCancellable>, _ callback: GAsyncReadyCallback, _ userData: gpointer) -> Void,
+        start: (
+            _ cancellable: UnsafeMutablePointer<GCancellable>, _ callback: GAsyncReadyCallback, _ userData: gpointer
+        ) -> Void,
         finish: @escaping (
             _ source: UnsafeMutablePointer<GObject>?, _ result: OpaquePointer?,
             _ error: UnsafeMutablePointer<UnsafeMutablePointer<GError>?>
@@ -595,15 +609,17 @@ enum LibNM {
     static func hotspotError(_ error: GLibError) -> HotspotError {
         if error.isCancelled { return .cancelled }
         let remote = error.remoteName ?? ""
+        let permissionDenied = Int32(NM_MANAGER_ERROR_PERMISSION_DENIED.rawValue)
         if remote.hasSuffix(".PermissionDenied")
-            || (error.domain == "nm-manager-error-quark" && error.code == Int32(NM_MANAGER_ERROR_PERMISSION_DENIED.rawValue)) {
+            || (error.domain == "nm-manager-error-quark" && error.code == permissionDenied) {
             return .notAuthorized(error.message)
         }
         if remote.hasSuffix(".InvalidProperty") || remote.hasSuffix(".MissingProperty")
             || (error.domain == "nm-connection-error-quark") {
             return invalidConfiguration(error.message)
         }
-        if remote == "org.freedesktop.DBus.Error.ServiceUnknown" || remote == "org.freedesktop.DBus.Error.NameHasNoOwner" {
+        if remote == "org.freedesktop.DBus.Error.ServiceUnknown"
+            || remote == "org.freedesktop.DBus.Error.NameHasNoOwner" {
             return .networkManagerUnavailable(error.message)
         }
         return .internal(error.message)
