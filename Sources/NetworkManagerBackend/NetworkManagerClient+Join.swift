@@ -9,42 +9,18 @@ extension NetworkManagerClient {
         let device = try wifiDevice(named: options.device)
         let interface = LibNM.interface(device.pointer)
         try await removeStaleProfiles(among: options.cleaningUp)
-        func refusal(joining ssid: SSID) -> HotspotError? {
-            if LibNM.state(device.pointer) == .activated, LibNM.wifiDevice(device.pointer).ssid == ssid { return .alreadyAssociated(ssid) }
-            return accessoryConnection(on: device.pointer) != nil ? .pending(device: interface) : nil
-        }
-        func prepare(_ ssid: SSID) throws(HotspotError) -> (WirelessProfile, GObjectRef) {
-            let profile = WirelessProfile(configuration, ssid: ssid, options: options)
-            let connection = try LibNM.connection(profile)
-            try LibNM.verify(connection)
-            return (profile, connection)
-        }
-
-        // Everything that can be refused is checked before NetworkManager is asked for anything,
-        // so that a refusal leaves nothing behind to undo, and before any scan, so that it does
-        // not wait on the radio: a prefix's settings with the prefix standing in for the SSID.
-        var prepared: (WirelessProfile, GObjectRef)?
-        switch configuration.target {
-        case .ssid(let ssid):
-            if let refused = refusal(joining: ssid) { throw refused }
-            prepared = try prepare(ssid)
-        case .ssidPrefix(let prefix):
-            _ = try prepare(prefix)
-        }
+        let prepared = try checkBeforeScan(configuration, options: options, on: device)
         options.progress?(.scanning)
         let (ssid, accessPoint) = try await target(of: configuration, on: device)
         // Again, since a scan gives other calls their turn: another join may be in place by now.
-        if let refused = refusal(joining: ssid) { throw refused }
+        if let refused = refusal(joining: ssid, on: device) { throw refused }
         let (profile, connection): (WirelessProfile, GObjectRef)
         if let prepared {
             (profile, connection) = prepared
         } else {
-            (profile, connection) = try prepare(ssid)
+            (profile, connection) = try prepareProfile(configuration, ssid: ssid, options: options)
         }
-        let previous = LibNM.activeConnection(of: device.pointer).flatMap { active -> (uuid: String, id: String)? in
-            guard let uuid = LibNM.activeUUID(active) else { return nil }
-            return (uuid, LibNM.activeID(active) ?? uuid)
-        }
+        let previous = previousConnection(on: device)
         if let previous { try LibNM.setUserData(connection, ProfileTag.previousConnection, previous.uuid) }
 
         // Taken only now, though asking for it while the access point is looked up would save
@@ -52,63 +28,145 @@ extension NetworkManagerClient {
         // checkpoint no profile names, refusing every join on the device until it expired.
         options.progress?(.checkpoint)
         let checkpoint = try await createCheckpoint(on: device, restoreAfter: options.restoreAfter)
-        let attempt = JoinAttempt(device: interface, profileUUID: profile.uuid, checkpoint: checkpoint, previous: previous?.uuid)
+        let attempt = JoinAttempt(
+            device: interface, profileUUID: profile.uuid, checkpoint: checkpoint, previous: previous?.uuid)
         // From here on every way out but success undoes the join, whatever the task's state.
         do throws(HotspotError) {
             if let checkpoint { try LibNM.setUserData(connection, ProfileTag.checkpoint, checkpoint.tag) }
-            // The device's reason for failing, caught as it fails: by the time the wait looks,
-            // NetworkManager may have moved the device on to disconnected and reset its reason.
-            let reasons = FailureReason(recording: device)
-            defer { reasons.stop() }
-            options.progress?(.adding)
-            let activationStarted = LibNM.timestampMilliseconds() / 1000
-            var active = try await activate(
-                connection, on: device, accessPoint: accessPoint, joinOnce: configuration.joinOnce, bind: options.bindToClient)
-            options.progress?(.associating)
-            var settled = await waitForActivation(
-                of: active, on: device, failure: reasons, timeout: options.timeout, progress: options.progress)
-            // A link that came up (the hotspot accepted the key) and then dropped with
-            // NetworkManager asking for secrets nobody gives lost a handshake on a busy channel:
-            // the profile is activated once more, as NetworkManager's autoconnect would. Not
-            // for an activation bound to its client, which a plain activation cannot bind again.
-            if case .fired(.failed(let deviceReason, _)) = settled, reasons.linkCameUp, !options.bindToClient,
-               [.noSecrets, .supplicantDisconnect].contains(deviceReason),
-               let again = try await activate(existing: profile.uuid, on: device) {
-                reasons.reset()
-                options.progress?(.associating)
-                active = again
-                settled = await waitForActivation(
-                    of: again, on: device, failure: reasons, timeout: options.timeout, progress: options.progress)
-            }
-            switch settled {
-            case .fired(.activated):
-                break
-            case .fired(.networkManagerGone):
-                throw .networkManagerRestarted
-            case .fired(.failed(let deviceReason, let connectionReason)):
-                // NetworkManager stopping takes its devices down (unmanaged, reason "removed") a
-                // moment before it leaves the bus.
-                if LibNM.state(device.pointer) == .unmanaged, await networkManagerLeaves(within: .seconds(5)) {
-                    throw .networkManagerRestarted
-                }
-                throw await failure(
-                    device: deviceReason, connection: connectionReason, joining: ssid, secured: configuration.security.hasCredentials,
-                    linkCameUp: reasons.linkCameUp, seenInScan: accessPoint != nil, heardAfter: activationStarted, on: device)
-            case .timedOut:
-                throw .timedOut(ssid, seconds: Int(options.timeout.components.seconds))
-            case .cancelled:
-                throw .cancelled
-            }
+            let active = try await activateUntilUp(
+                connection, profile, joining: ssid, through: accessPoint, on: device,
+                configuration: configuration, options: options)
             if !configuration.joinOnce && checkpoint == nil { await removeProfiles(replacedBy: profile) }
             return JoinedHotspot(
                 device: interface, ssid: ssid,
                 bssid: LibNM.activeAccessPoint(of: device.pointer).flatMap { LibNM.scanEntry($0)?.bssid },
-                connectionID: profile.id, connectionUUID: profile.uuid, ipv4Address: LibNM.ipv4Address(ofActive: active.pointer),
-                previousConnection: previous?.id,
-                restoreDeadline: options.restoreAfter.flatMap { checkpoint == nil ? nil : Date() + TimeInterval($0.components.seconds) })
+                connectionID: profile.id, connectionUUID: profile.uuid,
+                ipv4Address: LibNM.ipv4Address(ofActive: active.pointer), previousConnection: previous?.id,
+                restoreDeadline: options.restoreAfter.flatMap {
+                    checkpoint == nil ? nil : Date() + TimeInterval($0.components.seconds)
+                })
         } catch {
             await runToCompletion { await self.undo(attempt) }
             throw error
+        }
+    }
+
+    /// Everything about the join that can be refused, checked before NetworkManager is asked for
+    /// anything, so that a refusal leaves nothing behind to undo, and before any scan, so that it
+    /// does not wait on the radio: a prefix's settings with the prefix standing in for the SSID.
+    /// The profile of a named SSID, ready; `nil` for a prefix.
+    private func checkBeforeScan(
+        _ configuration: HotspotConfiguration, options: JoinOptions, on device: GObjectRef
+    ) throws(HotspotError) -> (WirelessProfile, GObjectRef)? {
+        switch configuration.target {
+        case .ssid(let ssid):
+            if let refused = refusal(joining: ssid, on: device) { throw refused }
+            return try prepareProfile(configuration, ssid: ssid, options: options)
+        case .ssidPrefix(let prefix):
+            _ = try prepareProfile(configuration, ssid: prefix, options: options)
+            return nil
+        }
+    }
+
+    /// Why the device cannot join `ssid` now: it is on it already, or another accessory's join
+    /// holds it.
+    private func refusal(joining ssid: SSID, on device: GObjectRef) -> HotspotError? {
+        if LibNM.state(device.pointer) == .activated, LibNM.wifiDevice(device.pointer).ssid == ssid {
+            return .alreadyAssociated(ssid)
+        }
+        return accessoryConnection(on: device.pointer) != nil ? .pending(device: LibNM.interface(device.pointer)) : nil
+    }
+
+    /// The profile for joining `ssid`, and the connection holding it, checked locally.
+    private func prepareProfile(
+        _ configuration: HotspotConfiguration, ssid: SSID, options: JoinOptions
+    ) throws(HotspotError) -> (WirelessProfile, GObjectRef) {
+        let profile = WirelessProfile(configuration, ssid: ssid, options: options)
+        let connection = try LibNM.connection(profile)
+        try LibNM.verify(connection)
+        return (profile, connection)
+    }
+
+    /// The connection the device is on before the join, by UUID and name: the one leaving
+    /// brings back.
+    private func previousConnection(on device: GObjectRef) -> (uuid: String, id: String)? {
+        LibNM.activeConnection(of: device.pointer).flatMap { active -> (uuid: String, id: String)? in
+            guard let uuid = LibNM.activeUUID(active) else { return nil }
+            return (uuid, LibNM.activeID(active) ?? uuid)
+        }
+    }
+
+    /// Adds and activates the profile, and waits until it is up; an activation that fails, times
+    /// out or loses NetworkManager is thrown as the join's error.
+    private func activateUntilUp(
+        _ connection: GObjectRef, _ profile: WirelessProfile, joining ssid: SSID, through accessPoint: String?,
+        on device: GObjectRef, configuration: HotspotConfiguration, options: JoinOptions
+    ) async throws(HotspotError) -> GObjectRef {
+        // The device's reason for failing, caught as it fails: by the time the wait looks,
+        // NetworkManager may have moved the device on to disconnected and reset its reason.
+        let reasons = FailureReason(recording: device)
+        defer { reasons.stop() }
+        options.progress?(.adding)
+        let activationStarted = LibNM.timestampMilliseconds() / 1000
+        var active = try await activate(
+            connection, on: device, accessPoint: accessPoint, joinOnce: configuration.joinOnce,
+            bind: options.bindToClient)
+        options.progress?(.associating)
+        var settled = await waitForActivation(
+            of: active, on: device, failure: reasons, timeout: options.timeout, progress: options.progress)
+        if let again = try await retryAfterLostHandshake(
+            settled, profile: profile, reasons: reasons, on: device, options: options) {
+            (active, settled) = again
+        }
+        try await throwUnlessActivated(
+            settled, joining: ssid, secured: configuration.security.hasCredentials, seenInScan: accessPoint != nil,
+            heardAfter: activationStarted, reasons: reasons, on: device, timeout: options.timeout)
+        return active
+    }
+
+    /// A link that came up (the hotspot accepted the key) and then dropped with NetworkManager
+    /// asking for secrets nobody gives lost a handshake on a busy channel: the profile is
+    /// activated once more, as NetworkManager's autoconnect would, and waited for. Not for an
+    /// activation bound to its client, which a plain activation cannot bind again. `nil` when
+    /// the first activation's outcome stands.
+    private func retryAfterLostHandshake(
+        _ settled: SignalWait<ActivationOutcome>, profile: WirelessProfile, reasons: FailureReason,
+        on device: GObjectRef, options: JoinOptions
+    ) async throws(HotspotError) -> (GObjectRef, SignalWait<ActivationOutcome>)? {
+        guard case .fired(.failed(let deviceReason, _)) = settled, reasons.linkCameUp, !options.bindToClient,
+              [.noSecrets, .supplicantDisconnect].contains(deviceReason),
+              let again = try await activate(existing: profile.uuid, on: device)
+        else { return nil }
+        reasons.reset()
+        options.progress?(.associating)
+        let settledAgain = await waitForActivation(
+            of: again, on: device, failure: reasons, timeout: options.timeout, progress: options.progress)
+        return (again, settledAgain)
+    }
+
+    /// Returns when the activation came up; otherwise throws the join's error for how it ended.
+    private func throwUnlessActivated(
+        _ settled: SignalWait<ActivationOutcome>, joining ssid: SSID, secured: Bool, seenInScan: Bool,
+        heardAfter started: Int, reasons: FailureReason, on device: GObjectRef, timeout: Duration
+    ) async throws(HotspotError) {
+        switch settled {
+        case .fired(.activated):
+            return
+        case .fired(.networkManagerGone):
+            throw .networkManagerRestarted
+        case .fired(.failed(let deviceReason, let connectionReason)):
+            // NetworkManager stopping takes its devices down (unmanaged, reason "removed") a
+            // moment before it leaves the bus.
+            if LibNM.state(device.pointer) == .unmanaged, await networkManagerLeaves(within: .seconds(5)) {
+                throw .networkManagerRestarted
+            }
+            throw await failure(
+                device: deviceReason, connection: connectionReason, joining: ssid, secured: secured,
+                linkCameUp: reasons.linkCameUp, seenInScan: seenInScan, heardAfter: started, on: device)
+        case .timedOut:
+            throw .timedOut(ssid, seconds: Int(timeout.components.seconds))
+        case .cancelled:
+            throw .cancelled
         }
     }
 
