@@ -1,7 +1,4 @@
 import AccessoryCore
-import CGLib
-import CGLibShim
-import CNetworkManager
 import FoundationEssentials
 import GLibRuntime
 
@@ -12,42 +9,18 @@ extension NetworkManagerClient {
         let device = try wifiDevice(named: options.device)
         let interface = LibNM.interface(device.pointer)
         try await removeStaleProfiles(among: options.cleaningUp)
-        func refusal(joining ssid: SSID) -> HotspotError? {
-            if LibNM.state(device.pointer) == .activated, LibNM.wifiDevice(device.pointer).ssid == ssid { return .alreadyAssociated(ssid) }
-            return accessoryConnection(on: device.pointer) != nil ? .pending(device: interface) : nil
-        }
-        func prepare(_ ssid: SSID) throws(HotspotError) -> (WirelessProfile, GObjectRef) {
-            let profile = WirelessProfile(configuration, ssid: ssid, options: options)
-            let connection = try LibNM.connection(profile)
-            try LibNM.verify(connection)
-            return (profile, connection)
-        }
-
-        // Everything that can be refused is checked before NetworkManager is asked for anything,
-        // so that a refusal leaves nothing behind to undo, and before any scan, so that it does
-        // not wait on the radio: a prefix's settings with the prefix standing in for the SSID.
-        var prepared: (WirelessProfile, GObjectRef)?
-        switch configuration.target {
-        case .ssid(let ssid):
-            if let refused = refusal(joining: ssid) { throw refused }
-            prepared = try prepare(ssid)
-        case .ssidPrefix(let prefix):
-            _ = try prepare(prefix)
-        }
+        let prepared = try checkBeforeScan(configuration, options: options, on: device)
         options.progress?(.scanning)
         let (ssid, accessPoint) = try await target(of: configuration, on: device)
         // Again, since a scan gives other calls their turn: another join may be in place by now.
-        if let refused = refusal(joining: ssid) { throw refused }
+        if let refused = refusal(joining: ssid, on: device) { throw refused }
         let (profile, connection): (WirelessProfile, GObjectRef)
         if let prepared {
             (profile, connection) = prepared
         } else {
-            (profile, connection) = try prepare(ssid)
+            (profile, connection) = try prepareProfile(configuration, ssid: ssid, options: options)
         }
-        let previous = nm_device_get_active_connection(device.pointer).flatMap { active -> (uuid: String, id: String)? in
-            guard let uuid = string(nm_active_connection_get_uuid(active)) else { return nil }
-            return (uuid, string(nm_active_connection_get_id(active)) ?? uuid)
-        }
+        let previous = previousConnection(on: device)
         if let previous { try LibNM.setUserData(connection, ProfileTag.previousConnection, previous.uuid) }
 
         // Taken only now, though asking for it while the access point is looked up would save
@@ -55,63 +28,145 @@ extension NetworkManagerClient {
         // checkpoint no profile names, refusing every join on the device until it expired.
         options.progress?(.checkpoint)
         let checkpoint = try await createCheckpoint(on: device, restoreAfter: options.restoreAfter)
-        let attempt = JoinAttempt(device: interface, profileUUID: profile.uuid, checkpoint: checkpoint, previous: previous?.uuid)
+        let attempt = JoinAttempt(
+            device: interface, profileUUID: profile.uuid, checkpoint: checkpoint, previous: previous?.uuid)
         // From here on every way out but success undoes the join, whatever the task's state.
         do throws(HotspotError) {
             if let checkpoint { try LibNM.setUserData(connection, ProfileTag.checkpoint, checkpoint.tag) }
-            // The device's reason for failing, caught as it fails: by the time the wait looks,
-            // NetworkManager may have moved the device on to disconnected and reset its reason.
-            let reasons = FailureReason(recording: device)
-            defer { reasons.stop() }
-            options.progress?(.adding)
-            let activationStarted = nm_utils_get_timestamp_msec() / 1000
-            var active = try await activate(
-                connection, on: device, accessPoint: accessPoint, joinOnce: configuration.joinOnce, bind: options.bindToClient)
-            options.progress?(.associating)
-            var settled = await waitForActivation(
-                of: active, on: device, failure: reasons, timeout: options.timeout, progress: options.progress)
-            // A link that came up (the hotspot accepted the key) and then dropped with
-            // NetworkManager asking for secrets nobody gives lost a handshake on a busy channel:
-            // the profile is activated once more, as NetworkManager's autoconnect would. Not
-            // for an activation bound to its client, which a plain activation cannot bind again.
-            if case .fired(.failed(let deviceReason, _)) = settled, reasons.linkCameUp, !options.bindToClient,
-               [.noSecrets, .supplicantDisconnect].contains(deviceReason),
-               let again = try await activate(existing: profile.uuid, on: device) {
-                reasons.reset()
-                options.progress?(.associating)
-                active = again
-                settled = await waitForActivation(
-                    of: again, on: device, failure: reasons, timeout: options.timeout, progress: options.progress)
-            }
-            switch settled {
-            case .fired(.activated):
-                break
-            case .fired(.networkManagerGone):
-                throw .networkManagerRestarted
-            case .fired(.failed(let deviceReason, let connectionReason)):
-                // NetworkManager stopping takes its devices down (unmanaged, reason "removed") a
-                // moment before it leaves the bus.
-                if LibNM.state(device.pointer) == .unmanaged, await networkManagerLeaves(within: .seconds(5)) {
-                    throw .networkManagerRestarted
-                }
-                throw await failure(
-                    device: deviceReason, connection: connectionReason, joining: ssid, secured: configuration.security.hasCredentials,
-                    linkCameUp: reasons.linkCameUp, seenInScan: accessPoint != nil, heardAfter: activationStarted, on: device)
-            case .timedOut:
-                throw .timedOut(ssid, seconds: Int(options.timeout.components.seconds))
-            case .cancelled:
-                throw .cancelled
-            }
+            let active = try await activateUntilUp(
+                connection, profile, joining: ssid, through: accessPoint, on: device,
+                configuration: configuration, options: options)
             if !configuration.joinOnce && checkpoint == nil { await removeProfiles(replacedBy: profile) }
             return JoinedHotspot(
                 device: interface, ssid: ssid,
-                bssid: nm_device_wifi_get_active_access_point(device.pointer).flatMap { LibNM.scanEntry($0)?.bssid },
-                connectionID: profile.id, connectionUUID: profile.uuid, ipv4Address: ipv4Address(of: active),
-                previousConnection: previous?.id,
-                restoreDeadline: options.restoreAfter.flatMap { checkpoint == nil ? nil : Date() + TimeInterval($0.components.seconds) })
+                bssid: LibNM.activeAccessPoint(of: device.pointer).flatMap { LibNM.scanEntry($0)?.bssid },
+                connectionID: profile.id, connectionUUID: profile.uuid,
+                ipv4Address: LibNM.ipv4Address(ofActive: active.pointer), previousConnection: previous?.id,
+                restoreDeadline: options.restoreAfter.flatMap {
+                    checkpoint == nil ? nil : Date() + TimeInterval($0.components.seconds)
+                })
         } catch {
             await runToCompletion { await self.undo(attempt) }
             throw error
+        }
+    }
+
+    /// Everything about the join that can be refused, checked before NetworkManager is asked for
+    /// anything, so that a refusal leaves nothing behind to undo, and before any scan, so that it
+    /// does not wait on the radio: a prefix's settings with the prefix standing in for the SSID.
+    /// The profile of a named SSID, ready; `nil` for a prefix.
+    private func checkBeforeScan(
+        _ configuration: HotspotConfiguration, options: JoinOptions, on device: GObjectRef
+    ) throws(HotspotError) -> (WirelessProfile, GObjectRef)? {
+        switch configuration.target {
+        case .ssid(let ssid):
+            if let refused = refusal(joining: ssid, on: device) { throw refused }
+            return try prepareProfile(configuration, ssid: ssid, options: options)
+        case .ssidPrefix(let prefix):
+            _ = try prepareProfile(configuration, ssid: prefix, options: options)
+            return nil
+        }
+    }
+
+    /// Why the device cannot join `ssid` now: it is on it already, or another accessory's join
+    /// holds it.
+    private func refusal(joining ssid: SSID, on device: GObjectRef) -> HotspotError? {
+        if LibNM.state(device.pointer) == .activated, LibNM.wifiDevice(device.pointer).ssid == ssid {
+            return .alreadyAssociated(ssid)
+        }
+        return accessoryConnection(on: device.pointer) != nil ? .pending(device: LibNM.interface(device.pointer)) : nil
+    }
+
+    /// The profile for joining `ssid`, and the connection holding it, checked locally.
+    private func prepareProfile(
+        _ configuration: HotspotConfiguration, ssid: SSID, options: JoinOptions
+    ) throws(HotspotError) -> (WirelessProfile, GObjectRef) {
+        let profile = WirelessProfile(configuration, ssid: ssid, options: options)
+        let connection = try LibNM.connection(profile)
+        try LibNM.verify(connection)
+        return (profile, connection)
+    }
+
+    /// The connection the device is on before the join, by UUID and name: the one leaving
+    /// brings back.
+    private func previousConnection(on device: GObjectRef) -> (uuid: String, id: String)? {
+        LibNM.activeConnection(of: device.pointer).flatMap { active -> (uuid: String, id: String)? in
+            guard let uuid = LibNM.activeUUID(active) else { return nil }
+            return (uuid, LibNM.activeID(active) ?? uuid)
+        }
+    }
+
+    /// Adds and activates the profile, and waits until it is up; an activation that fails, times
+    /// out or loses NetworkManager is thrown as the join's error.
+    private func activateUntilUp(
+        _ connection: GObjectRef, _ profile: WirelessProfile, joining ssid: SSID, through accessPoint: String?,
+        on device: GObjectRef, configuration: HotspotConfiguration, options: JoinOptions
+    ) async throws(HotspotError) -> GObjectRef {
+        // The device's reason for failing, caught as it fails: by the time the wait looks,
+        // NetworkManager may have moved the device on to disconnected and reset its reason.
+        let reasons = FailureReason(recording: device)
+        defer { reasons.stop() }
+        options.progress?(.adding)
+        let activationStarted = LibNM.timestampMilliseconds() / 1000
+        var active = try await activate(
+            connection, on: device, accessPoint: accessPoint, joinOnce: configuration.joinOnce,
+            bind: options.bindToClient)
+        options.progress?(.associating)
+        var settled = await waitForActivation(
+            of: active, on: device, failure: reasons, timeout: options.timeout, progress: options.progress)
+        if let again = try await retryAfterLostHandshake(
+            settled, profile: profile, reasons: reasons, on: device, options: options) {
+            (active, settled) = again
+        }
+        try await throwUnlessActivated(
+            settled, joining: ssid, secured: configuration.security.hasCredentials, seenInScan: accessPoint != nil,
+            heardAfter: activationStarted, reasons: reasons, on: device, timeout: options.timeout)
+        return active
+    }
+
+    /// A link that came up (the hotspot accepted the key) and then dropped with NetworkManager
+    /// asking for secrets nobody gives lost a handshake on a busy channel: the profile is
+    /// activated once more, as NetworkManager's autoconnect would, and waited for. Not for an
+    /// activation bound to its client, which a plain activation cannot bind again. `nil` when
+    /// the first activation's outcome stands.
+    private func retryAfterLostHandshake(
+        _ settled: SignalWait<ActivationOutcome>, profile: WirelessProfile, reasons: FailureReason,
+        on device: GObjectRef, options: JoinOptions
+    ) async throws(HotspotError) -> (GObjectRef, SignalWait<ActivationOutcome>)? {
+        guard case .fired(.failed(let deviceReason, _)) = settled, reasons.linkCameUp, !options.bindToClient,
+              [.noSecrets, .supplicantDisconnect].contains(deviceReason),
+              let again = try await activate(existing: profile.uuid, on: device)
+        else { return nil }
+        reasons.reset()
+        options.progress?(.associating)
+        let settledAgain = await waitForActivation(
+            of: again, on: device, failure: reasons, timeout: options.timeout, progress: options.progress)
+        return (again, settledAgain)
+    }
+
+    /// Returns when the activation came up; otherwise throws the join's error for how it ended.
+    private func throwUnlessActivated(
+        _ settled: SignalWait<ActivationOutcome>, joining ssid: SSID, secured: Bool, seenInScan: Bool,
+        heardAfter started: Int, reasons: FailureReason, on device: GObjectRef, timeout: Duration
+    ) async throws(HotspotError) {
+        switch settled {
+        case .fired(.activated):
+            return
+        case .fired(.networkManagerGone):
+            throw .networkManagerRestarted
+        case .fired(.failed(let deviceReason, let connectionReason)):
+            // NetworkManager stopping takes its devices down (unmanaged, reason "removed") a
+            // moment before it leaves the bus.
+            if LibNM.state(device.pointer) == .unmanaged, await networkManagerLeaves(within: .seconds(5)) {
+                throw .networkManagerRestarted
+            }
+            throw await failure(
+                device: deviceReason, connection: connectionReason, joining: ssid, secured: secured,
+                linkCameUp: reasons.linkCameUp, seenInScan: seenInScan, heardAfter: started, on: device)
+        case .timedOut:
+            throw .timedOut(ssid, seconds: Int(timeout.components.seconds))
+        case .cancelled:
+            throw .cancelled
         }
     }
 
@@ -170,12 +225,12 @@ extension NetworkManagerClient {
         guard case .notFound = error, seenInScan else { return error }
         func heard(after second: Int) -> Bool {
             LibNM.accessPoints(of: wifi.pointer).contains { ap in
-                Int(nm_access_point_get_last_seen(ap)) > second && LibNM.scanEntry(ap)?.ssid == ssid
+                LibNM.lastSeen(ap) > second && LibNM.scanEntry(ap)?.ssid == ssid
             }
         }
         var inRange = heard(after: started)
         if !inRange {
-            let scanned = nm_utils_get_timestamp_msec() / 1000
+            let scanned = LibNM.timestampMilliseconds() / 1000
             try? await scan(wifi, ssids: [ssid])
             inRange = heard(after: scanned - 1)
         }
@@ -198,8 +253,8 @@ extension NetworkManagerClient {
             }
             return candidates.max { $0.entry.strength < $1.entry.strength }.map { ($0.entry.ssid!, $0.path) }
         }
-        let lastScan = nm_device_wifi_get_last_scan(device.pointer)
-        let stale = lastScan < 0 || nm_utils_get_timestamp_msec() - lastScan > 30_000
+        let lastScan = LibNM.lastScan(of: device.pointer)
+        let stale = lastScan < 0 || LibNM.timestampMilliseconds() - lastScan > 30_000
         if !stale, let found = best() { return found }
         // An access point that has just come up, or a scan NetworkManager refused, can miss
         // one scan; a few are tried before giving up.
@@ -226,17 +281,8 @@ extension NetworkManagerClient {
     private func activate(
         _ connection: GObjectRef, on device: GObjectRef, accessPoint: String?, joinOnce: Bool, bind: Bool
     ) async throws(HotspotError) -> GObjectRef {
-        let client = self.client
-        let builder = cglib_vardict_builder_new()
-        cglib_vardict_add_string(builder, "persist", joinOnce ? "memory" : "disk")
-        if bind { cglib_vardict_add_string(builder, "bind-activation", "dbus-client") }
-        let options = UncheckedSendable(cglib_vardict_builder_end(builder))
-        return try await call("add and activate the profile") { cancellable, callback, data in
-            nm_client_add_and_activate_connection2(
-                client.pointer, connection.pointer, device.pointer, accessPoint, options.value, cancellable, callback, data)
-        } finish: { _, result, error in
-            nm_client_add_and_activate_connection2_finish(client.pointer, result, nil, error).map(GObjectRef.init(adopting:))
-        }
+        try await LibNM.addAndActivate(
+            connection, client: client, on: device, accessPoint: accessPoint, inMemory: joinOnce, bind: bind)
     }
 
     /// Waits until the activation succeeds or fails, or NetworkManager goes away.
@@ -248,15 +294,14 @@ extension NetworkManagerClient {
         let client = self.client
         func outcome(removed: Bool = false) -> ActivationOutcome? {
             // libnm drops every object when NetworkManager leaves the bus.
-            let gone = nm_client_get_nm_running(client.pointer) == 0
-                || !elements(of: nm_client_get_devices(client.pointer)).contains(device.pointer)
+            let gone = !LibNM.isRunning(client.pointer) || !LibNM.devices(of: client.pointer).contains(device.pointer)
             if gone { return .networkManagerGone }
-            let state = ActiveConnectionState(rawValue: nm_active_connection_get_state(active.pointer).rawValue)
+            let state = LibNM.activeState(active.pointer)
             if state == .activated && !removed { return .activated }
             if state == .deactivated || removed {
                 return .failed(
-                    device: failure.device ?? DeviceStateReason(rawValue: nm_device_get_state_reason(device.pointer).rawValue),
-                    connection: ActiveConnectionStateReason(rawValue: nm_active_connection_get_state_reason(active.pointer).rawValue))
+                    device: failure.device ?? LibNM.stateReason(device.pointer),
+                    connection: LibNM.activeStateReason(active.pointer))
             }
             if LibNM.state(device.pointer) == .ipConfig && reported != .configuringAddress {
                 reported = .configuringAddress
@@ -279,11 +324,6 @@ extension NetworkManagerClient {
         }
     }
 
-    private func ipv4Address(of active: GObjectRef) -> String? {
-        guard let config = nm_active_connection_get_ip4_config(active.pointer) else { return nil }
-        return elements(of: nm_ip_config_get_addresses(config)).first.flatMap { string(nm_ip_address_get_address($0)) }
-    }
-
     /// After a failed join: no profile left, and the device back where it was. Each step is
     /// tried whatever became of the one before; when NetworkManager restarted, they wait for
     /// it to come back, since its checkpoints went with it but the profile did not.
@@ -294,7 +334,7 @@ extension NetworkManagerClient {
             // profiles added since the checkpoint.
             _ = try? await rollback(path)
         }
-        if let connection = nm_client_get_connection_by_uuid(client.pointer, attempt.profileUUID) {
+        if let connection = LibNM.remoteConnection(uuid: attempt.profileUUID, in: client.pointer) {
             try? await delete(GObjectRef(retaining: connection))
         }
         if let previous = attempt.previous, let device = try? wifiDevice(named: attempt.device) {
@@ -305,7 +345,7 @@ extension NetworkManagerClient {
     /// Whether NetworkManager leaves the bus within `timeout`.
     private func networkManagerLeaves(within timeout: Duration) async -> Bool {
         let client = self.client
-        let gone = { nm_client_get_nm_running(client.pointer) == 0 }
+        let gone = { !LibNM.isRunning(client.pointer) }
         if gone() { return true }
         return await waitForSignal(timeout: timeout) { fire in
             [client.connect("notify::nm-running") { _ in if gone() { fire(true) } }]
@@ -316,7 +356,7 @@ extension NetworkManagerClient {
     /// come back after a restart.
     private func networkManagerIsBack(device name: String) async -> Bool {
         let client = self.client
-        let ready = { nm_client_get_nm_running(client.pointer) != 0 && (try? self.wifiDevice(named: name)) != nil }
+        let ready = { LibNM.isRunning(client.pointer) && (try? self.wifiDevice(named: name)) != nil }
         if ready() { return true }
         return await waitForSignal(timeout: .seconds(30)) { fire in
             [client.connect("notify::nm-running") { _ in if ready() { fire(true) } },
@@ -353,14 +393,14 @@ extension NetworkManagerClient {
         ending.insert(profile.uuid)
         defer { ending.remove(profile.uuid) }
         let previousUUID = profile.userData[ProfileTag.previousConnection]
-        let previous = previousUUID.flatMap { nm_client_get_connection_by_uuid(client.pointer, $0) }
+        let previous = previousUUID.flatMap { LibNM.remoteConnection(uuid: $0, in: client.pointer) }
         if let active { try await deactivate(active) }
         let restored = if let previousUUID, previous != nil { await bringBack(previousUUID, on: device) } else { false }
-        let previousID = previous.flatMap { string(nm_connection_get_id($0)) }
+        let previousID = previous.flatMap(LibNM.connectionID)
         if let checkpoint = liveCheckpoint(of: profile) { try await destroy(checkpoint) }
         if !profile.isJoinOnce {
             await removeProfiles(replacedBy: profile)
-        } else if let connection = nm_client_get_connection_by_uuid(client.pointer, profile.uuid) {
+        } else if let connection = LibNM.remoteConnection(uuid: profile.uuid, in: client.pointer) {
             try await delete(GObjectRef(retaining: connection))
         }
         return LeftHotspot(
@@ -374,8 +414,8 @@ extension NetworkManagerClient {
     /// and block the profile from connecting by itself, leaving the machine off its network.
     /// Whether the device came back.
     private func bringBack(_ uuid: String, on device: GObjectRef) async -> Bool {
-        var active = nm_device_get_active_connection(device.pointer).flatMap { current in
-            string(nm_active_connection_get_uuid(current)) == uuid ? GObjectRef(retaining: current) : nil
+        var active = LibNM.activeConnection(of: device.pointer).flatMap { current in
+            LibNM.activeUUID(current) == uuid ? GObjectRef(retaining: current) : nil
         }
         for _ in 0..<Self.restoreAttempts {
             let reasons = FailureReason(recording: device)
@@ -414,7 +454,7 @@ extension NetworkManagerClient {
             }
         }
         for hotspot in forgotten {
-            if let connection = nm_client_get_connection_by_uuid(client.pointer, hotspot.connectionUUID) {
+            if let connection = LibNM.remoteConnection(uuid: hotspot.connectionUUID, in: client.pointer) {
                 try await delete(GObjectRef(retaining: connection))
             }
         }
@@ -463,11 +503,11 @@ extension NetworkManagerClient {
 
     /// The UUIDs of the profiles active on any device.
     func activeConnectionUUIDs() -> Set<String> {
-        Set(elements(of: nm_client_get_active_connections(client.pointer)).compactMap { string(nm_active_connection_get_uuid($0)) })
+        Set(LibNM.activeConnections(of: client.pointer).compactMap(LibNM.activeUUID))
     }
 
     private func ourProfiles() -> [(GObjectRef, WirelessProfile)] {
-        elements(of: nm_client_get_connections(client.pointer)).compactMap { connection in
+        LibNM.connections(of: client.pointer).compactMap { connection in
             guard let profile = LibNM.profile(connection), profile.isOurs else { return nil }
             return (GObjectRef(retaining: connection), profile)
         }
@@ -475,8 +515,8 @@ extension NetworkManagerClient {
 
     /// The device's active (or activating) connection when it is one of this project's profiles.
     private func accessoryConnection(on device: OpaquePointer) -> (GObjectRef, WirelessProfile)? {
-        guard let active = nm_device_get_active_connection(device),
-              let connection = nm_active_connection_get_connection(active),
+        guard let active = LibNM.activeConnection(of: device),
+              let connection = LibNM.connection(ofActive: active),
               let profile = LibNM.profile(connection), profile.isOurs
         else { return nil }
         return (GObjectRef(retaining: active), profile)
@@ -511,8 +551,8 @@ extension NetworkManagerClient {
     }
 
     private func liveCheckpoint(_ checkpoint: Checkpoint) -> OpaquePointer? {
-        elements(of: nm_client_get_checkpoints(client.pointer)).first {
-            LibNM.path($0) == checkpoint.path && nm_checkpoint_get_created($0) == checkpoint.created
+        LibNM.checkpoints(of: client.pointer).first {
+            LibNM.path($0) == checkpoint.path && LibNM.created($0) == checkpoint.created
         }
     }
 
@@ -521,7 +561,7 @@ extension NetworkManagerClient {
     }
 
     private func covers(_ checkpoint: OpaquePointer, _ device: OpaquePointer) -> Bool {
-        elements(of: nm_checkpoint_get_devices(checkpoint)).contains(device)
+        LibNM.devices(ofCheckpoint: checkpoint).contains(device)
     }
 
     /// A checkpoint of the device, so that NetworkManager restores it by itself after
@@ -529,19 +569,10 @@ extension NetworkManagerClient {
     /// added since. `nil` when the caller asked for no automatic restore; a refusal is an error.
     private func createCheckpoint(on device: GObjectRef, restoreAfter: Duration?) async throws(HotspotError) -> Checkpoint? {
         guard let restoreAfter else { return nil }
-        let client = self.client
-        let devices = UncheckedSendable(cglib_ptr_array_new()!)
-        g_ptr_array_add(devices.value, device.raw)
-        defer { g_ptr_array_unref(devices.value) }
         let seconds = UInt32(clamping: restoreAfter.components.seconds)
         do throws(GLibError) {
-            let checkpoint = try await gAsync("create a checkpoint") { cancellable, callback, data in
-                nm_client_checkpoint_create(
-                    client.pointer, devices.value, seconds, NM_CHECKPOINT_CREATE_FLAG_DELETE_NEW_CONNECTIONS, cancellable, callback, data)
-            } finish: { _, result, error in
-                nm_client_checkpoint_create_finish(client.pointer, result, error).map(GObjectRef.init(adopting:))
-            }
-            return Checkpoint(path: LibNM.path(checkpoint.pointer), created: nm_checkpoint_get_created(checkpoint.pointer))
+            let checkpoint = try await LibNM.createCheckpoint(of: device, client: client, seconds: seconds)
+            return Checkpoint(path: LibNM.path(checkpoint.pointer), created: LibNM.created(checkpoint.pointer))
         } catch where error.isCancelled {
             throw .cancelled
         } catch {
@@ -550,15 +581,7 @@ extension NetworkManagerClient {
     }
 
     private func rollback(_ path: String) async throws(HotspotError) {
-        let client = self.client
-        _ = try await call("roll back to the checkpoint") { cancellable, callback, data in
-            nm_client_checkpoint_rollback(client.pointer, path, cancellable, callback, data)
-        } finish: { _, result, error in
-            nm_client_checkpoint_rollback_finish(client.pointer, result, error).map { table in
-                g_hash_table_unref(table)
-                return true
-            }
-        }
+        try await LibNM.rollback(checkpoint: path, client: client)
     }
 
     /// Destroys the checkpoint. One gone meanwhile counts as destroyed: a leave and a listing's
@@ -568,14 +591,10 @@ extension NetworkManagerClient {
         let client = self.client
         let path = LibNM.path(checkpoint)
         do throws(HotspotError) {
-            _ = try await call("destroy the checkpoint") { cancellable, callback, data in
-                nm_client_checkpoint_destroy(client.pointer, path, cancellable, callback, data)
-            } finish: { _, result, error in
-                nm_client_checkpoint_destroy_finish(client.pointer, result, error) != 0 ? true : nil
-            }
+            try await LibNM.destroy(checkpoint: path, client: client)
         } catch {
             let gone = await vanishes(announcedBy: "notify::checkpoints") {
-                !elements(of: nm_client_get_checkpoints(client.pointer)).contains { LibNM.path($0) == path }
+                !LibNM.checkpoints(of: client.pointer).contains { LibNM.path($0) == path }
             }
             if !gone { throw error }
         }
@@ -583,41 +602,14 @@ extension NetworkManagerClient {
 
     // MARK: NetworkManager calls
 
-    /// `gAsync` with NetworkManager's errors typed.
-    func call<T: Sendable>(
-        _ operation: String,
-        start: (_ cancellable: UnsafeMutablePointer<GCancellable>, _ callback: GAsyncReadyCallback, _ userData: gpointer) -> Void,
-        finish: @escaping (
-            _ source: UnsafeMutablePointer<GObject>?, _ result: OpaquePointer?,
-            _ error: UnsafeMutablePointer<UnsafeMutablePointer<GError>?>
-        ) -> T?
-    ) async throws(HotspotError) -> T {
-        do {
-            return try await gAsync(operation, start: start, finish: finish)
-        } catch {
-            throw LibNM.hotspotError(error)
-        }
-    }
-
     private func deactivate(_ active: GObjectRef) async throws(HotspotError) {
-        let client = self.client
-        _ = try await call("deactivate the connection") { cancellable, callback, data in
-            nm_client_deactivate_connection_async(client.pointer, active.pointer, cancellable, callback, data)
-        } finish: { _, result, error in
-            nm_client_deactivate_connection_finish(client.pointer, result, error) != 0 ? true : nil
-        }
+        try await LibNM.deactivate(active, client: client)
     }
 
     /// Activates the stored profile `uuid` on the device; `nil` when there is no such profile.
     private func activate(existing uuid: String, on device: GObjectRef) async throws(HotspotError) -> GObjectRef? {
-        guard let connection = nm_client_get_connection_by_uuid(client.pointer, uuid) else { return nil }
-        let client = self.client
-        let remote = GObjectRef(retaining: connection)
-        return try await call("activate the profile") { cancellable, callback, data in
-            nm_client_activate_connection_async(client.pointer, remote.pointer, device.pointer, nil, cancellable, callback, data)
-        } finish: { _, result, error in
-            nm_client_activate_connection_finish(client.pointer, result, error).map(GObjectRef.init(adopting:))
-        }
+        guard let connection = LibNM.remoteConnection(uuid: uuid, in: client.pointer) else { return nil }
+        return try await LibNM.activate(GObjectRef(retaining: connection), client: client, on: device)
     }
 
     /// Deletes the profile. One NetworkManager deletes by itself meanwhile counts as deleted: an
@@ -625,17 +617,13 @@ extension NetworkManagerClient {
     /// covered it destroyed), and then a delete of ours fails with "connection was deleted".
     func delete(_ connection: GObjectRef) async throws(HotspotError) {
         let client = self.client
-        let uuid = string(nm_connection_get_uuid(connection.pointer))
+        let uuid = LibNM.connectionUUID(connection.pointer)
         do throws(HotspotError) {
-            _ = try await call("delete the profile") { cancellable, callback, data in
-                nm_remote_connection_delete_async(connection.pointer, cancellable, callback, data)
-            } finish: { source, result, error in
-                nm_remote_connection_delete_finish(OpaquePointer(source), result, error) != 0 ? true : nil
-            }
+            try await LibNM.delete(connection)
         } catch {
             guard let uuid else { throw error }
             let gone = await vanishes(announcedBy: "connection-removed") {
-                nm_client_get_connection_by_uuid(client.pointer, uuid) == nil
+                LibNM.remoteConnection(uuid: uuid, in: client.pointer) == nil
             }
             if !gone { throw error }
         }

@@ -1,6 +1,4 @@
 import AccessoryCore
-import CGLib
-import CNetworkManager
 import GLibRuntime
 
 /// Profile storage without activation: what the tests against the real daemon exercise, and
@@ -8,71 +6,37 @@ import GLibRuntime
 extension NetworkManagerClient {
     enum Persistence {
         case disk, memory
-
-        var flags: NMSettingsAddConnection2Flags {
-            self == .disk ? NM_SETTINGS_ADD_CONNECTION2_FLAG_TO_DISK : NM_SETTINGS_ADD_CONNECTION2_FLAG_IN_MEMORY
-        }
     }
 
     /// Adds a profile. With `verifyLocally` false the daemon alone judges it.
     func add(_ profile: WirelessProfile, persistence: Persistence, verifyLocally: Bool = true) async throws(HotspotError) {
         let connection = try LibNM.connection(profile)
         if verifyLocally { try LibNM.verify(connection) }
-        let client = self.client
-        let settings = UncheckedSendable(nm_connection_to_dbus(connection.pointer, NM_CONNECTION_SERIALIZE_ALL))
-        _ = try await call("add the profile") { cancellable, callback, data in
-            nm_client_add_connection2(client.pointer, settings.value, persistence.flags, nil, 1, cancellable, callback, data)
-        } finish: { _, result, error in
-            nm_client_add_connection2_finish(client.pointer, result, nil, error).map(GObjectRef.init(adopting:))
-        }
+        try await LibNM.add(connection, client: client, toDisk: persistence == .disk)
     }
 
     /// A stored profile read back with its secrets, as NetworkManager holds it.
     func storedProfile(uuid: String) async throws(HotspotError) -> StoredProfile? {
-        guard let remote = nm_client_get_connection_by_uuid(client.pointer, uuid) else { return nil }
+        guard let remote = LibNM.remoteConnection(uuid: uuid, in: client.pointer) else { return nil }
         let reference = GObjectRef(retaining: remote)
-        let copy = GObjectRef(adopting: nm_simple_connection_new_clone(remote))
-        for setting in [NM_SETTING_WIRELESS_SECURITY_SETTING_NAME, NM_SETTING_802_1X_SETTING_NAME]
-        where nm_connection_get_setting_by_name(copy.pointer, setting) != nil {
-            do throws(GLibError) {
-                let secrets: UncheckedSendable<OpaquePointer>
-                do {
-                    secrets = try await gAsync("read the secrets of \(setting)") { cancellable, callback, data in
-                    nm_remote_connection_get_secrets_async(reference.pointer, setting, cancellable, callback, data)
-                    } finish: { source, result, error in
-                        nm_remote_connection_get_secrets_finish(OpaquePointer(source), result, error).map(UncheckedSendable.init)
-                    }
-                } catch where error.remoteName?.hasSuffix(".AgentManager.NoSecrets") == true {
-                    continue  // the setting stores no secret (OWE, or 802.1X with only certificates)
-                }
-                defer { g_variant_unref(secrets.value) }
-                try withGErrorChecked("apply the secrets") { nm_connection_update_secrets(copy.pointer, setting, secrets.value, $0) }
-            } catch {
-                throw LibNM.hotspotError(error)
-            }
+        let copy = LibNM.clone(remote)
+        for setting in LibNM.secretSettingNames where LibNM.hasSetting(copy.pointer, named: setting) {
+            try await LibNM.readSecrets(of: reference, setting: setting, into: copy)
         }
-        guard let profile = LibNM.profile(copy.pointer) else { return nil }
-        let general = nm_connection_get_setting_connection(copy.pointer)
-        return StoredProfile(
-            profile: profile,
-            unsaved: nm_remote_connection_get_unsaved(remote) != 0,
-            filename: string(nm_remote_connection_get_filename(remote)),
-            autoconnect: general.map { nm_setting_connection_get_autoconnect($0) != 0 } ?? true,
-            ipv4NeverDefault: nm_connection_get_setting_ip4_config(copy.pointer).map { nm_setting_ip_config_get_never_default($0) != 0 } ?? false,
-            ipv6NeverDefault: nm_connection_get_setting_ip6_config(copy.pointer).map { nm_setting_ip_config_get_never_default($0) != 0 } ?? false)
+        return LibNM.storedProfile(remote, copy: copy.pointer)
     }
 
     /// Deletes a profile by UUID; `false` when there is none.
     @discardableResult
     func deleteProfile(uuid: String) async throws(HotspotError) -> Bool {
-        guard let remote = nm_client_get_connection_by_uuid(client.pointer, uuid) else { return false }
+        guard let remote = LibNM.remoteConnection(uuid: uuid, in: client.pointer) else { return false }
         try await delete(GObjectRef(retaining: remote))
         return true
     }
 
     /// The UUIDs of every profile NetworkManager holds, the person's own included.
     func allProfileUUIDs() -> [String] {
-        elements(of: nm_client_get_connections(client.pointer)).compactMap { string(nm_connection_get_uuid($0)) }
+        LibNM.connections(of: client.pointer).compactMap(LibNM.connectionUUID)
     }
 }
 
@@ -108,7 +72,7 @@ extension NetworkManagerClient {
         let uuid: String
         if let ssid {
             let active = activeConnectionUUIDs()
-            let candidates = elements(of: nm_client_get_connections(client.pointer)).compactMap { connection -> (String, Bool)? in
+            let candidates = LibNM.connections(of: client.pointer).compactMap { connection -> (String, Bool)? in
                 guard let profile = LibNM.profile(connection), profile.ssid == ssid.bytes, !profile.uuid.isEmpty,
                       profile.userData[ProfileTag.managed] == nil
                 else { return nil }
@@ -120,13 +84,12 @@ extension NetworkManagerClient {
             uuid = chosen.0
         } else {
             let pointer = try wifiDevice(named: device)
-            guard let active = nm_device_get_active_connection(pointer.pointer),
-                  let activeUUID = string(nm_active_connection_get_uuid(active))
+            guard let active = LibNM.activeConnection(of: pointer.pointer), let activeUUID = LibNM.activeUUID(active)
             else {
                 throw .notStored("the network \(LibNM.interface(pointer.pointer)) is on (it is on none)")
             }
             // Joined to an accessory: its profile names the network it left.
-            let joined = nm_client_get_connection_by_uuid(client.pointer, activeUUID).flatMap(LibNM.profile)
+            let joined = LibNM.remoteConnection(uuid: activeUUID, in: client.pointer).flatMap(LibNM.profile)
             if let joined, joined.userData[ProfileTag.managed] != nil {
                 guard let previous = joined.userData[ProfileTag.previousConnection] else {
                     throw .notStored("the network \(LibNM.interface(pointer.pointer)) was on before joining the accessory (it was on none)")

@@ -1,7 +1,4 @@
 import AccessoryCore
-import CGLib
-import CGLibShim
-import CNetworkManager
 import FoundationEssentials
 import GLibRuntime
 
@@ -61,18 +58,11 @@ public actor NetworkManagerClient: HotspotManaging {
         var bus: GObjectRef?
         do throws(GLibError) {
             if let busAddress { bus = try GDBusConnection.open(address: busAddress) }
-            // Without NetworkManager's permissions, which nothing here reads: fetching them has
-            // NetworkManager ask polkit about every one of its actions for each new client.
-            let client = OpaquePointer(try withGError("connect to NetworkManager") {
-                cglib_initable_new_with_uint_and_object(
-                    nm_client_get_type(), NM_CLIENT_INSTANCE_FLAGS, NM_CLIENT_INSTANCE_FLAGS_NO_AUTO_FETCH_PERMISSIONS.rawValue,
-                    bus == nil ? nil : NM_CLIENT_DBUS_CONNECTION, bus?.raw, nil, $0)
-            })
-            let reference = GObjectRef(adopting: client)
-            guard nm_client_get_nm_running(client) != 0 else {
+            let client = try LibNM.newClient(bus: bus)
+            guard LibNM.isRunning(client.pointer) else {
                 throw GLibError(domain: "accessory-setup", code: 0, message: "org.freedesktop.NetworkManager is not on the bus")
             }
-            return (reference, bus)
+            return (client, bus)
         } catch {
             bus.map(GDBusConnection.close)
             throw .networkManagerUnavailable(error.message)
@@ -86,7 +76,7 @@ public actor NetworkManagerClient: HotspotManaging {
         let held = self.resources
         let executor = self.executor
         executor.invoke {
-            let released = WeakReference(GObjectRef(retaining: OpaquePointer(nm_client_get_context_busy_watcher(held.client!.pointer))))
+            let released = WeakReference(LibNM.contextBusyWatcher(of: held.client!.pointer))
             held.client = nil
             iterateThreadDefaultContext(for: .seconds(2)) { released.isGone }
             held.privateBus.map(GDBusConnection.close)
@@ -129,11 +119,11 @@ public actor NetworkManagerClient: HotspotManaging {
     }
 
     func wifiDevicePointers() -> [OpaquePointer] {
-        elements(of: nm_client_get_devices(client.pointer)).filter { $0.isA(nm_device_wifi_get_type()) }
+        LibNM.wifiDevices(of: client.pointer)
     }
 
     func wifiDevice(named name: String?) throws(HotspotError) -> GObjectRef {
-        guard nm_client_wireless_get_enabled(client.pointer) != 0 else { throw .wifiDisabled }
+        guard LibNM.isWirelessEnabled(client.pointer) else { throw .wifiDisabled }
         let devices = wifiDevicePointers()
         let device = name.map { name in devices.first { LibNM.interface($0) == name } } ?? devices.first
         guard let device else { throw .noWiFiDevice(name) }
@@ -143,34 +133,22 @@ public actor NetworkManagerClient: HotspotManaging {
     /// Asks for a scan (probing for `ssids`, which finds hidden networks) and waits until
     /// NetworkManager reports it done through `LastScan`.
     func scan(_ device: GObjectRef, ssids: [SSID], timeout: Duration = .seconds(15)) async throws(HotspotError) {
-        let before = nm_device_wifi_get_last_scan(device.pointer)
-        let builder = cglib_vardict_builder_new()
-        if !ssids.isEmpty {
-            let values = ssids.map { ssid in ssid.bytes.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count)) } }
-            values.withUnsafeBufferPointer { cglib_vardict_add_bytestring_array(builder, "ssids", $0.baseAddress, gsize($0.count)) }
-            values.forEach { g_bytes_unref($0) }
-        }
-        let options = UncheckedSendable(cglib_vardict_builder_end(builder))
+        let before = LibNM.lastScan(of: device.pointer)
         var timeout = timeout
-        do {
-            _ = try await gAsync("request a Wi-Fi scan") { cancellable, callback, data in
-                nm_device_wifi_request_scan_options_async(device.pointer, options.value, cancellable, callback, data)
-            } finish: { source, result, error in
-                nm_device_wifi_request_scan_finish(OpaquePointer(source), result, error) != 0 ? true : nil
-            }
+        do throws(HotspotError) {
+            try await LibNM.requestScan(device, ssids: ssids)
         } catch {
-            let mapped = LibNM.hotspotError(error)
-            if case .notAuthorized = mapped { throw mapped }
-            if case .cancelled = mapped { throw mapped }
+            if case .notAuthorized = error { throw error }
+            if case .cancelled = error { throw error }
             // NetworkManager refuses a scan while one runs (its results are as good, so wait
             // for them) and right after one (then nothing comes, so do not wait long).
             timeout = min(timeout, .seconds(5))
         }
         // The scan may have finished while the request's reply was on its way.
-        guard nm_device_wifi_get_last_scan(device.pointer) == before else { return }
+        guard LibNM.lastScan(of: device.pointer) == before else { return }
         _ = await waitForSignal(timeout: timeout) { fire in
             [device.connect("notify::last-scan") { _ in
-                if nm_device_wifi_get_last_scan(device.pointer) != before { fire(true) }
+                if LibNM.lastScan(of: device.pointer) != before { fire(true) }
             }]
         }
     }
