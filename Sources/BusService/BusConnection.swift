@@ -175,34 +175,9 @@ public actor BusConnection {
         // Without a get_property handler GDBus hands Get and GetAll to method_call (after
         // checking the property exists and is readable), so that the caller can be checked.
         vtable.method_call = { _, sender, path, interface, member, parameters, invocation, data in
-            let box = Unmanaged<CallBox>.fromOpaque(data!).takeUnretainedValue()
-            let sender = GLibRuntime.string(sender) ?? ""
-            let interface = GLibRuntime.string(interface) ?? ""
-            guard box.object.admits(sender) else {
-                g_dbus_method_invocation_return_dbus_error(
-                    invocation, "org.freedesktop.DBus.Error.AccessDenied",
-                    "\(box.object.path) belongs to another client of the service")
-                return
-            }
-            let size = g_variant_get_size(parameters)
-            if let limit = box.argumentLimit, size > limit {
-                g_dbus_method_invocation_return_dbus_error(
-                    invocation, "org.freedesktop.DBus.Error.LimitsExceeded",
-                    "the call's arguments are \(size) bytes; the service reads at most \(limit)")
-                return
-            }
-            if interface == "org.freedesktop.DBus.Properties" {
-                BusConnection.answerProperties(
-                    of: box.object, member: GLibRuntime.string(member) ?? "",
-                    arguments: DBusValue(copying: parameters!).elements, invocation: invocation!)
-                return
-            }
-            let call = MethodCall(
-                invocation: invocation!, sender: sender, path: GLibRuntime.string(path) ?? "",
-                interface: interface, member: GLibRuntime.string(member) ?? "", parameters: parameters!)
-            if case .terminated = box.calls.yield(call) {
-                call.reply(errorName: "org.freedesktop.DBus.Error.Failed", message: "the service is shutting down")
-            }
+            BusConnection.receive(
+                Unmanaged<CallBox>.fromOpaque(data!).takeUnretainedValue(), sender: sender, path: path,
+                interface: interface, member: member, parameters: parameters, invocation: invocation)
         }
         var error: UnsafeMutablePointer<GError>?
         let id = g_dbus_connection_register_object(
@@ -213,6 +188,41 @@ public actor BusConnection {
         }
         object.attach(to: self, registration: id)
         exported[object.path] = object
+    }
+
+    /// A method call of an exported object, on the connection's thread: refused, answered here
+    /// (properties), or queued in `incomingCalls`.
+    private static func receive(
+        _ box: CallBox, sender: UnsafePointer<gchar>?, path: UnsafePointer<gchar>?, interface: UnsafePointer<gchar>?,
+        member: UnsafePointer<gchar>?, parameters: OpaquePointer?, invocation: OpaquePointer?
+    ) {
+        let sender = GLibRuntime.string(sender) ?? ""
+        let interface = GLibRuntime.string(interface) ?? ""
+        guard box.object.admits(sender) else {
+            g_dbus_method_invocation_return_dbus_error(
+                invocation, "org.freedesktop.DBus.Error.AccessDenied",
+                "\(box.object.path) belongs to another client of the service")
+            return
+        }
+        let size = g_variant_get_size(parameters)
+        if let limit = box.argumentLimit, size > limit {
+            g_dbus_method_invocation_return_dbus_error(
+                invocation, "org.freedesktop.DBus.Error.LimitsExceeded",
+                "the call's arguments are \(size) bytes; the service reads at most \(limit)")
+            return
+        }
+        if interface == "org.freedesktop.DBus.Properties" {
+            BusConnection.answerProperties(
+                of: box.object, member: GLibRuntime.string(member) ?? "",
+                arguments: DBusValue(copying: parameters!).elements, invocation: invocation!)
+            return
+        }
+        let call = MethodCall(
+            invocation: invocation!, sender: sender, path: GLibRuntime.string(path) ?? "",
+            interface: interface, member: GLibRuntime.string(member) ?? "", parameters: parameters!)
+        if case .terminated = box.calls.yield(call) {
+            call.reply(errorName: "org.freedesktop.DBus.Error.Failed", message: "the service is shutting down")
+        }
     }
 
     /// `Properties.Get` and `GetAll` of an exported object, on the connection's thread.
