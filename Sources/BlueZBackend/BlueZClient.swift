@@ -13,7 +13,7 @@ public actor BlueZClient {
     let connection: GObjectRef
     /// Object path → interface → property → value.
     var objects: [String: [String: [String: DBusValue]]] = [:]
-    var subscriptions: [GDBus.Subscription] = []
+    var subscriptions: [GDBusConnection.Subscription] = []
     var observers: [UInt64: (isolated BlueZClient, ObjectChange) -> Void] = [:]
     var waiters: [UInt64: Waiter] = [:]
     var discoveries: [UInt64: Discovery] = [:]

@@ -61,7 +61,8 @@ public actor BusConnection {
     public nonisolated let vanishedPeers: AsyncStream<String>
     private let calls: AsyncStream<MethodCall>.Continuation
     private let vanished: AsyncStream<String>.Continuation
-    private var subscription: guint = 0
+    /// The subscription feeding `vanishedPeers`.
+    private var nameOwnerChanged: GDBusConnection.Subscription?
     private var closedHandler: gulong = 0
     private var exported: [String: ExportedObject] = [:]
     /// Calls to exported objects whose arguments are larger are refused before they are read.
@@ -119,24 +120,29 @@ public actor BusConnection {
     }
 
     private func start(watchingPeers: Bool) {
+        if watchingPeers { watchVanishingPeers() }
+        watchClosing()
+    }
+
+    /// Reports in `vanishedPeers` every unique name that `NameOwnerChanged` says lost its owner.
+    private func watchVanishingPeers() {
         let vanished = self.vanished
-        if watchingPeers {
-            let box = Unmanaged.passRetained(HandlerBox<DBusValue> { arguments in
-                let names = arguments.elements.compactMap(\.string)
-                if names.count == 3, names[0].hasPrefix(":"), names[2].isEmpty { vanished.yield(names[0]) }
-            }).toOpaque()
-            subscription = g_dbus_connection_signal_subscribe(
-                connection.pointer, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged",
-                "/org/freedesktop/DBus", nil, G_DBUS_SIGNAL_FLAGS_NONE,
-                { _, _, _, _, _, parameters, data in
-                    let box = Unmanaged<HandlerBox<DBusValue>>.fromOpaque(data!).takeUnretainedValue()
-                    box.handler(parameters.map(DBusValue.init(copying:)) ?? .tuple([]))
-                }, box, { data in Unmanaged<HandlerBox<DBusValue>>.fromOpaque(data!).release() })
+        nameOwnerChanged = GDBusConnection.subscribe(
+            connection, sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus", member: "NameOwnerChanged"
+        ) { signal in
+            let names = signal.arguments.elements.compactMap(\.string)
+            if names.count == 3, names[0].hasPrefix(":"), names[2].isEmpty { vanished.yield(names[0]) }
         }
+    }
+
+    /// Ends the streams when the connection closes.
+    private func watchClosing() {
         // `closed` passes (gboolean remote_peer_vanished, GError *error) before the user data,
         // so it needs a callback of that shape; a one-pointer handler would take the error
         // (NULL on a clean close) for its user data.
         let calls = self.calls
+        let vanished = self.vanished
         let closedBox = Unmanaged.passRetained(HandlerBox<Void> {
             calls.finish()
             vanished.finish()
@@ -169,34 +175,9 @@ public actor BusConnection {
         // Without a get_property handler GDBus hands Get and GetAll to method_call (after
         // checking the property exists and is readable), so that the caller can be checked.
         vtable.method_call = { _, sender, path, interface, member, parameters, invocation, data in
-            let box = Unmanaged<CallBox>.fromOpaque(data!).takeUnretainedValue()
-            let sender = GLibRuntime.string(sender) ?? ""
-            let interface = GLibRuntime.string(interface) ?? ""
-            guard box.object.admits(sender) else {
-                g_dbus_method_invocation_return_dbus_error(
-                    invocation, "org.freedesktop.DBus.Error.AccessDenied",
-                    "\(box.object.path) belongs to another client of the service")
-                return
-            }
-            let size = g_variant_get_size(parameters)
-            if let limit = box.argumentLimit, size > limit {
-                g_dbus_method_invocation_return_dbus_error(
-                    invocation, "org.freedesktop.DBus.Error.LimitsExceeded",
-                    "the call's arguments are \(size) bytes; the service reads at most \(limit)")
-                return
-            }
-            if interface == "org.freedesktop.DBus.Properties" {
-                BusConnection.answerProperties(
-                    of: box.object, member: GLibRuntime.string(member) ?? "",
-                    arguments: DBusValue(copying: parameters!).elements, invocation: invocation!)
-                return
-            }
-            let call = MethodCall(
-                invocation: invocation!, sender: sender, path: GLibRuntime.string(path) ?? "",
-                interface: interface, member: GLibRuntime.string(member) ?? "", parameters: parameters!)
-            if case .terminated = box.calls.yield(call) {
-                call.reply(errorName: "org.freedesktop.DBus.Error.Failed", message: "the service is shutting down")
-            }
+            BusConnection.receive(
+                Unmanaged<CallBox>.fromOpaque(data!).takeUnretainedValue(), sender: sender, path: path,
+                interface: interface, member: member, parameters: parameters, invocation: invocation)
         }
         var error: UnsafeMutablePointer<GError>?
         let id = g_dbus_connection_register_object(
@@ -207,6 +188,41 @@ public actor BusConnection {
         }
         object.attach(to: self, registration: id)
         exported[object.path] = object
+    }
+
+    /// A method call of an exported object, on the connection's thread: refused, answered here
+    /// (properties), or queued in `incomingCalls`.
+    private static func receive(
+        _ box: CallBox, sender: UnsafePointer<gchar>?, path: UnsafePointer<gchar>?, interface: UnsafePointer<gchar>?,
+        member: UnsafePointer<gchar>?, parameters: OpaquePointer?, invocation: OpaquePointer?
+    ) {
+        let sender = GLibRuntime.string(sender) ?? ""
+        let interface = GLibRuntime.string(interface) ?? ""
+        guard box.object.admits(sender) else {
+            g_dbus_method_invocation_return_dbus_error(
+                invocation, "org.freedesktop.DBus.Error.AccessDenied",
+                "\(box.object.path) belongs to another client of the service")
+            return
+        }
+        let size = g_variant_get_size(parameters)
+        if let limit = box.argumentLimit, size > limit {
+            g_dbus_method_invocation_return_dbus_error(
+                invocation, "org.freedesktop.DBus.Error.LimitsExceeded",
+                "the call's arguments are \(size) bytes; the service reads at most \(limit)")
+            return
+        }
+        if interface == "org.freedesktop.DBus.Properties" {
+            BusConnection.answerProperties(
+                of: box.object, member: GLibRuntime.string(member) ?? "",
+                arguments: DBusValue(copying: parameters!).elements, invocation: invocation!)
+            return
+        }
+        let call = MethodCall(
+            invocation: invocation!, sender: sender, path: GLibRuntime.string(path) ?? "",
+            interface: interface, member: GLibRuntime.string(member) ?? "", parameters: parameters!)
+        if case .terminated = box.calls.yield(call) {
+            call.reply(errorName: "org.freedesktop.DBus.Error.Failed", message: "the service is shutting down")
+        }
     }
 
     /// `Properties.Get` and `GetAll` of an exported object, on the connection's thread.
@@ -257,39 +273,14 @@ public actor BusConnection {
         timeout: Duration, allowInteractiveAuthorization: Bool = false, autoStart: Bool = true,
         fileDescriptors: [Int32] = [], queued: (@Sendable () -> Void)? = nil
     ) async throws(BusError) -> [DBusValue] {
-        let parameters = UncheckedSendable(DBusValue.tuple(arguments).newVariant())
-        let milliseconds = timeout.saturatingMilliseconds(as: Int32.self)
         var flags = G_DBUS_CALL_FLAGS_NONE.rawValue
         if allowInteractiveAuthorization { flags |= G_DBUS_CALL_FLAGS_ALLOW_INTERACTIVE_AUTHORIZATION.rawValue }
         if !autoStart { flags |= G_DBUS_CALL_FLAGS_NO_AUTO_START.rawValue }
-        let callFlags = GDBusCallFlags(flags)
-        let connection = self.connection
-        var list: UncheckedSendable<UnsafeMutablePointer<GUnixFDList>?> = UncheckedSendable(nil)
-        if !fileDescriptors.isEmpty {
-            let fdList = g_unix_fd_list_new()!
-            for descriptor in fileDescriptors {
-                var error: UnsafeMutablePointer<GError>?
-                if g_unix_fd_list_append(fdList, descriptor, &error) < 0 {
-                    g_object_unref(gpointer(fdList))
-                    g_variant_unref(g_variant_ref_sink(parameters.value))
-                    throw BusError(GLibError(consuming: error, operation: "pass a file descriptor"))
-                }
-            }
-            list = UncheckedSendable(fdList)
-        }
-        defer { if let fdList = list.value { g_object_unref(gpointer(fdList)) } }
-        let descriptors = list
         do throws(GLibError) {
-            let reply = try await gAsync("\(interface).\(method)") { cancellable, callback, data in
-                g_dbus_connection_call_with_unix_fd_list(
-                    connection.pointer, destination, path, interface, method, parameters.value, nil,
-                    callFlags, milliseconds, descriptors.value, cancellable, callback, data)
-                queued?()
-            } finish: { source, result, error in
-                g_dbus_connection_call_with_unix_fd_list_finish(OpaquePointer(source), nil, result, error).map(UncheckedSendable.init)
-            }
-            defer { g_variant_unref(reply.value) }
-            return DBusValue(copying: reply.value).elements
+            return try await GDBusConnection.call(
+                connection, destination: destination, path: path, interface: interface, method: method, arguments,
+                timeout: timeout, flags: GDBusCallFlags(flags), fileDescriptors: fileDescriptors, queued: queued
+            ).elements
         } catch {
             throw BusError(error)
         }
@@ -301,21 +292,16 @@ public actor BusConnection {
         sender: String?, path: String? = nil, interface: String?, member: String? = nil
     ) -> AsyncStream<BusSignal> {
         let (stream, continuation) = AsyncStream.makeStream(of: BusSignal.self)
-        let box = Unmanaged.passRetained(HandlerBox<BusSignal> { continuation.yield($0) }).toOpaque()
-        let id = g_dbus_connection_signal_subscribe(
-            connection.pointer, sender, interface, member, path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
-            { _, sender, path, interface, member, parameters, data in
-                let box = Unmanaged<HandlerBox<BusSignal>>.fromOpaque(data!).takeUnretainedValue()
-                let signal = BusSignal(
-                    sender: GLibRuntime.string(sender) ?? "", path: GLibRuntime.string(path) ?? "",
-                    interface: GLibRuntime.string(interface) ?? "", member: GLibRuntime.string(member) ?? "",
-                    arguments: parameters.map(DBusValue.init(copying:))?.elements ?? [])
-                box.handler(signal)
-            }, box, { data in Unmanaged<HandlerBox<BusSignal>>.fromOpaque(data!).release() })
-        let connection = UncheckedSendable(self.connection)
+        let subscription = GDBusConnection.subscribe(
+            connection, sender: sender, path: path, interface: interface, member: member
+        ) { signal in
+            continuation.yield(BusSignal(
+                sender: signal.sender, path: signal.path, interface: signal.interface, member: signal.member,
+                arguments: signal.arguments.elements))
+        }
         let executor = self.executor
         continuation.onTermination = { _ in
-            executor.invoke { g_dbus_connection_signal_unsubscribe(connection.value.pointer, id) }
+            executor.invoke { subscription.cancel() }
         }
         return stream
     }
@@ -382,8 +368,8 @@ public actor BusConnection {
     /// Unexports everything, sends what is queued, and closes the connection; the streams end.
     public func close() {
         for object in exported.values { unexport(object) }
-        if subscription != 0 { g_dbus_connection_signal_unsubscribe(connection.pointer, subscription) }
-        subscription = 0
+        nameOwnerChanged?.cancel()
+        nameOwnerChanged = nil
         // GDBus's worker closes before it writes what is still queued: the last signals
         // (Invalidated) and calls (Release) would be lost without this flush.
         _ = g_dbus_connection_flush_sync(connection.pointer, nil, nil)
@@ -400,10 +386,10 @@ public actor BusConnection {
     }
 
     deinit {
-        let state = UncheckedSendable((connection, subscription, closedHandler))
+        let state = UncheckedSendable((connection, nameOwnerChanged, closedHandler))
         executor.invoke {
-            let (connection, subscription, closedHandler) = state.value
-            if subscription != 0 { g_dbus_connection_signal_unsubscribe(connection.pointer, subscription) }
+            let (connection, nameOwnerChanged, closedHandler) = state.value
+            nameOwnerChanged?.cancel()
             if closedHandler != 0 { g_signal_handler_disconnect(connection.raw, closedHandler) }
         }
         if !executor.isOnContextThread { executor.shutdown() }
@@ -424,7 +410,6 @@ private final class HandlerBox<Value> {
     let handler: (Value) -> Void
     init(_ handler: @escaping (Value) -> Void) { self.handler = handler }
 }
-
 
 private final class CallBox {
     let calls: AsyncStream<MethodCall>.Continuation
