@@ -10,7 +10,8 @@
 #                                     --only tests --filter Join a subset of the tests
 #   scripts/test.sh --list            the parts, each with its usual time and what it runs
 #
-# The parts, in their order: build (failing on warnings in the project's own code), package
+# The parts, in their order: build (failing on warnings in the project's own code), format
+# (swift format lint of the Swift sources against .swift-format), package
 # (scripts/build-deb.sh), benchmark (the matcher, built beside the package), radio lab (lab/run,
 # testing that package), fuzz (fuzz/run), the tests under the thread and address sanitizers,
 # then the plain tests, whose runner's summary closes the output. Nothing runs beside the lab:
@@ -20,10 +21,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Each part: its key for --only, its title, and what it runs.
-parts=(build package benchmark lab fuzz tsan asan tests)
-declare -A title=([build]=build [package]=package [benchmark]=benchmark [lab]="radio lab" [fuzz]=fuzz
+parts=(build format package benchmark lab fuzz tsan asan tests)
+declare -A title=([build]=build [format]=format [package]=package [benchmark]=benchmark [lab]="radio lab" [fuzz]=fuzz
     [tsan]="tests (thread sanitizer)" [asan]="tests (address sanitizer)" [tests]=tests)
 declare -A what=([build]="swift build --build-tests"
+    [format]="swift format lint --strict of the Swift sources (.swift-format)"
     [package]="scripts/build-deb.sh --quick: both packages, lintian, hardening-check, systemd-analyze security"
     [benchmark]="accessory-bench, release, in the package's build folder"
     [lab]="lab/run [SCENARIO...], one VM per two cores, testing the package part's .deb"
@@ -88,6 +90,20 @@ build() {
         echo "test: the build has warnings in the project's own code (above)" >&2
         return 1
     fi
+}
+
+# swift format lint over every folder of Swift sources (and Package.swift), with the repository's
+# .swift-format; --strict makes any finding fail the part. `swift format format --in-place
+# --recursive --configuration .swift-format PATH...` fixes all but the lint-only rules' findings.
+format_lint() {
+    local paths=() path
+    for path in Sources Tests bench Plugins fuzz examples Package.swift; do
+        [[ -e $path ]] && paths+=("$path")
+    done
+    swift format lint --strict --parallel --recursive --configuration .swift-format "${paths[@]}" || {
+        echo "test: swift format lint found the above (the configuration: .swift-format)" >&2
+        return 1
+    }
 }
 
 # The matcher's benchmark, built with the package's release flags in its build folder (after
@@ -168,6 +184,7 @@ run() {
     shift
     case $key in
     build) build ;;
+    format) format_lint ;;
     package) scripts/build-deb.sh --quick ;;
     benchmark) benchmark ;;
     lab) radio_lab "$@" ;;
