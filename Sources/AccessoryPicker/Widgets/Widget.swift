@@ -5,7 +5,8 @@ internal import CGtkShim
 /// window holds itself until it is destroyed. The wrapper borrows the pointer, taking no
 /// reference, so it must not be used once GTK has destroyed the widget.
 ///
-/// The files of `Widgets/` are the only ones in the module that call GTK and libadwaita.
+/// `Widgets/` is the only part of the module that builds or changes widgets in C; it connects
+/// their signals through `GtkSignals.swift`, and GTK runs on `GtkThread`.
 class Widget: Equatable {
     let pointer: UnsafeMutablePointer<GtkWidget>
 
