@@ -69,14 +69,8 @@ class Widget: Equatable {
 struct Alignment: RawRepresentable, Hashable {
     var rawValue: GtkAlign
 
-    /// `GTK_ALIGN_FILL`
-    static let fill = Alignment(rawValue: GTK_ALIGN_FILL)
-    /// `GTK_ALIGN_START`
-    static let start = Alignment(rawValue: GTK_ALIGN_START)
     /// `GTK_ALIGN_END`
     static let end = Alignment(rawValue: GTK_ALIGN_END)
-    /// `GTK_ALIGN_CENTER`
-    static let center = Alignment(rawValue: GTK_ALIGN_CENTER)
 }
 
 /// The direction a box lays out its children in (`GtkOrientation`).
