@@ -28,34 +28,12 @@ public enum AccessoryPicker {
 
     /// Runs the picker; returns the exit status.
     public static func main(_ arguments: [String]) async -> Int32 {
-        var bus = BusAddress.system
-        var session = ProcessInfo.processInfo.environment["XDG_SESSION_ID"]
-        var profiles: [URL] = []
-        var rest = arguments[...]
-        while let argument = rest.popFirst() {
-            switch argument {
-            case "--help", "-h":
-                print(usage)
-                return 0
-            case "--own-sessions":
-                session = nil
-            case "--bus", "--session", "--profiles":
-                guard let value = rest.popFirst(), !value.isEmpty else {
-                    return fail("\(argument) needs a value", status: 64)
-                }
-                switch argument {
-                case "--bus": bus = .address(value)
-                case "--session": session = value
-                default: profiles.append(URL(fileURLWithPath: value))
-                }
-            default:
-                return fail("unknown argument '\(argument)'\n\n\(usage)", status: 64)
-            }
+        let options: Options
+        switch Options.parse(arguments) {
+        case .run(let parsed): options = parsed
+        case .exit(let status): return status
         }
-        if profiles.isEmpty {
-            profiles = ["/etc/accessory-setup/profiles", "/usr/share/accessory-setup/profiles"]
-                .map(URL.init(fileURLWithPath:))
-        }
+        let bus = options.bus
         guard GtkThread.shared.hasDisplay else {
             return fail("cannot open the display; run it in a graphical session (DISPLAY or WAYLAND_DISPLAY)")
         }
@@ -65,7 +43,69 @@ public enum AccessoryPicker {
         } catch {
             return fail("cannot connect to \(bus): \(error)")
         }
-        let windows = PickerWindows(images: ProductImages(directories: profiles))
+        let windows = PickerWindows(images: ProductImages(directories: options.profiles))
+        let reregister: Task<Void, Never>
+        do {
+            reregister = try await registerWithAgent(on: connection, session: options.session)
+        } catch {
+            return fail("cannot register with the accessory agent: \(error)")
+        }
+        await serve(on: connection, windows: windows)
+        reregister.cancel()
+        await windows.closeAll()
+        await connection.close()
+        log("stopped")
+        return 0
+    }
+
+    /// What the command line asks for.
+    private struct Options {
+        var bus = BusAddress.system
+        var session = ProcessInfo.processInfo.environment["XDG_SESSION_ID"]
+        var profiles: [URL] = []
+
+        enum Parsed {
+            case run(Options)
+            /// Nothing to run: the help was asked for (0), or the arguments are wrong (64).
+            case exit(Int32)
+        }
+
+        static func parse(_ arguments: [String]) -> Parsed {
+            var options = Options()
+            var rest = arguments[...]
+            while let argument = rest.popFirst() {
+                switch argument {
+                case "--help", "-h":
+                    print(usage)
+                    return .exit(0)
+                case "--own-sessions":
+                    options.session = nil
+                case "--bus", "--session", "--profiles":
+                    guard let value = rest.popFirst(), !value.isEmpty else {
+                        return .exit(fail("\(argument) needs a value", status: 64))
+                    }
+                    switch argument {
+                    case "--bus": options.bus = .address(value)
+                    case "--session": options.session = value
+                    default: options.profiles.append(URL(fileURLWithPath: value))
+                    }
+                default:
+                    return .exit(fail("unknown argument '\(argument)'\n\n\(usage)", status: 64))
+                }
+            }
+            if options.profiles.isEmpty {
+                options.profiles = ["/etc/accessory-setup/profiles", "/usr/share/accessory-setup/profiles"]
+                    .map(URL.init(fileURLWithPath:))
+            }
+            return .run(options)
+        }
+    }
+
+    /// Exports the picker agent and registers it for `session` (all of this process's sessions
+    /// when nil); returns the task that registers again whenever the agent comes back.
+    private static func registerWithAgent(
+        on connection: BusConnection, session: String?
+    ) async throws -> Task<Void, Never> {
         let options: [(String, DBusValue)] = session.map { [("session", .string($0))] } ?? []
         let served = session.map { "logind session \($0)" } ?? "this process's sessions"
         @Sendable func register() async throws {
@@ -78,15 +118,11 @@ public enum AccessoryPicker {
         let owners = await connection.signals(
             sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             member: "NameOwnerChanged")
-        do {
-            let object = try ExportedObject(
-                path: path, interface: interface, xml: InterfaceDocuments.documents["\(interface).xml"] ?? "")
-            try await connection.export(object)
-            try await register()
-        } catch {
-            return fail("cannot register with the accessory agent: \(error)")
-        }
-        let reregister = Task {
+        let object = try ExportedObject(
+            path: path, interface: interface, xml: InterfaceDocuments.documents["\(interface).xml"] ?? "")
+        try await connection.export(object)
+        try await register()
+        return Task {
             for await signal in owners {
                 let arguments = signal.arguments.map(\.string)
                 guard arguments.count == 3, arguments[0] == agentName, arguments[2]?.isEmpty == false else { continue }
@@ -97,7 +133,11 @@ public enum AccessoryPicker {
                 }
             }
         }
+    }
 
+    /// Hands the agent's calls to `windows` until the picker is stopped (SIGTERM, SIGINT) or the
+    /// bus connection ends.
+    private static func serve(on connection: BusConnection, windows: PickerWindows) async {
         let stop = Task {
             for await _ in await connection.unixSignals([SIGTERM, SIGINT]) { return }
         }
@@ -138,11 +178,6 @@ public enum AccessoryPicker {
         }
         stop.cancel()
         serve.cancel()
-        reregister.cancel()
-        await windows.closeAll()
-        await connection.close()
-        log("stopped")
-        return 0
     }
 
     static func log(_ message: String) {
