@@ -68,10 +68,12 @@ let package = Package(
         .target(name: "CGtkShim", dependencies: ["CGtk"]),
         .target(
             name: "AccessoryPicker",
-            dependencies: ["AccessoryCore", "AgentInterface", "BusService", "GLibRuntime", "CGtk", "CGtkShim"],
-            plugins: ["EmbedInterfaces"]
+            dependencies: ["AccessoryCore", "AccessorySetupKit", "AgentInterface", "BusService", "GLibRuntime", "CGtk", "CGtkShim"]
         ),
         .executableTarget(name: "accessory-picker", dependencies: ["AccessoryPicker"]),
+
+        // An application of the agent through the client library (examples/PickAccessory).
+        .executableTarget(name: "pick-accessory", dependencies: ["AccessorySetupKit"], path: "examples/PickAccessory"),
 
         .executableTarget(
             name: "accessory-bench",
@@ -104,7 +106,10 @@ let package = Package(
         ),
         .testTarget(
             name: "AccessoryPickerTests",
-            dependencies: ["AccessoryPicker", "AccessoryCore", "BusService", "GLibRuntime", "ServiceHarness"],
+            dependencies: [
+                "AccessoryPicker", "AccessorySetupKit", "AgentInterface", "AccessoryCore", "BusService", "GLibRuntime",
+                "ServiceHarness",
+            ],
             exclude: ["Reference", "drive_picker.py"]
         ),
         .testTarget(

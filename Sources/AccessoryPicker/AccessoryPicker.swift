@@ -1,17 +1,16 @@
-import BusService
 import AccessoryCore
+import AccessorySetupKit
+import AgentInterface
+import BusService
 import FoundationEssentials
 import Glibc
-import GLibRuntime
 
 /// `accessory-picker`: the graphical picker of a desktop session. It registers with the agent
 /// as the picker agent of the person's logind session and shows a dialog for each picker
 /// request, until it is stopped (SIGTERM, SIGINT). When the agent stops (it releases its picker
 /// agents) and comes back, started again by the bus, the picker registers again.
 public enum AccessoryPicker {
-    static let path = "/io/accessorysetup/picker/gtk"
-    static let interface = "io.accessorysetup.PickerAgent1"
-    static let agentName = "io.accessorysetup"
+    static let path = AgentBus.pickerAgentPath("gtk")
 
     static let usage = """
         Usage: accessory-picker [--bus ADDRESS] [--session ID | --own-sessions] [--profiles DIR]...
@@ -37,20 +36,21 @@ public enum AccessoryPicker {
         guard GtkThread.shared.hasDisplay else {
             return fail("cannot open the display; run it in a graphical session (DISPLAY or WAYLAND_DISPLAY)")
         }
-        let connection: BusConnection
+        let connection: AgentConnection
         do {
-            connection = try await BusConnection.connect(bus, threadName: "picker-bus")
+            connection = try await AgentConnection.connect(bus)
         } catch {
             return fail("cannot connect to \(bus): \(error)")
         }
         let windows = PickerWindows(images: ProductImages(directories: options.profiles))
+        let service: PickerAgentService
         let reregister: Task<Void, Never>
         do {
-            reregister = try await registerWithAgent(on: connection, session: options.session)
+            (service, reregister) = try await registerWithAgent(on: connection, session: options.session)
         } catch {
             return fail("cannot register with the accessory agent: \(error)")
         }
-        await serve(on: connection, windows: windows)
+        await serve(service, on: connection, windows: windows)
         reregister.cancel()
         await windows.closeAll()
         await connection.close()
@@ -102,69 +102,55 @@ public enum AccessoryPicker {
     }
 
     /// Exports the picker agent and registers it for `session` (all of this process's sessions
-    /// when nil); returns the task that registers again whenever the agent comes back.
+    /// when nil); returns it with the task that registers again whenever the agent comes back.
     private static func registerWithAgent(
-        on connection: BusConnection, session: String?
-    ) async throws -> Task<Void, Never> {
-        let options: [(String, DBusValue)] = session.map { [("session", .string($0))] } ?? []
+        on connection: AgentConnection, session: String?
+    ) async throws(AgentCallError) -> (PickerAgentService, Task<Void, Never>) {
         let served = session.map { "logind session \($0)" } ?? "this process's sessions"
-        @Sendable func register() async throws {
-            _ = try await connection.call(
-                destination: agentName, path: "/io/accessorysetup", interface: "io.accessorysetup.Manager1",
-                method: "RegisterPickerAgent", [.objectPath(path), .vardict(options)], timeout: .seconds(25))
-            log("registered as the picker of \(served)")
-        }
         // Subscribed before registering, so that an agent restarting in between is not missed.
-        let owners = await connection.signals(
-            sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: "NameOwnerChanged")
-        let object = try ExportedObject(
-            path: path, interface: interface, xml: InterfaceDocuments.documents["\(interface).xml"] ?? "")
-        try await connection.export(object)
-        try await register()
-        return Task {
-            for await signal in owners {
-                let arguments = signal.arguments.map(\.string)
-                guard arguments.count == 3, arguments[0] == agentName, arguments[2]?.isEmpty == false else { continue }
+        let arrivals = await connection.agentArrivals()
+        let service = try await PickerAgentService.export(on: connection, path: path)
+        try await service.register(logindSession: session, timeout: .seconds(25))
+        log("registered as the picker of \(served)")
+        let reregister = Task {
+            for await _ in arrivals {
                 do {
-                    try await register()
+                    try await service.register(logindSession: session, timeout: .seconds(25))
+                    log("registered as the picker of \(served)")
                 } catch {
                     log("cannot register again with the agent that came back: \(error)")
                 }
             }
         }
+        return (service, reregister)
     }
 
     /// Hands the agent's calls to `windows` until the picker is stopped (SIGTERM, SIGINT) or the
     /// bus connection ends.
-    private static func serve(on connection: BusConnection, windows: PickerWindows) async {
+    private static func serve(_ service: PickerAgentService, on connection: AgentConnection, windows: PickerWindows) async {
         let stop = Task {
             for await _ in await connection.unixSignals([SIGTERM, SIGINT]) { return }
         }
         let serve = Task {
-            for await call in connection.incomingCalls where call.interface == interface {
-                let arguments = call.arguments
-                let session: String = if case .objectPath(let path)? = arguments.first { path } else { "" }
-                switch call.member {
-                case "RequestChoice":
-                    await windows.request(call)
+            for await call in service.calls {
+                switch call.method {
+                case .requestChoice(let request):
+                    await windows.request(call, request)
                     continue
-                case "ConfirmPasskey":
-                    await windows.confirmPasskey(call)
+                case .confirmPasskey(let code):
+                    await windows.confirmPasskey(call, code)
                     continue
-                case "UpdateEntries" where arguments.count > 2:
-                    let removed = arguments[2].elements.compactMap(\.unsigned)
-                    await windows.update(session: session, entries: arguments[1].elements, removed: removed)
-                case "SetupProgress" where arguments.count > 2:
-                    await windows.progress(session: session, step: arguments[1].string ?? "", error: arguments[2])
-                case "Cancel" where arguments.count > 1:
-                    await windows.cancel(session: session, error: arguments[1])
-                case "Release":
+                case .updateEntries(let entries, let removed):
+                    await windows.update(session: call.session, entries: entries, removed: removed)
+                case .setupProgress(let step, let error, let passkey):
+                    await windows.progress(session: call.session, step: step, error: error, passkey: passkey)
+                case .cancel(let error):
+                    await windows.cancel(session: call.session, error: error)
+                case .release:
                     await windows.closeAll()
                     log("the agent released the picker (it is stopping); registering again when it comes back")
-                default:
-                    call.reply(
-                        errorName: "org.freedesktop.DBus.Error.UnknownMethod", message: "\(call.member) is not known")
+                case .unknown:
+                    call.refuseUnknown()
                     continue
                 }
                 call.reply()
@@ -178,6 +164,7 @@ public enum AccessoryPicker {
         }
         stop.cancel()
         serve.cancel()
+        service.stop()
     }
 
     static func log(_ message: String) {

@@ -1,8 +1,6 @@
-internal import CGtk
-internal import CGtkShim
-import BusService
+import AccessoryCore
+import AccessorySetupKit
 import FoundationEssentials
-import GLibRuntime
 
 /// One picker dialog, for one `RequestChoice`: the vendor's name as its title, the matching
 /// accessories as rows, Set Up and Cancel, the rename and passphrase rows where asked, and the
@@ -10,7 +8,7 @@ import GLibRuntime
 final class PickerDialog {
     let request: PickerRequest
     private let images: ProductImages
-    private var call: MethodCall?
+    private var call: PickerAgentCall?
     private var rows = PickerRows()
     private var widgets: [UInt32: ActionRow] = [:]
     private var chosen: PickerRow?
@@ -34,12 +32,12 @@ final class PickerDialog {
     private let compareBox = Box(.horizontal, spacing: 12)
     private let compareMatches = Button(mnemonic: "It _Matches")
     private let compareDiffers = Button(mnemonic: "It Does _Not Match")
-    private var comparison: MethodCall?
+    private var comparison: PickerAgentCall?
     private let searchSpinner = Spinner()
     private let searchLabel = Label("Searching for accessories…")
     private var isClosed = false
 
-    init(request: PickerRequest, call: MethodCall, images: ProductImages, closed: @escaping () -> Void) {
+    init(request: PickerRequest, call: PickerAgentCall, images: ProductImages, closed: @escaping () -> Void) {
         self.request = request
         self.call = call
         self.images = images
@@ -173,8 +171,9 @@ final class PickerDialog {
         selectionChanged()
     }
 
-    func progress(step: String, error: DBusValue?) {
-        let status = SetupStatus(step: step, error: error, accessory: setUpName ?? chosen?.name ?? "the accessory")
+    func progress(step: String, error: ASError?, passkey: String? = nil) {
+        let status = SetupStatus(
+            step: step, error: error, passkey: passkey, accessory: setUpName ?? chosen?.name ?? "the accessory")
         statusBox.isVisible = true
         switch status {
         case .settingUp(let text):
@@ -196,8 +195,8 @@ final class PickerDialog {
 
     /// `ConfirmPasskey`: the accessory being paired shows `code`; the person answers whether
     /// this window shows the same number. Not matching is the safe choice, so it has the focus.
-    func confirmPasskey(_ code: String, call: MethodCall) {
-        comparison?.reply(errorName: "io.accessorysetup.Error.UserCancelled", message: "a newer comparison replaced it")
+    func confirmPasskey(_ code: String, call: PickerAgentCall) {
+        comparison?.cancel("a newer comparison replaced it")
         comparison = call
         let accessory = setUpName ?? chosen?.name ?? "the accessory"
         statusBox.isVisible = true
@@ -208,8 +207,8 @@ final class PickerDialog {
 
     /// The agent ended the picker (`Cancel`: a timeout, the client gone): a pending choice is
     /// answered, and the dialog says why until the person closes it.
-    func cancelledByAgent(_ error: DBusValue?) {
-        answerCancelled(message: error?.field("message")?.string ?? "the agent ended the picker")
+    func cancelledByAgent(_ error: ASError?) {
+        answerCancelled(message: error?.message ?? "the agent ended the picker")
         list.isSensitive = false
         options.isSensitive = false
         statusBox.isVisible = false
@@ -244,17 +243,16 @@ final class PickerDialog {
             passphraseRow.grabFocus()
             return
         }
-        var answer: [(String, DBusValue)] = []
+        var newName: String?
         let name = nameRow.text.trimmingWhitespace()
         setUpName = row.name
         if request.renames(row.item), !name.isEmpty, name != row.name {
-            answer.append(("name", .string(name)))
+            newName = name
             setUpName = name
         }
-        if request.asksPassphrase { answer.append(("passphrase", .string(passphrase))) }
         chosen = row
         self.call = nil
-        call.reply([.uint32(row.id), .vardict(answer)])
+        call.choose(entry: row.id, name: newName, passphrase: request.asksPassphrase ? Secret(passphrase) : nil)
         list.isSensitive = false
         options.isSensitive = false
         setUp.isSensitive = false
@@ -270,8 +268,7 @@ final class PickerDialog {
             comparison.reply()
             progress(step: "pairing", error: nil)
         } else {
-            comparison.reply(
-                errorName: "io.accessorysetup.Error.UserCancelled", message: "the person saw another number on the accessory")
+            comparison.cancel("the person saw another number on the accessory")
         }
     }
 
@@ -283,9 +280,9 @@ final class PickerDialog {
     // MARK: Pieces
 
     private func answerCancelled(message: String = "the person cancelled the picker") {
-        call?.reply(errorName: "io.accessorysetup.Error.UserCancelled", message: message)
+        call?.cancel(message)
         call = nil
-        comparison?.reply(errorName: "io.accessorysetup.Error.UserCancelled", message: message)
+        comparison?.cancel(message)
         comparison = nil
         compareBox.isVisible = false
     }

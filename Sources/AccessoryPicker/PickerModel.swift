@@ -1,7 +1,7 @@
 import AccessoryCore
+import AccessorySetupKit
 import AgentInterface
 import FoundationEssentials
-import GLibRuntime
 
 /// A picker request of the agent (`PickerAgent1.RequestChoice`) and the session it is for.
 @dynamicMemberLookup
@@ -9,9 +9,9 @@ struct PickerRequest: Sendable, Hashable {
     var session: String
     var request: PickerAgentRequest
 
-    init(session: String, request: DBusValue) {
+    init(session: String, request: PickerAgentRequest) {
         self.session = session
-        self.request = PickerAgentRequest(request)
+        self.request = request
     }
 
     subscript<Value>(dynamicMember keyPath: KeyPath<PickerAgentRequest, Value>) -> Value { request[keyPath: keyPath] }
@@ -57,12 +57,6 @@ struct PickerRows: Sendable {
 
     /// Applies an update; returns the ids added, changed and removed.
     mutating func apply(
-        _ entries: [DBusValue], removed: [UInt32]
-    ) -> (added: [PickerRow], changed: [PickerRow], removed: [UInt32]) {
-        apply(rows: entries.compactMap(PickerRow.init), removed: removed)
-    }
-
-    mutating func apply(
         rows entries: [PickerRow], removed: [UInt32]
     ) -> (added: [PickerRow], changed: [PickerRow], removed: [UInt32]) {
         var added: [PickerRow] = [], changed: [PickerRow] = [], gone: [UInt32] = []
@@ -90,13 +84,13 @@ struct EarlyEntries: Sendable {
     static let limit = 32
     private var sessions: [(session: String, rows: PickerRows)] = []
 
-    mutating func hold(_ session: String, _ entries: [DBusValue], removed: [UInt32]) {
+    mutating func hold(_ session: String, _ entries: [PickerRow], removed: [UInt32]) {
         if let index = sessions.firstIndex(where: { $0.session == session }) {
-            _ = sessions[index].rows.apply(entries, removed: removed)
+            _ = sessions[index].rows.apply(rows: entries, removed: removed)
             return
         }
         var rows = PickerRows()
-        _ = rows.apply(entries, removed: removed)
+        _ = rows.apply(rows: entries, removed: removed)
         sessions.append((session, rows))
         if sessions.count > Self.limit { sessions.removeFirst() }
     }
@@ -114,12 +108,12 @@ enum SetupStatus: Sendable, Hashable {
     case failed(title: String, message: String)
     case done(String)
 
-    /// The status for a `PickerAgent1.SetupProgress` step and its dictionary (the error, or
-    /// the passkey to type on the accessory while pairing).
-    init(step: String, error: DBusValue?, accessory: String) {
+    /// The status for a `PickerAgent1.SetupProgress` step: with its error, or the passkey to
+    /// type on the accessory while pairing.
+    init(step: String, error: ASError?, passkey: String? = nil, accessory: String) {
         switch step {
         case "pairing":
-            if let passkey = error?.field("passkey")?.string {
+            if let passkey {
                 self = .settingUp("Type \(passkey) on “\(accessory)” to pair it…")
             } else {
                 self = .settingUp("Pairing with “\(accessory)”…")
@@ -132,16 +126,16 @@ enum SetupStatus: Sendable, Hashable {
         }
     }
 
-    /// A sentence a person can act on, for an agent error dictionary.
-    static func advice(for error: DBusValue?) -> String {
-        let name = error?.field("name")?.string ?? ""
-        let message = error?.field("message")?.string ?? ""
+    /// A sentence a person can act on, for an agent error.
+    static func advice(for error: ASError?) -> String {
+        let name = error?.name ?? ""
+        let message = error?.message ?? ""
         let known: [String: String] = [
-            "io.accessorysetup.Error.WrongPassphrase": "The accessory refused the passphrase. Check it and try again.",
-            "io.accessorysetup.Error.NotFound": "The accessory is out of range. Bring it closer and try again.",
-            "io.accessorysetup.Error.DiscoveryTimeout":
+            AgentBus.errorName("WrongPassphrase"): "The accessory refused the passphrase. Check it and try again.",
+            HotspotError.notFound("").dbusName: "The accessory is out of range. Bring it closer and try again.",
+            AccessorySessionError.Code.discoveryTimeout.dbusName:
                 "No accessory was found in time. Make sure it is in setup mode.",
-            "io.accessorysetup.Error.NotAuthorized": "You are not allowed to set up accessories on this computer.",
+            AgentError.Code.notAuthorized.dbusName: "You are not allowed to set up accessories on this computer.",
         ]
         if let advice = known[name] { return advice }
         return message.isEmpty ? "Something went wrong. Try again." : message
@@ -162,9 +156,4 @@ struct ProductImages: Sendable {
         }
         return nil
     }
-}
-
-extension DBusValue {
-    /// A `u` (or any integer that fits one), as the agent sends entry ids.
-    var unsigned: UInt32? { int.flatMap(UInt32.init(exactly:)) }
 }

@@ -1,6 +1,6 @@
-import BusService
+import AccessorySetupKit
+import AgentInterface
 import FoundationEssentials
-import GLibRuntime
 
 /// The open picker dialogs, one per agent session, on the GTK thread: an actor whose executor
 /// is `GtkThread`, so its methods and its widgets' handlers never run concurrently.
@@ -16,17 +16,17 @@ actor PickerWindows {
     }
 
     /// `RequestChoice`: shows a dialog; the person's choice answers `call`.
-    func request(_ call: MethodCall) {
-        guard case .objectPath(let session)? = call.arguments.first, call.arguments.count > 1 else {
-            call.reply(errorName: "org.freedesktop.DBus.Error.InvalidArgs", message: "expected a session and a request")
+    func request(_ call: PickerAgentCall, _ request: PickerAgentRequest) {
+        let session = call.session
+        guard !session.isEmpty else {
+            call.refuse("expected a session and a request")
             return
         }
         guard dialogs[session] == nil else {
-            call.reply(
-                errorName: "org.freedesktop.DBus.Error.InvalidArgs", message: "a picker for \(session) is open already")
+            call.refuse("a picker for \(session) is open already")
             return
         }
-        let request = PickerRequest(session: session, request: call.arguments[1])
+        let request = PickerRequest(session: session, request: request)
         AccessoryPicker.log("\(session): showing the picker of \(request.profile), asked by \(call.sender)")
         let dialog = PickerDialog(request: request, call: call, images: images) { [unowned self] in
             self.assumeIsolated { $0.dialogs[session] = nil }
@@ -39,33 +39,31 @@ actor PickerWindows {
         }
     }
 
-    func update(session: String, entries: [DBusValue], removed: [UInt32]) {
+    func update(session: String, entries: [PickerRow], removed: [UInt32]) {
         AccessoryPicker.log("\(session): \(entries.count) entries added or changed, \(removed.count) gone")
         guard let dialog = dialogs[session] else {
             early.hold(session, entries, removed: removed)
             return
         }
-        dialog.update(entries.compactMap(PickerRow.init), removed: removed)
+        dialog.update(entries, removed: removed)
     }
 
-    func progress(session: String, step: String, error: DBusValue?) {
+    func progress(session: String, step: String, error: ASError?, passkey: String?) {
         AccessoryPicker.log("\(session): setup \(step)")
-        dialogs[session]?.progress(step: step, error: error)
+        dialogs[session]?.progress(step: step, error: error, passkey: passkey)
     }
 
     /// `ConfirmPasskey`: the dialog of the session asks the person; the answer replies to `call`.
-    func confirmPasskey(_ call: MethodCall) {
-        guard case .objectPath(let session)? = call.arguments.first, let code = call.arguments.dropFirst().first?.string,
-              let dialog = dialogs[session]
-        else {
-            call.reply(errorName: "io.accessorysetup.Error.UserCancelled", message: "no picker of that session is open")
+    func confirmPasskey(_ call: PickerAgentCall, _ code: String) {
+        guard let dialog = dialogs[call.session] else {
+            call.cancel("no picker of that session is open")
             return
         }
-        AccessoryPicker.log("\(session): the accessory shows a number to compare")
+        AccessoryPicker.log("\(call.session): the accessory shows a number to compare")
         dialog.confirmPasskey(code, call: call)
     }
 
-    func cancel(session: String, error: DBusValue?) {
+    func cancel(session: String, error: ASError?) {
         AccessoryPicker.log("\(session): the agent ended the picker")
         dialogs[session]?.cancelledByAgent(error)
     }

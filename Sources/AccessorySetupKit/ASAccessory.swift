@@ -73,7 +73,8 @@ public struct ASError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    init(code: Code, name: String, message: String, field: String?) {
+    /// An error the agent named `name`, of Apple's `code` (`unknown` for the agent's own names).
+    public init(code: Code, name: String, message: String, field: String? = nil) {
         self.code = code
         self.name = name
         self.message = message

@@ -119,6 +119,12 @@ public final class NEHotspotConfigurationManager: Sendable {
         try await join(accessory, AccessoryJoinOptions(passphrase: Secret(passphrase)))
     }
 
+    /// Joins the accessory's hotspot with the passphrase its profile fixes, or the one the
+    /// person typed in the picker (not in Apple's API, where the app holds the passphrase).
+    public func joinAccessoryHotspot(_ accessory: ASAccessory) async throws(AgentCallError) -> HotspotJoinReport {
+        try await join(accessory, AccessoryJoinOptions())
+    }
+
     /// Joins the accessory's open hotspot.
     public func joinAccessoryHotspotWithoutSecurity(_ accessory: ASAccessory) async throws(AgentCallError)
         -> HotspotJoinReport

@@ -42,10 +42,36 @@ public final class AgentConnection: Sendable {
     }
 
     func manager(
-        _ method: String, _ arguments: [DBusValue] = [], fileDescriptors: [Int32] = [], autoStart: Bool = true
+        _ method: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120), fileDescriptors: [Int32] = [],
+        autoStart: Bool = true
     ) async throws(AgentCallError) -> [DBusValue] {
         try await call(
-            AgentBus.managerPath, .manager, method, arguments, fileDescriptors: fileDescriptors, autoStart: autoStart)
+            AgentBus.managerPath, .manager, method, arguments, timeout: timeout, fileDescriptors: fileDescriptors,
+            autoStart: autoStart)
+    }
+
+    /// Yields each time the agent comes onto the bus (started again after it stopped).
+    public func agentArrivals() async -> AsyncStream<Void> {
+        let owners = await bus.signals(
+            sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "NameOwnerChanged")
+        return AsyncStream { continuation in
+            let task = Task {
+                for await signal in owners {
+                    let arguments = signal.arguments.map(\.string)
+                    if arguments.count == 3, arguments[0] == AgentBus.name, arguments[2]?.isEmpty == false {
+                        continuation.yield()
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// SIGTERM, SIGINT and the like, as a stream, for a front end that stops on them.
+    public func unixSignals(_ numbers: [Int32]) async -> AsyncStream<Int32> {
+        await bus.unixSignals(numbers)
     }
 
     /// The agent's signals of `interface`, from now on.

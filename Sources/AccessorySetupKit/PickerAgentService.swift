@@ -9,11 +9,19 @@ import GLibRuntime
 public final class PickerAgentService: Sendable {
     /// The agent's calls, in order, until the connection closes or `stop` is called.
     public let calls: AsyncStream<PickerAgentCall>
+    /// The object's path.
+    public let path: String
+    private let connection: AgentConnection
     private let object: ExportedObject
     private let forwarder: Task<Void, Never>
 
-    private init(calls: AsyncStream<PickerAgentCall>, object: ExportedObject, forwarder: Task<Void, Never>) {
+    private init(
+        calls: AsyncStream<PickerAgentCall>, path: String, connection: AgentConnection, object: ExportedObject,
+        forwarder: Task<Void, Never>
+    ) {
         self.calls = calls
+        self.path = path
+        self.connection = connection
         self.object = object
         self.forwarder = forwarder
     }
@@ -24,10 +32,9 @@ public final class PickerAgentService: Sendable {
     public static func register(
         on connection: AgentConnection, path: String, logindSession: String? = nil
     ) async throws(AgentCallError) -> PickerAgentService {
-        let service = try await export(on: connection.bus, path: path)
-        let options: [(String, DBusValue)] = logindSession.map { [("session", .string($0))] } ?? []
+        let service = try await export(on: connection, path: path)
         do {
-            _ = try await connection.manager("RegisterPickerAgent", [.objectPath(path), .vardict(options)])
+            try await service.register(logindSession: logindSession)
         } catch {
             service.stop()
             throw error
@@ -35,9 +42,11 @@ public final class PickerAgentService: Sendable {
         return service
     }
 
-    /// Exports the picker agent at `path` without registering it (a picker the agent reaches
-    /// some other way, or that registers itself).
-    static func export(on bus: BusConnection, path: String) async throws(AgentCallError) -> PickerAgentService {
+    /// Exports the picker agent at `path`, to be registered with `register`.
+    public static func export(on connection: AgentConnection, path: String) async throws(AgentCallError)
+        -> PickerAgentService
+    {
+        let bus = connection.bus
         let object: ExportedObject
         do {
             object = try ExportedObject(
@@ -55,7 +64,15 @@ public final class PickerAgentService: Sendable {
             }
             continuation.finish()
         }
-        return PickerAgentService(calls: calls, object: object, forwarder: forwarder)
+        return PickerAgentService(
+            calls: calls, path: path, connection: connection, object: object, forwarder: forwarder)
+    }
+
+    /// Registers the exported object with the agent (again, when the agent came back): for every
+    /// session opened from the logind session `logindSession`, or for this connection's own.
+    public func register(logindSession: String?, timeout: Duration = .seconds(120)) async throws(AgentCallError) {
+        let options: [(String, DBusValue)] = logindSession.map { [("session", .string($0))] } ?? []
+        _ = try await connection.manager("RegisterPickerAgent", [.objectPath(path), .vardict(options)], timeout: timeout)
     }
 
     /// Stops taking calls; the object goes with the connection.
@@ -135,6 +152,11 @@ public struct PickerAgentCall: Sendable {
     /// Answers that the person cancelled (`io.accessorysetup.Error.UserCancelled`).
     public func cancel(_ message: String) {
         call.reply(errorName: AccessorySessionError.Code.userCancelled.dbusName, message: message)
+    }
+
+    /// Refuses the call's arguments (`org.freedesktop.DBus.Error.InvalidArgs`).
+    public func refuse(_ message: String) {
+        call.reply(errorName: "org.freedesktop.DBus.Error.InvalidArgs", message: message)
     }
 
     /// Answers that this picker does not know the method.

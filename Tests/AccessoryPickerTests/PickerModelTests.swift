@@ -1,3 +1,5 @@
+import AccessorySetupKit
+import AgentInterface
 import Foundation
 import GLibRuntime
 import Testing
@@ -5,7 +7,11 @@ import Testing
 
 private func entry(
     _ id: UInt32, name: String = "WLED controller", ssid: String? = "WLED-AP", signal: UInt32? = 64
-) -> DBusValue {
+) -> PickerRow {
+    PickerRow(entryValue(id, name: name, ssid: ssid, signal: signal))!
+}
+
+private func entryValue(_ id: UInt32, name: String, ssid: String?, signal: UInt32?) -> DBusValue {
     var fields: [(String, DBusValue)] = [("entry", .uint32(id)), ("item", .uint32(0)), ("name", .string(name))]
     if let ssid { fields.append(("ssid", .string(ssid))) }
     if let signal { fields.append(("signal", .uint32(signal))) }
@@ -16,7 +22,7 @@ private func entry(
 struct PickerModelTests {
     @Test("a request reads its vendor, items, rename and passphrase flags")
     func request() {
-        let request = PickerRequest(session: "/io/accessorysetup/session/1", request: .vardict([
+        let request = PickerRequest(session: "/io/accessorysetup/session/1", request: PickerAgentRequest(.vardict([
             ("profile", .string("ge.wled.softap")), ("vendor", .string("WLED")), ("user", .uint32(1000)),
             ("items", .array([
                 .vardict([
@@ -25,7 +31,7 @@ struct PickerModelTests {
                 ]),
             ], elementType: "a{sv}")),
             ("passphrase", .boolean(false)),
-        ]))
+        ])))
         #expect(request.vendor == "WLED")
         #expect(request.items == [.init(name: "WLED controller", productImage: "images/a.svg", rename: true)])
         #expect(request.renames(0))
@@ -36,19 +42,19 @@ struct PickerModelTests {
     @Test("rows appear, change and vanish, in arrival order")
     func rows() {
         var rows = PickerRows()
-        var change = rows.apply([entry(1), entry(2, name: "Plug", ssid: "Acme-Setup-4F2A", signal: 50)], removed: [])
+        var change = rows.apply(rows: [entry(1), entry(2, name: "Plug", ssid: "Acme-Setup-4F2A", signal: 50)], removed: [])
         #expect(change.added.map(\.id) == [1, 2])
-        change = rows.apply([entry(2, name: "Plug", ssid: "Acme-Setup-4F2A", signal: 80), entry(1)], removed: [])
+        change = rows.apply(rows: [entry(2, name: "Plug", ssid: "Acme-Setup-4F2A", signal: 80), entry(1)], removed: [])
         #expect(change.added.isEmpty)
         #expect(change.changed.map(\.signal) == [80])
-        change = rows.apply([], removed: [1, 7])
+        change = rows.apply(rows: [], removed: [1, 7])
         #expect(change.removed == [1])
         #expect(rows.rows.map(\.id) == [2])
     }
 
     @Test("a row says what identifies the accessory and its signal")
     func rowText() throws {
-        let wifi = try #require(PickerRow(entry(1)))
+        let wifi = entry(1)
         #expect(wifi.identity == "Wi-Fi · WLED-AP")
         #expect(wifi.signalText == "64%")
         let bluetooth = try #require(PickerRow(.vardict([
@@ -63,13 +69,13 @@ struct PickerModelTests {
 
     @Test("a failed setup says what to do")
     func failure() {
-        let wrong = SetupStatus(step: "failed", error: .vardict([
-            ("name", .string("io.accessorysetup.Error.WrongPassphrase")), ("message", .string("x")),
-        ]), accessory: "Plug")
+        let wrong = SetupStatus(
+            step: "failed", error: ASError(code: .unknown, name: AgentBus.errorName("WrongPassphrase"), message: "x"),
+            accessory: "Plug")
         let refused = "The accessory refused the passphrase. Check it and try again."
         #expect(wrong == .failed(title: "“Plug” could not be set up", message: refused))
         let other = SetupStatus(
-            step: "failed", error: .vardict([("message", .string("Bring it closer."))]), accessory: "Plug")
+            step: "failed", error: ASError(code: .unknown, name: "", message: "Bring it closer."), accessory: "Plug")
         #expect(other == .failed(title: "“Plug” could not be set up", message: "Bring it closer."))
         let bridging = SetupStatus(step: "bridging", error: nil, accessory: "Plug")
         #expect(bridging == .settingUp("Joining the network of “Plug”…"))
@@ -77,9 +83,9 @@ struct PickerModelTests {
 
     @Test("pairing shows the passkey to type on the accessory; the hotspot handoff says what it does")
     func pairingAndHandoff() {
-        let passkey = SetupStatus(step: "pairing", error: .vardict([("passkey", .string("004242"))]), accessory: "Camera")
+        let passkey = SetupStatus(step: "pairing", error: nil, passkey: "004242", accessory: "Camera")
         #expect(passkey == .settingUp("Type 004242 on “Camera” to pair it…"))
-        #expect(SetupStatus(step: "pairing", error: .vardict([]), accessory: "Camera") == .settingUp("Pairing with “Camera”…"))
+        #expect(SetupStatus(step: "pairing", error: nil, accessory: "Camera") == .settingUp("Pairing with “Camera”…"))
         #expect(SetupStatus(step: "hotspotHandoff", error: nil, accessory: "Camera")
             == .settingUp("Switching on the hotspot of “Camera”…"))
     }

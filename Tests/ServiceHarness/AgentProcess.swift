@@ -28,20 +28,22 @@ public final class AgentProcess: @unchecked Sendable {
         executable = try Self.findExecutable()
     }
 
-    /// The built binary beside the test runner (so a sanitizer build tests its own agent), or
+    /// The built agent beside the test runner (so a sanitizer build tests its own agent), or
     /// the package's debug build.
-    public static func findExecutable() throws -> URL {
+    public static func findExecutable() throws -> URL { try builtProduct("accessory-agent") }
+
+    /// The package's executable `name`, as `findExecutable` looks for the agent.
+    public static func builtProduct(_ name: String) throws -> URL {
         let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-                .appendingPathComponent("accessory-agent"),
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("accessory-agent"),
-            packageRoot.appendingPathComponent(".build/debug/accessory-agent"),
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name),
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(name),
+            packageRoot.appendingPathComponent(".build/debug/\(name)"),
         ]
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
             throw HarnessError("""
-                accessory-agent is not built (looked in \(candidates.map(\.path).joined(separator: ", "))); \
+                \(name) is not built (looked in \(candidates.map(\.path).joined(separator: ", "))); \
                 run 'swift build --build-tests' first
                 """)
         }
