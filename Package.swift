@@ -87,6 +87,9 @@ let package = Package(
 
         .testTarget(name: "AccessoryCoreTests", dependencies: ["AccessoryCore"], exclude: ["Fixtures"]),
         .testTarget(name: "GLibRuntimeTests", dependencies: ["GLibRuntime", "CGLib"]),
+        .testTarget(
+            name: "AccessorySetupKitTests",
+            dependencies: ["AccessorySetupKit", "AgentInterface", "AccessoryCore", "GLibRuntime", "CGLib"]),
         .testTarget(name: "AgentInterfaceTests", dependencies: ["AgentInterface", "AccessoryCore", "GLibRuntime"]),
         .testTarget(
             name: "NetworkManagerBackendTests",

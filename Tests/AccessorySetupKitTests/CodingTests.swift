@@ -1,0 +1,90 @@
+import AccessoryCore
+import AgentInterface
+import CGLib
+import Foundation
+import GLibRuntime
+import Testing
+
+@testable import AccessorySetupKit
+
+/// What the client library reads is what the agent writes (`BusCoding`), and what it sends is
+/// what the agent reads (docs/dbus-api.md, "Conventions").
+/// `value` as a client receives it: through a `GVariant`, variants unwrapped.
+private func wire(_ value: DBusValue) -> DBusValue {
+    let variant = g_variant_ref_sink(value.newVariant())!
+    defer { g_variant_unref(variant) }
+    return DBusValue(copying: variant)
+}
+
+@Suite("The client library's reading and writing of the agent's dictionaries")
+struct CodingTests {
+    static func record() throws -> AccessoryRecord {
+        var descriptor = DiscoveryDescriptor()
+        descriptor.ssidPrefix = try SSID("WLED-")
+        return AccessoryRecord(
+            id: UUID(uuidString: "6F1B7C1E-0000-4000-8000-000000000001")!, displayName: "Living room lights",
+            state: .awaitingAuthorization, ssid: try SSID(notation: "hex:43616ffe"),
+            bluetoothTransportBridgingIdentifier: try MACAddress("7C:C6:B6:65:43:22"), descriptor: descriptor,
+            owner: AccessoryOwner(uid: 1000, profileID: "ge.wled.softap"))
+    }
+
+    @Test func anAccessoryReadsAsTheAgentWroteIt() throws {
+        let record = try Self.record()
+        let accessory = try #require(ASAccessory(wire(BusCoding.record(record))))
+        #expect(accessory.id == "6f1b7c1e-0000-4000-8000-000000000001")
+        #expect(accessory.displayName == "Living room lights")
+        #expect(accessory.state == "awaitingAuthorization")
+        #expect(accessory.profile == "ge.wled.softap")
+        #expect(accessory.user == 1000)
+        #expect(accessory.ssid == record.ssid?.notation)
+        #expect(accessory.bluetoothIdentifier == nil)
+        #expect(accessory.bluetoothTransportBridgingIdentifier == "7C:C6:B6:65:43:22")
+        #expect(accessory.descriptor == .object(["ssidPrefix": .string("WLED-")]))
+        #expect(accessory.json == wire(BusCoding.record(record)).jsonValue)
+        #expect(ASAccessory(.vardict([])) == nil, "the empty dictionary is no accessory")
+    }
+
+    @Test func errorsKeepApplesCodeOrTheAgentsOwnName() throws {
+        let timeout = try #require(ASError(dictionary: wire(BusCoding.error(.discoveryTimeout))))
+        #expect(timeout.code == .discoveryTimeout)
+        #expect(timeout.name == "io.accessorysetup.Error.DiscoveryTimeout")
+        let field = try #require(ASError(dictionary: wire(BusCoding.error(.invalidRequest(field: "items[0]", reason: "r")))))
+        #expect(field.code == .invalidRequest)
+        #expect(field.field == "items[0]")
+        #expect(ASError(dictionary: wire(BusCoding.error(nil))) == nil)
+        let hotspot = AgentCallError(name: HotspotError.wrongPassphrase(try SSID("x")).dbusName, message: "m")
+        #expect(hotspot.accessoryError == nil, "not one of Apple's codes")
+        #expect(hotspot.is(HotspotError.wrongPassphrase(try SSID("y"))))
+        let denied = AgentCallError(name: AgentError.Code.notAuthorized.dbusName, message: "m")
+        #expect(denied.isNotAuthorized)
+        #expect(AgentCallError(name: "org.freedesktop.DBus.Error.ServiceUnknown", message: "").isNotRunning)
+    }
+
+    @Test func aSubscribersEventReadsItsSessionTypeAccessoryAndError() throws {
+        let record = try Self.record()
+        let added = try #require(ASAccessoryEvent(managerEvent: wire(.tuple([
+            .objectPath("/io/accessorysetup/session/3"), .uint32(30), BusCoding.record(record), BusCoding.error(nil),
+        ])).elements))
+        #expect(added.session == "/io/accessorysetup/session/3")
+        #expect(added.eventType == .accessoryAdded)
+        #expect(added.accessory?.displayName == "Living room lights")
+        #expect(added.error == nil)
+        let dismissed = try #require(ASAccessoryEvent(managerEvent: wire(.tuple([
+            .objectPath("/s"), .uint32(50), BusCoding.emptyDictionary, BusCoding.error(.userCancelled),
+        ])).elements))
+        #expect(dismissed.eventType == .pickerDidDismiss)
+        #expect(dismissed.accessory == nil)
+        #expect(dismissed.error?.code == .userCancelled)
+        #expect(ASAccessoryEvent(managerEvent: [.string("short")]) == nil)
+    }
+
+    @Test func joinOptionsCarryOnlyWhatWasGiven() {
+        #expect(AccessoryJoinOptions().dbusValue.members?.isEmpty == true)
+        let all = AccessoryJoinOptions(passphrase: Secret("pass-1234"), withoutSecurity: true, device: "wlan1", restoreAfter: 30)
+        let members = wire(all.dbusValue).members ?? [:]
+        #expect(members["passphrase"]?.string == "pass-1234")
+        #expect(members["withoutSecurity"]?.bool == true)
+        #expect(members["device"]?.string == "wlan1")
+        #expect(members["restoreAfter"]?.uint32 == 30)
+    }
+}
