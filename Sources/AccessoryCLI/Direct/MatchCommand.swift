@@ -45,7 +45,6 @@ enum MatchCommand {
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
         let live = arguments.flag("live")
-        let timeout = arguments.seconds("timeout") ?? .seconds(5)
         do throws(UsageError) {
             switch (live, arguments.value("scan") != nil) {
             case (false, false): throw UsageError("'--scan FILE' is required, or --live")
@@ -57,21 +56,13 @@ enum MatchCommand {
             console.error("Usage: \(command.synopsis)")
             return .usage
         }
-        var failed = false
-        var items: [(profile: String, item: PickerDisplayItem)] = []
-        for path in arguments.all("profile") {
-            do {
-                let profile = try AccessoryProfile.load(contentsOf: URL(fileURLWithPath: path))
-                items += profile.items.map { (profile.id, $0) }
-            } catch {
-                for issue in error.issues { console.error("\(error.path): \(issue)") }
-                failed = true
-            }
-        }
-        if failed { return .failure }
+        guard let items = readItems(arguments.all("profile"), console) else { return .failure }
         let scan: RecordedScan
         if live {
-            guard let liveScan = await liveScan(items.map(\.item.descriptor), timeout: timeout, console) else { return .failure }
+            let timeout = arguments.seconds("timeout") ?? .seconds(5)
+            guard let liveScan = await liveScan(items.map(\.item.descriptor), timeout: timeout, console) else {
+                return .failure
+            }
             scan = liveScan
         } else {
             do {
@@ -81,26 +72,57 @@ enum MatchCommand {
                 return .failure
             }
         }
+        let matches = match(items, in: scan)
+        if arguments.flag("json") {
+            console.printJSON(["matches": matches])
+        } else {
+            printTable(matches, of: scan, console)
+        }
+        return .success
+    }
 
+    /// Every item of the profile files, with its profile's id; `nil` when a file was refused
+    /// (each fault printed).
+    private static func readItems(
+        _ paths: [String], _ console: Console
+    ) -> [(profile: String, item: PickerDisplayItem)]? {
+        var failed = false
+        var items: [(profile: String, item: PickerDisplayItem)] = []
+        for path in paths {
+            do {
+                let profile = try AccessoryProfile.load(contentsOf: URL(fileURLWithPath: path))
+                items += profile.items.map { (profile.id, $0) }
+            } catch {
+                for issue in error.issues { console.error("\(error.path): \(issue)") }
+                failed = true
+            }
+        }
+        return failed ? nil : items
+    }
+
+    private static func match(
+        _ items: [(profile: String, item: PickerDisplayItem)], in scan: RecordedScan
+    ) -> [MatchOutput] {
         let matcher = AccessoryMatcher(descriptors: items.map(\.item.descriptor))
-        let matches = matcher.matches(wifi: scan.wifi, bluetooth: scan.bluetooth).map { match in
+        return matcher.matches(wifi: scan.wifi, bluetooth: scan.bluetooth).map { match in
             let (profile, item) = items[match.itemIndex]
             switch match.device {
             case .wifi(let entry):
-                return MatchOutput(profile: profile, item: item.name, itemIndex: match.itemIndex, transport: "wifi", wifi: entry)
+                return MatchOutput(
+                    profile: profile, item: item.name, itemIndex: match.itemIndex, transport: "wifi", wifi: entry)
             case .bluetooth(let advertisement):
                 return MatchOutput(
-                    profile: profile, item: item.name, itemIndex: match.itemIndex, transport: "bluetooth", bluetooth: advertisement)
+                    profile: profile, item: item.name, itemIndex: match.itemIndex, transport: "bluetooth",
+                    bluetooth: advertisement)
             }
         }
+    }
 
-        if arguments.flag("json") {
-            console.printJSON(["matches": matches])
-            return .success
-        }
+    private static func printTable(_ matches: [MatchOutput], of scan: RecordedScan, _ console: Console) {
         guard !matches.isEmpty else {
-            console.print("No accessory in the scan (\(scan.wifi.count) access points, \(scan.bluetooth.count) Bluetooth devices) matches.")
-            return .success
+            console.print(
+                "No accessory in the scan (\(scan.wifi.count) access points, \(scan.bluetooth.count) Bluetooth devices) matches.")
+            return
         }
         var rows = [["ITEM", "PROFILE", "VIA", "DEVICE", "ADDRESS", "SIGNAL"]]
         for match in matches {
@@ -117,7 +139,6 @@ enum MatchCommand {
             }
         }
         console.printTable(rows)
-        return .success
     }
 
     /// Bluetooth LE advertisements and Wi-Fi access points heard now; `nil` when no source could scan.

@@ -68,7 +68,7 @@ enum JoinCommand {
         run: run)
 
     /// Options that only a direct join takes.
-    private static let directOnly = [
+    static let directOnly = [
         "ssid", "ssid-prefix", "once", "hidden", "lifetime-days", "timeout", "eap", "identity", "anonymous-identity",
         "ca-cert", "server-name", "client-cert", "private-key", "ttls-inner",
     ]
@@ -97,18 +97,7 @@ enum JoinCommand {
             return .failure
         }
 
-        if let progress = HotspotCommand.progress(console) {
-            options.progress = { step in
-                let text = switch step {
-                case .scanning: "Looking for the hotspot…"
-                case .checkpoint: "Saving the current network state…"
-                case .adding: "Adding the profile…"
-                case .associating: "Associating…"
-                case .configuringAddress: "Getting an address…"
-                }
-                progress(text)
-            }
-        }
+        options.progress = progressReport(console)
         return await HotspotCommand.run(console) { client throws(HotspotError) in
             let joined: JoinedHotspot
             do throws(HotspotError) {
@@ -120,49 +109,6 @@ enum JoinCommand {
             }
             if arguments.flag("json") {
                 console.printJSON(joined)
-                return .success
-            }
-            let address = joined.ipv4Address.map { ", address \($0)" } ?? ""
-            console.print(
-                "Joined \(joined.ssid.escaped) on \(joined.device) (profile '\(joined.connectionID)'\(address)).")
-            let back: TerminalText = joined.previousConnection.map { " to return to '\($0)'" } ?? ""
-            var leave: TerminalText = "Run '\(AccessoryCtl.name) leave'\(back)"
-            if let deadline = joined.restoreDeadline {
-                let restore = deadline.formatted(.iso8601)
-                leave = "\(leave); NetworkManager restores the previous network by itself at \(restore)"
-            }
-            console.print("\(leave).")
-            return .success
-        }
-    }
-
-    /// `join ID`: the agent's `JoinAccessory`.
-    private static func joinThroughAgent(_ id: String, _ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
-        var options = AccessoryJoinOptions()
-        do {
-            if let direct = directOnly.first(where: { arguments.values[$0] != nil || arguments.flag($0) }) {
-                throw UsageError("--\(direct) is for a direct join with --ssid, not for an accessory id")
-            }
-            switch arguments.value("security") {
-            case nil: break
-            case "open": options.withoutSecurity = true
-            case let other?: throw UsageError("--security \(other): with an accessory id the profile says the security; only 'open' may be given")
-            }
-            options.passphrase = try HotspotCommand.passphrase(arguments, console)
-        } catch let error as UsageError {
-            console.error("\(AccessoryCtl.name): error: \(error.message)")
-            console.error("Run '\(AccessoryCtl.name) join --help' for the options.")
-            return .usage
-        } catch {
-            console.error("\(AccessoryCtl.name): error: \(error)")
-            return .failure
-        }
-        options.device = arguments.value("device")
-        options.restoreAfter = arguments.integer("restore-after")
-        return await AgentCommand.run(console) { client throws(AgentFailure) in
-            let joined = try await join(id, options: options, on: client, console)
-            if arguments.flag("json") {
-                console.printJSON(joined.json)
             } else {
                 report(joined, console)
             }
@@ -170,23 +116,32 @@ enum JoinCommand {
         }
     }
 
-    /// The agent's `JoinAccessory` for the accessory `id`, with progress on a terminal.
-    static func join(
-        _ id: String, options: AccessoryJoinOptions, on client: AgentConnection, _ console: Console
-    ) async throws(AgentFailure) -> HotspotJoinReport {
-        HotspotCommand.progress(console)?("Joining through the agent…")
-        defer { HotspotCommand.clearProgress(console) }
-        return try await client.joinAccessory(id: id, options: options)
+    /// The join's steps on a terminal's status line; `nil` when the output is no terminal.
+    private static func progressReport(_ console: Console) -> (@Sendable (JoinStep) -> Void)? {
+        guard let progress = HotspotCommand.progress(console) else { return nil }
+        return { step in
+            let text = switch step {
+            case .scanning: "Looking for the hotspot…"
+            case .checkpoint: "Saving the current network state…"
+            case .adding: "Adding the profile…"
+            case .associating: "Associating…"
+            case .configuringAddress: "Getting an address…"
+            }
+            progress(text)
+        }
     }
 
-    /// What `JoinAccessory` answered, for a person.
-    static func report(_ joined: HotspotJoinReport, _ console: Console) {
-        let ssid = joined.ssid ?? "?"
-        let device = joined.device ?? "?"
-        let address: TerminalText = joined.ipv4Address.map { ", address \($0)" } ?? ""
-        console.print("Joined \(ssid) on \(device) through the agent (profile '\(joined.connection ?? "?")'\(address)).")
+    /// A direct join, for a person: where, and how to go back.
+    private static func report(_ joined: JoinedHotspot, _ console: Console) {
+        let address = joined.ipv4Address.map { ", address \($0)" } ?? ""
+        console.print("Joined \(joined.ssid.escaped) on \(joined.device) (profile '\(joined.connectionID)'\(address)).")
         let back: TerminalText = joined.previousConnection.map { " to return to '\($0)'" } ?? ""
-        console.print("Run '\(AccessoryCtl.name) leave'\(back).")
+        var leave: TerminalText = "Run '\(AccessoryCtl.name) leave'\(back)"
+        if let deadline = joined.restoreDeadline {
+            let restore = deadline.formatted(.iso8601)
+            leave = "\(leave); NetworkManager restores the previous network by itself at \(restore)"
+        }
+        console.print("\(leave).")
     }
 
     static func makeConfiguration(_ arguments: ParsedArguments, _ console: Console) throws -> HotspotConfiguration {

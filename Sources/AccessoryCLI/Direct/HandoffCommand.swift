@@ -100,94 +100,140 @@ enum HandoffCommand {
         if arguments.flag("switch-off") {
             return await switchOff(plan, arguments, console, steps)
         }
-        var provisioning = plan.provisioning
-        if var request = provisioning, request.credentials == nil {
-            // Read before anything is switched on, so a missing secret costs nothing.
-            do throws(HotspotError) {
-                request.credentials = try await ProvisionCommand.storedCredentials(ssid: request.ssid, device: request.device, console)
-            } catch {
-                return HotspotCommand.report(error, console)
-            }
-            provisioning = request
-        }
-        let adapter = arguments.value("adapter")
-        let timeout = arguments.seconds("timeout") ?? .seconds(60)
-        var report = Report(target: arguments.positionals[0], profile: plan.profile.id)
+        var handoff = Handoff(plan: plan, arguments: arguments, console: console, steps: steps)
+        return await handoff.run()
+    }
 
-        // 1. The accessory's hotspot, revealed over Bluetooth or named, joined.
-        var configuration: HotspotConfiguration?
-        var revealedBy: (MACAddress, BluetoothHandoff, BlueZClient)?
-        switch plan.start {
-        case .hotspot(let named):
-            configuration = named
-        case .bluetooth(_, nil):
-            break
-        case .bluetooth(let address, let handoff?):
+    /// One handoff as it goes: the accessory's hotspot revealed over Bluetooth (or named),
+    /// joined, the home network given to the accessory, then its hotspot left and switched off.
+    private struct Handoff {
+        let plan: Plan
+        let arguments: ParsedArguments
+        let console: Console
+        let steps: @Sendable (HotspotHandoffStep) -> Void
+        let adapter: String?
+        let timeout: Duration
+        var report: Report
+        /// The accessory that revealed its hotspot over Bluetooth, to switch it off after.
+        var revealedBy: (address: MACAddress, handoff: BluetoothHandoff, bluetooth: BlueZClient)?
+        /// NetworkManager, once the hotspot is joined.
+        var network: NetworkManagerClient?
+
+        init(
+            plan: Plan, arguments: ParsedArguments, console: Console,
+            steps: @escaping @Sendable (HotspotHandoffStep) -> Void
+        ) {
+            self.plan = plan
+            self.arguments = arguments
+            self.console = console
+            self.steps = steps
+            adapter = arguments.value("adapter")
+            timeout = arguments.seconds("timeout") ?? .seconds(60)
+            report = Report(target: arguments.positionals[0], profile: plan.profile.id)
+        }
+
+        mutating func run() async -> ExitCode {
+            var provisioning = plan.provisioning
+            if var request = provisioning, request.credentials == nil {
+                // Read before anything is switched on, so a missing secret costs nothing.
+                do throws(HotspotError) {
+                    request.credentials = try await ProvisionCommand.storedCredentials(
+                        ssid: request.ssid, device: request.device, console)
+                } catch {
+                    return HotspotCommand.report(error, console)
+                }
+                provisioning = request
+            }
+            let configuration: HotspotConfiguration?
             do throws(HotspotHandoffError) {
-                let bluetooth = try await connectBlueZ()
-                let revealed = try await bluetooth.revealHotspot(
-                    address, handoff: handoff, adapter: adapter, timeout: timeout, pair: pairer(bluetooth, adapter, console), progress: steps)
-                revealedBy = (address, handoff, bluetooth)
-                configuration = try revealed.configuration(policy: plan.profile.hotspot ?? HotspotPolicy(security: .open, passphrase: .none))
+                configuration = try await hotspot()
             } catch {
                 HotspotCommand.clearProgress(console)
-                return Self.report(error, console)
+                return HandoffCommand.report(error, console)
+            }
+            if let configuration, let failed = await join(configuration) {
+                return failed
+            }
+            guard let request = provisioning else {
+                return finish(report, arguments, console)
+            }
+            return await provision(request)
+        }
+
+        /// The hotspot to join: named, or revealed by the accessory over Bluetooth; `nil` when
+        /// the accessory is provisioned over Bluetooth alone.
+        private mutating func hotspot() async throws(HotspotHandoffError) -> HotspotConfiguration? {
+            switch plan.start {
+            case .hotspot(let named):
+                return named
+            case .bluetooth(_, nil):
+                return nil
+            case .bluetooth(let address, let handoff?):
+                let bluetooth = try await connectBlueZ()
+                let revealed = try await bluetooth.revealHotspot(
+                    address, handoff: handoff, adapter: adapter, timeout: timeout,
+                    pair: pairer(bluetooth, adapter, console), progress: steps)
+                revealedBy = (address, handoff, bluetooth)
+                return try revealed.configuration(
+                    policy: plan.profile.hotspot ?? HotspotPolicy(security: .open, passphrase: .none))
             }
         }
-        let network: NetworkManagerClient?
-        if let configuration {
+
+        /// Joins the hotspot; on failure switches it off again and returns the exit status.
+        private mutating func join(_ configuration: HotspotConfiguration) async -> ExitCode? {
             steps(.joining)
             do throws(HotspotError) {
                 let client = try await NetworkManagerClient.connect()
                 var options = JoinOptions(device: arguments.value("device"))
                 options.timeout = timeout
-                if let seconds = arguments.seconds("restore-after") { options.restoreAfter = seconds == .zero ? nil : seconds }
+                if let seconds = arguments.seconds("restore-after") {
+                    options.restoreAfter = seconds == .zero ? nil : seconds
+                }
                 report.joined = try await client.join(configuration, options: options)
                 network = client
             } catch {
                 HotspotCommand.clearProgress(console)
-                if let (address, handoff, bluetooth) = revealedBy {
-                    // The accessory need not keep a hotspot nobody could join.
-                    try? await bluetooth.switchHotspotOff(
-                        address, handoff: handoff, adapter: adapter, timeout: timeout, pair: pairer(bluetooth, adapter, console), progress: steps)
-                    HotspotCommand.clearProgress(console)
-                }
-                return Self.report(.join(error), console)
+                // The accessory need not keep a hotspot nobody could join.
+                await switchHotspotOff()
+                return HandoffCommand.report(.join(error), console)
             }
             HotspotCommand.clearProgress(console)
             if let joined = report.joined {
                 let ip = joined.ipv4Address.map { ", address \($0)" } ?? ""
                 console.error("Joined \(joined.ssid.escaped) on \(joined.device) (profile '\(joined.connectionID)'\(ip)).")
             }
-        } else {
-            network = nil
-        }
-        guard let request = provisioning else {
-            return finish(report, arguments, console)
+            return nil
         }
 
-        // 2. The home network, given to the accessory; then its hotspot is left and switched off.
-        let provisioned = await ProvisionCommand.execute(request, console)
-        if let joined = report.joined, let network {
-            do {
-                let left = try await network.leave(device: joined.device)
-                console.error("Left \(joined.ssid.escaped)\(left.restored.map { "; back on '\($0)'" } ?? "").")
-            } catch {
-                console.error("\(AccessoryCtl.name): warning: leaving \(joined.ssid.escaped) failed: \(error); run '\(AccessoryCtl.name) leave'")
+        /// Gives the accessory the home network, then leaves its hotspot and switches it off.
+        private mutating func provision(_ request: ProvisionCommand.Request) async -> ExitCode {
+            let provisioned = await ProvisionCommand.execute(request, console)
+            if let joined = report.joined, let network {
+                do {
+                    let left = try await network.leave(device: joined.device)
+                    console.error("Left \(joined.ssid.escaped)\(left.restored.map { "; back on '\($0)'" } ?? "").")
+                } catch {
+                    let leave = "\(AccessoryCtl.name) leave"
+                    console.error("\(AccessoryCtl.name): warning: leaving \(joined.ssid.escaped) failed: \(error); run '\(leave)'")
+                }
             }
+            await switchHotspotOff()
+            report.provisioned = provisioned
+            if arguments.flag("json") {
+                console.printJSON(report)
+            } else if provisioned.state == "connected" {
+                console.print("The device joined '\(provisioned.ssid)' (\(provisioned.details ?? "")).")
+            }
+            return provisioned.state == "connected" ? .success : .failure
         }
-        if let (address, handoff, bluetooth) = revealedBy {
+
+        private func switchHotspotOff() async {
+            guard let (address, handoff, bluetooth) = revealedBy else { return }
             try? await bluetooth.switchHotspotOff(
-                address, handoff: handoff, adapter: adapter, timeout: timeout, pair: pairer(bluetooth, adapter, console), progress: steps)
+                address, handoff: handoff, adapter: adapter, timeout: timeout,
+                pair: pairer(bluetooth, adapter, console), progress: steps)
             HotspotCommand.clearProgress(console)
         }
-        report.provisioned = provisioned
-        if arguments.flag("json") {
-            console.printJSON(report)
-        } else if provisioned.state == "connected" {
-            console.print("The device joined '\(provisioned.ssid)' (\(provisioned.details ?? "")).")
-        }
-        return provisioned.state == "connected" ? .success : .failure
     }
 
     // MARK: Parts
