@@ -38,7 +38,7 @@ public enum AccessoryEventType: Int, Hashable, Sendable, CaseIterable {
         }
     }
 
-    /// The `io.accessorysetup.Session1` signal that carries the event (`PickerDidPresent`).
+    /// The agent's `Session1` signal that carries the event (`PickerDidPresent`).
     public var signalName: String { name.prefix(1).uppercased() + name.dropFirst() }
 }
 

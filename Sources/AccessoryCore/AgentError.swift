@@ -2,7 +2,7 @@
 /// agent registration, records looked up by id. Session requests fail with
 /// `AccessorySessionError`, joins with `HotspotError`.
 public enum AgentError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// polkit refused `action` (an action id such as `io.accessorysetup.authorize`).
+    /// polkit refused `action` (a polkit action id, or what was refused).
     case notAuthorized(action: String)
     /// No installed profile has this id.
     case noSuchProfile(String)

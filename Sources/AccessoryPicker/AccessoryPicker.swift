@@ -16,7 +16,7 @@ public enum AccessoryPicker {
         Usage: accessory-picker [--bus ADDRESS] [--session ID | --own-sessions] [--profiles DIR]...
 
         The graphical picker of a desktop session: shows the accessories the agent
-        (io.accessorysetup) finds for an application, and tells it which one the person chose.
+        (\(AgentBus.name)) finds for an application, and tells it which one the person chose.
 
           --bus ADDRESS     the agent's bus (default: the system bus)
           --session ID      serve this logind session (default: $XDG_SESSION_ID)

@@ -46,7 +46,7 @@ public struct ASError: Error, Sendable, Hashable, CustomStringConvertible {
     public typealias Code = AccessorySessionError.Code
 
     public var code: Code
-    /// The D-Bus error name (`io.accessorysetup.Error.DiscoveryTimeout`).
+    /// The D-Bus error name (`AgentBus.errorName("DiscoveryTimeout")`).
     public var name: String
     public var message: String
     /// The request field an `invalidRequest` is about.

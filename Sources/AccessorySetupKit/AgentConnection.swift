@@ -4,7 +4,7 @@ import BusService
 import FoundationEssentials
 import GLibRuntime
 
-/// A connection to the agent (`io.accessorysetup` on the system bus; `DBUS_SYSTEM_BUS_ADDRESS`
+/// A connection to the agent (`AgentBus.name` on the system bus; `DBUS_SYSTEM_BUS_ADDRESS`
 /// is honoured): its `Manager1` methods with typed arguments and answers. Calls may start the
 /// agent by D-Bus activation and may let polkit ask the person.
 public final class AgentConnection: Sendable {

@@ -4,7 +4,7 @@ import BusService
 import FoundationEssentials
 import GLibRuntime
 
-/// A picker front end's side of `io.accessorysetup.PickerAgent1`: the object exported on the
+/// A picker front end's side of `PickerAgent1` (`AgentBus.Interface.pickerAgent`): the object exported on the
 /// client's connection, registered with the agent, and the agent's calls to it, typed.
 public final class PickerAgentService: Sendable {
     /// The agent's calls, in order, until the connection closes or `stop` is called.
@@ -149,7 +149,7 @@ public struct PickerAgentCall: Sendable {
     /// Answers with no value: an update taken, a comparison confirmed.
     public func reply() { call.reply() }
 
-    /// Answers that the person cancelled (`io.accessorysetup.Error.UserCancelled`).
+    /// Answers that the person cancelled (`UserCancelled`).
     public func cancel(_ message: String) {
         call.reply(errorName: AccessorySessionError.Code.userCancelled.dbusName, message: message)
     }

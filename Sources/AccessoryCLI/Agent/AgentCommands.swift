@@ -10,7 +10,7 @@ enum RecordCommands {
         discussion: """
             Lists the accessories you authorized with 'accessoryctl pick', as the agent records
             them: name, state, profile, hotspot and Bluetooth address. Another user's need
-            --user and the io.accessorysetup.manage-others polkit action.
+            --user and the \(PolkitAction.manageOthers.rawValue) polkit action.
             """,
         options: [
             .value("profile", "ID", help: "Only the accessories of this profile"),

@@ -22,9 +22,9 @@ enum PickCommand {
             or without a terminal, the kiosk policy of /etc/accessory-setup/kiosk.json picks, or
             a picker agent of your desktop session. The events are printed in Apple's order once
             the picker is closed; the accessory added is printed last. polkit
-            (io.accessorysetup.authorize) decides whether the pick may be recorded; a refusal
+            (\(PolkitAction.authorize.rawValue)) decides whether the pick may be recorded; a refusal
             exits 77. With --join the accessory's hotspot is joined next, as 'join ID' does, with the
-            passphrase typed in the picker (polkit: io.accessorysetup.join). NO_COLOR turns the
+            passphrase typed in the picker (polkit: \(PolkitAction.join.rawValue)). NO_COLOR turns the
             picker's colours off.
             """,
         options: [
