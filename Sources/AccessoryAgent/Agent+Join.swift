@@ -42,7 +42,7 @@ extension Agent {
             // or the accessory itself (a hotspot handoff) supplied for it.
             session = picking.session
         } else {
-            session = AccessorySession(profile: try loadProfile(record.owner.profileID), owner: record.owner, accessories: records)
+            session = AccessorySession(profile: try loadProfile(record.owner.profileID), owner: record.owner, accessories: records.all)
             _ = try? session.handle(.activate, at: Date())
         }
         // A Bluetooth handoff's hotspot: still on since the pick, or switched on again.
@@ -185,7 +185,7 @@ extension Agent {
     /// (a later join asks the accessory again).
     func switchHotspotOff(_ recordID: UUID) async {
         handedOff[recordID] = nil
-        guard let record = records.first(where: { $0.id == recordID }), let address = record.bluetoothIdentifier,
+        guard let record = records.record(recordID), let address = record.bluetoothIdentifier,
               let profile = try? loadProfile(record.owner.profileID), profile.handoff == .bluetoothToWiFi,
               let handoff = profile.bluetoothHandoff, handoff.switchOff != nil
         else { return }
@@ -245,7 +245,7 @@ extension Agent {
             throw .invalidArguments("connection.uuid", "expected a connection UUID")
         }
         let made = madeConnections.last { $0.uuid == uuid }
-        let record = records.first { $0.connectionUUIDs.contains(uuid) || $0.id == made?.recordID }
+        let record = records.all.first { $0.connectionUUIDs.contains(uuid) || $0.id == made?.recordID }
         guard record != nil || made != nil else { return }
         let name = made?.id ?? "Accessory \(record?.ssid?.escaped ?? "?")"
         Journal.notice("dispatcher: accessory connection '\(name)' \(action)\(record.map { " (record \($0.id))" } ?? "")")

@@ -165,7 +165,7 @@ extension Agent {
         sessionCount += 1
         let path = AgentBus.sessionPath(sessionCount)
         let owner = AccessoryOwner(uid: uid, profileID: profile.id)
-        let session = AccessorySession(profile: profile, owner: owner, accessories: records)
+        let session = AccessorySession(profile: profile, owner: owner, accessories: records.all)
         let object: ExportedObject
         do {
             object = try ExportedObject(
@@ -273,7 +273,7 @@ extension Agent {
         let uid = try reader.uint32("user", expected: "a uint32 user id") ?? caller
         let profile = try reader.string("profile", expected: "a profile id")
         if uid != caller { try await require(.manageOthers, call, uid: caller) }
-        return ownedRecords(uid: uid, profile: profile)
+        return records.owned(uid: uid, profile: profile)
     }
 
     /// The record `id` if the caller owns it; another user's only with `action` allowed by polkit
@@ -282,7 +282,7 @@ extension Agent {
         _ call: MethodCall, id text: String, action: PolkitAction? = nil
     ) async throws(CallFailure) -> (AccessoryRecord, UInt32) {
         let uid = try await uid(of: call.sender)
-        guard let id = UUID(uuidString: text), let record = records.first(where: { $0.id == id }) else {
+        guard let id = UUID(uuidString: text), let record = records.record(id) else {
             throw CallFailure(AgentError.noSuchAccessory(text))
         }
         if record.owner.uid != uid {
@@ -306,7 +306,7 @@ extension Agent {
         } else {
             profile = try loadProfile(record.owner.profileID)
         }
-        var session = AccessorySession(profile: profile, owner: record.owner, accessories: records)
+        var session = AccessorySession(profile: profile, owner: record.owner, accessories: records.all)
         let effects: [AccessorySession.Effect]
         do {
             _ = try session.handle(.activate, at: Date())
@@ -317,7 +317,7 @@ extension Agent {
         for effect in effects {
             switch effect {
             case .save(let changed):
-                try store(changed)
+                try records.save(changed)
                 Journal.info("record \(changed.id) of uid \(changed.owner.uid) changed: \(changed.state.name), '\(changed.displayName)'")
                 await broadcast(.recordChanged(changed), owner: changed.owner, except: nil)
             case .delete(let removed):
@@ -329,21 +329,10 @@ extension Agent {
     }
 
     func removeRecord(_ record: AccessoryRecord) throws(CallFailure) {
-        // The stored record holds the profiles the agent made for it; a session's copy may not.
-        let record = records.first { $0.id == record.id } ?? record
-        try persist { $0.removeAll { $0.id == record.id } }
+        let record = try records.remove(record)
         Journal.info("record \(record.id) of uid \(record.owner.uid) removed")
         Task { await self.forgetProfiles(of: record) }
         Task { await self.broadcast(.recordRemoved(record.id), owner: record.owner, except: nil) }
-    }
-
-    func persist(_ change: (inout [AccessoryRecord]) -> Void) throws(CallFailure) {
-        do {
-            try commit(change)
-        } catch {
-            Journal.error("records: \(error)")
-            throw CallFailure(AccessorySessionError.unknown(reason: "the record could not be stored: \(error)"))
-        }
     }
 
     /// Forgets the NetworkManager profiles the agent made for a removed record, and those only:
@@ -359,13 +348,6 @@ extension Agent {
         }
     }
 
-    /// Stores a record a session changed, keeping what the agent alone knows of it.
-    func store(_ record: AccessoryRecord) throws(CallFailure) {
-        var record = record
-        if let stored = records.first(where: { $0.id == record.id }) { record.connectionUUIDs = stored.connectionUUIDs }
-        try persist { $0.removeAll { $0.id == record.id }; $0.append(record) }
-    }
-
     /// Remembers the profile a join made for a record: in the record, so that it is known after
     /// a restart, and among the recent ones, so that a join-once profile's end is recognised.
     func recordConnection(_ joined: JoinedHotspot, of recordID: UUID) {
@@ -373,9 +355,7 @@ extension Agent {
         madeConnections.append((uuid, joined.connectionID, joined.ssid, recordID))
         if madeConnections.count > 64 { madeConnections.removeFirst(madeConnections.count - 64) }
         do {
-            try persist { records in
-                if let index = records.firstIndex(where: { $0.id == recordID }) { records[index].addConnection(uuid) }
-            }
+            try records.addConnection(uuid, to: recordID)
         } catch {
             Journal.warning("record \(recordID): the profile \(uuid) it joined with is known until the agent stops only: \(error.message)")
         }
@@ -384,12 +364,12 @@ extension Agent {
     /// The NetworkManager profiles the agent made, lowercased: the only ones it cleans up,
     /// forgets, or believes the dispatcher about.
     var ownConnections: Set<String> {
-        Set(records.flatMap(\.connectionUUIDs) + madeConnections.map(\.uuid))
+        Set(records.connectionUUIDs + madeConnections.map(\.uuid))
     }
 
     /// The profiles the agent made for the records of `uid`.
     func ownConnections(uid: UInt32) -> Set<String> {
-        let owned = ownedRecords(uid: uid)
+        let owned = records.owned(uid: uid)
         let ids = Set(owned.map(\.id))
         return Set(owned.flatMap(\.connectionUUIDs) + madeConnections.filter { ids.contains($0.recordID) }.map(\.uuid))
     }

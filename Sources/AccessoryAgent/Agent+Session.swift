@@ -25,11 +25,7 @@ extension Agent {
             try await apply(.activate, to: host)
         case "ShowPicker":
             try checkItemCount(argument(0))
-            let limit = configuration.limits.recordsPerUser
-            if ownedRecords(uid: host.uid).count >= limit {
-                throw CallFailure(AgentError.limitExceeded(
-                    what: "accessories", limit: limit, advice: "remove the ones you no longer use ('accessoryctl remove')"))
-            }
+            try records.checkRoom(uid: host.uid, limit: configuration.limits.recordsPerUser)
             let items = try Self.read { () throws(AccessorySessionError) in
                 try argument(0).elements.enumerated().map { index, item throws(AccessorySessionError) in
                     try AccessorySession.pickerRequestItem(item.jsonValue, at: "items[\(index)]")
@@ -191,7 +187,7 @@ extension Agent {
                 emit(event, for: host)
             case .save(let record):
                 do {
-                    try store(record)
+                    try records.save(record)
                 } catch {
                     await invalidate(host, error: .unknown(reason: error.message))
                     return

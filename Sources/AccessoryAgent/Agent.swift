@@ -17,9 +17,7 @@ public actor Agent {
     let manager: ExportedObject
     let polkit: Polkit
     let radios: Radios
-    let store: AccessoryStore
-    /// Every owner's records, as the store holds them.
-    var records: [AccessoryRecord]
+    var records: RecordBook
     var kiosk: KioskPolicy?
     var sessions: [String: SessionHost] = [:]
     var sessionCount = 0
@@ -40,41 +38,24 @@ public actor Agent {
     var purge: Task<Void, Never>?
     /// The BlueZ pairing agent on the agent's connection, from the first pairing on.
     var pairingAgent: BluetoothPairingAgent?
-    /// The profiles read so far, by file path, with the version of the file they were read from.
-    var profiles: [String: (version: FileVersion, profile: AccessoryProfile)] = [:]
+    var profiles = ProfileCache()
     /// Hotspots accessories revealed in a handoff and that are still switched on, by record:
     /// a join after the picking session ended uses them.
     var handedOff: [UUID: RevealedHotspot] = [:]
 
-    private init(configuration: AgentConfiguration, bus: BusConnection, manager: ExportedObject, records: [AccessoryRecord]) {
+    private init(configuration: AgentConfiguration, bus: BusConnection, manager: ExportedObject, records: RecordBook) {
         self.configuration = configuration
         self.bus = bus
         self.manager = manager
         polkit = Polkit(bus: bus)
         radios = Radios(busAddress: configuration.radioBusAddress)
-        store = AccessoryStore(url: configuration.stateDirectory.appendingPathComponent("accessories.json"))
         self.records = records
     }
 
     /// Reads the records and the kiosk policy, connects, exports the manager and owns the bus
     /// name. Throws a message for the log when the agent cannot serve.
     public static func start(_ configuration: AgentConfiguration) async throws(AgentStartError) -> Agent {
-        let store = AccessoryStore(url: configuration.stateDirectory.appendingPathComponent("accessories.json"))
-        let records: [AccessoryRecord]
-        do {
-            try FileManager.default.createDirectory(
-                at: configuration.stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            records = try store.load()
-        } catch let error as AccessoryStoreError {
-            if case .corrupt = error {
-                Journal.error("records: \(error); starting with none")
-                records = []
-            } else {
-                throw AgentStartError("cannot read the records: \(error)")
-            }
-        } catch {
-            throw AgentStartError("cannot create the state directory \(configuration.stateDirectory.path): \(error)")
-        }
+        let records = try RecordBook.open(in: configuration.stateDirectory)
         let bus: BusConnection
         let manager: ExportedObject
         do {
@@ -216,64 +197,11 @@ public actor Agent {
         }
     }
 
-    // MARK: Records
-
-    /// Stores `records` with `change` applied; nothing changes when the store refuses.
-    func commit(_ change: (inout [AccessoryRecord]) -> Void) throws(AccessoryStoreError) {
-        var updated = records
-        change(&updated)
-        try store.save(updated)
-        records = updated
-    }
-
-    func ownedRecords(uid: UInt32, profile: String? = nil) -> [AccessoryRecord] {
-        records.filter { $0.owner.uid == uid && (profile == nil || $0.owner.profileID == profile) }
-    }
-
     // MARK: Profiles and the kiosk policy
 
-    /// Profile `id`, from `<id>.json` in the first profile directory that has it, else from any
-    /// other file there that holds it (a directory is listed only then). A file read before and
-    /// not changed since is not read again, nor are its product images checked again.
+    /// Profile `id`, as installed (see `ProfileCache`).
     func loadProfile(_ id: String) throws(CallFailure) -> AccessoryProfile {
-        guard AccessoryProfile.isReverseDNS(id) else {
-            throw .invalidArguments("profile", "'\(id)' is not a profile id (a reverse-DNS name like ge.wled.softap)")
-        }
-        let name = "\(id).json"
-        for directory in configuration.profileDirectories {
-            if let profile = try profile(id, in: directory.appendingPathComponent(name), named: true) { return profile }
-            let others = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
-                .filter { $0.hasSuffix(".json") && $0 != name }
-                .sorted()
-            for file in others {
-                if let profile = try profile(id, in: directory.appendingPathComponent(file), named: false) { return profile }
-            }
-        }
-        throw CallFailure(AgentError.noSuchProfile(id))
-    }
-
-    /// Profile `id` if the file at `url` holds it; `nil` if there is no such file, it holds
-    /// another profile, or it is refused and is not `<id>.json` (whose refusal is the answer).
-    private func profile(_ id: String, in url: URL, named: Bool) throws(CallFailure) -> AccessoryProfile? {
-        // Taken before the read: a change during it makes the next look read the file again.
-        guard let version = FileVersion(path: url.path) else {
-            profiles[url.path] = nil
-            return nil
-        }
-        if let cached = profiles[url.path], cached.version == version {
-            return cached.profile.id == id ? cached.profile : nil
-        }
-        let profile: AccessoryProfile
-        do {
-            profile = try AccessoryProfile.load(contentsOf: url)
-        } catch {
-            profiles[url.path] = nil
-            Journal.error("profile \(url.path) is installed but refused: \(error)")
-            if named { throw CallFailure(AgentError.invalidProfile(error)) }
-            return nil
-        }
-        profiles[url.path] = (version, profile)
-        return profile.id == id ? profile : nil
+        try profiles.profile(id, in: configuration.profileDirectories)
     }
 
     func loadKioskPolicy() throws(CallFailure) {
@@ -303,7 +231,7 @@ public actor Agent {
     /// refused one leaves the previous one in force).
     func reload() throws(CallFailure) {
         Journal.notice("reloading the profiles and the kiosk policy")
-        profiles.removeAll()
+        profiles.forgetAll()
         try loadKioskPolicy()
     }
 
@@ -339,23 +267,4 @@ public actor Agent {
 public struct AgentStartError: Error, CustomStringConvertible {
     public let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// Which version of a file a path names: another file put in its place, or the file written
-/// to, changes it. (The change time moves with every write, even one whose writer sets the
-/// modification time back.)
-struct FileVersion: Equatable, Sendable {
-    private let device: UInt64, inode: UInt64, size: Int64
-    private let changed: Duration, modified: Duration
-
-    /// `nil` when there is nothing at `path`.
-    init?(path: String) {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
-        device = UInt64(status.st_dev)
-        inode = UInt64(status.st_ino)
-        size = Int64(status.st_size)
-        changed = .seconds(status.st_ctim.tv_sec) + .nanoseconds(status.st_ctim.tv_nsec)
-        modified = .seconds(status.st_mtim.tv_sec) + .nanoseconds(status.st_mtim.tv_nsec)
-    }
 }
