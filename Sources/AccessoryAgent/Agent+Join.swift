@@ -37,7 +37,7 @@ extension Agent {
         var session: AccessorySession
         if let host {
             session = host.session
-        } else if let picking = sessions.values.first(where: { $0.session.suppliedPassphrase(for: record.id) != nil }) {
+        } else if let picking = sessions.all.first(where: { $0.session.suppliedPassphrase(for: record.id) != nil }) {
             // The session the accessory was picked in holds what the picker, the kiosk policy
             // or the accessory itself (a hotspot handoff) supplied for it.
             session = picking.session
@@ -84,7 +84,7 @@ extension Agent {
         // The session or the client it would end with may have gone while NetworkManager
         // connected: then nothing would ever end the join, so it ends now.
         if let join = joins[joined.device], join.endsWithClient {
-            let sessionGone = host.map { sessions[$0.path] !== $0 } ?? false
+            let sessionGone = host.map { !sessions.isOpen($0) } ?? false
             let clientGone = sessionGone ? false : !(await bus.hasOwner(call.sender))
             if sessionGone || clientGone {
                 await endJoin(join, because: sessionGone ? "its session ended during the join" : "its client left during the join")
@@ -250,7 +250,7 @@ extension Agent {
         let name = made?.id ?? "Accessory \(record?.ssid?.escaped ?? "?")"
         Journal.notice("dispatcher: accessory connection '\(name)' \(action)\(record.map { " (record \($0.id))" } ?? "")")
         if let record {
-            for host in sessions.values where host.owner == record.owner {
+            for host in sessions.all where host.owner == record.owner {
                 emitConnectionEvent(record, for: host)
             }
         }

@@ -144,26 +144,14 @@ extension Agent {
         return try await openSession(call, profile: profile, uid: uid)
     }
 
-    /// Refuses a session past the limits of its connection or its user.
     private func checkSessionLimits(_ client: String, uid: UInt32) throws(CallFailure) {
-        let limits = configuration.limits
-        if sessions.values.count(where: { $0.client == client }) >= limits.sessionsPerConnection {
-            throw CallFailure(AgentError.limitExceeded(
-                what: "open sessions on this connection", limit: limits.sessionsPerConnection,
-                advice: "invalidate the sessions you no longer use"))
-        }
-        if sessions.values.count(where: { $0.uid == uid }) >= limits.sessionsPerUser {
-            throw CallFailure(AgentError.limitExceeded(
-                what: "open sessions as this user", limit: limits.sessionsPerUser,
-                advice: "close the programs of yours that keep sessions open"))
-        }
+        try sessions.checkLimits(client: client, uid: uid, configuration.limits)
     }
 
     private func openSession(_ call: MethodCall, profile: AccessoryProfile, uid: UInt32) async throws(CallFailure) -> String {
         // Checked again: other calls may have opened sessions while polkit answered.
         try checkSessionLimits(call.sender, uid: uid)
-        sessionCount += 1
-        let path = AgentBus.sessionPath(sessionCount)
+        let path = sessions.nextPath()
         let owner = AccessoryOwner(uid: uid, profileID: profile.id)
         let session = AccessorySession(profile: profile, owner: owner, accessories: records.all)
         let object: ExportedObject
@@ -189,7 +177,7 @@ extension Agent {
             await bus.unexport(object)
             throw error
         }
-        sessions[path] = host
+        sessions.add(host)
         Journal.info("session \(path) opened by \(call.sender) (uid \(uid)) over profile \(profile.id)")
         // A client that left while polkit or the bus answered was not seen leaving by the session.
         guard await bus.hasOwner(call.sender) else {
@@ -233,8 +221,8 @@ extension Agent {
             throw CallFailure(AgentError.noSuchPickerAgent(path: path))
         }
         pickerAgents.removeAll { $0 == registration }
-        for host in sessions.values where host.pickerAgent == registration {
-            host.pickerAgent = nil
+        for host in sessions.all where host.pickerAgent == registration {
+            host.losePickerAgent()
             await feed(.pickerDismissed(.pickerRestricted(reason: "the picker was unregistered")), to: host)
         }
         Journal.info("picker agent \(path) of \(call.sender) unregistered")
@@ -297,7 +285,7 @@ extension Agent {
     /// it, so the rules are the session's; live sessions of that owner hear of the change.
     private func applyOutsideSession(_ record: AccessoryRecord, _ input: AccessorySession.Input) async throws(CallFailure) {
         let profile: AccessoryProfile
-        if let live = sessions.values.first(where: { $0.owner == record.owner }) {
+        if let live = sessions.all.first(where: { $0.owner == record.owner }) {
             profile = live.session.profile
         } else if case .removeAccessory = input, (try? loadProfile(record.owner.profileID)) == nil {
             // A record whose profile was uninstalled can still be removed.
@@ -376,7 +364,7 @@ extension Agent {
 
     /// Sends `input` to every live session of `owner` but `except`.
     func broadcast(_ input: AccessorySession.Input, owner: AccessoryOwner, except: String?) async {
-        for host in sessions.values where host.owner == owner && host.path != except {
+        for host in sessions.all where host.owner == owner && host.path != except {
             await feed(input, to: host)
         }
     }

@@ -37,7 +37,7 @@ extension Agent {
     /// accessory shows `code`. A pick made by the kiosk policy has no person to ask: the
     /// comparison is refused, as consent cannot be skipped.
     private func confirmPasskey(_ code: String, for address: MACAddress) async -> Bool {
-        guard let host = sessions.values.first(where: { $0.session.settingUpBluetoothAddress == address }) else {
+        guard let host = sessions.all.first(where: { $0.session.settingUpBluetoothAddress == address }) else {
             Journal.notice("pairing: \(address) shows a number to confirm, and no session is setting it up; refused")
             return false
         }
@@ -60,7 +60,7 @@ extension Agent {
 
     /// Tells the picker of the session setting up `address` which code to type on the accessory.
     private func showPasskey(_ code: String, for address: MACAddress) {
-        for host in sessions.values {
+        for host in sessions.all {
             guard let agent = host.pickerAgent, host.session.settingUpBluetoothAddress == address else { continue }
             send(agent, "SetupProgress", [.objectPath(host.path), .string("pairing"), .vardict([("passkey", .string(code))])])
         }

@@ -42,9 +42,9 @@ extension Agent {
             let frontEnd = picks ? try await frontEnd(for: host) : .agent
             if picks, let agent = host.pickerAgent {
                 let limit = configuration.limits.pickersPerPickerAgent
-                let open = sessions.values.count { $0 !== host && $0.pickerAgent == agent && $0.choice != nil }
+                let open = sessions.openPickers(on: agent, besides: host)
                 guard open < limit else {
-                    host.pickerAgent = nil
+                    host.losePickerAgent()
                     throw CallFailure(AgentError.limitExceeded(
                         what: "pickers open at once in one desktop session", limit: limit,
                         advice: "wait until the person has answered one"))
@@ -114,16 +114,16 @@ extension Agent {
     /// picker agent of its client's logind session.
     private func frontEnd(for host: SessionHost) async throws(CallFailure) -> PickerFrontEnd {
         if let own = pickerAgents.first(where: { $0.connection == host.client && $0.logindSession == nil }) {
-            host.pickerAgent = own
+            host.pick(with: own)
             return .agent
         }
         if let policy = kiosk?.policy(forProfile: host.session.profile.id, uid: host.uid, userName: host.userName) {
-            host.kioskPolicy = policy
+            host.pick(with: policy)
             Journal.info("session \(host.path): the kiosk policy picks")
             return .kiosk(policy)
         }
         if let agent = await pickerAgent(for: host) {
-            host.pickerAgent = agent
+            host.pick(with: agent)
             return .agent
         }
         throw CallFailure(AccessorySessionError.pickerRestricted(
@@ -135,7 +135,7 @@ extension Agent {
     private func apply(_ input: AccessorySession.Input, to host: SessionHost) async throws(CallFailure) {
         let effects: [AccessorySession.Effect]
         do {
-            effects = try host.session.handle(input, at: Date())
+            effects = try host.handle(input)
         } catch {
             throw CallFailure(error)
         }
@@ -150,9 +150,9 @@ extension Agent {
 
     /// A report from a backend, a timer or a picker agent; a refusal is only logged.
     func feed(_ input: AccessorySession.Input, to host: SessionHost) async {
-        guard sessions[host.path] === host else { return }
+        guard sessions.isOpen(host) else { return }
         do {
-            let effects = try host.session.handle(input, at: Date())
+            let effects = try host.handle(input)
             await perform(effects, for: host)
         } catch {
             Journal.debugLog("session \(host.path): \(error)")
@@ -161,15 +161,15 @@ extension Agent {
 
     /// Ends a session: `nil` when its client asked or left. Its join-once connection ends too.
     func invalidate(_ host: SessionHost, error: AccessorySessionError?) async {
-        guard sessions[host.path] === host else { return }
+        guard sessions.isOpen(host) else { return }
         do {
-            let effects = try host.session.handle(.invalidate(error), at: Date())
+            let effects = try host.handle(.invalidate(error))
             await perform(effects, for: host)
         } catch {
             Journal.debugLog("session \(host.path): \(error)")
         }
         host.cancelTasks()
-        sessions[host.path] = nil
+        sessions.remove(host)
         lastActivity = .now
         await bus.unexport(host.object)
         for join in joins.values where join.sessionPath == host.path && join.endsWithClient {
@@ -203,32 +203,29 @@ extension Agent {
                     return
                 }
             case .startDiscovery(let descriptors):
-                host.discovery?.cancel()
                 let radios = self.radios
                 let path = host.path
-                host.discovery = Task {
+                host.discover(with: Task {
                     await radios.discover(descriptors) { input in await self.feed(input, toSession: path) }
-                }
+                })
                 Journal.info("session \(host.path): discovery started for \(descriptors.count) descriptors")
             case .stopDiscovery:
-                host.discovery?.cancel()
-                host.discovery = nil
+                host.stopDiscovery()
                 Journal.info("session \(host.path): discovery stopped")
             case .startTimer(let timer, let after):
-                host.timers[timer]?.cancel()
                 let path = host.path
-                host.timers[timer] = Task {
+                host.start(timer, as: Task {
                     try? await Task.sleep(for: after)
                     guard !Task.isCancelled else { return }
-                    self.sessions[path]?.timers[timer] = nil
+                    self.sessions[path]?.fired(timer)
                     await self.feed(.timerFired(timer), toSession: path)
-                }
+                })
             case .cancelTimer(let timer):
-                host.timers.removeValue(forKey: timer)?.cancel()
+                host.cancel(timer)
             case .presentPicker(let items):
                 await presentPicker(items, for: host)
                 // The session may have ended while the request went out; then nothing is started.
-                guard sessions[host.path] === host else { return }
+                guard sessions.isOpen(host) else { return }
             case .updatePicker(let shown, let removed):
                 if let agent = host.pickerAgent {
                     send(agent, "UpdateEntries", [
@@ -237,8 +234,7 @@ extension Agent {
                     ])
                 }
             case .dismissPicker:
-                host.choice?.cancel()
-                host.choice = nil
+                host.cancelChoice()
                 // After a pick the setup is done; otherwise the picker is cancelled with the
                 // error the client's PickerDidDismiss carries (timeout, invalidated, …).
                 if let agent = host.pickerAgent {
@@ -262,7 +258,7 @@ extension Agent {
                 }
                 let path = host.path
                 let handoff = host.session.profile.bluetoothHandoff
-                host.setup = Task {
+                host.setUp(in: Task {
                     guard step == .hotspotHandoff else {
                         await self.feed(.setupFinished(step, await self.setUp(step, entry)), toSession: path)
                         return
@@ -271,11 +267,10 @@ extension Agent {
                     case .success(let hotspot): await self.handOver(hotspot, of: entry, handoff, toSession: path)
                     case .failure(let failure): await self.feed(.setupFinished(step, failure), toSession: path)
                     }
-                }
+                })
             case .cancelSetUp(_, let entry):
                 // A handoff cancelled after the accessory switched its hotspot on switches it off.
-                host.setup?.cancel()
-                host.setup = nil
+                host.cancelSetUp()
                 if let address = entry.bluetooth?.address {
                     Task { await self.cancelPairing(address) }
                 }
@@ -342,7 +337,7 @@ extension Agent {
         // The request goes out before anything else this picker sends (its entries come from
         // the discovery started after it): a picker agent hears RequestChoice first.
         let (queued, markQueued) = AsyncStream.makeStream(of: Never.self)
-        host.choice = Task {
+        host.awaitChoice(in: Task {
             defer { markQueued.finish() }
             let reply: Result<[DBusValue], BusError>
             do throws(BusError) {
@@ -355,12 +350,12 @@ extension Agent {
             }
             guard !Task.isCancelled, let host = self.sessions[path] else { return }
             await self.choiceArrived(reply, for: host, from: agent)
-        }
+        })
         for await _ in queued {}
     }
 
     private func choiceArrived(_ reply: Result<[DBusValue], BusError>, for host: SessionHost, from agent: PickerAgentRegistration) async {
-        host.choice = nil
+        host.choiceArrived()
         switch reply {
         case .failure(let error) where error.name == AccessorySessionError.userCancelled.dbusName:
             Journal.info("session \(host.path): the person cancelled the picker")
@@ -386,7 +381,7 @@ extension Agent {
                 return
             }
             do {
-                let effects = try host.session.handle(.picked(choice), at: Date())
+                let effects = try host.handle(.picked(choice))
                 await perform(effects, for: host)
             } catch {
                 Journal.warning("session \(host.path): the picker's answer was refused: \(error)")
@@ -459,8 +454,7 @@ extension Agent {
     private func handOver(_ hotspot: RevealedHotspot, of entry: PickerEntry, _ handoff: BluetoothHandoff?, toSession path: String) async {
         if let host = sessions[path] {
             // Both at once, so that no dismissal comes between the hotspot and the step's end.
-            if let effects = try? host.session.handle(.hotspotRevealed(hotspot), at: Date())
-                + host.session.handle(.setupFinished(.hotspotHandoff, nil), at: Date()) {
+            if let effects = try? host.handle(.hotspotRevealed(hotspot)) + host.handle(.setupFinished(.hotspotHandoff, nil)) {
                 await perform(effects, for: host)
                 return
             }

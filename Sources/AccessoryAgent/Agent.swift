@@ -19,8 +19,7 @@ public actor Agent {
     let radios: Radios
     var records: RecordBook
     var kiosk: KioskPolicy?
-    var sessions: [String: SessionHost] = [:]
-    var sessionCount = 0
+    var sessions = SessionTable()
     var pickerAgents: [PickerAgentRegistration] = []
     /// Unique name → uid, for `Subscribe`.
     var subscribers: [String: UInt32] = [:]
@@ -166,7 +165,7 @@ public actor Agent {
     }
 
     private func shutdown() async {
-        for host in Array(sessions.values) { await invalidate(host, error: .invalidated) }
+        for host in sessions.all { await invalidate(host, error: .invalidated) }
         for join in Array(joins.values) where join.joinOnce { await endJoin(join, because: "the agent is stopping") }
         for agent in pickerAgents {
             bus.send(destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name, method: "Release", [])
@@ -183,12 +182,12 @@ public actor Agent {
         if !gone.isEmpty {
             pickerAgents.removeAll { $0.connection == peer }
             Journal.info("picker agent of \(peer) left the bus")
-            for host in sessions.values where host.pickerAgent.map(gone.contains) == true {
-                host.pickerAgent = nil
+            for host in sessions.all where host.pickerAgent.map(gone.contains) == true {
+                host.losePickerAgent()
                 await feed(.pickerDismissed(.pickerRestricted(reason: "the picker left the bus")), to: host)
             }
         }
-        for host in sessions.values where host.client == peer {
+        for host in sessions.all where host.client == peer {
             Journal.info("session \(host.path): its client \(peer) left the bus")
             await invalidate(host, error: nil)
         }
