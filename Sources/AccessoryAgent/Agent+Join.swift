@@ -24,14 +24,8 @@ extension Agent {
         if let seconds = try reader.uint32("restoreAfter", expected: "uint32 seconds") {
             joinOptions.restoreAfter = seconds == 0 ? nil : .seconds(Int(seconds))
         }
-        // One join at a time on a device, checkpoint or not; a join on the first device found
-        // waits for none and is waited for by all.
-        let slot = joinOptions.device ?? "*"
-        if let busy = joinsInFlight.first(where: { $0 == slot || $0 == "*" || slot == "*" }) {
-            throw CallFailure(HotspotError.pending(device: busy == "*" ? (joinOptions.device ?? "the Wi-Fi device") : busy))
-        }
-        joinsInFlight.append(slot)
-        defer { joinsInFlight.removeAll { $0 == slot } }
+        let claim = try joins.claim(joinOptions.device)
+        defer { joins.release(claim) }
         try await require(.join, call, uid: uid)
 
         var session: AccessorySession
@@ -76,10 +70,10 @@ extension Agent {
             await switchHotspotOff(record.id)
             throw CallFailure(error)
         }
-        joins[joined.device] = ActiveJoin(
+        joins.add(ActiveJoin(
             device: joined.device, uid: uid, client: call.sender, sessionPath: host?.path, recordID: record.id,
             ssid: joined.ssid, connectionUUID: joined.connectionUUID.lowercased(), joinOnce: configuration.joinOnce,
-            endsWithClient: bindToCaller && configuration.joinOnce)
+            endsWithClient: bindToCaller && configuration.joinOnce))
         recordConnection(joined, of: record.id)
         // The session or the client it would end with may have gone while NetworkManager
         // connected: then nothing would ever end the join, so it ends now.
@@ -114,20 +108,17 @@ extension Agent {
         let uid = try reader.uint32("user", expected: "a uint32 user id") ?? caller
         let device = try reader.string("device", expected: "an interface name")
         if uid != caller { try await require(.manageOthers, call, uid: caller) }
-        let candidates = joins.values.filter { join in
-            join.uid == uid && (device == nil || join.device == device) && (host == nil || join.sessionPath == host?.path)
-        }
-        guard let join = candidates.sorted(by: { $0.device < $1.device }).first else {
+        guard let join = joins.joinToLeave(uid: uid, device: device, sessionPath: host?.path) else {
             throw CallFailure(HotspotError.notJoined(device: device ?? "any device"))
         }
         // No longer ours while NetworkManager takes it down, so that the dispatcher's "down"
         // for it is not taken for an unexpected end.
-        joins[join.device] = nil
+        _ = joins.remove(on: join.device)
         let left: LeftHotspot
         do {
             left = try await radios.hotspots().leave(device: join.device)
         } catch {
-            if joins[join.device] == nil { joins[join.device] = join }
+            joins.restore(join)
             throw CallFailure(error)
         }
         Journal.notice("leave: \(join.ssid) left on \(join.device); \(Self.restoration(left))")
@@ -149,8 +140,7 @@ extension Agent {
 
     /// Ends a join the agent made, bringing the previous network back.
     func endJoin(_ join: ActiveJoin, because reason: String) async {
-        guard joins[join.device] != nil else { return }
-        joins[join.device] = nil
+        guard joins.remove(on: join.device) != nil else { return }
         lastActivity = .now
         do {
             let left = try await radios.hotspots().leave(device: join.device)
@@ -166,13 +156,13 @@ extension Agent {
     private func handedOffHotspot(_ record: AccessoryRecord, _ profile: AccessoryProfile) async throws(CallFailure) -> RevealedHotspot? {
         guard profile.handoff == .bluetoothToWiFi, let handoff = profile.bluetoothHandoff, let address = record.bluetoothIdentifier
         else { return nil }
-        if let hotspot = handedOff[record.id] { return hotspot }
+        if let hotspot = handedOff.hotspot(for: record.id) { return hotspot }
         do {
             Journal.info("handoff: \(address) is switching its hotspot on again for record \(record.id)")
             let hotspot = try await radios.bluetooth().revealHotspot(address, handoff: handoff, pair: { address throws(BluetoothError) in
                 try await self.pairThroughAgent(address)
             })
-            handedOff[record.id] = hotspot
+            handedOff.keep(hotspot, for: record.id)
             return hotspot
         } catch {
             throw CallFailure(AccessorySessionError.connectionFailed(reason: "the hotspot handoff of \(address) failed: \(error)"))
@@ -184,7 +174,7 @@ extension Agent {
     /// Called as a join ends: the revealed passphrase is dropped whatever happens to the hotspot
     /// (a later join asks the accessory again).
     func switchHotspotOff(_ recordID: UUID) async {
-        handedOff[recordID] = nil
+        handedOff.drop(recordID)
         guard let record = records.record(recordID), let address = record.bluetoothIdentifier,
               let profile = try? loadProfile(record.owner.profileID), profile.handoff == .bluetoothToWiFi,
               let handoff = profile.bluetoothHandoff, handoff.switchOff != nil
@@ -244,7 +234,7 @@ extension Agent {
         guard let uuid = connection["uuid"]?.string?.lowercased(), UUID(uuidString: uuid) != nil else {
             throw .invalidArguments("connection.uuid", "expected a connection UUID")
         }
-        let made = madeConnections.last { $0.uuid == uuid }
+        let made = joins.madeConnection(uuid)
         let record = records.all.first { $0.connectionUUIDs.contains(uuid) || $0.id == made?.recordID }
         guard record != nil || made != nil else { return }
         let name = made?.id ?? "Accessory \(record?.ssid?.escaped ?? "?")"
@@ -257,7 +247,7 @@ extension Agent {
         // An accessory connection that went down while the agent still holds the join ended
         // unexpectedly (the accessory switched its hotspot off, say): bring the previous
         // network back now rather than at the restore deadline.
-        if action == "down", let join = joins.values.first(where: { $0.connectionUUID == uuid }) {
+        if action == "down", let join = joins.join(connectionUUID: uuid) {
             await endJoin(join, because: "the accessory connection went down")
         }
     }

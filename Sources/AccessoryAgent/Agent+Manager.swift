@@ -326,7 +326,7 @@ extension Agent {
     /// Forgets the NetworkManager profiles the agent made for a removed record, and those only:
     /// another owner's profile or join of the same SSID stays.
     func forgetProfiles(of record: AccessoryRecord) async {
-        let made = Set(record.connectionUUIDs + madeConnections.filter { $0.recordID == record.id }.map(\.uuid))
+        let made = Set(record.connectionUUIDs + joins.madeConnectionUUIDs(of: [record.id]))
         guard !made.isEmpty else { return }
         do {
             let forgotten = try await radios.hotspots().forget(connectionUUIDs: made)
@@ -340,8 +340,7 @@ extension Agent {
     /// a restart, and among the recent ones, so that a join-once profile's end is recognised.
     func recordConnection(_ joined: JoinedHotspot, of recordID: UUID) {
         let uuid = joined.connectionUUID.lowercased()
-        madeConnections.append((uuid, joined.connectionID, joined.ssid, recordID))
-        if madeConnections.count > 64 { madeConnections.removeFirst(madeConnections.count - 64) }
+        joins.remember(joined, of: recordID)
         do {
             try records.addConnection(uuid, to: recordID)
         } catch {
@@ -352,14 +351,14 @@ extension Agent {
     /// The NetworkManager profiles the agent made, lowercased: the only ones it cleans up,
     /// forgets, or believes the dispatcher about.
     var ownConnections: Set<String> {
-        Set(records.connectionUUIDs + madeConnections.map(\.uuid))
+        Set(records.connectionUUIDs + joins.madeConnectionUUIDs())
     }
 
     /// The profiles the agent made for the records of `uid`.
     func ownConnections(uid: UInt32) -> Set<String> {
         let owned = records.owned(uid: uid)
         let ids = Set(owned.map(\.id))
-        return Set(owned.flatMap(\.connectionUUIDs) + madeConnections.filter { ids.contains($0.recordID) }.map(\.uuid))
+        return Set(owned.flatMap(\.connectionUUIDs) + joins.madeConnectionUUIDs(of: ids))
     }
 
     /// Sends `input` to every live session of `owner` but `except`.

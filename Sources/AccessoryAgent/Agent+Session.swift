@@ -172,7 +172,7 @@ extension Agent {
         sessions.remove(host)
         lastActivity = .now
         await bus.unexport(host.object)
-        for join in joins.values where join.sessionPath == host.path && join.endsWithClient {
+        for join in joins.all where join.sessionPath == host.path && join.endsWithClient {
             await endJoin(join, because: "its session ended")
         }
         Journal.info("session \(host.path) ended")
@@ -192,7 +192,7 @@ extension Agent {
                     await invalidate(host, error: .unknown(reason: error.message))
                     return
                 }
-                if let hotspot = host.session.revealedHotspot(for: record.id) { handedOff[record.id] = hotspot }
+                if let hotspot = host.session.revealedHotspot(for: record.id) { handedOff.keep(hotspot, for: record.id) }
                 Journal.info("record \(record.id) of uid \(record.owner.uid) saved: \(record.state.name), '\(record.displayName)'")
                 await broadcast(.recordChanged(record), owner: record.owner, except: host.path)
             case .delete(let record):

@@ -23,13 +23,7 @@ public actor Agent {
     var pickerAgents: [PickerAgentRegistration] = []
     /// Unique name → uid, for `Subscribe`.
     var subscribers: [String: UInt32] = [:]
-    /// Device → the join on it.
-    var joins: [String: ActiveJoin] = [:]
-    /// The devices joins are being made on now ("*": the first Wi-Fi device, whichever it is).
-    var joinsInFlight: [String] = []
-    /// The connections the agent's joins made, by UUID, so that the dispatcher's `down` for one
-    /// is recognised after its join-once profile is gone. The most recent 64.
-    var madeConnections: [(uuid: String, id: String, ssid: SSID, recordID: UUID)] = []
+    var joins = JoinTable()
     /// Calls being answered, for the idle exit.
     var callsInFlight = 0
     var lastActivity = ContinuousClock.now
@@ -38,9 +32,7 @@ public actor Agent {
     /// The BlueZ pairing agent on the agent's connection, from the first pairing on.
     var pairingAgent: BluetoothPairingAgent?
     var profiles = ProfileCache()
-    /// Hotspots accessories revealed in a handoff and that are still switched on, by record:
-    /// a join after the picking session ended uses them.
-    var handedOff: [UUID: RevealedHotspot] = [:]
+    var handedOff = HandedOffHotspots()
 
     private init(configuration: AgentConfiguration, bus: BusConnection, manager: ExportedObject, records: RecordBook) {
         self.configuration = configuration
@@ -166,7 +158,7 @@ public actor Agent {
 
     private func shutdown() async {
         for host in sessions.all { await invalidate(host, error: .invalidated) }
-        for join in Array(joins.values) where join.joinOnce { await endJoin(join, because: "the agent is stopping") }
+        for join in joins.all where join.joinOnce { await endJoin(join, because: "the agent is stopping") }
         for agent in pickerAgents {
             bus.send(destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name, method: "Release", [])
         }
@@ -191,7 +183,7 @@ public actor Agent {
             Journal.info("session \(host.path): its client \(peer) left the bus")
             await invalidate(host, error: nil)
         }
-        for join in joins.values where join.client == peer && join.endsWithClient && join.sessionPath == nil {
+        for join in joins.all where join.client == peer && join.endsWithClient && join.sessionPath == nil {
             await endJoin(join, because: "its client left the bus")
         }
     }
