@@ -141,7 +141,7 @@ extension Agent {
     /// Ends a join the agent made, bringing the previous network back.
     func endJoin(_ join: ActiveJoin, because reason: String) async {
         guard joins.remove(on: join.device) != nil else { return }
-        lastActivity = .now
+        activity.mark()
         do {
             let left = try await radios.hotspots().leave(device: join.device)
             Journal.notice("leave: \(join.ssid) on \(join.device) ended because \(reason); \(Self.restoration(left))")
@@ -211,12 +211,6 @@ extension Agent {
             let wait = max(1, min(next.timeIntervalSinceNow + 1, 86_400))
             try? await Task.sleep(for: .seconds(wait))
         }
-    }
-
-    /// Restarts the purge after something may have added a profile with a lifetime.
-    func schedulePurge() {
-        purge?.cancel()
-        purge = Task { await self.keepProfilesPurged() }
     }
 
     /// The dispatcher hook's report. Nothing in it is believed: only a connection the agent

@@ -63,18 +63,19 @@ extension Agent {
             try await applyOutsideSession(record, .failAuthorization(record.id))
             return []
         case "Subscribe":
-            guard subscribers[call.sender] == nil else {
+            guard !subscribers.contains(call.sender) else {
                 throw CallFailure(AgentError.pickerAgentAlreadyRegistered(scope: "events of \(call.sender)"))
             }
-            subscribers[call.sender] = try await uid(of: call.sender)
+            let uid = try await uid(of: call.sender)
+            subscribers.add(call.sender, uid: uid)
             guard await bus.hasOwner(call.sender) else {
-                subscribers[call.sender] = nil
+                _ = subscribers.remove(call.sender)
                 return []
             }
             Journal.info("events: \(call.sender) subscribed")
             return []
         case "Unsubscribe":
-            guard subscribers.removeValue(forKey: call.sender) != nil else {
+            guard subscribers.remove(call.sender) else {
                 throw CallFailure(AgentError.noSuchPickerAgent(path: "the event subscription of \(call.sender)"))
             }
             return []
@@ -200,27 +201,19 @@ extension Agent {
             guard owner == uid else { throw CallFailure(AgentError.notAuthorized(action: "picker agent of logind session \(logindSession)")) }
         }
         let registration = PickerAgentRegistration(connection: call.sender, path: path, logindSession: logindSession)
-        let taken = pickerAgents.contains { existing in
-            logindSession == nil
-                ? existing.logindSession == nil && existing.connection == call.sender
-                : existing.logindSession == logindSession
-        }
-        guard !taken else {
-            throw CallFailure(AgentError.pickerAgentAlreadyRegistered(scope: logindSession.map { "logind session \($0)" } ?? call.sender))
-        }
-        pickerAgents.append(registration)
+        try pickerAgents.register(registration)
         guard await bus.hasOwner(call.sender) else {
-            pickerAgents.removeAll { $0 == registration }
+            pickerAgents.unregister(registration)
             throw CallFailure(AgentError.noSuchPickerAgent(path: path))
         }
         Journal.info("picker agent \(path) of \(call.sender) (uid \(uid)) registered for \(logindSession.map { "logind session \($0)" } ?? "its own sessions")")
     }
 
     private func unregisterPickerAgent(_ call: MethodCall, path: String) async throws(CallFailure) {
-        guard let registration = pickerAgents.first(where: { $0.connection == call.sender && $0.path == path }) else {
+        guard let registration = pickerAgents.registration(of: call.sender, path: path) else {
             throw CallFailure(AgentError.noSuchPickerAgent(path: path))
         }
-        pickerAgents.removeAll { $0 == registration }
+        pickerAgents.unregister(registration)
         for host in sessions.all where host.pickerAgent == registration {
             host.losePickerAgent()
             await feed(.pickerDismissed(.pickerRestricted(reason: "the picker was unregistered")), to: host)
@@ -243,8 +236,8 @@ extension Agent {
     /// The picker agent for a session: the one its client's own connection registered, else the
     /// one of the client's logind session.
     func pickerAgent(for host: SessionHost) async -> PickerAgentRegistration? {
-        if let own = pickerAgents.first(where: { $0.connection == host.client && $0.logindSession == nil }) { return own }
-        let sessionAgents = pickerAgents.filter { $0.logindSession != nil }
+        if let own = pickerAgents.own(of: host.client) { return own }
+        let sessionAgents = pickerAgents.forLogindSessions
         guard !sessionAgents.isEmpty, let pid = await bus.processID(of: host.client) else { return nil }
         let reply = try? await bus.call(
             destination: "org.freedesktop.login1", path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",

@@ -17,7 +17,15 @@ extension Agent {
         let bluetooth = try await radios.bluetooth()
         let path = try await bluetooth.devicePath(of: address)
         if await bluetooth.isPaired(address) { return }
-        let pairingAgent = self.pairingAgent ?? BluetoothPairingAgent(
+        let pairingAgent = bluetoothPairingAgent
+        Journal.info("pairing: \(address)")
+        try await pairingAgent.pair(address, devicePath: path)
+        Journal.notice("pairing: \(address) paired")
+    }
+
+    /// A pairing agent whose questions go to the picker of the session pairing the accessory.
+    func makePairingAgent() -> BluetoothPairingAgent {
+        BluetoothPairingAgent(
             bus: bus, path: Self.pairingAgentPath,
             show: { [weak self] code, address in
                 Journal.notice("pairing: \(address) asks the person to type a code on it")
@@ -27,10 +35,6 @@ extension Agent {
                 await self?.confirmPasskey(code, for: address) ?? false
             },
             warn: { Journal.warning($0) })
-        self.pairingAgent = pairingAgent
-        Journal.info("pairing: \(address)")
-        try await pairingAgent.pair(address, devicePath: path)
-        Journal.notice("pairing: \(address) paired")
     }
 
     /// Asks the person, through the picker of the session setting up `address`, whether the

@@ -113,7 +113,7 @@ extension Agent {
     /// Who picks for a session: the picker agent of its client, else the kiosk policy, else the
     /// picker agent of its client's logind session.
     private func frontEnd(for host: SessionHost) async throws(CallFailure) -> PickerFrontEnd {
-        if let own = pickerAgents.first(where: { $0.connection == host.client && $0.logindSession == nil }) {
+        if let own = pickerAgents.own(of: host.client) {
             host.pick(with: own)
             return .agent
         }
@@ -170,7 +170,7 @@ extension Agent {
         }
         host.cancelTasks()
         sessions.remove(host)
-        lastActivity = .now
+        activity.mark()
         await bus.unexport(host.object)
         for join in joins.all where join.sessionPath == host.path && join.endsWithClient {
             await endJoin(join, because: "its session ended")
@@ -304,7 +304,7 @@ extension Agent {
         let eventArguments: [DBusValue] = [
             .objectPath(host.path), .uint32(UInt32(event.type.rawValue)), accessory, BusCoding.error(event.error),
         ]
-        for (subscriber, uid) in subscribers where uid == 0 || uid == host.uid {
+        for subscriber in subscribers.recipients(forSessionOf: host.uid) {
             bus.emit(
                 path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name, signal: "Event", eventArguments,
                 destination: subscriber)

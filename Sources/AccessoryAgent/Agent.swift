@@ -18,19 +18,16 @@ public actor Agent {
     let polkit: Polkit
     let radios: Radios
     var records: RecordBook
-    var kiosk: KioskPolicy?
+    private(set) var kiosk: KioskPolicy?
     var sessions = SessionTable()
-    var pickerAgents: [PickerAgentRegistration] = []
-    /// Unique name → uid, for `Subscribe`.
-    var subscribers: [String: UInt32] = [:]
+    var pickerAgents = PickerAgentRegistry()
+    var subscribers = EventSubscribers()
     var joins = JoinTable()
-    /// Calls being answered, for the idle exit.
-    var callsInFlight = 0
-    var lastActivity = ContinuousClock.now
+    var activity = Activity()
     /// Waits for the next accessory profile to expire.
-    var purge: Task<Void, Never>?
+    private var purge: Task<Void, Never>?
     /// The BlueZ pairing agent on the agent's connection, from the first pairing on.
-    var pairingAgent: BluetoothPairingAgent?
+    private var pairingAgent: BluetoothPairingAgent?
     var profiles = ProfileCache()
     var handedOff = HandedOffHotspots()
 
@@ -103,15 +100,27 @@ public actor Agent {
         purge?.cancel()
     }
 
+    /// Restarts the purge after something may have added a profile with a lifetime.
+    func schedulePurge() {
+        purge?.cancel()
+        purge = Task { await self.keepProfilesPurged() }
+    }
+
+    /// The pairing agent, made on the first pairing.
+    var bluetoothPairingAgent: BluetoothPairingAgent {
+        if let pairingAgent { return pairingAgent }
+        let made = makePairingAgent()
+        pairingAgent = made
+        return made
+    }
+
     private func serveCalls() async {
         for await call in bus.incomingCalls {
-            callsInFlight += 1
-            lastActivity = .now
+            activity.callStarted()
             // Started at once on this actor, so calls begin in the order they came.
             Task.immediate {
                 await self.answer(call)
-                self.callsInFlight -= 1
-                self.lastActivity = .now
+                self.activity.callEnded()
             }
         }
     }
@@ -136,7 +145,7 @@ public actor Agent {
 
     /// Whether nothing is going on: no session, picker agent, subscriber, join or call.
     var isIdle: Bool {
-        sessions.isEmpty && pickerAgents.isEmpty && subscribers.isEmpty && joins.isEmpty && callsInFlight == 0
+        sessions.isEmpty && pickerAgents.isEmpty && subscribers.isEmpty && joins.isEmpty && !activity.hasCallsInFlight
     }
 
     /// With an idle exit: wakes when the agent may have been idle long enough, and stops it if
@@ -147,7 +156,7 @@ public actor Agent {
         guard let idleExit = configuration.idleExit else { return }
         while !Task.isCancelled {
             let now = ContinuousClock.now
-            let due = lastActivity + idleExit
+            let due = activity.last + idleExit
             if isIdle && now >= due {
                 stop.yield("idle for \(idleExit)")
                 return
@@ -159,20 +168,18 @@ public actor Agent {
     private func shutdown() async {
         for host in sessions.all { await invalidate(host, error: .invalidated) }
         for join in joins.all where join.joinOnce { await endJoin(join, because: "the agent is stopping") }
-        for agent in pickerAgents {
+        for agent in pickerAgents.removeAll() {
             bus.send(destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name, method: "Release", [])
         }
-        pickerAgents = []
         await bus.close()
     }
 
     /// A peer left the bus: its sessions end, its picker agents and subscription go.
     func peerVanished(_ peer: String) async {
-        let gone = pickerAgents.filter { $0.connection == peer }
+        let gone = pickerAgents.removeAll(of: peer)
         // Sessions and joins mark it as they end; any peer may leave the bus without it.
-        if subscribers.removeValue(forKey: peer) != nil || !gone.isEmpty { lastActivity = .now }
+        if subscribers.remove(peer) || !gone.isEmpty { activity.mark() }
         if !gone.isEmpty {
-            pickerAgents.removeAll { $0.connection == peer }
             Journal.info("picker agent of \(peer) left the bus")
             for host in sessions.all where host.pickerAgent.map(gone.contains) == true {
                 host.losePickerAgent()
@@ -258,4 +265,27 @@ public actor Agent {
 public struct AgentStartError: Error, CustomStringConvertible {
     public let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// What the idle exit goes by: the calls being answered, and when something last ended.
+struct Activity {
+    private var callsInFlight = 0
+    /// When a call started or ended, or a session, join, picker agent or subscription ended.
+    private(set) var last = ContinuousClock.now
+
+    var hasCallsInFlight: Bool { callsInFlight > 0 }
+
+    mutating func callStarted() {
+        callsInFlight += 1
+        last = .now
+    }
+
+    mutating func callEnded() {
+        callsInFlight -= 1
+        last = .now
+    }
+
+    mutating func mark() {
+        last = .now
+    }
 }
