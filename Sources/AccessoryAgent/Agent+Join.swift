@@ -3,7 +3,6 @@ import AgentInterface
 import BusService
 import FoundationEssentials
 import GLibRuntime
-import NetworkManagerBackend
 
 /// Joining accessory hotspots for clients, leaving them, and the dispatcher hook's intake.
 extension Agent {

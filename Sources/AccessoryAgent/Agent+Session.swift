@@ -1,6 +1,5 @@
 import AccessoryCore
 import AgentInterface
-import BlueZBackend
 import BusService
 import FoundationEssentials
 import GLibRuntime
