@@ -10,83 +10,132 @@ extension Agent {
     func join(
         _ call: MethodCall, record: AccessoryRecord, uid: UInt32, host: SessionHost?, options: [String: DBusValue]
     ) async throws(CallFailure) -> DBusValue {
+        var request = try joinRequest(options, record: record, uid: uid, inSession: host != nil)
+        let claim = try joins.claim(request.options.device)
+        defer { joins.release(claim) }
+        try await require(.join, call, uid: uid)
+
+        var session = try joiningSession(record, host: host)
+        // A Bluetooth handoff's hotspot: still on since the pick, or switched on again.
+        if request.passphrase == nil, let hotspot = try await handedOffHotspot(record, session.profile) {
+            session.adopt(hotspot, for: record.id)
+        }
+        if request.passphrase == nil && !request.withoutSecurity {
+            request.passphrase = try Self.suppliedPassphrase(for: record.id, in: session)
+        }
+        let configuration = try Self.read { () throws(AccessorySessionError) in
+            try session.hotspotConfiguration(
+                for: record.id, passphrase: request.passphrase, withoutSecurity: request.withoutSecurity)
+        }
+        let joined = try await connect(configuration, request.options, record: record, uid: uid, caller: call.sender)
+        try await hold(
+            joined, configuration, of: record, uid: uid, caller: call.sender, host: host,
+            bindToCaller: request.bindToCaller)
+        Journal.notice("join: \(joined.ssid) joined on \(joined.device) for record \(record.id)")
+        if configuration.lifetimeInDays != nil { schedulePurge() }
+        return Self.reply(joined)
+    }
+
+    /// The join's options, read in the order they are checked.
+    private func joinRequest(
+        _ options: [String: DBusValue], record: AccessoryRecord, uid: UInt32, inSession: Bool
+    ) throws(CallFailure) -> JoinRequest {
         let reader = try CallOptions(
-            options, known: ["device", "passphrase", "restoreAfter", "withoutSecurity"] + (host == nil ? ["bindToCaller"] : []))
-        var passphrase = try reader.string("passphrase", expected: "a string").map(Secret.init)
+            options,
+            known: ["device", "passphrase", "restoreAfter", "withoutSecurity"] + (inSession ? [] : ["bindToCaller"]))
+        let passphrase = try reader.string("passphrase", expected: "a string").map(Secret.init)
         let withoutSecurity = try reader.bool("withoutSecurity") ?? false
-        let bindToCaller = try reader.bool("bindToCaller") ?? (host != nil)
+        let bindToCaller = try reader.bool("bindToCaller") ?? inSession
         var joinOptions = JoinOptions()
         joinOptions.recordID = record.id
         joinOptions.cleaningUp = ownConnections
         joinOptions.permittedUser = uid == 0 ? nil : Self.userName(of: uid)
-        joinOptions.device = try reader.string("device", expected: "an interface name") { !$0.isEmpty && $0.utf8.count <= 15 }
+        joinOptions.device = try reader.string("device", expected: "an interface name") {
+            !$0.isEmpty && $0.utf8.count <= 15
+        }
         if let seconds = try reader.uint32("restoreAfter", expected: "uint32 seconds") {
             joinOptions.restoreAfter = seconds == 0 ? nil : .seconds(Int(seconds))
         }
-        let claim = try joins.claim(joinOptions.device)
-        defer { joins.release(claim) }
-        try await require(.join, call, uid: uid)
+        return JoinRequest(
+            options: joinOptions, passphrase: passphrase, withoutSecurity: withoutSecurity, bindToCaller: bindToCaller)
+    }
 
-        var session: AccessorySession
-        if let host {
-            session = host.session
-        } else if let picking = sessions.all.first(where: { $0.session.suppliedPassphrase(for: record.id) != nil }) {
+    /// The session whose rules the join follows: the caller's own, else the one the accessory
+    /// was picked in, else one of the record's owner made for the join alone.
+    private func joiningSession(_ record: AccessoryRecord, host: SessionHost?) throws(CallFailure) -> AccessorySession {
+        if let host { return host.session }
+        if let picking = sessions.all.first(where: { $0.session.suppliedPassphrase(for: record.id) != nil }) {
             // The session the accessory was picked in holds what the picker, the kiosk policy
             // or the accessory itself (a hotspot handoff) supplied for it.
-            session = picking.session
-        } else {
-            session = AccessorySession(profile: try loadProfile(record.owner.profileID), owner: record.owner, accessories: records.all)
-            _ = try? session.handle(.activate, at: Date())
+            return picking.session
         }
-        // A Bluetooth handoff's hotspot: still on since the pick, or switched on again.
-        if passphrase == nil, let hotspot = try await handedOffHotspot(record, session.profile) {
-            session.adopt(hotspot, for: record.id)
-        }
-        if passphrase == nil && !withoutSecurity, let supplied = session.suppliedPassphrase(for: record.id) {
-            switch supplied {
-            case .secret(let secret):
-                passphrase = secret
-            case .file(let path):
-                do {
-                    passphrase = try KioskPolicy.readPassphrase(path: path)
-                } catch {
-                    throw CallFailure(AccessorySessionError.invalidRequest(field: "passphrase", reason: "the kiosk policy's \(error)"))
-                }
+        var session = AccessorySession(
+            profile: try loadProfile(record.owner.profileID), owner: record.owner, accessories: records.all)
+        _ = try? session.handle(.activate, at: Date())
+        return session
+    }
+
+    /// The passphrase the session holds for the accessory: given in the picker, or in a file
+    /// the kiosk policy names.
+    private static func suppliedPassphrase(
+        for recordID: UUID, in session: AccessorySession
+    ) throws(CallFailure) -> Secret? {
+        switch session.suppliedPassphrase(for: recordID) {
+        case nil:
+            return nil
+        case .secret(let secret):
+            return secret
+        case .file(let path):
+            do {
+                return try KioskPolicy.readPassphrase(path: path)
+            } catch {
+                throw CallFailure(
+                    AccessorySessionError.invalidRequest(field: "passphrase", reason: "the kiosk policy's \(error)"))
             }
         }
-        let configuration = try Self.read { () throws(AccessorySessionError) in
-            try session.hotspotConfiguration(for: record.id, passphrase: passphrase, withoutSecurity: withoutSecurity)
-        }
+    }
 
-        let joined: JoinedHotspot
+    /// Has NetworkManager join; a failed join switches a handed-off hotspot off again.
+    private func connect(
+        _ configuration: HotspotConfiguration, _ options: JoinOptions, record: AccessoryRecord, uid: UInt32,
+        caller: String
+    ) async throws(CallFailure) -> JoinedHotspot {
+        let ssid = record.ssid.map { "\($0)" } ?? "?"
         do {
             let client = try await radios.hotspots()
-            Journal.info("join: \(record.ssid.map { "\($0)" } ?? "?") for record \(record.id) of uid \(uid) (\(call.sender))")
-            joined = try await client.join(configuration, options: joinOptions)
+            Journal.info("join: \(ssid) for record \(record.id) of uid \(uid) (\(caller))")
+            return try await client.join(configuration, options: options)
         } catch {
             if case .networkManagerUnavailable = error { await radios.reset(networkManager: true) }
-            Journal.notice("join: \(record.ssid.map { "\($0)" } ?? "?") for record \(record.id) failed: \(error)")
+            Journal.notice("join: \(ssid) for record \(record.id) failed: \(error)")
             await switchHotspotOff(record.id)
             throw CallFailure(error)
         }
+    }
+
+    /// Holds the join until it is left or ends. The session or the client it would end with may
+    /// have gone while NetworkManager connected: then nothing would ever end the join, so it
+    /// ends now and the call fails.
+    private func hold(
+        _ joined: JoinedHotspot, _ configuration: HotspotConfiguration, of record: AccessoryRecord, uid: UInt32,
+        caller: String, host: SessionHost?, bindToCaller: Bool
+    ) async throws(CallFailure) {
         joins.add(ActiveJoin(
-            device: joined.device, uid: uid, client: call.sender, sessionPath: host?.path, recordID: record.id,
+            device: joined.device, uid: uid, client: caller, sessionPath: host?.path, recordID: record.id,
             ssid: joined.ssid, connectionUUID: joined.connectionUUID.lowercased(), joinOnce: configuration.joinOnce,
             endsWithClient: bindToCaller && configuration.joinOnce))
         recordConnection(joined, of: record.id)
-        // The session or the client it would end with may have gone while NetworkManager
-        // connected: then nothing would ever end the join, so it ends now.
-        if let join = joins[joined.device], join.endsWithClient {
-            let sessionGone = host.map { !sessions.isOpen($0) } ?? false
-            let clientGone = sessionGone ? false : !(await bus.hasOwner(call.sender))
-            if sessionGone || clientGone {
-                await endJoin(join, because: sessionGone ? "its session ended during the join" : "its client left during the join")
-                throw CallFailure(sessionGone ? AccessorySessionError.invalidated : AccessorySessionError.connectionFailed(
-                    reason: "the client left the bus during the join"))
-            }
-        }
-        Journal.notice("join: \(joined.ssid) joined on \(joined.device) for record \(record.id)")
-        if configuration.lifetimeInDays != nil { schedulePurge() }
+        guard let join = joins[joined.device], join.endsWithClient else { return }
+        let sessionGone = host.map { !sessions.isOpen($0) } ?? false
+        let clientGone = sessionGone ? false : !(await bus.hasOwner(caller))
+        guard sessionGone || clientGone else { return }
+        let reason = sessionGone ? "its session ended during the join" : "its client left during the join"
+        await endJoin(join, because: reason)
+        throw CallFailure(sessionGone ? AccessorySessionError.invalidated : AccessorySessionError.connectionFailed(
+            reason: "the client left the bus during the join"))
+    }
+
+    private static func reply(_ joined: JoinedHotspot) -> DBusValue {
         var reply: [(String, DBusValue)] = [
             ("device", .string(joined.device)), ("ssid", .string(joined.ssid.notation)),
             ("connection", .string(joined.connectionID)), ("connectionUUID", .string(joined.connectionUUID)),
@@ -250,4 +299,14 @@ extension Agent {
             path: host.path, interface: AgentBus.Interface.session.name, signal: "AccessoryChanged", [BusCoding.record(record)],
             destination: host.client)
     }
+}
+
+/// What a join call asks for, from its options.
+private struct JoinRequest {
+    var options: JoinOptions
+    /// The caller's passphrase; else the one the session holds for the accessory, if any.
+    var passphrase: Secret?
+    var withoutSecurity: Bool
+    /// Whether the join ends when the caller leaves the bus.
+    var bindToCaller: Bool
 }

@@ -8,71 +8,40 @@ import GLibRuntime
 /// `io.accessorysetup.Manager1`, method by method (docs/dbus-api.md).
 extension Agent {
     func managerCall(_ call: MethodCall) async throws(CallFailure) -> [DBusValue] {
-        let arguments = call.arguments
-        func string(_ index: Int, _ name: String) throws(CallFailure) -> String {
-            guard arguments.indices.contains(index), let value = arguments[index].string else {
-                throw .invalidArguments(name, "expected a string")
-            }
-            return value
-        }
-        func options(_ index: Int) -> [String: DBusValue] {
-            arguments.indices.contains(index) ? arguments[index].members ?? [:] : [:]
-        }
+        let arguments = CallArguments(call.arguments)
         switch call.member {
         case "OpenSession":
-            return [.objectPath(try await openSession(call, profile: try string(0, "profile"), options: options(1)))]
+            let profile = try arguments.string(0, "profile")
+            return [.objectPath(try await openSession(call, profile: profile, options: arguments.options(1)))]
         case "OpenSessionWithProfile":
-            return [.objectPath(try await openSessionWithProfile(call, options: options(1)))]
+            return [.objectPath(try await openSessionWithProfile(call, options: arguments.options(1)))]
         case "RegisterPickerAgent":
-            guard case .objectPath(let path)? = arguments.first else { throw .invalidArguments("agent", "expected an object path") }
-            try await registerPickerAgent(call, path: path, options: options(1))
+            guard case .objectPath(let path)? = call.arguments.first else {
+                throw .invalidArguments("agent", "expected an object path")
+            }
+            try await registerPickerAgent(call, path: path, options: arguments.options(1))
             return []
         case "UnregisterPickerAgent":
-            guard case .objectPath(let path)? = arguments.first else { throw .invalidArguments("agent", "expected an object path") }
+            guard case .objectPath(let path)? = call.arguments.first else {
+                throw .invalidArguments("agent", "expected an object path")
+            }
             try await unregisterPickerAgent(call, path: path)
             return []
         case "ListAccessories":
-            return [BusCoding.records(try await listAccessories(call, options: options(0)))]
+            return [BusCoding.records(try await listAccessories(call, options: arguments.options(0)))]
         case "GetAccessory":
-            let (record, _) = try await callersRecord(call, id: try string(0, "accessory"))
+            let (record, _) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
             return [BusCoding.record(record)]
         case "JoinAccessory":
-            let (record, uid) = try await callersRecord(call, id: try string(0, "accessory"))
-            return [try await join(call, record: record, uid: uid, host: nil, options: options(1))]
+            let (record, uid) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
+            return [try await join(call, record: record, uid: uid, host: nil, options: arguments.options(1))]
         case "Leave":
-            return [try await leave(call, host: nil, options: options(0))]
-        case "RemoveAccessory":
-            let (record, _) = try await callersRecord(call, id: try string(0, "accessory"), action: .manageOthers)
-            try await applyOutsideSession(record, .removeAccessory(record.id))
-            return []
-        case "RenameAccessory":
-            let (record, _) = try await callersRecord(call, id: try string(0, "accessory"), action: .manageOthers)
-            let rename = RenameOptions(options(2)["ssid"]?.bool == true ? [.ssid] : [])
-            try await applyOutsideSession(record, .renameAccessory(record.id, name: try string(1, "name"), options: rename))
-            return []
-        case "FinishAuthorization":
-            let (record, uid) = try await callersRecord(call, id: try string(0, "accessory"))
-            try await require(.authorize, call, uid: uid)
-            let settings = try Self.read { () throws(AccessorySessionError) in
-                try AccessorySession.accessorySettings((arguments.count > 1 ? arguments[1] : BusCoding.emptyDictionary).jsonValue, at: "settings")
-            }
-            try await applyOutsideSession(record, .finishAuthorization(record.id, settings))
-            return []
-        case "FailAuthorization":
-            let (record, _) = try await callersRecord(call, id: try string(0, "accessory"))
-            try await applyOutsideSession(record, .failAuthorization(record.id))
+            return [try await leave(call, host: nil, options: arguments.options(0))]
+        case "RemoveAccessory", "RenameAccessory", "FinishAuthorization", "FailAuthorization":
+            try await changeRecord(call, arguments)
             return []
         case "Subscribe":
-            guard !subscribers.contains(call.sender) else {
-                throw CallFailure(AgentError.pickerAgentAlreadyRegistered(scope: "events of \(call.sender)"))
-            }
-            let uid = try await uid(of: call.sender)
-            subscribers.add(call.sender, uid: uid)
-            guard await bus.hasOwner(call.sender) else {
-                _ = subscribers.remove(call.sender)
-                return []
-            }
-            Journal.info("events: \(call.sender) subscribed")
+            try await subscribe(call)
             return []
         case "Unsubscribe":
             guard subscribers.remove(call.sender) else {
@@ -80,15 +49,63 @@ extension Agent {
             }
             return []
         case "ReportConnection":
-            try await reportConnection(call, action: try string(0, "action"), connection: options(1))
+            let action = try arguments.string(0, "action")
+            try await reportConnection(call, action: action, connection: arguments.options(1))
             return []
         case "Reload":
             try await require(.configureKiosk, call, uid: try await uid(of: call.sender))
             try reload()
             return []
         default:
-            throw CallFailure(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "Manager1 has no method \(call.member)")
+            throw Self.unknownMethod(call)
         }
+    }
+
+    private static func unknownMethod(_ call: MethodCall) -> CallFailure {
+        CallFailure(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "Manager1 has no method \(call.member)")
+    }
+
+    /// The record operations outside a session: on the caller's records, and on another
+    /// user's with polkit's manage-others for removing and renaming.
+    private func changeRecord(_ call: MethodCall, _ arguments: CallArguments) async throws(CallFailure) {
+        switch call.member {
+        case "RemoveAccessory":
+            let id = try arguments.string(0, "accessory")
+            let (record, _) = try await callersRecord(call, id: id, action: .manageOthers)
+            try await applyOutsideSession(record, .removeAccessory(record.id))
+        case "RenameAccessory":
+            let id = try arguments.string(0, "accessory")
+            let (record, _) = try await callersRecord(call, id: id, action: .manageOthers)
+            let rename = RenameOptions(arguments.options(2)["ssid"]?.bool == true ? [.ssid] : [])
+            let name = try arguments.string(1, "name")
+            try await applyOutsideSession(record, .renameAccessory(record.id, name: name, options: rename))
+        case "FinishAuthorization":
+            let (record, uid) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
+            try await require(.authorize, call, uid: uid)
+            let settings = try Self.read { () throws(AccessorySessionError) in
+                try AccessorySession.accessorySettings(arguments[1].jsonValue, at: "settings")
+            }
+            try await applyOutsideSession(record, .finishAuthorization(record.id, settings))
+        case "FailAuthorization":
+            let (record, _) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
+            try await applyOutsideSession(record, .failAuthorization(record.id))
+        default:
+            throw Self.unknownMethod(call)
+        }
+    }
+
+    /// `Subscribe`: one subscription per connection, dropped if the connection left meanwhile.
+    private func subscribe(_ call: MethodCall) async throws(CallFailure) {
+        guard !subscribers.contains(call.sender) else {
+            throw CallFailure(AgentError.pickerAgentAlreadyRegistered(scope: "events of \(call.sender)"))
+        }
+        let uid = try await uid(of: call.sender)
+        subscribers.add(call.sender, uid: uid)
+        guard await bus.hasOwner(call.sender) else {
+            _ = subscribers.remove(call.sender)
+            return
+        }
+        Journal.info("events: \(call.sender) subscribed")
     }
 
     static func read<T>(_ body: () throws(AccessorySessionError) -> T) throws(CallFailure) -> T {

@@ -11,6 +11,11 @@ import GLibRuntime
 /// backend report and timer is applied in one order; the slow parts (NetworkManager, BlueZ,
 /// polkit, picker agents) are awaited without blocking the others. Method calls start in the
 /// order they arrive.
+///
+/// The state is in parts, each the only writer of its own: `RecordBook`, `ProfileCache`,
+/// `SessionTable`, `PickerAgentRegistry`, `EventSubscribers`, `JoinTable`, `HandedOffHotspots`
+/// and `Activity`. The agent's methods orchestrate them; NetworkManager and BlueZ are reached
+/// through `Radios`, as `HotspotManaging` and `BluetoothManaging`.
 public actor Agent {
     let configuration: AgentConfiguration
     let bus: BusConnection
@@ -28,7 +33,7 @@ public actor Agent {
     private var purge: Task<Void, Never>?
     /// The BlueZ pairing agent on the agent's connection, from the first pairing on.
     private var pairingAgent: BluetoothPairingAgent?
-    var profiles = ProfileCache()
+    private var profiles = ProfileCache()
     var handedOff = HandedOffHotspots()
 
     private init(configuration: AgentConfiguration, bus: BusConnection, manager: ExportedObject, records: RecordBook) {

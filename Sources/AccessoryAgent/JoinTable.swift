@@ -29,7 +29,8 @@ struct JoinTable {
     /// `sessionPath` if named; the first by device name when several are.
     func joinToLeave(uid: UInt32, device: String?, sessionPath: String?) -> ActiveJoin? {
         let candidates = joins.values.filter { join in
-            join.uid == uid && (device == nil || join.device == device) && (sessionPath == nil || join.sessionPath == sessionPath)
+            join.uid == uid && (device == nil || join.device == device)
+                && (sessionPath == nil || join.sessionPath == sessionPath)
         }
         return candidates.sorted(by: { $0.device < $1.device }).first
     }
