@@ -3,7 +3,6 @@ import AgentInterface
 import BusService
 import FoundationEssentials
 import GLibRuntime
-import NetworkManagerBackend
 
 /// Joining accessory hotspots for clients, leaving them, and the dispatcher hook's intake.
 extension Agent {
@@ -11,89 +10,132 @@ extension Agent {
     func join(
         _ call: MethodCall, record: AccessoryRecord, uid: UInt32, host: SessionHost?, options: [String: DBusValue]
     ) async throws(CallFailure) -> DBusValue {
+        var request = try joinRequest(options, record: record, uid: uid, inSession: host != nil)
+        let claim = try joins.claim(request.options.device)
+        defer { joins.release(claim) }
+        try await require(.join, call, uid: uid)
+
+        var session = try joiningSession(record, host: host)
+        // A Bluetooth handoff's hotspot: still on since the pick, or switched on again.
+        if request.passphrase == nil, let hotspot = try await handedOffHotspot(record, session.profile) {
+            session.adopt(hotspot, for: record.id)
+        }
+        if request.passphrase == nil && !request.withoutSecurity {
+            request.passphrase = try Self.suppliedPassphrase(for: record.id, in: session)
+        }
+        let configuration = try Self.read { () throws(AccessorySessionError) in
+            try session.hotspotConfiguration(
+                for: record.id, passphrase: request.passphrase, withoutSecurity: request.withoutSecurity)
+        }
+        let joined = try await connect(configuration, request.options, record: record, uid: uid, caller: call.sender)
+        try await hold(
+            joined, configuration, of: record, uid: uid, caller: call.sender, host: host,
+            bindToCaller: request.bindToCaller)
+        Journal.notice("join: \(joined.ssid) joined on \(joined.device) for record \(record.id)")
+        if configuration.lifetimeInDays != nil { schedulePurge() }
+        return Self.reply(joined)
+    }
+
+    /// The join's options, read in the order they are checked.
+    private func joinRequest(
+        _ options: [String: DBusValue], record: AccessoryRecord, uid: UInt32, inSession: Bool
+    ) throws(CallFailure) -> JoinRequest {
         let reader = try CallOptions(
-            options, known: ["device", "passphrase", "restoreAfter", "withoutSecurity"] + (host == nil ? ["bindToCaller"] : []))
-        var passphrase = try reader.string("passphrase", expected: "a string").map(Secret.init)
+            options,
+            known: ["device", "passphrase", "restoreAfter", "withoutSecurity"] + (inSession ? [] : ["bindToCaller"]))
+        let passphrase = try reader.string("passphrase", expected: "a string").map(Secret.init)
         let withoutSecurity = try reader.bool("withoutSecurity") ?? false
-        let bindToCaller = try reader.bool("bindToCaller") ?? (host != nil)
+        let bindToCaller = try reader.bool("bindToCaller") ?? inSession
         var joinOptions = JoinOptions()
         joinOptions.recordID = record.id
         joinOptions.cleaningUp = ownConnections
         joinOptions.permittedUser = uid == 0 ? nil : Self.userName(of: uid)
-        joinOptions.device = try reader.string("device", expected: "an interface name") { !$0.isEmpty && $0.utf8.count <= 15 }
+        joinOptions.device = try reader.string("device", expected: "an interface name") {
+            !$0.isEmpty && $0.utf8.count <= 15
+        }
         if let seconds = try reader.uint32("restoreAfter", expected: "uint32 seconds") {
             joinOptions.restoreAfter = seconds == 0 ? nil : .seconds(Int(seconds))
         }
-        // One join at a time on a device, checkpoint or not; a join on the first device found
-        // waits for none and is waited for by all.
-        let slot = joinOptions.device ?? "*"
-        if let busy = joinsInFlight.first(where: { $0 == slot || $0 == "*" || slot == "*" }) {
-            throw CallFailure(HotspotError.pending(device: busy == "*" ? (joinOptions.device ?? "the Wi-Fi device") : busy))
-        }
-        joinsInFlight.append(slot)
-        defer { joinsInFlight.removeAll { $0 == slot } }
-        try await require(.join, call, uid: uid)
+        return JoinRequest(
+            options: joinOptions, passphrase: passphrase, withoutSecurity: withoutSecurity, bindToCaller: bindToCaller)
+    }
 
-        var session: AccessorySession
-        if let host {
-            session = host.session
-        } else if let picking = sessions.values.first(where: { $0.session.suppliedPassphrase(for: record.id) != nil }) {
+    /// The session whose rules the join follows: the caller's own, else the one the accessory
+    /// was picked in, else one of the record's owner made for the join alone.
+    private func joiningSession(_ record: AccessoryRecord, host: SessionHost?) throws(CallFailure) -> AccessorySession {
+        if let host { return host.session }
+        if let picking = sessions.all.first(where: { $0.session.suppliedPassphrase(for: record.id) != nil }) {
             // The session the accessory was picked in holds what the picker, the kiosk policy
             // or the accessory itself (a hotspot handoff) supplied for it.
-            session = picking.session
-        } else {
-            session = AccessorySession(profile: try loadProfile(record.owner.profileID), owner: record.owner, accessories: records)
-            _ = try? session.handle(.activate, at: Date())
+            return picking.session
         }
-        // A Bluetooth handoff's hotspot: still on since the pick, or switched on again.
-        if passphrase == nil, let hotspot = try await handedOffHotspot(record, session.profile) {
-            session.adopt(hotspot, for: record.id)
-        }
-        if passphrase == nil && !withoutSecurity, let supplied = session.suppliedPassphrase(for: record.id) {
-            switch supplied {
-            case .secret(let secret):
-                passphrase = secret
-            case .file(let path):
-                do {
-                    passphrase = try KioskPolicy.readPassphrase(path: path)
-                } catch {
-                    throw CallFailure(AccessorySessionError.invalidRequest(field: "passphrase", reason: "the kiosk policy's \(error)"))
-                }
+        var session = AccessorySession(
+            profile: try loadProfile(record.owner.profileID), owner: record.owner, accessories: records.all)
+        _ = try? session.handle(.activate, at: Date())
+        return session
+    }
+
+    /// The passphrase the session holds for the accessory: given in the picker, or in a file
+    /// the kiosk policy names.
+    private static func suppliedPassphrase(
+        for recordID: UUID, in session: AccessorySession
+    ) throws(CallFailure) -> Secret? {
+        switch session.suppliedPassphrase(for: recordID) {
+        case nil:
+            return nil
+        case .secret(let secret):
+            return secret
+        case .file(let path):
+            do {
+                return try KioskPolicy.readPassphrase(path: path)
+            } catch {
+                throw CallFailure(
+                    AccessorySessionError.invalidRequest(field: "passphrase", reason: "the kiosk policy's \(error)"))
             }
         }
-        let configuration = try Self.read { () throws(AccessorySessionError) in
-            try session.hotspotConfiguration(for: record.id, passphrase: passphrase, withoutSecurity: withoutSecurity)
-        }
+    }
 
-        let joined: JoinedHotspot
+    /// Has NetworkManager join; a failed join switches a handed-off hotspot off again.
+    private func connect(
+        _ configuration: HotspotConfiguration, _ options: JoinOptions, record: AccessoryRecord, uid: UInt32,
+        caller: String
+    ) async throws(CallFailure) -> JoinedHotspot {
+        let ssid = record.ssid.map { "\($0)" } ?? "?"
         do {
             let client = try await radios.hotspots()
-            Journal.info("join: \(record.ssid.map { "\($0)" } ?? "?") for record \(record.id) of uid \(uid) (\(call.sender))")
-            joined = try await client.join(configuration, options: joinOptions)
+            Journal.info("join: \(ssid) for record \(record.id) of uid \(uid) (\(caller))")
+            return try await client.join(configuration, options: options)
         } catch {
             if case .networkManagerUnavailable = error { await radios.reset(networkManager: true) }
-            Journal.notice("join: \(record.ssid.map { "\($0)" } ?? "?") for record \(record.id) failed: \(error)")
+            Journal.notice("join: \(ssid) for record \(record.id) failed: \(error)")
             await switchHotspotOff(record.id)
             throw CallFailure(error)
         }
-        joins[joined.device] = ActiveJoin(
-            device: joined.device, uid: uid, client: call.sender, sessionPath: host?.path, recordID: record.id,
+    }
+
+    /// Holds the join until it is left or ends. The session or the client it would end with may
+    /// have gone while NetworkManager connected: then nothing would ever end the join, so it
+    /// ends now and the call fails.
+    private func hold(
+        _ joined: JoinedHotspot, _ configuration: HotspotConfiguration, of record: AccessoryRecord, uid: UInt32,
+        caller: String, host: SessionHost?, bindToCaller: Bool
+    ) async throws(CallFailure) {
+        joins.add(ActiveJoin(
+            device: joined.device, uid: uid, client: caller, sessionPath: host?.path, recordID: record.id,
             ssid: joined.ssid, connectionUUID: joined.connectionUUID.lowercased(), joinOnce: configuration.joinOnce,
-            endsWithClient: bindToCaller && configuration.joinOnce)
+            endsWithClient: bindToCaller && configuration.joinOnce))
         recordConnection(joined, of: record.id)
-        // The session or the client it would end with may have gone while NetworkManager
-        // connected: then nothing would ever end the join, so it ends now.
-        if let join = joins[joined.device], join.endsWithClient {
-            let sessionGone = host.map { sessions[$0.path] !== $0 } ?? false
-            let clientGone = sessionGone ? false : !(await bus.hasOwner(call.sender))
-            if sessionGone || clientGone {
-                await endJoin(join, because: sessionGone ? "its session ended during the join" : "its client left during the join")
-                throw CallFailure(sessionGone ? AccessorySessionError.invalidated : AccessorySessionError.connectionFailed(
-                    reason: "the client left the bus during the join"))
-            }
-        }
-        Journal.notice("join: \(joined.ssid) joined on \(joined.device) for record \(record.id)")
-        if configuration.lifetimeInDays != nil { schedulePurge() }
+        guard let join = joins[joined.device], join.endsWithClient else { return }
+        let sessionGone = host.map { !sessions.isOpen($0) } ?? false
+        let clientGone = sessionGone ? false : !(await bus.hasOwner(caller))
+        guard sessionGone || clientGone else { return }
+        let reason = sessionGone ? "its session ended during the join" : "its client left during the join"
+        await endJoin(join, because: reason)
+        throw CallFailure(sessionGone ? AccessorySessionError.invalidated : AccessorySessionError.connectionFailed(
+            reason: "the client left the bus during the join"))
+    }
+
+    private static func reply(_ joined: JoinedHotspot) -> DBusValue {
         var reply: [(String, DBusValue)] = [
             ("device", .string(joined.device)), ("ssid", .string(joined.ssid.notation)),
             ("connection", .string(joined.connectionID)), ("connectionUUID", .string(joined.connectionUUID)),
@@ -114,20 +156,17 @@ extension Agent {
         let uid = try reader.uint32("user", expected: "a uint32 user id") ?? caller
         let device = try reader.string("device", expected: "an interface name")
         if uid != caller { try await require(.manageOthers, call, uid: caller) }
-        let candidates = joins.values.filter { join in
-            join.uid == uid && (device == nil || join.device == device) && (host == nil || join.sessionPath == host?.path)
-        }
-        guard let join = candidates.sorted(by: { $0.device < $1.device }).first else {
+        guard let join = joins.joinToLeave(uid: uid, device: device, sessionPath: host?.path) else {
             throw CallFailure(HotspotError.notJoined(device: device ?? "any device"))
         }
         // No longer ours while NetworkManager takes it down, so that the dispatcher's "down"
         // for it is not taken for an unexpected end.
-        joins[join.device] = nil
+        _ = joins.remove(on: join.device)
         let left: LeftHotspot
         do {
             left = try await radios.hotspots().leave(device: join.device)
         } catch {
-            if joins[join.device] == nil { joins[join.device] = join }
+            joins.restore(join)
             throw CallFailure(error)
         }
         Journal.notice("leave: \(join.ssid) left on \(join.device); \(Self.restoration(left))")
@@ -149,9 +188,8 @@ extension Agent {
 
     /// Ends a join the agent made, bringing the previous network back.
     func endJoin(_ join: ActiveJoin, because reason: String) async {
-        guard joins[join.device] != nil else { return }
-        joins[join.device] = nil
-        lastActivity = .now
+        guard joins.remove(on: join.device) != nil else { return }
+        activity.mark()
         do {
             let left = try await radios.hotspots().leave(device: join.device)
             Journal.notice("leave: \(join.ssid) on \(join.device) ended because \(reason); \(Self.restoration(left))")
@@ -166,13 +204,13 @@ extension Agent {
     private func handedOffHotspot(_ record: AccessoryRecord, _ profile: AccessoryProfile) async throws(CallFailure) -> RevealedHotspot? {
         guard profile.handoff == .bluetoothToWiFi, let handoff = profile.bluetoothHandoff, let address = record.bluetoothIdentifier
         else { return nil }
-        if let hotspot = handedOff[record.id] { return hotspot }
+        if let hotspot = handedOff.hotspot(for: record.id) { return hotspot }
         do {
             Journal.info("handoff: \(address) is switching its hotspot on again for record \(record.id)")
             let hotspot = try await radios.bluetooth().revealHotspot(address, handoff: handoff, pair: { address throws(BluetoothError) in
                 try await self.pairThroughAgent(address)
             })
-            handedOff[record.id] = hotspot
+            handedOff.keep(hotspot, for: record.id)
             return hotspot
         } catch {
             throw CallFailure(AccessorySessionError.connectionFailed(reason: "the hotspot handoff of \(address) failed: \(error)"))
@@ -184,8 +222,8 @@ extension Agent {
     /// Called as a join ends: the revealed passphrase is dropped whatever happens to the hotspot
     /// (a later join asks the accessory again).
     func switchHotspotOff(_ recordID: UUID) async {
-        handedOff[recordID] = nil
-        guard let record = records.first(where: { $0.id == recordID }), let address = record.bluetoothIdentifier,
+        handedOff.drop(recordID)
+        guard let record = records.record(recordID), let address = record.bluetoothIdentifier,
               let profile = try? loadProfile(record.owner.profileID), profile.handoff == .bluetoothToWiFi,
               let handoff = profile.bluetoothHandoff, handoff.switchOff != nil
         else { return }
@@ -223,12 +261,6 @@ extension Agent {
         }
     }
 
-    /// Restarts the purge after something may have added a profile with a lifetime.
-    func schedulePurge() {
-        purge?.cancel()
-        purge = Task { await self.keepProfilesPurged() }
-    }
-
     /// The dispatcher hook's report. Nothing in it is believed: only a connection the agent
     /// made counts (by the UUIDs it recorded, not by tags anyone may write in a profile), and
     /// its name and record are the agent's own.
@@ -244,20 +276,20 @@ extension Agent {
         guard let uuid = connection["uuid"]?.string?.lowercased(), UUID(uuidString: uuid) != nil else {
             throw .invalidArguments("connection.uuid", "expected a connection UUID")
         }
-        let made = madeConnections.last { $0.uuid == uuid }
-        let record = records.first { $0.connectionUUIDs.contains(uuid) || $0.id == made?.recordID }
+        let made = joins.madeConnection(uuid)
+        let record = records.all.first { $0.connectionUUIDs.contains(uuid) || $0.id == made?.recordID }
         guard record != nil || made != nil else { return }
         let name = made?.id ?? "Accessory \(record?.ssid?.escaped ?? "?")"
         Journal.notice("dispatcher: accessory connection '\(name)' \(action)\(record.map { " (record \($0.id))" } ?? "")")
         if let record {
-            for host in sessions.values where host.owner == record.owner {
+            for host in sessions.all where host.owner == record.owner {
                 emitConnectionEvent(record, for: host)
             }
         }
         // An accessory connection that went down while the agent still holds the join ended
         // unexpectedly (the accessory switched its hotspot off, say): bring the previous
         // network back now rather than at the restore deadline.
-        if action == "down", let join = joins.values.first(where: { $0.connectionUUID == uuid }) {
+        if action == "down", let join = joins.join(connectionUUID: uuid) {
             await endJoin(join, because: "the accessory connection went down")
         }
     }
@@ -267,4 +299,14 @@ extension Agent {
             path: host.path, interface: AgentBus.Interface.session.name, signal: "AccessoryChanged", [BusCoding.record(record)],
             destination: host.client)
     }
+}
+
+/// What a join call asks for, from its options.
+private struct JoinRequest {
+    var options: JoinOptions
+    /// The caller's passphrase; else the one the session holds for the accessory, if any.
+    var passphrase: Secret?
+    var withoutSecurity: Bool
+    /// Whether the join ends when the caller leaves the bus.
+    var bindToCaller: Bool
 }

@@ -8,86 +8,104 @@ import GLibRuntime
 /// `io.accessorysetup.Manager1`, method by method (docs/dbus-api.md).
 extension Agent {
     func managerCall(_ call: MethodCall) async throws(CallFailure) -> [DBusValue] {
-        let arguments = call.arguments
-        func string(_ index: Int, _ name: String) throws(CallFailure) -> String {
-            guard arguments.indices.contains(index), let value = arguments[index].string else {
-                throw .invalidArguments(name, "expected a string")
-            }
-            return value
-        }
-        func options(_ index: Int) -> [String: DBusValue] {
-            arguments.indices.contains(index) ? arguments[index].members ?? [:] : [:]
-        }
+        let arguments = CallArguments(call.arguments)
         switch call.member {
         case "OpenSession":
-            return [.objectPath(try await openSession(call, profile: try string(0, "profile"), options: options(1)))]
+            let profile = try arguments.string(0, "profile")
+            return [.objectPath(try await openSession(call, profile: profile, options: arguments.options(1)))]
         case "OpenSessionWithProfile":
-            return [.objectPath(try await openSessionWithProfile(call, options: options(1)))]
+            return [.objectPath(try await openSessionWithProfile(call, options: arguments.options(1)))]
         case "RegisterPickerAgent":
-            guard case .objectPath(let path)? = arguments.first else { throw .invalidArguments("agent", "expected an object path") }
-            try await registerPickerAgent(call, path: path, options: options(1))
+            guard case .objectPath(let path)? = call.arguments.first else {
+                throw .invalidArguments("agent", "expected an object path")
+            }
+            try await registerPickerAgent(call, path: path, options: arguments.options(1))
             return []
         case "UnregisterPickerAgent":
-            guard case .objectPath(let path)? = arguments.first else { throw .invalidArguments("agent", "expected an object path") }
+            guard case .objectPath(let path)? = call.arguments.first else {
+                throw .invalidArguments("agent", "expected an object path")
+            }
             try await unregisterPickerAgent(call, path: path)
             return []
         case "ListAccessories":
-            return [BusCoding.records(try await listAccessories(call, options: options(0)))]
+            return [BusCoding.records(try await listAccessories(call, options: arguments.options(0)))]
         case "GetAccessory":
-            let (record, _) = try await callersRecord(call, id: try string(0, "accessory"))
+            let (record, _) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
             return [BusCoding.record(record)]
         case "JoinAccessory":
-            let (record, uid) = try await callersRecord(call, id: try string(0, "accessory"))
-            return [try await join(call, record: record, uid: uid, host: nil, options: options(1))]
+            let (record, uid) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
+            return [try await join(call, record: record, uid: uid, host: nil, options: arguments.options(1))]
         case "Leave":
-            return [try await leave(call, host: nil, options: options(0))]
-        case "RemoveAccessory":
-            let (record, _) = try await callersRecord(call, id: try string(0, "accessory"), action: .manageOthers)
-            try await applyOutsideSession(record, .removeAccessory(record.id))
-            return []
-        case "RenameAccessory":
-            let (record, _) = try await callersRecord(call, id: try string(0, "accessory"), action: .manageOthers)
-            let rename = RenameOptions(options(2)["ssid"]?.bool == true ? [.ssid] : [])
-            try await applyOutsideSession(record, .renameAccessory(record.id, name: try string(1, "name"), options: rename))
-            return []
-        case "FinishAuthorization":
-            let (record, uid) = try await callersRecord(call, id: try string(0, "accessory"))
-            try await require(.authorize, call, uid: uid)
-            let settings = try Self.read { () throws(AccessorySessionError) in
-                try AccessorySession.accessorySettings((arguments.count > 1 ? arguments[1] : BusCoding.emptyDictionary).jsonValue, at: "settings")
-            }
-            try await applyOutsideSession(record, .finishAuthorization(record.id, settings))
-            return []
-        case "FailAuthorization":
-            let (record, _) = try await callersRecord(call, id: try string(0, "accessory"))
-            try await applyOutsideSession(record, .failAuthorization(record.id))
+            return [try await leave(call, host: nil, options: arguments.options(0))]
+        case "RemoveAccessory", "RenameAccessory", "FinishAuthorization", "FailAuthorization":
+            try await changeRecord(call, arguments)
             return []
         case "Subscribe":
-            guard subscribers[call.sender] == nil else {
-                throw CallFailure(AgentError.pickerAgentAlreadyRegistered(scope: "events of \(call.sender)"))
-            }
-            subscribers[call.sender] = try await uid(of: call.sender)
-            guard await bus.hasOwner(call.sender) else {
-                subscribers[call.sender] = nil
-                return []
-            }
-            Journal.info("events: \(call.sender) subscribed")
+            try await subscribe(call)
             return []
         case "Unsubscribe":
-            guard subscribers.removeValue(forKey: call.sender) != nil else {
+            guard subscribers.remove(call.sender) else {
                 throw CallFailure(AgentError.noSuchPickerAgent(path: "the event subscription of \(call.sender)"))
             }
             return []
         case "ReportConnection":
-            try await reportConnection(call, action: try string(0, "action"), connection: options(1))
+            let action = try arguments.string(0, "action")
+            try await reportConnection(call, action: action, connection: arguments.options(1))
             return []
         case "Reload":
             try await require(.configureKiosk, call, uid: try await uid(of: call.sender))
             try reload()
             return []
         default:
-            throw CallFailure(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "Manager1 has no method \(call.member)")
+            throw Self.unknownMethod(call)
         }
+    }
+
+    private static func unknownMethod(_ call: MethodCall) -> CallFailure {
+        CallFailure(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "Manager1 has no method \(call.member)")
+    }
+
+    /// The record operations outside a session: on the caller's records, and on another
+    /// user's with polkit's manage-others for removing and renaming.
+    private func changeRecord(_ call: MethodCall, _ arguments: CallArguments) async throws(CallFailure) {
+        switch call.member {
+        case "RemoveAccessory":
+            let id = try arguments.string(0, "accessory")
+            let (record, _) = try await callersRecord(call, id: id, action: .manageOthers)
+            try await applyOutsideSession(record, .removeAccessory(record.id))
+        case "RenameAccessory":
+            let id = try arguments.string(0, "accessory")
+            let (record, _) = try await callersRecord(call, id: id, action: .manageOthers)
+            let rename = RenameOptions(arguments.options(2)["ssid"]?.bool == true ? [.ssid] : [])
+            let name = try arguments.string(1, "name")
+            try await applyOutsideSession(record, .renameAccessory(record.id, name: name, options: rename))
+        case "FinishAuthorization":
+            let (record, uid) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
+            try await require(.authorize, call, uid: uid)
+            let settings = try Self.read { () throws(AccessorySessionError) in
+                try AccessorySession.accessorySettings(arguments[1].jsonValue, at: "settings")
+            }
+            try await applyOutsideSession(record, .finishAuthorization(record.id, settings))
+        case "FailAuthorization":
+            let (record, _) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
+            try await applyOutsideSession(record, .failAuthorization(record.id))
+        default:
+            throw Self.unknownMethod(call)
+        }
+    }
+
+    /// `Subscribe`: one subscription per connection, dropped if the connection left meanwhile.
+    private func subscribe(_ call: MethodCall) async throws(CallFailure) {
+        guard !subscribers.contains(call.sender) else {
+            throw CallFailure(AgentError.pickerAgentAlreadyRegistered(scope: "events of \(call.sender)"))
+        }
+        let uid = try await uid(of: call.sender)
+        subscribers.add(call.sender, uid: uid)
+        guard await bus.hasOwner(call.sender) else {
+            _ = subscribers.remove(call.sender)
+            return
+        }
+        Journal.info("events: \(call.sender) subscribed")
     }
 
     static func read<T>(_ body: () throws(AccessorySessionError) -> T) throws(CallFailure) -> T {
@@ -144,28 +162,16 @@ extension Agent {
         return try await openSession(call, profile: profile, uid: uid)
     }
 
-    /// Refuses a session past the limits of its connection or its user.
     private func checkSessionLimits(_ client: String, uid: UInt32) throws(CallFailure) {
-        let limits = configuration.limits
-        if sessions.values.count(where: { $0.client == client }) >= limits.sessionsPerConnection {
-            throw CallFailure(AgentError.limitExceeded(
-                what: "open sessions on this connection", limit: limits.sessionsPerConnection,
-                advice: "invalidate the sessions you no longer use"))
-        }
-        if sessions.values.count(where: { $0.uid == uid }) >= limits.sessionsPerUser {
-            throw CallFailure(AgentError.limitExceeded(
-                what: "open sessions as this user", limit: limits.sessionsPerUser,
-                advice: "close the programs of yours that keep sessions open"))
-        }
+        try sessions.checkLimits(client: client, uid: uid, configuration.limits)
     }
 
     private func openSession(_ call: MethodCall, profile: AccessoryProfile, uid: UInt32) async throws(CallFailure) -> String {
         // Checked again: other calls may have opened sessions while polkit answered.
         try checkSessionLimits(call.sender, uid: uid)
-        sessionCount += 1
-        let path = AgentBus.sessionPath(sessionCount)
+        let path = sessions.nextPath()
         let owner = AccessoryOwner(uid: uid, profileID: profile.id)
-        let session = AccessorySession(profile: profile, owner: owner, accessories: records)
+        let session = AccessorySession(profile: profile, owner: owner, accessories: records.all)
         let object: ExportedObject
         do {
             object = try ExportedObject(
@@ -189,7 +195,7 @@ extension Agent {
             await bus.unexport(object)
             throw error
         }
-        sessions[path] = host
+        sessions.add(host)
         Journal.info("session \(path) opened by \(call.sender) (uid \(uid)) over profile \(profile.id)")
         // A client that left while polkit or the bus answered was not seen leaving by the session.
         guard await bus.hasOwner(call.sender) else {
@@ -212,29 +218,21 @@ extension Agent {
             guard owner == uid else { throw CallFailure(AgentError.notAuthorized(action: "picker agent of logind session \(logindSession)")) }
         }
         let registration = PickerAgentRegistration(connection: call.sender, path: path, logindSession: logindSession)
-        let taken = pickerAgents.contains { existing in
-            logindSession == nil
-                ? existing.logindSession == nil && existing.connection == call.sender
-                : existing.logindSession == logindSession
-        }
-        guard !taken else {
-            throw CallFailure(AgentError.pickerAgentAlreadyRegistered(scope: logindSession.map { "logind session \($0)" } ?? call.sender))
-        }
-        pickerAgents.append(registration)
+        try pickerAgents.register(registration)
         guard await bus.hasOwner(call.sender) else {
-            pickerAgents.removeAll { $0 == registration }
+            pickerAgents.unregister(registration)
             throw CallFailure(AgentError.noSuchPickerAgent(path: path))
         }
         Journal.info("picker agent \(path) of \(call.sender) (uid \(uid)) registered for \(logindSession.map { "logind session \($0)" } ?? "its own sessions")")
     }
 
     private func unregisterPickerAgent(_ call: MethodCall, path: String) async throws(CallFailure) {
-        guard let registration = pickerAgents.first(where: { $0.connection == call.sender && $0.path == path }) else {
+        guard let registration = pickerAgents.registration(of: call.sender, path: path) else {
             throw CallFailure(AgentError.noSuchPickerAgent(path: path))
         }
-        pickerAgents.removeAll { $0 == registration }
-        for host in sessions.values where host.pickerAgent == registration {
-            host.pickerAgent = nil
+        pickerAgents.unregister(registration)
+        for host in sessions.all where host.pickerAgent == registration {
+            host.losePickerAgent()
             await feed(.pickerDismissed(.pickerRestricted(reason: "the picker was unregistered")), to: host)
         }
         Journal.info("picker agent \(path) of \(call.sender) unregistered")
@@ -255,8 +253,8 @@ extension Agent {
     /// The picker agent for a session: the one its client's own connection registered, else the
     /// one of the client's logind session.
     func pickerAgent(for host: SessionHost) async -> PickerAgentRegistration? {
-        if let own = pickerAgents.first(where: { $0.connection == host.client && $0.logindSession == nil }) { return own }
-        let sessionAgents = pickerAgents.filter { $0.logindSession != nil }
+        if let own = pickerAgents.own(of: host.client) { return own }
+        let sessionAgents = pickerAgents.forLogindSessions
         guard !sessionAgents.isEmpty, let pid = await bus.processID(of: host.client) else { return nil }
         let reply = try? await bus.call(
             destination: "org.freedesktop.login1", path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
@@ -273,7 +271,7 @@ extension Agent {
         let uid = try reader.uint32("user", expected: "a uint32 user id") ?? caller
         let profile = try reader.string("profile", expected: "a profile id")
         if uid != caller { try await require(.manageOthers, call, uid: caller) }
-        return ownedRecords(uid: uid, profile: profile)
+        return records.owned(uid: uid, profile: profile)
     }
 
     /// The record `id` if the caller owns it; another user's only with `action` allowed by polkit
@@ -282,7 +280,7 @@ extension Agent {
         _ call: MethodCall, id text: String, action: PolkitAction? = nil
     ) async throws(CallFailure) -> (AccessoryRecord, UInt32) {
         let uid = try await uid(of: call.sender)
-        guard let id = UUID(uuidString: text), let record = records.first(where: { $0.id == id }) else {
+        guard let id = UUID(uuidString: text), let record = records.record(id) else {
             throw CallFailure(AgentError.noSuchAccessory(text))
         }
         if record.owner.uid != uid {
@@ -297,7 +295,7 @@ extension Agent {
     /// it, so the rules are the session's; live sessions of that owner hear of the change.
     private func applyOutsideSession(_ record: AccessoryRecord, _ input: AccessorySession.Input) async throws(CallFailure) {
         let profile: AccessoryProfile
-        if let live = sessions.values.first(where: { $0.owner == record.owner }) {
+        if let live = sessions.all.first(where: { $0.owner == record.owner }) {
             profile = live.session.profile
         } else if case .removeAccessory = input, (try? loadProfile(record.owner.profileID)) == nil {
             // A record whose profile was uninstalled can still be removed.
@@ -306,7 +304,7 @@ extension Agent {
         } else {
             profile = try loadProfile(record.owner.profileID)
         }
-        var session = AccessorySession(profile: profile, owner: record.owner, accessories: records)
+        var session = AccessorySession(profile: profile, owner: record.owner, accessories: records.all)
         let effects: [AccessorySession.Effect]
         do {
             _ = try session.handle(.activate, at: Date())
@@ -317,7 +315,7 @@ extension Agent {
         for effect in effects {
             switch effect {
             case .save(let changed):
-                try store(changed)
+                try records.save(changed)
                 Journal.info("record \(changed.id) of uid \(changed.owner.uid) changed: \(changed.state.name), '\(changed.displayName)'")
                 await broadcast(.recordChanged(changed), owner: changed.owner, except: nil)
             case .delete(let removed):
@@ -329,27 +327,16 @@ extension Agent {
     }
 
     func removeRecord(_ record: AccessoryRecord) throws(CallFailure) {
-        // The stored record holds the profiles the agent made for it; a session's copy may not.
-        let record = records.first { $0.id == record.id } ?? record
-        try persist { $0.removeAll { $0.id == record.id } }
+        let record = try records.remove(record)
         Journal.info("record \(record.id) of uid \(record.owner.uid) removed")
         Task { await self.forgetProfiles(of: record) }
         Task { await self.broadcast(.recordRemoved(record.id), owner: record.owner, except: nil) }
     }
 
-    func persist(_ change: (inout [AccessoryRecord]) -> Void) throws(CallFailure) {
-        do {
-            try commit(change)
-        } catch {
-            Journal.error("records: \(error)")
-            throw CallFailure(AccessorySessionError.unknown(reason: "the record could not be stored: \(error)"))
-        }
-    }
-
     /// Forgets the NetworkManager profiles the agent made for a removed record, and those only:
     /// another owner's profile or join of the same SSID stays.
     func forgetProfiles(of record: AccessoryRecord) async {
-        let made = Set(record.connectionUUIDs + madeConnections.filter { $0.recordID == record.id }.map(\.uuid))
+        let made = Set(record.connectionUUIDs + joins.madeConnectionUUIDs(of: [record.id]))
         guard !made.isEmpty else { return }
         do {
             let forgotten = try await radios.hotspots().forget(connectionUUIDs: made)
@@ -359,23 +346,13 @@ extension Agent {
         }
     }
 
-    /// Stores a record a session changed, keeping what the agent alone knows of it.
-    func store(_ record: AccessoryRecord) throws(CallFailure) {
-        var record = record
-        if let stored = records.first(where: { $0.id == record.id }) { record.connectionUUIDs = stored.connectionUUIDs }
-        try persist { $0.removeAll { $0.id == record.id }; $0.append(record) }
-    }
-
     /// Remembers the profile a join made for a record: in the record, so that it is known after
     /// a restart, and among the recent ones, so that a join-once profile's end is recognised.
     func recordConnection(_ joined: JoinedHotspot, of recordID: UUID) {
         let uuid = joined.connectionUUID.lowercased()
-        madeConnections.append((uuid, joined.connectionID, joined.ssid, recordID))
-        if madeConnections.count > 64 { madeConnections.removeFirst(madeConnections.count - 64) }
+        joins.remember(joined, of: recordID)
         do {
-            try persist { records in
-                if let index = records.firstIndex(where: { $0.id == recordID }) { records[index].addConnection(uuid) }
-            }
+            try records.addConnection(uuid, to: recordID)
         } catch {
             Journal.warning("record \(recordID): the profile \(uuid) it joined with is known until the agent stops only: \(error.message)")
         }
@@ -384,19 +361,19 @@ extension Agent {
     /// The NetworkManager profiles the agent made, lowercased: the only ones it cleans up,
     /// forgets, or believes the dispatcher about.
     var ownConnections: Set<String> {
-        Set(records.flatMap(\.connectionUUIDs) + madeConnections.map(\.uuid))
+        Set(records.connectionUUIDs + joins.madeConnectionUUIDs())
     }
 
     /// The profiles the agent made for the records of `uid`.
     func ownConnections(uid: UInt32) -> Set<String> {
-        let owned = ownedRecords(uid: uid)
+        let owned = records.owned(uid: uid)
         let ids = Set(owned.map(\.id))
-        return Set(owned.flatMap(\.connectionUUIDs) + madeConnections.filter { ids.contains($0.recordID) }.map(\.uuid))
+        return Set(owned.flatMap(\.connectionUUIDs) + joins.madeConnectionUUIDs(of: ids))
     }
 
     /// Sends `input` to every live session of `owner` but `except`.
     func broadcast(_ input: AccessorySession.Input, owner: AccessoryOwner, except: String?) async {
-        for host in sessions.values where host.owner == owner && host.path != except {
+        for host in sessions.all where host.owner == owner && host.path != except {
             await feed(input, to: host)
         }
     }

@@ -1,7 +1,6 @@
 import AccessoryCore
 import BluetoothPairing
 import AgentInterface
-import BlueZBackend
 import BusService
 import FoundationEssentials
 import GLibRuntime
@@ -18,7 +17,15 @@ extension Agent {
         let bluetooth = try await radios.bluetooth()
         let path = try await bluetooth.devicePath(of: address)
         if await bluetooth.isPaired(address) { return }
-        let pairingAgent = self.pairingAgent ?? BluetoothPairingAgent(
+        let pairingAgent = bluetoothPairingAgent
+        Journal.info("pairing: \(address)")
+        try await pairingAgent.pair(address, devicePath: path)
+        Journal.notice("pairing: \(address) paired")
+    }
+
+    /// A pairing agent whose questions go to the picker of the session pairing the accessory.
+    func makePairingAgent() -> BluetoothPairingAgent {
+        BluetoothPairingAgent(
             bus: bus, path: Self.pairingAgentPath,
             show: { [weak self] code, address in
                 Journal.notice("pairing: \(address) asks the person to type a code on it")
@@ -28,17 +35,13 @@ extension Agent {
                 await self?.confirmPasskey(code, for: address) ?? false
             },
             warn: { Journal.warning($0) })
-        self.pairingAgent = pairingAgent
-        Journal.info("pairing: \(address)")
-        try await pairingAgent.pair(address, devicePath: path)
-        Journal.notice("pairing: \(address) paired")
     }
 
     /// Asks the person, through the picker of the session setting up `address`, whether the
     /// accessory shows `code`. A pick made by the kiosk policy has no person to ask: the
     /// comparison is refused, as consent cannot be skipped.
     private func confirmPasskey(_ code: String, for address: MACAddress) async -> Bool {
-        guard let host = sessions.values.first(where: { $0.session.settingUpBluetoothAddress == address }) else {
+        guard let host = sessions.all.first(where: { $0.session.settingUpBluetoothAddress == address }) else {
             Journal.notice("pairing: \(address) shows a number to confirm, and no session is setting it up; refused")
             return false
         }
@@ -61,7 +64,7 @@ extension Agent {
 
     /// Tells the picker of the session setting up `address` which code to type on the accessory.
     private func showPasskey(_ code: String, for address: MACAddress) {
-        for host in sessions.values {
+        for host in sessions.all {
             guard let agent = host.pickerAgent, host.session.settingUpBluetoothAddress == address else { continue }
             send(agent, "SetupProgress", [.objectPath(host.path), .string("pairing"), .vardict([("passkey", .string(code))])])
         }

@@ -1,6 +1,5 @@
 import AccessoryCore
 import AgentInterface
-import BlueZBackend
 import BusService
 import FoundationEssentials
 import GLibRuntime
@@ -12,53 +11,16 @@ extension Agent {
             throw CallFailure(AccessorySessionError.invalidated)
         }
         guard call.sender == host.client else { throw .accessDenied }
-        let arguments = call.arguments
-        func argument(_ index: Int) -> DBusValue { arguments.indices.contains(index) ? arguments[index] : BusCoding.emptyDictionary }
-        func accessory(_ index: Int) throws(CallFailure) -> UUID {
-            guard let text = argument(index).string, let id = UUID(uuidString: text) else {
-                throw CallFailure(AccessorySessionError.invalidRequest(field: "accessory", reason: "expected an accessory id (a UUID)"))
-            }
-            return id
-        }
+        let arguments = CallArguments(call.arguments)
         switch call.member {
         case "Activate":
             try await apply(.activate, to: host)
         case "ShowPicker":
-            try checkItemCount(argument(0))
-            let limit = configuration.limits.recordsPerUser
-            if ownedRecords(uid: host.uid).count >= limit {
-                throw CallFailure(AgentError.limitExceeded(
-                    what: "accessories", limit: limit, advice: "remove the ones you no longer use ('accessoryctl remove')"))
-            }
-            let items = try Self.read { () throws(AccessorySessionError) in
-                try argument(0).elements.enumerated().map { index, item throws(AccessorySessionError) in
-                    try AccessorySession.pickerRequestItem(item.jsonValue, at: "items[\(index)]")
-                }
-            }
-            let settings = try Self.read { () throws(AccessorySessionError) in
-                try AccessorySession.pickerDisplaySettings(argument(1).jsonValue, at: "settings")
-            }
-            // Migration items alone need nobody to pick; what they adopt is recorded as a pick is.
-            let picks = items.contains { if case .display = $0 { true } else { false } }
-            if items.contains(where: { if case .migration = $0 { true } else { false } }) {
-                try await require(.authorize, call, uid: host.uid)
-            }
-            let frontEnd = picks ? try await frontEnd(for: host) : .agent
-            if picks, let agent = host.pickerAgent {
-                let limit = configuration.limits.pickersPerPickerAgent
-                let open = sessions.values.count { $0 !== host && $0.pickerAgent == agent && $0.choice != nil }
-                guard open < limit else {
-                    host.pickerAgent = nil
-                    throw CallFailure(AgentError.limitExceeded(
-                        what: "pickers open at once in one desktop session", limit: limit,
-                        advice: "wait until the person has answered one"))
-                }
-            }
-            try await apply(.showPicker(items, settings, frontEnd), to: host)
+            try await showPicker(call, arguments, host: host)
         case "UpdatePicker":
-            try checkItemCount(argument(0))
+            try checkItemCount(arguments[0])
             let items = try Self.read { () throws(AccessorySessionError) in
-                try argument(0).elements.enumerated().map { index, item throws(AccessorySessionError) in
+                try arguments[0].elements.enumerated().map { index, item throws(AccessorySessionError) in
                     try AccessorySession.discoveredDisplayItem(item.jsonValue, at: "items[\(index)]")
                 }
             }
@@ -66,44 +28,84 @@ extension Agent {
         case "FinishPickerDiscovery":
             try await apply(.finishPickerDiscovery, to: host)
         case "FinishAuthorization":
-            let id = try accessory(0)
+            let id = try arguments.accessory(0)
             try await require(.authorize, call, uid: host.uid)
             let settings = try Self.read { () throws(AccessorySessionError) in
-                try AccessorySession.accessorySettings(argument(1).jsonValue, at: "settings")
+                try AccessorySession.accessorySettings(arguments[1].jsonValue, at: "settings")
             }
             try await apply(.finishAuthorization(id, settings), to: host)
         case "FailAuthorization":
-            try await apply(.failAuthorization(try accessory(0)), to: host)
+            try await apply(.failAuthorization(try arguments.accessory(0)), to: host)
         case "UpdateAuthorization":
-            let id = try accessory(0)
+            let id = try arguments.accessory(0)
             try await require(.authorize, call, uid: host.uid)
             let descriptor = try Self.read { () throws(AccessorySessionError) in
-                try AccessorySession.discoveryDescriptor(argument(1).jsonValue, at: "descriptor")
+                try AccessorySession.discoveryDescriptor(arguments[1].jsonValue, at: "descriptor")
             }
             try await apply(.updateAuthorization(id, descriptor), to: host)
         case "RemoveAccessory":
-            try await apply(.removeAccessory(try accessory(0)), to: host)
+            try await apply(.removeAccessory(try arguments.accessory(0)), to: host)
         case "RenameAccessory":
-            let id = try accessory(0)
-            guard let name = argument(1).string else {
-                throw CallFailure(AccessorySessionError.invalidRequest(field: "name", reason: "expected a string"))
-            }
-            let options = RenameOptions(argument(2).members?["ssid"]?.bool == true ? [.ssid] : [])
-            try await apply(.renameAccessory(id, name: name, options: options), to: host)
+            try await renameAccessory(arguments, host: host)
         case "JoinAccessoryHotspot":
-            let id = try accessory(0)
+            let id = try arguments.accessory(0)
             guard let record = host.session.accessories.first(where: { $0.id == id }) else {
-                throw CallFailure(AccessorySessionError.invalidRequest(field: "accessory", reason: "no accessory \(id) belongs to this session's client"))
+                throw CallFailure(AccessorySessionError.invalidRequest(
+                    field: "accessory", reason: "no accessory \(id) belongs to this session's client"))
             }
-            return [try await join(call, record: record, uid: host.uid, host: host, options: argument(1).members ?? [:])]
+            return [try await join(call, record: record, uid: host.uid, host: host, options: arguments.options(1))]
         case "Leave":
             return [try await leave(call, host: host, options: [:])]
         case "Invalidate":
             await invalidate(host, error: nil)
         default:
-            throw CallFailure(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "Session1 has no method \(call.member)")
+            throw CallFailure(
+                name: "org.freedesktop.DBus.Error.UnknownMethod", message: "Session1 has no method \(call.member)")
         }
         return []
+    }
+
+    /// `ShowPicker`. The item and record limits come before anything is read, polkit's
+    /// authorize for migration items before the front end is chosen, and the limit of open
+    /// pickers on the picker agent last.
+    private func showPicker(
+        _ call: MethodCall, _ arguments: CallArguments, host: SessionHost
+    ) async throws(CallFailure) {
+        try checkItemCount(arguments[0])
+        try records.checkRoom(uid: host.uid, limit: configuration.limits.recordsPerUser)
+        let items = try Self.read { () throws(AccessorySessionError) in
+            try arguments[0].elements.enumerated().map { index, item throws(AccessorySessionError) in
+                try AccessorySession.pickerRequestItem(item.jsonValue, at: "items[\(index)]")
+            }
+        }
+        let settings = try Self.read { () throws(AccessorySessionError) in
+            try AccessorySession.pickerDisplaySettings(arguments[1].jsonValue, at: "settings")
+        }
+        // Migration items alone need nobody to pick; what they adopt is recorded as a pick is.
+        let picks = items.contains { if case .display = $0 { true } else { false } }
+        if items.contains(where: { if case .migration = $0 { true } else { false } }) {
+            try await require(.authorize, call, uid: host.uid)
+        }
+        let frontEnd = picks ? try await frontEnd(for: host) : .agent
+        if picks, let agent = host.pickerAgent {
+            let limit = configuration.limits.pickersPerPickerAgent
+            guard sessions.openPickers(on: agent, besides: host) < limit else {
+                host.losePickerAgent()
+                throw CallFailure(AgentError.limitExceeded(
+                    what: "pickers open at once in one desktop session", limit: limit,
+                    advice: "wait until the person has answered one"))
+            }
+        }
+        try await apply(.showPicker(items, settings, frontEnd), to: host)
+    }
+
+    private func renameAccessory(_ arguments: CallArguments, host: SessionHost) async throws(CallFailure) {
+        let id = try arguments.accessory(0)
+        guard let name = arguments[1].string else {
+            throw CallFailure(AccessorySessionError.invalidRequest(field: "name", reason: "expected a string"))
+        }
+        let options = RenameOptions(arguments.options(2)["ssid"]?.bool == true ? [.ssid] : [])
+        try await apply(.renameAccessory(id, name: name, options: options), to: host)
     }
 
     private func checkItemCount(_ items: DBusValue) throws(CallFailure) {
@@ -117,17 +119,17 @@ extension Agent {
     /// Who picks for a session: the picker agent of its client, else the kiosk policy, else the
     /// picker agent of its client's logind session.
     private func frontEnd(for host: SessionHost) async throws(CallFailure) -> PickerFrontEnd {
-        if let own = pickerAgents.first(where: { $0.connection == host.client && $0.logindSession == nil }) {
-            host.pickerAgent = own
+        if let own = pickerAgents.own(of: host.client) {
+            host.pick(with: own)
             return .agent
         }
         if let policy = kiosk?.policy(forProfile: host.session.profile.id, uid: host.uid, userName: host.userName) {
-            host.kioskPolicy = policy
+            host.pick(with: policy)
             Journal.info("session \(host.path): the kiosk policy picks")
             return .kiosk(policy)
         }
         if let agent = await pickerAgent(for: host) {
-            host.pickerAgent = agent
+            host.pick(with: agent)
             return .agent
         }
         throw CallFailure(AccessorySessionError.pickerRestricted(
@@ -139,7 +141,7 @@ extension Agent {
     private func apply(_ input: AccessorySession.Input, to host: SessionHost) async throws(CallFailure) {
         let effects: [AccessorySession.Effect]
         do {
-            effects = try host.session.handle(input, at: Date())
+            effects = try host.handle(input)
         } catch {
             throw CallFailure(error)
         }
@@ -154,9 +156,9 @@ extension Agent {
 
     /// A report from a backend, a timer or a picker agent; a refusal is only logged.
     func feed(_ input: AccessorySession.Input, to host: SessionHost) async {
-        guard sessions[host.path] === host else { return }
+        guard sessions.isOpen(host) else { return }
         do {
-            let effects = try host.session.handle(input, at: Date())
+            let effects = try host.handle(input)
             await perform(effects, for: host)
         } catch {
             Journal.debugLog("session \(host.path): \(error)")
@@ -165,18 +167,18 @@ extension Agent {
 
     /// Ends a session: `nil` when its client asked or left. Its join-once connection ends too.
     func invalidate(_ host: SessionHost, error: AccessorySessionError?) async {
-        guard sessions[host.path] === host else { return }
+        guard sessions.isOpen(host) else { return }
         do {
-            let effects = try host.session.handle(.invalidate(error), at: Date())
+            let effects = try host.handle(.invalidate(error))
             await perform(effects, for: host)
         } catch {
             Journal.debugLog("session \(host.path): \(error)")
         }
         host.cancelTasks()
-        sessions[host.path] = nil
-        lastActivity = .now
+        sessions.remove(host)
+        activity.mark()
         await bus.unexport(host.object)
-        for join in joins.values where join.sessionPath == host.path && join.endsWithClient {
+        for join in joins.all where join.sessionPath == host.path && join.endsWithClient {
             await endJoin(join, because: "its session ended")
         }
         Journal.info("session \(host.path) ended")
@@ -184,110 +186,141 @@ extension Agent {
 
     // MARK: Effects
 
+    /// Carries out the session's effects in order, then publishes its state. An effect that
+    /// ends the session (a record it could not store) or finds it ended stops the rest.
     private func perform(_ effects: [AccessorySession.Effect], for host: SessionHost) async {
         for (index, effect) in effects.enumerated() {
-            switch effect {
-            case .emit(let event):
-                emit(event, for: host)
-            case .save(let record):
-                do {
-                    try store(record)
-                } catch {
-                    await invalidate(host, error: .unknown(reason: error.message))
-                    return
-                }
-                if let hotspot = host.session.revealedHotspot(for: record.id) { handedOff[record.id] = hotspot }
-                Journal.info("record \(record.id) of uid \(record.owner.uid) saved: \(record.state.name), '\(record.displayName)'")
-                await broadcast(.recordChanged(record), owner: record.owner, except: host.path)
-            case .delete(let record):
-                do {
-                    try removeRecord(record)
-                } catch {
-                    await invalidate(host, error: .unknown(reason: error.message))
-                    return
-                }
-            case .startDiscovery(let descriptors):
-                host.discovery?.cancel()
-                let radios = self.radios
-                let path = host.path
-                host.discovery = Task {
-                    await radios.discover(descriptors) { input in await self.feed(input, toSession: path) }
-                }
-                Journal.info("session \(host.path): discovery started for \(descriptors.count) descriptors")
-            case .stopDiscovery:
-                host.discovery?.cancel()
-                host.discovery = nil
-                Journal.info("session \(host.path): discovery stopped")
-            case .startTimer(let timer, let after):
-                host.timers[timer]?.cancel()
-                let path = host.path
-                host.timers[timer] = Task {
-                    try? await Task.sleep(for: after)
-                    guard !Task.isCancelled else { return }
-                    self.sessions[path]?.timers[timer] = nil
-                    await self.feed(.timerFired(timer), toSession: path)
-                }
-            case .cancelTimer(let timer):
-                host.timers.removeValue(forKey: timer)?.cancel()
-            case .presentPicker(let items):
-                await presentPicker(items, for: host)
-                // The session may have ended while the request went out; then nothing is started.
-                guard sessions[host.path] === host else { return }
-            case .updatePicker(let shown, let removed):
-                if let agent = host.pickerAgent {
-                    send(agent, "UpdateEntries", [
-                        .objectPath(host.path), BusCoding.dictionaries(shown.map(BusCoding.entry)),
-                        .array(removed.map { .uint32(UInt32($0)) }, elementType: "u"),
-                    ])
-                }
-            case .dismissPicker:
-                host.choice?.cancel()
-                host.choice = nil
-                // After a pick the setup is done; otherwise the picker is cancelled with the
-                // error the client's PickerDidDismiss carries (timeout, invalidated, …).
-                if let agent = host.pickerAgent {
-                    if let error = Self.dismissal(after: index, in: effects) {
-                        send(agent, "Cancel", [.objectPath(host.path), BusCoding.error(error)])
-                    } else {
-                        let done: [DBusValue] = [.objectPath(host.path), .string("done"), BusCoding.emptyDictionary]
-                        send(agent, "SetupProgress", done)
-                    }
-                }
-            case .lookUpMigrations(let items):
-                let path = host.path
-                let uid = host.uid
-                Task {
-                    let lookups = await self.lookUp(items, uid: uid)
-                    await self.feed(.migrationsLookedUp(lookups), toSession: path)
-                }
-            case .setUp(let step, let entry):
-                if let agent = host.pickerAgent {
-                    send(agent, "SetupProgress", [.objectPath(host.path), .string(step.rawValue), BusCoding.emptyDictionary])
-                }
-                let path = host.path
-                let handoff = host.session.profile.bluetoothHandoff
-                host.setup = Task {
-                    guard step == .hotspotHandoff else {
-                        await self.feed(.setupFinished(step, await self.setUp(step, entry)), toSession: path)
-                        return
-                    }
-                    switch await self.revealHotspot(entry, handoff) {
-                    case .success(let hotspot): await self.handOver(hotspot, of: entry, handoff, toSession: path)
-                    case .failure(let failure): await self.feed(.setupFinished(step, failure), toSession: path)
-                    }
-                }
-            case .cancelSetUp(_, let entry):
-                // A handoff cancelled after the accessory switched its hotspot on switches it off.
-                host.setup?.cancel()
-                host.setup = nil
-                if let address = entry.bluetooth?.address {
-                    Task { await self.cancelPairing(address) }
-                }
-            }
+            guard await perform(effect, at: index, of: effects, for: host) else { return }
         }
         host.object.setProperties([
             "State": .string(host.stateName), "Accessories": BusCoding.records(host.session.accessories),
         ])
+    }
+
+    /// One effect; whether the session is still there for the next.
+    private func perform(
+        _ effect: AccessorySession.Effect, at index: Int, of effects: [AccessorySession.Effect], for host: SessionHost
+    ) async -> Bool {
+        switch effect {
+        case .emit(let event):
+            emit(event, for: host)
+        case .save(let record):
+            return await save(record, for: host)
+        case .delete(let record):
+            do {
+                try removeRecord(record)
+            } catch {
+                await invalidate(host, error: .unknown(reason: error.message))
+                return false
+            }
+        case .startDiscovery(let descriptors):
+            startDiscovery(descriptors, for: host)
+        case .stopDiscovery:
+            host.stopDiscovery()
+            Journal.info("session \(host.path): discovery stopped")
+        case .startTimer(let timer, let after):
+            start(timer, after: after, for: host)
+        case .cancelTimer(let timer):
+            host.cancel(timer)
+        case .presentPicker(let items):
+            await presentPicker(items, for: host)
+            // The session may have ended while the request went out; then nothing is started.
+            return sessions.isOpen(host)
+        case .updatePicker(let shown, let removed):
+            if let agent = host.pickerAgent {
+                send(agent, "UpdateEntries", [
+                    .objectPath(host.path), BusCoding.dictionaries(shown.map(BusCoding.entry)),
+                    .array(removed.map { .uint32(UInt32($0)) }, elementType: "u"),
+                ])
+            }
+        case .dismissPicker:
+            dismissPicker(for: host, error: Self.dismissal(after: index, in: effects))
+        case .lookUpMigrations(let items):
+            lookUpMigrations(items, for: host)
+        case .setUp(let step, let entry):
+            startSetUp(step, entry, for: host)
+        case .cancelSetUp(_, let entry):
+            // A handoff cancelled after the accessory switched its hotspot on switches it off.
+            host.cancelSetUp()
+            if let address = entry.bluetooth?.address {
+                Task { await self.cancelPairing(address) }
+            }
+        }
+        return true
+    }
+
+    /// Stores a record the session changed; a refusal ends the session. Whether it goes on.
+    private func save(_ record: AccessoryRecord, for host: SessionHost) async -> Bool {
+        do {
+            try records.save(record)
+        } catch {
+            await invalidate(host, error: .unknown(reason: error.message))
+            return false
+        }
+        if let hotspot = host.session.revealedHotspot(for: record.id) { handedOff.keep(hotspot, for: record.id) }
+        Journal.info(
+            "record \(record.id) of uid \(record.owner.uid) saved: \(record.state.name), '\(record.displayName)'")
+        await broadcast(.recordChanged(record), owner: record.owner, except: host.path)
+        return true
+    }
+
+    private func startDiscovery(_ descriptors: [DiscoveryDescriptor], for host: SessionHost) {
+        let radios = self.radios
+        let path = host.path
+        host.discover(with: Task {
+            await radios.discover(descriptors) { input in await self.feed(input, toSession: path) }
+        })
+        Journal.info("session \(host.path): discovery started for \(descriptors.count) descriptors")
+    }
+
+    private func start(_ timer: AccessorySession.Timer, after: Duration, for host: SessionHost) {
+        let path = host.path
+        host.start(timer, as: Task {
+            try? await Task.sleep(for: after)
+            guard !Task.isCancelled else { return }
+            self.sessions[path]?.fired(timer)
+            await self.feed(.timerFired(timer), toSession: path)
+        })
+    }
+
+    /// Closes the picker. After a pick the setup is done; otherwise the picker is cancelled with
+    /// `error`, which the client's PickerDidDismiss carries (timeout, invalidated, …).
+    private func dismissPicker(for host: SessionHost, error: AccessorySessionError?) {
+        host.cancelChoice()
+        guard let agent = host.pickerAgent else { return }
+        if let error {
+            send(agent, "Cancel", [.objectPath(host.path), BusCoding.error(error)])
+        } else {
+            send(agent, "SetupProgress", [.objectPath(host.path), .string("done"), BusCoding.emptyDictionary])
+        }
+    }
+
+    private func lookUpMigrations(_ items: [MigrationDisplayItem], for host: SessionHost) {
+        let path = host.path
+        let uid = host.uid
+        Task {
+            let lookups = await self.lookUp(items, uid: uid)
+            await self.feed(.migrationsLookedUp(lookups), toSession: path)
+        }
+    }
+
+    /// Starts a setup step of the picked accessory; the picker shows it.
+    private func startSetUp(_ step: AccessorySession.SetupStep, _ entry: PickerEntry, for host: SessionHost) {
+        if let agent = host.pickerAgent {
+            send(agent, "SetupProgress", [.objectPath(host.path), .string(step.rawValue), BusCoding.emptyDictionary])
+        }
+        let path = host.path
+        let handoff = host.session.profile.bluetoothHandoff
+        host.setUp(in: Task {
+            guard step == .hotspotHandoff else {
+                await self.feed(.setupFinished(step, await self.setUp(step, entry)), toSession: path)
+                return
+            }
+            switch await self.revealHotspot(entry, handoff) {
+            case .success(let hotspot): await self.handOver(hotspot, of: entry, handoff, toSession: path)
+            case .failure(let failure): await self.feed(.setupFinished(step, failure), toSession: path)
+            }
+        })
     }
 
     /// The error of the `pickerDidDismiss` that follows a `dismissPicker` effect; `nil` after a pick.
@@ -313,7 +346,7 @@ extension Agent {
         let eventArguments: [DBusValue] = [
             .objectPath(host.path), .uint32(UInt32(event.type.rawValue)), accessory, BusCoding.error(event.error),
         ]
-        for (subscriber, uid) in subscribers where uid == 0 || uid == host.uid {
+        for subscriber in subscribers.recipients(forSessionOf: host.uid) {
             bus.emit(
                 path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name, signal: "Event", eventArguments,
                 destination: subscriber)
@@ -346,7 +379,7 @@ extension Agent {
         // The request goes out before anything else this picker sends (its entries come from
         // the discovery started after it): a picker agent hears RequestChoice first.
         let (queued, markQueued) = AsyncStream.makeStream(of: Never.self)
-        host.choice = Task {
+        host.awaitChoice(in: Task {
             defer { markQueued.finish() }
             let reply: Result<[DBusValue], BusError>
             do throws(BusError) {
@@ -359,12 +392,12 @@ extension Agent {
             }
             guard !Task.isCancelled, let host = self.sessions[path] else { return }
             await self.choiceArrived(reply, for: host, from: agent)
-        }
+        })
         for await _ in queued {}
     }
 
     private func choiceArrived(_ reply: Result<[DBusValue], BusError>, for host: SessionHost, from agent: PickerAgentRegistration) async {
-        host.choice = nil
+        host.choiceArrived()
         switch reply {
         case .failure(let error) where error.name == AccessorySessionError.userCancelled.dbusName:
             Journal.info("session \(host.path): the person cancelled the picker")
@@ -390,7 +423,7 @@ extension Agent {
                 return
             }
             do {
-                let effects = try host.session.handle(.picked(choice), at: Date())
+                let effects = try host.handle(.picked(choice))
                 await perform(effects, for: host)
             } catch {
                 Journal.warning("session \(host.path): the picker's answer was refused: \(error)")
@@ -463,8 +496,7 @@ extension Agent {
     private func handOver(_ hotspot: RevealedHotspot, of entry: PickerEntry, _ handoff: BluetoothHandoff?, toSession path: String) async {
         if let host = sessions[path] {
             // Both at once, so that no dismissal comes between the hotspot and the step's end.
-            if let effects = try? host.session.handle(.hotspotRevealed(hotspot), at: Date())
-                + host.session.handle(.setupFinished(.hotspotHandoff, nil), at: Date()) {
+            if let effects = try? host.handle(.hotspotRevealed(hotspot)) + host.handle(.setupFinished(.hotspotHandoff, nil)) {
                 await perform(effects, for: host)
                 return
             }

@@ -12,70 +12,44 @@ import GLibRuntime
 /// backend report and timer is applied in one order; the slow parts (NetworkManager, BlueZ,
 /// polkit, picker agents) are awaited without blocking the others. Method calls start in the
 /// order they arrive.
+///
+/// The state is in parts, each the only writer of its own: `RecordBook`, `ProfileCache`,
+/// `SessionTable`, `PickerAgentRegistry`, `EventSubscribers`, `JoinTable`, `HandedOffHotspots`
+/// and `Activity`. The agent's methods orchestrate them; NetworkManager and BlueZ are reached
+/// through `Radios`, as `HotspotManaging` and `BluetoothManaging`.
 public actor Agent {
     let configuration: AgentConfiguration
     let bus: BusConnection
     let manager: ExportedObject
     let polkit: Polkit
     let radios: Radios
-    let store: AccessoryStore
-    /// Every owner's records, as the store holds them.
-    var records: [AccessoryRecord]
-    var kiosk: KioskPolicy?
-    var sessions: [String: SessionHost] = [:]
-    var sessionCount = 0
-    var pickerAgents: [PickerAgentRegistration] = []
-    /// Unique name → uid, for `Subscribe`.
-    var subscribers: [String: UInt32] = [:]
-    /// Device → the join on it.
-    var joins: [String: ActiveJoin] = [:]
-    /// The devices joins are being made on now ("*": the first Wi-Fi device, whichever it is).
-    var joinsInFlight: [String] = []
-    /// The connections the agent's joins made, by UUID, so that the dispatcher's `down` for one
-    /// is recognised after its join-once profile is gone. The most recent 64.
-    var madeConnections: [(uuid: String, id: String, ssid: SSID, recordID: UUID)] = []
-    /// Calls being answered, for the idle exit.
-    var callsInFlight = 0
-    var lastActivity = ContinuousClock.now
+    var records: RecordBook
+    private(set) var kiosk: KioskPolicy?
+    var sessions = SessionTable()
+    var pickerAgents = PickerAgentRegistry()
+    var subscribers = EventSubscribers()
+    var joins = JoinTable()
+    var activity = Activity()
     /// Waits for the next accessory profile to expire.
-    var purge: Task<Void, Never>?
+    private var purge: Task<Void, Never>?
     /// The BlueZ pairing agent on the agent's connection, from the first pairing on.
-    var pairingAgent: BluetoothPairingAgent?
-    /// The profiles read so far, by file path, with the version of the file they were read from.
-    var profiles: [String: (version: FileVersion, profile: AccessoryProfile)] = [:]
-    /// Hotspots accessories revealed in a handoff and that are still switched on, by record:
-    /// a join after the picking session ended uses them.
-    var handedOff: [UUID: RevealedHotspot] = [:]
+    private var pairingAgent: BluetoothPairingAgent?
+    private var profiles = ProfileCache()
+    var handedOff = HandedOffHotspots()
 
-    private init(configuration: AgentConfiguration, bus: BusConnection, manager: ExportedObject, records: [AccessoryRecord]) {
+    private init(configuration: AgentConfiguration, bus: BusConnection, manager: ExportedObject, records: RecordBook) {
         self.configuration = configuration
         self.bus = bus
         self.manager = manager
         polkit = Polkit(bus: bus)
         radios = Radios(busAddress: configuration.radioBusAddress)
-        store = AccessoryStore(url: configuration.stateDirectory.appendingPathComponent("accessories.json"))
         self.records = records
     }
 
     /// Reads the records and the kiosk policy, connects, exports the manager and owns the bus
     /// name. Throws a message for the log when the agent cannot serve.
     public static func start(_ configuration: AgentConfiguration) async throws(AgentStartError) -> Agent {
-        let store = AccessoryStore(url: configuration.stateDirectory.appendingPathComponent("accessories.json"))
-        let records: [AccessoryRecord]
-        do {
-            try FileManager.default.createDirectory(
-                at: configuration.stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            records = try store.load()
-        } catch let error as AccessoryStoreError {
-            if case .corrupt = error {
-                Journal.error("records: \(error); starting with none")
-                records = []
-            } else {
-                throw AgentStartError("cannot read the records: \(error)")
-            }
-        } catch {
-            throw AgentStartError("cannot create the state directory \(configuration.stateDirectory.path): \(error)")
-        }
+        let records = try RecordBook.open(in: configuration.stateDirectory)
         let bus: BusConnection
         let manager: ExportedObject
         do {
@@ -132,15 +106,27 @@ public actor Agent {
         purge?.cancel()
     }
 
+    /// Restarts the purge after something may have added a profile with a lifetime.
+    func schedulePurge() {
+        purge?.cancel()
+        purge = Task { await self.keepProfilesPurged() }
+    }
+
+    /// The pairing agent, made on the first pairing.
+    var bluetoothPairingAgent: BluetoothPairingAgent {
+        if let pairingAgent { return pairingAgent }
+        let made = makePairingAgent()
+        pairingAgent = made
+        return made
+    }
+
     private func serveCalls() async {
         for await call in bus.incomingCalls {
-            callsInFlight += 1
-            lastActivity = .now
+            activity.callStarted()
             // Started at once on this actor, so calls begin in the order they came.
             Task.immediate {
                 await self.answer(call)
-                self.callsInFlight -= 1
-                self.lastActivity = .now
+                self.activity.callEnded()
             }
         }
     }
@@ -165,7 +151,7 @@ public actor Agent {
 
     /// Whether nothing is going on: no session, picker agent, subscriber, join or call.
     var isIdle: Bool {
-        sessions.isEmpty && pickerAgents.isEmpty && subscribers.isEmpty && joins.isEmpty && callsInFlight == 0
+        sessions.isEmpty && pickerAgents.isEmpty && subscribers.isEmpty && joins.isEmpty && !activity.hasCallsInFlight
     }
 
     /// With an idle exit: wakes when the agent may have been idle long enough, and stops it if
@@ -176,7 +162,7 @@ public actor Agent {
         guard let idleExit = configuration.idleExit else { return }
         while !Task.isCancelled {
             let now = ContinuousClock.now
-            let due = lastActivity + idleExit
+            let due = activity.last + idleExit
             if isIdle && now >= due {
                 stop.yield("idle for \(idleExit)")
                 return
@@ -186,95 +172,40 @@ public actor Agent {
     }
 
     private func shutdown() async {
-        for host in Array(sessions.values) { await invalidate(host, error: .invalidated) }
-        for join in Array(joins.values) where join.joinOnce { await endJoin(join, because: "the agent is stopping") }
-        for agent in pickerAgents {
+        for host in sessions.all { await invalidate(host, error: .invalidated) }
+        for join in joins.all where join.joinOnce { await endJoin(join, because: "the agent is stopping") }
+        for agent in pickerAgents.removeAll() {
             bus.send(destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name, method: "Release", [])
         }
-        pickerAgents = []
         await bus.close()
     }
 
     /// A peer left the bus: its sessions end, its picker agents and subscription go.
     func peerVanished(_ peer: String) async {
-        let gone = pickerAgents.filter { $0.connection == peer }
+        let gone = pickerAgents.removeAll(of: peer)
         // Sessions and joins mark it as they end; any peer may leave the bus without it.
-        if subscribers.removeValue(forKey: peer) != nil || !gone.isEmpty { lastActivity = .now }
+        if subscribers.remove(peer) || !gone.isEmpty { activity.mark() }
         if !gone.isEmpty {
-            pickerAgents.removeAll { $0.connection == peer }
             Journal.info("picker agent of \(peer) left the bus")
-            for host in sessions.values where host.pickerAgent.map(gone.contains) == true {
-                host.pickerAgent = nil
+            for host in sessions.all where host.pickerAgent.map(gone.contains) == true {
+                host.losePickerAgent()
                 await feed(.pickerDismissed(.pickerRestricted(reason: "the picker left the bus")), to: host)
             }
         }
-        for host in sessions.values where host.client == peer {
+        for host in sessions.all where host.client == peer {
             Journal.info("session \(host.path): its client \(peer) left the bus")
             await invalidate(host, error: nil)
         }
-        for join in joins.values where join.client == peer && join.endsWithClient && join.sessionPath == nil {
+        for join in joins.all where join.client == peer && join.endsWithClient && join.sessionPath == nil {
             await endJoin(join, because: "its client left the bus")
         }
     }
 
-    // MARK: Records
-
-    /// Stores `records` with `change` applied; nothing changes when the store refuses.
-    func commit(_ change: (inout [AccessoryRecord]) -> Void) throws(AccessoryStoreError) {
-        var updated = records
-        change(&updated)
-        try store.save(updated)
-        records = updated
-    }
-
-    func ownedRecords(uid: UInt32, profile: String? = nil) -> [AccessoryRecord] {
-        records.filter { $0.owner.uid == uid && (profile == nil || $0.owner.profileID == profile) }
-    }
-
     // MARK: Profiles and the kiosk policy
 
-    /// Profile `id`, from `<id>.json` in the first profile directory that has it, else from any
-    /// other file there that holds it (a directory is listed only then). A file read before and
-    /// not changed since is not read again, nor are its product images checked again.
+    /// Profile `id`, as installed (see `ProfileCache`).
     func loadProfile(_ id: String) throws(CallFailure) -> AccessoryProfile {
-        guard AccessoryProfile.isReverseDNS(id) else {
-            throw .invalidArguments("profile", "'\(id)' is not a profile id (a reverse-DNS name like ge.wled.softap)")
-        }
-        let name = "\(id).json"
-        for directory in configuration.profileDirectories {
-            if let profile = try profile(id, in: directory.appendingPathComponent(name), named: true) { return profile }
-            let others = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
-                .filter { $0.hasSuffix(".json") && $0 != name }
-                .sorted()
-            for file in others {
-                if let profile = try profile(id, in: directory.appendingPathComponent(file), named: false) { return profile }
-            }
-        }
-        throw CallFailure(AgentError.noSuchProfile(id))
-    }
-
-    /// Profile `id` if the file at `url` holds it; `nil` if there is no such file, it holds
-    /// another profile, or it is refused and is not `<id>.json` (whose refusal is the answer).
-    private func profile(_ id: String, in url: URL, named: Bool) throws(CallFailure) -> AccessoryProfile? {
-        // Taken before the read: a change during it makes the next look read the file again.
-        guard let version = FileVersion(path: url.path) else {
-            profiles[url.path] = nil
-            return nil
-        }
-        if let cached = profiles[url.path], cached.version == version {
-            return cached.profile.id == id ? cached.profile : nil
-        }
-        let profile: AccessoryProfile
-        do {
-            profile = try AccessoryProfile.load(contentsOf: url)
-        } catch {
-            profiles[url.path] = nil
-            Journal.error("profile \(url.path) is installed but refused: \(error)")
-            if named { throw CallFailure(AgentError.invalidProfile(error)) }
-            return nil
-        }
-        profiles[url.path] = (version, profile)
-        return profile.id == id ? profile : nil
+        try profiles.profile(id, in: configuration.profileDirectories)
     }
 
     func loadKioskPolicy() throws(CallFailure) {
@@ -304,7 +235,7 @@ public actor Agent {
     /// refused one leaves the previous one in force).
     func reload() throws(CallFailure) {
         Journal.notice("reloading the profiles and the kiosk policy")
-        profiles.removeAll()
+        profiles.forgetAll()
         try loadKioskPolicy()
     }
 
@@ -342,21 +273,25 @@ public struct AgentStartError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Which version of a file a path names: another file put in its place, or the file written
-/// to, changes it. (The change time moves with every write, even one whose writer sets the
-/// modification time back.)
-struct FileVersion: Equatable, Sendable {
-    private let device: UInt64, inode: UInt64, size: Int64
-    private let changed: Duration, modified: Duration
+/// What the idle exit goes by: the calls being answered, and when something last ended.
+struct Activity {
+    private var callsInFlight = 0
+    /// When a call started or ended, or a session, join, picker agent or subscription ended.
+    private(set) var last = ContinuousClock.now
 
-    /// `nil` when there is nothing at `path`.
-    init?(path: String) {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
-        device = UInt64(status.st_dev)
-        inode = UInt64(status.st_ino)
-        size = Int64(status.st_size)
-        changed = .seconds(status.st_ctim.tv_sec) + .nanoseconds(status.st_ctim.tv_nsec)
-        modified = .seconds(status.st_mtim.tv_sec) + .nanoseconds(status.st_mtim.tv_nsec)
+    var hasCallsInFlight: Bool { callsInFlight > 0 }
+
+    mutating func callStarted() {
+        callsInFlight += 1
+        last = .now
+    }
+
+    mutating func callEnded() {
+        callsInFlight -= 1
+        last = .now
+    }
+
+    mutating func mark() {
+        last = .now
     }
 }

@@ -4,7 +4,8 @@ import FoundationEssentials
 import NetworkManagerBackend
 
 /// NetworkManager and BlueZ as the agent uses them: connected on first use and kept, so a
-/// join or a picker does not pay for a new client; reconnected after a failure.
+/// join or a picker does not pay for a new client; reconnected after a failure. The only part
+/// of the agent that knows the backends: the rest sees `HotspotManaging` and `BluetoothManaging`.
 actor Radios {
     private let busAddress: String?
     private var networkManager: NetworkManagerClient?
@@ -16,14 +17,19 @@ actor Radios {
         self.busAddress = busAddress
     }
 
-    func hotspots() async throws(HotspotError) -> NetworkManagerClient {
+    func hotspots() async throws(HotspotError) -> any HotspotManaging {
+        try await networkManagerClient()
+    }
+
+    /// The client itself, whose access-point watch (for discovery) has no core counterpart.
+    private func networkManagerClient() async throws(HotspotError) -> NetworkManagerClient {
         if let networkManager { return networkManager }
         let client = try await NetworkManagerClient.connect(busAddress: busAddress)
         networkManager = client
         return client
     }
 
-    func bluetooth() async throws(BluetoothError) -> BlueZClient {
+    func bluetooth() async throws(BluetoothError) -> any BluetoothManaging {
         if let bluez { return bluez }
         let client = try await BlueZClient.connect(busAddress: busAddress)
         bluez = client
@@ -63,7 +69,7 @@ actor Radios {
         let client: NetworkManagerClient
         let watch: AccessPointWatch
         do {
-            client = try await hotspots()
+            client = try await networkManagerClient()
             watch = try await client.watchAccessPoints(device: nil)
         } catch {
             Journal.warning("discovery: Wi-Fi is not available: \(error)")
@@ -102,7 +108,7 @@ actor Radios {
 
     /// Starts the rescans for one more picker: one schedule serves every open picker, so any
     /// number of them costs NetworkManager one scan request per interval.
-    private func startRescanning(_ client: NetworkManagerClient) {
+    private func startRescanning(_ client: any HotspotManaging) {
         if let current = rescanning {
             rescanning = (current.pickers + 1, current.task)
             return

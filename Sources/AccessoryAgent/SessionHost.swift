@@ -10,16 +10,17 @@ final class SessionHost {
     let client: String
     let uid: UInt32
     let userName: String?
-    var session: AccessorySession
+    private(set) var session: AccessorySession
     let object: ExportedObject
-    var discovery: Task<Void, Never>?
-    var timers: [AccessorySession.Timer: Task<Void, Never>] = [:]
+    private var discovery: Task<Void, Never>?
+    private var timers: [AccessorySession.Timer: Task<Void, Never>] = [:]
     /// The picker agent's `RequestChoice` call, while one is open.
-    var choice: Task<Void, Never>?
+    private var choice: Task<Void, Never>?
     /// The picked accessory's running setup step (pairing, bridging, the hotspot handoff).
-    var setup: Task<Void, Never>?
-    var pickerAgent: PickerAgentRegistration?
-    var kioskPolicy: KioskPolicy.Policy?
+    private var setup: Task<Void, Never>?
+    /// Who picks for the session, once `ShowPicker` found one.
+    private(set) var pickerAgent: PickerAgentRegistration?
+    private(set) var kioskPolicy: KioskPolicy.Policy?
 
     init(path: String, client: String, uid: UInt32, userName: String?, session: AccessorySession, object: ExportedObject) {
         self.path = path
@@ -31,6 +32,81 @@ final class SessionHost {
     }
 
     var owner: AccessoryOwner { session.owner }
+
+    /// Hands `input` to the session's state machine; the effects are the caller's to carry out.
+    func handle(_ input: AccessorySession.Input) throws(AccessorySessionError) -> [AccessorySession.Effect] {
+        try session.handle(input, at: Date())
+    }
+
+    /// The picker agent picks for the session.
+    func pick(with agent: PickerAgentRegistration) {
+        pickerAgent = agent
+    }
+
+    /// The kiosk policy picks for the session.
+    func pick(with policy: KioskPolicy.Policy) {
+        kioskPolicy = policy
+    }
+
+    /// The picker agent is gone, unregistered, or refused to the session.
+    func losePickerAgent() {
+        pickerAgent = nil
+    }
+
+    /// Discovery runs as `task`, instead of any that ran before.
+    func discover(with task: Task<Void, Never>) {
+        discovery?.cancel()
+        discovery = task
+    }
+
+    func stopDiscovery() {
+        discovery?.cancel()
+        discovery = nil
+    }
+
+    /// `timer` fires at the end of `task`, instead of any earlier start of it.
+    func start(_ timer: AccessorySession.Timer, as task: Task<Void, Never>) {
+        timers[timer]?.cancel()
+        timers[timer] = task
+    }
+
+    /// `timer`'s task ended by firing.
+    func fired(_ timer: AccessorySession.Timer) {
+        timers[timer] = nil
+    }
+
+    func cancel(_ timer: AccessorySession.Timer) {
+        timers.removeValue(forKey: timer)?.cancel()
+    }
+
+    /// The picker agent's answer is awaited in `task`.
+    func awaitChoice(in task: Task<Void, Never>) {
+        choice = task
+    }
+
+    /// The picker agent answered (or failed to).
+    func choiceArrived() {
+        choice = nil
+    }
+
+    /// The picker closes without waiting for its answer.
+    func cancelChoice() {
+        choice?.cancel()
+        choice = nil
+    }
+
+    /// Whether the picker agent has been asked to choose and not answered yet.
+    var hasOpenPicker: Bool { choice != nil }
+
+    /// The picked accessory's setup step runs as `task`.
+    func setUp(in task: Task<Void, Never>) {
+        setup = task
+    }
+
+    func cancelSetUp() {
+        setup?.cancel()
+        setup = nil
+    }
 
     /// Stops every task the session runs.
     func cancelTasks() {

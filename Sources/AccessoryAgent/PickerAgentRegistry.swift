@@ -1,0 +1,83 @@
+import AccessoryCore
+import FoundationEssentials
+
+/// The picker front ends registered with `RegisterPickerAgent`: at most one per logind
+/// session, and one per connection for the sessions that connection opens itself.
+struct PickerAgentRegistry {
+    private var agents: [PickerAgentRegistration] = []
+
+    var isEmpty: Bool { agents.isEmpty }
+
+    /// The agent `client` registered for the sessions it opens itself.
+    func own(of client: String) -> PickerAgentRegistration? {
+        agents.first { $0.connection == client && $0.logindSession == nil }
+    }
+
+    /// The agents registered for a logind session.
+    var forLogindSessions: [PickerAgentRegistration] {
+        agents.filter { $0.logindSession != nil }
+    }
+
+    /// The agent `connection` registered at `path`.
+    func registration(of connection: String, path: String) -> PickerAgentRegistration? {
+        agents.first { $0.connection == connection && $0.path == path }
+    }
+
+    /// Adds `registration`, refused when its scope (its logind session, or its connection's
+    /// own sessions) has an agent already.
+    mutating func register(_ registration: PickerAgentRegistration) throws(CallFailure) {
+        let taken = agents.contains { existing in
+            registration.logindSession == nil
+                ? existing.logindSession == nil && existing.connection == registration.connection
+                : existing.logindSession == registration.logindSession
+        }
+        guard !taken else {
+            throw CallFailure(AgentError.pickerAgentAlreadyRegistered(
+                scope: registration.logindSession.map { "logind session \($0)" } ?? registration.connection))
+        }
+        agents.append(registration)
+    }
+
+    mutating func unregister(_ registration: PickerAgentRegistration) {
+        agents.removeAll { $0 == registration }
+    }
+
+    /// Removes the agents of a connection that left the bus; returns them.
+    mutating func removeAll(of connection: String) -> [PickerAgentRegistration] {
+        let gone = agents.filter { $0.connection == connection }
+        agents.removeAll { $0.connection == connection }
+        return gone
+    }
+
+    /// Removes every agent, as the agent stops; returns them, to be released.
+    mutating func removeAll() -> [PickerAgentRegistration] {
+        defer { agents = [] }
+        return agents
+    }
+}
+
+/// The connections subscribed to the manager's `Event` signal, with the uid of each: root's
+/// hear every session's events, others' only those of their own sessions.
+struct EventSubscribers {
+    private var uids: [String: UInt32] = [:]
+
+    var isEmpty: Bool { uids.isEmpty }
+
+    func contains(_ peer: String) -> Bool {
+        uids[peer] != nil
+    }
+
+    mutating func add(_ peer: String, uid: UInt32) {
+        uids[peer] = uid
+    }
+
+    /// Ends the subscription of `peer`; whether it had one.
+    mutating func remove(_ peer: String) -> Bool {
+        uids.removeValue(forKey: peer) != nil
+    }
+
+    /// The subscribers that may hear the events of a session of `uid`.
+    func recipients(forSessionOf uid: UInt32) -> [String] {
+        uids.compactMap { peer, subscriber in subscriber == 0 || subscriber == uid ? peer : nil }
+    }
+}

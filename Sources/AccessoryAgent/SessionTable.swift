@@ -1,0 +1,57 @@
+import AccessoryCore
+import AgentInterface
+import FoundationEssentials
+
+/// The open sessions, by object path, and the limits on how many one connection or one user
+/// may hold open.
+struct SessionTable {
+    private var hosts: [String: SessionHost] = [:]
+    /// Sessions opened since the agent started: the number in the next one's path.
+    private var opened = 0
+
+    subscript(path: String) -> SessionHost? { hosts[path] }
+
+    /// Every open session, in no particular order; a copy, so ending sessions while going
+    /// through it is safe.
+    var all: [SessionHost] { Array(hosts.values) }
+
+    var isEmpty: Bool { hosts.isEmpty }
+
+    /// Whether `host` is still the session open at its path.
+    func isOpen(_ host: SessionHost) -> Bool {
+        hosts[host.path] === host
+    }
+
+    /// Refuses a session past the limits of its connection or its user.
+    func checkLimits(client: String, uid: UInt32, _ limits: AgentLimits) throws(CallFailure) {
+        if hosts.values.count(where: { $0.client == client }) >= limits.sessionsPerConnection {
+            throw CallFailure(AgentError.limitExceeded(
+                what: "open sessions on this connection", limit: limits.sessionsPerConnection,
+                advice: "invalidate the sessions you no longer use"))
+        }
+        if hosts.values.count(where: { $0.uid == uid }) >= limits.sessionsPerUser {
+            throw CallFailure(AgentError.limitExceeded(
+                what: "open sessions as this user", limit: limits.sessionsPerUser,
+                advice: "close the programs of yours that keep sessions open"))
+        }
+    }
+
+    /// How many sessions other than `host` have a picker open on `agent`.
+    func openPickers(on agent: PickerAgentRegistration, besides host: SessionHost) -> Int {
+        hosts.values.count { $0 !== host && $0.pickerAgent == agent && $0.hasOpenPicker }
+    }
+
+    /// The object path for the next session.
+    mutating func nextPath() -> String {
+        opened += 1
+        return AgentBus.sessionPath(opened)
+    }
+
+    mutating func add(_ host: SessionHost) {
+        hosts[host.path] = host
+    }
+
+    mutating func remove(_ host: SessionHost) {
+        hosts[host.path] = nil
+    }
+}
