@@ -38,7 +38,7 @@ let package = Package(
                 "GLibRuntime",
             ]
         ),
-        .executableTarget(name: "accessory-agent", dependencies: ["AccessoryAgent", "GLibRuntime"]),
+        .executableTarget(name: "accessory-agent", dependencies: ["AccessoryAgent", "AgentInterface", "GLibRuntime"]),
         .executableTarget(name: "embed-interfaces", path: "Plugins/EmbedInterfacesTool"),
         .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-interfaces"]),
         // libcrypto's declarations (libssl-dev), its functions loaded with dlopen when provisioning.

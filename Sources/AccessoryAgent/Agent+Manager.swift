@@ -5,7 +5,7 @@ import FoundationEssentials
 import Glibc
 import GLibRuntime
 
-/// `io.accessorysetup.Manager1`, method by method (docs/dbus-api.md).
+/// `Manager1` (`AgentBus.Interface.manager`), method by method (docs/dbus-api.md).
 extension Agent {
     func managerCall(_ call: MethodCall) async throws(CallFailure) -> [DBusValue] {
         let arguments = CallArguments(call.arguments)

@@ -4,7 +4,7 @@ import BusService
 import FoundationEssentials
 import GLibRuntime
 
-/// `io.accessorysetup.Session1`, and carrying out the session's effects in order.
+/// `Session1` (`AgentBus.Interface.session`), and carrying out the session's effects in order.
 extension Agent {
     func sessionCall(_ call: MethodCall) async throws(CallFailure) -> [DBusValue] {
         guard let host = sessions[call.path] else {

@@ -6,7 +6,7 @@ import Glibc
 import FoundationEssentials
 import GLibRuntime
 
-/// The system service: `io.accessorysetup` on the bus, the `AccessorySetupKit` of the machine.
+/// The system service: `AgentBus.name` on the bus, the `AccessorySetupKit` of the machine.
 ///
 /// One actor holds every session, record, picker agent and join, so that each method call,
 /// backend report and timer is applied in one order; the slow parts (NetworkManager, BlueZ,

@@ -37,7 +37,7 @@ public struct AgentConfiguration: Sendable {
 }
 
 /// How much of the agent one client can make it hold (docs/dbus-api.md, "Limits"). A call past
-/// a limit is refused with `io.accessorysetup.Error.LimitsExceeded`, or the bus's
+/// a limit is refused with `AgentError.limitExceeded` (`LimitsExceeded`), or the bus's
 /// `org.freedesktop.DBus.Error.LimitsExceeded` for arguments too large to read.
 public struct AgentLimits: Sendable {
     /// Open sessions of one bus connection.

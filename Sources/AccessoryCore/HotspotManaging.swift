@@ -3,7 +3,8 @@ import FoundationEssentials
 /// Joining, leaving and forgetting accessory hotspots: the `NEHotspotConfigurationManager`
 /// counterpart. The NetworkManager backend implements it. The agent joins, leaves, forgets,
 /// lists and rescans through it alone (its Wi-Fi discovery also watches access points, on the
-/// backend's client); `accessoryctl` still uses the backend's client directly.
+/// backend's client), as do `accessoryctl`'s direct Wi-Fi commands (`provision` also reads a
+/// stored home network from the backend's client).
 public protocol HotspotManaging: Sendable {
     func wifiDevices() async throws(HotspotError) -> [WiFiDevice]
     /// The access points a device hears; with `rescan`, after a fresh scan.

@@ -34,7 +34,7 @@ public struct PickerEntry: Hashable, Sendable, Identifiable {
         }
     }
 
-    /// NetworkManager's conversion of a level in dBm to a quality (`nm_wifi_utils_level_to_quality`):
+    /// NetworkManager's conversion of a level in dBm to a quality (`nm-wifi-utils.c`, level to quality):
     /// −40 dBm and stronger is 100, −100 dBm and weaker is 0, linear between.
     public static func strength(dBm: Int) -> Int {
         let clamped = min(max(dBm, -100), -40)

@@ -1,4 +1,5 @@
 import AccessoryAgent
+import AgentInterface
 import BusService
 import AccessoryCore
 import FoundationEssentials
@@ -13,7 +14,7 @@ let usage = """
     usage: accessory-agent [--bus system|session|ADDRESS] [--state-directory DIR]
                            [--profiles DIR]... [--kiosk-policy FILE] [--idle-exit SECONDS]
 
-    Serves io.accessorysetup on the bus until SIGTERM. Records are kept in the state directory
+    Serves \(AgentBus.name) on the bus until SIGTERM. Records are kept in the state directory
     (default $STATE_DIRECTORY, else /var/lib/accessory-setup); profiles are looked up in each
     --profiles directory in order (default /etc/accessory-setup/profiles, then
     /usr/share/accessory-setup/profiles). With --idle-exit it exits after that many seconds

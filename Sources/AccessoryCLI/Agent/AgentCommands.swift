@@ -1,5 +1,6 @@
 import AccessoryCore
 import AccessorySetupKit
+import AgentInterface
 import FoundationEssentials
 
 /// The record commands through the agent: `list`, `show`, `remove`, `rename`, `authorize`.

@@ -117,7 +117,7 @@ enum HandoffCommand {
         /// The accessory that revealed its hotspot over Bluetooth, to switch it off after.
         var revealedBy: (address: MACAddress, handoff: BluetoothHandoff, bluetooth: BlueZClient)?
         /// NetworkManager, once the hotspot is joined.
-        var network: NetworkManagerClient?
+        var network: (any HotspotManaging)?
 
         init(
             plan: Plan, arguments: ParsedArguments, console: Console,

@@ -6,9 +6,9 @@ import NetworkManagerBackend
 /// What the Wi-Fi commands share: connecting to NetworkManager, reporting its errors with
 /// the right exit status, and reading secrets without them touching the command line.
 enum HotspotCommand {
-    /// Runs `body` with a NetworkManager client, turning a `HotspotError` into a message and
-    /// an exit status (77 when NetworkManager refused for lack of authorization).
-    static func run(_ console: Console, _ body: (NetworkManagerClient) async throws(HotspotError) -> ExitCode) async -> ExitCode {
+    /// Runs `body` with NetworkManager, as the core's `HotspotManaging`, turning a `HotspotError`
+    /// into a message and an exit status (77 when NetworkManager refused for lack of authorization).
+    static func run(_ console: Console, _ body: (any HotspotManaging) async throws(HotspotError) -> ExitCode) async -> ExitCode {
         do {
             let client = try await NetworkManagerClient.connect()
             return try await body(client)

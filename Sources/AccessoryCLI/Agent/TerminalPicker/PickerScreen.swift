@@ -158,7 +158,7 @@ struct PickerScreen {
         return lines + [[], [Span(model.notice ?? status, model.notice == nil ? .dim : .alert)], footerLines[1]]
     }
 
-    /// Four bars, as `nmcli` draws them (`nm_utils_wifi_strength_bars`).
+    /// Four bars, as `nmcli` draws them (`nm-utils.c`, the Wi-Fi strength bars).
     func bars(_ strength: Int?) -> String {
         guard let strength else { return unicode ? "····" : "----" }
         let full = strength > 80 ? 4 : strength > 55 ? 3 : strength > 30 ? 2 : strength > 5 ? 1 : 0
