@@ -21,12 +21,15 @@ let package = Package(
         .systemLibrary(name: "CNetworkManager", pkgConfig: "libnm", providers: [.apt(["libnm-dev"])]),
         .target(name: "CGLibShim", dependencies: ["CGLib"]),
         .target(name: "GLibRuntime", dependencies: ["CGLib", "CGLibShim"]),
-        .target(name: "NetworkManagerBackend", dependencies: ["AccessoryCore", "GLibRuntime", "CGLibShim", "CNetworkManager"]),
+        .target(
+            name: "NetworkManagerBackend",
+            dependencies: ["AccessoryCore", "GLibRuntime", "CGLibShim", "CNetworkManager"]),
         .target(name: "BlueZBackend", dependencies: ["AccessoryCore", "GLibRuntime", "CGLibShim", "CGLib"]),
         // The agent's own side of D-Bus: owning a name, exporting objects, calling peers.
         .target(name: "BusService", dependencies: ["GLibRuntime", "CGLib"]),
         // The BlueZ pairing agent (`org.bluez.Agent1`) the agent and `accessoryctl handoff` export.
-        .target(name: "BluetoothPairing", dependencies: ["AccessoryCore", "BlueZBackend", "BusService", "GLibRuntime"]),
+        .target(
+            name: "BluetoothPairing", dependencies: ["AccessoryCore", "BlueZBackend", "BusService", "GLibRuntime"]),
 
         // Layer 3: the agent, the system service, on the core, the backends and the bus service;
         // the values its interfaces carry, which its clients read too.
@@ -34,7 +37,8 @@ let package = Package(
         .target(
             name: "AccessoryAgent",
             dependencies: [
-                "AccessoryCore", "AgentInterface", "NetworkManagerBackend", "BlueZBackend", "BluetoothPairing", "BusService",
+                "AccessoryCore", "AgentInterface", "NetworkManagerBackend", "BlueZBackend", "BluetoothPairing",
+                "BusService",
                 "GLibRuntime",
             ]
         ),
@@ -68,7 +72,9 @@ let package = Package(
         .target(name: "CGtkShim", dependencies: ["CGtk"]),
         .target(
             name: "AccessoryPicker",
-            dependencies: ["AccessoryCore", "AccessorySetupKit", "AgentInterface", "BusService", "GLibRuntime", "CGtk", "CGtkShim"]
+            dependencies: [
+                "AccessoryCore", "AccessorySetupKit", "AgentInterface", "BusService", "GLibRuntime", "CGtk", "CGtkShim",
+            ]
         ),
         .executableTarget(name: "accessory-picker", dependencies: ["AccessoryPicker"]),
 

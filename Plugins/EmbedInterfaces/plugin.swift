@@ -17,7 +17,7 @@ struct EmbedInterfaces: BuildToolPlugin {
                 executable: try context.tool(named: "embed-interfaces").url,
                 arguments: [output.path] + inputs.map(\.path),
                 inputFiles: inputs,
-                outputFiles: [output]),
+                outputFiles: [output])
         ]
     }
 }

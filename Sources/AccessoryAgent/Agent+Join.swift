@@ -120,10 +120,11 @@ extension Agent {
         _ joined: JoinedHotspot, _ configuration: HotspotConfiguration, of record: AccessoryRecord, uid: UInt32,
         caller: String, host: SessionHost?, bindToCaller: Bool
     ) async throws(CallFailure) {
-        joins.add(ActiveJoin(
-            device: joined.device, uid: uid, client: caller, sessionPath: host?.path, recordID: record.id,
-            ssid: joined.ssid, connectionUUID: joined.connectionUUID.lowercased(), joinOnce: configuration.joinOnce,
-            endsWithClient: bindToCaller && configuration.joinOnce))
+        joins.add(
+            ActiveJoin(
+                device: joined.device, uid: uid, client: caller, sessionPath: host?.path, recordID: record.id,
+                ssid: joined.ssid, connectionUUID: joined.connectionUUID.lowercased(), joinOnce: configuration.joinOnce,
+                endsWithClient: bindToCaller && configuration.joinOnce))
         recordConnection(joined, of: record.id)
         guard let join = joins[joined.device], join.endsWithClient else { return }
         let sessionGone = host.map { !sessions.isOpen($0) } ?? false
@@ -131,8 +132,11 @@ extension Agent {
         guard sessionGone || clientGone else { return }
         let reason = sessionGone ? "its session ended during the join" : "its client left during the join"
         await endJoin(join, because: reason)
-        throw CallFailure(sessionGone ? AccessorySessionError.invalidated : AccessorySessionError.connectionFailed(
-            reason: "the client left the bus during the join"))
+        throw CallFailure(
+            sessionGone
+                ? AccessorySessionError.invalidated
+                : AccessorySessionError.connectionFailed(
+                    reason: "the client left the bus during the join"))
     }
 
     private static func reply(_ joined: JoinedHotspot) -> DBusValue {
@@ -150,7 +154,9 @@ extension Agent {
     }
 
     /// Leaves the caller's join (or, with `user` and polkit's leave, another user's).
-    func leave(_ call: MethodCall, host: SessionHost?, options: [String: DBusValue]) async throws(CallFailure) -> DBusValue {
+    func leave(_ call: MethodCall, host: SessionHost?, options: [String: DBusValue]) async throws(CallFailure)
+        -> DBusValue
+    {
         let caller = try await uid(of: call.sender)
         let reader = try CallOptions(options, known: ["device", "user"])
         let uid = try reader.uint32("user", expected: "a uint32 user id") ?? caller
@@ -172,7 +178,8 @@ extension Agent {
         Journal.notice("leave: \(join.ssid) left on \(join.device); \(Self.restoration(left))")
         await switchHotspotOff(join.recordID)
         var reply: [(String, DBusValue)] = [
-            ("device", .string(left.device)), ("deleted", .boolean(left.deleted)), ("alreadyEnded", .boolean(left.alreadyEnded)),
+            ("device", .string(left.device)), ("deleted", .boolean(left.deleted)),
+            ("alreadyEnded", .boolean(left.alreadyEnded)),
         ]
         if let ssid = left.ssid { reply.append(("ssid", .string(ssid.notation))) }
         if let restored = left.restored { reply.append(("restored", .string(restored))) }
@@ -201,19 +208,25 @@ extension Agent {
 
     /// The hotspot a `bluetoothToWiFi` accessory revealed and still keeps on, or, once it was
     /// switched off, the one it reveals when asked again; `nil` for other accessories.
-    private func handedOffHotspot(_ record: AccessoryRecord, _ profile: AccessoryProfile) async throws(CallFailure) -> RevealedHotspot? {
-        guard profile.handoff == .bluetoothToWiFi, let handoff = profile.bluetoothHandoff, let address = record.bluetoothIdentifier
+    private func handedOffHotspot(_ record: AccessoryRecord, _ profile: AccessoryProfile) async throws(CallFailure)
+        -> RevealedHotspot?
+    {
+        guard profile.handoff == .bluetoothToWiFi, let handoff = profile.bluetoothHandoff,
+            let address = record.bluetoothIdentifier
         else { return nil }
         if let hotspot = handedOff.hotspot(for: record.id) { return hotspot }
         do {
             Journal.info("handoff: \(address) is switching its hotspot on again for record \(record.id)")
-            let hotspot = try await radios.bluetooth().revealHotspot(address, handoff: handoff, pair: { address throws(BluetoothError) in
-                try await self.pairThroughAgent(address)
-            })
+            let hotspot = try await radios.bluetooth().revealHotspot(
+                address, handoff: handoff,
+                pair: { address throws(BluetoothError) in
+                    try await self.pairThroughAgent(address)
+                })
             handedOff.keep(hotspot, for: record.id)
             return hotspot
         } catch {
-            throw CallFailure(AccessorySessionError.connectionFailed(reason: "the hotspot handoff of \(address) failed: \(error)"))
+            throw CallFailure(
+                AccessorySessionError.connectionFailed(reason: "the hotspot handoff of \(address) failed: \(error)"))
         }
     }
 
@@ -224,8 +237,8 @@ extension Agent {
     func switchHotspotOff(_ recordID: UUID) async {
         handedOff.drop(recordID)
         guard let record = records.record(recordID), let address = record.bluetoothIdentifier,
-              let profile = try? loadProfile(record.owner.profileID), profile.handoff == .bluetoothToWiFi,
-              let handoff = profile.bluetoothHandoff, handoff.switchOff != nil
+            let profile = try? loadProfile(record.owner.profileID), profile.handoff == .bluetoothToWiFi,
+            let handoff = profile.bluetoothHandoff, handoff.switchOff != nil
         else { return }
         await switchHotspotOff(address, handoff)
     }
@@ -233,9 +246,11 @@ extension Agent {
     /// Has the accessory at `address` switch its hotspot off; a failure is only logged.
     func switchHotspotOff(_ address: MACAddress, _ handoff: BluetoothHandoff) async {
         do {
-            try await radios.bluetooth().switchHotspotOff(address, handoff: handoff, pair: { address throws(BluetoothError) in
-                try await self.pairThroughAgent(address)
-            })
+            try await radios.bluetooth().switchHotspotOff(
+                address, handoff: handoff,
+                pair: { address throws(BluetoothError) in
+                    try await self.pairThroughAgent(address)
+                })
             Journal.notice("handoff: \(address) switched its hotspot off")
         } catch {
             Journal.warning("handoff: \(address) could not switch its hotspot off: \(error)")
@@ -264,14 +279,17 @@ extension Agent {
     /// The dispatcher hook's report. Nothing in it is believed: only a connection the agent
     /// made counts (by the UUIDs it recorded, not by tags anyone may write in a profile), and
     /// its name and record are the agent's own.
-    func reportConnection(_ call: MethodCall, action: String, connection: [String: DBusValue]) async throws(CallFailure) {
+    func reportConnection(_ call: MethodCall, action: String, connection: [String: DBusValue]) async throws(CallFailure)
+    {
         guard try await uid(of: call.sender) == 0 else {
             // No polkit action covers it: only the dispatcher hook, run by NetworkManager as root, calls it.
             throw CallFailure(
                 name: AgentError.notAuthorized(action: "").dbusName,
                 message: "ReportConnection is for NetworkManager's dispatcher hook and may be called by root only")
         }
-        let actions = ["up", "down", "pre-down", "pre-up", "connectivity-change", "dhcp4-change", "dhcp6-change", "reapply"]
+        let actions = [
+            "up", "down", "pre-down", "pre-up", "connectivity-change", "dhcp4-change", "dhcp6-change", "reapply",
+        ]
         guard actions.contains(action) else { throw .invalidArguments("action", "is not a dispatcher action") }
         guard let uuid = connection["uuid"]?.string?.lowercased(), UUID(uuidString: uuid) != nil else {
             throw .invalidArguments("connection.uuid", "expected a connection UUID")
@@ -280,7 +298,8 @@ extension Agent {
         let record = records.all.first { $0.connectionUUIDs.contains(uuid) || $0.id == made?.recordID }
         guard record != nil || made != nil else { return }
         let name = made?.id ?? "Accessory \(record?.ssid?.escaped ?? "?")"
-        Journal.notice("dispatcher: accessory connection '\(name)' \(action)\(record.map { " (record \($0.id))" } ?? "")")
+        Journal.notice(
+            "dispatcher: accessory connection '\(name)' \(action)\(record.map { " (record \($0.id))" } ?? "")")
         if let record {
             for host in sessions.all where host.owner == record.owner {
                 emitConnectionEvent(record, for: host)
@@ -296,7 +315,8 @@ extension Agent {
 
     private func emitConnectionEvent(_ record: AccessoryRecord, for host: SessionHost) {
         bus.emit(
-            path: host.path, interface: AgentBus.Interface.session.name, signal: "AccessoryChanged", [BusCoding.record(record)],
+            path: host.path, interface: AgentBus.Interface.session.name, signal: "AccessoryChanged",
+            [BusCoding.record(record)],
             destination: host.client)
     }
 }

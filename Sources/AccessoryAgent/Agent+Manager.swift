@@ -2,8 +2,8 @@ import AccessoryCore
 import AgentInterface
 import BusService
 import FoundationEssentials
-import Glibc
 import GLibRuntime
+import Glibc
 
 /// `Manager1` (`AgentBus.Interface.manager`), method by method (docs/dbus-api.md).
 extension Agent {
@@ -120,7 +120,9 @@ extension Agent {
 
     /// Profiles are read only once polkit allowed the session: a caller it refuses makes the
     /// agent read no file.
-    private func openSession(_ call: MethodCall, profile id: String, options: [String: DBusValue]) async throws(CallFailure) -> String {
+    private func openSession(_ call: MethodCall, profile id: String, options: [String: DBusValue])
+        async throws(CallFailure) -> String
+    {
         _ = try CallOptions(options, known: [])
         let uid = try await uid(of: call.sender)
         try checkSessionLimits(call.sender, uid: uid)
@@ -129,8 +131,11 @@ extension Agent {
         return try await openSession(call, profile: profile, uid: uid)
     }
 
-    private func openSessionWithProfile(_ call: MethodCall, options: [String: DBusValue]) async throws(CallFailure) -> String {
-        guard case .handle(let index)? = call.arguments.first, let descriptor = call.takeFileDescriptor(at: Int(index)) else {
+    private func openSessionWithProfile(_ call: MethodCall, options: [String: DBusValue]) async throws(CallFailure)
+        -> String
+    {
+        guard case .handle(let index)? = call.arguments.first, let descriptor = call.takeFileDescriptor(at: Int(index))
+        else {
             throw .invalidArguments("profile", "expected a file descriptor the caller opened")
         }
         defer { close(descriptor) }
@@ -140,13 +145,19 @@ extension Agent {
         try await require(.useClientProfile, call, uid: uid)
         try await require(.openSession, call, uid: uid)
         let limits = configuration.limits
-        let read = await ClientInput.read(descriptor, limit: limits.clientProfileBytes, within: limits.clientProfileTime)
+        let read = await ClientInput.read(
+            descriptor, limit: limits.clientProfileBytes, within: limits.clientProfileTime)
         let profile: AccessoryProfile
         do {
             switch read {
-            case .success(let data): profile = try AccessoryProfile.parse(data, path: "the client's profile").withoutProductImages
-            case .failure(.timedOut): throw CallFailure(AgentError.timedOut(what: "the client's profile", seconds: Int(limits.clientProfileTime.components.seconds)))
-            case .failure(.input(let error)): throw ProfileError.unreadable(path: "the client's profile", reason: error.reason)
+            case .success(let data):
+                profile = try AccessoryProfile.parse(data, path: "the client's profile").withoutProductImages
+            case .failure(.timedOut):
+                throw CallFailure(
+                    AgentError.timedOut(
+                        what: "the client's profile", seconds: Int(limits.clientProfileTime.components.seconds)))
+            case .failure(.input(let error)):
+                throw ProfileError.unreadable(path: "the client's profile", reason: error.reason)
             }
         } catch let error as ProfileError {
             throw CallFailure(AgentError.invalidProfile(error))
@@ -156,8 +167,10 @@ extension Agent {
             throw CallFailure(AgentError.invalidProfile(.unreadable(path: "the client's profile", reason: "\(error)")))
         }
         guard profile.items.count <= limits.itemsPerCall else {
-            throw CallFailure(AgentError.limitExceeded(
-                what: "items in one profile", limit: limits.itemsPerCall, advice: "split the profile, or show fewer items at a time"))
+            throw CallFailure(
+                AgentError.limitExceeded(
+                    what: "items in one profile", limit: limits.itemsPerCall,
+                    advice: "split the profile, or show fewer items at a time"))
         }
         return try await openSession(call, profile: profile, uid: uid)
     }
@@ -166,7 +179,9 @@ extension Agent {
         try sessions.checkLimits(client: client, uid: uid, configuration.limits)
     }
 
-    private func openSession(_ call: MethodCall, profile: AccessoryProfile, uid: UInt32) async throws(CallFailure) -> String {
+    private func openSession(_ call: MethodCall, profile: AccessoryProfile, uid: UInt32) async throws(CallFailure)
+        -> String
+    {
         // Checked again: other calls may have opened sessions while polkit answered.
         try checkSessionLimits(call.sender, uid: uid)
         let path = sessions.nextPath()
@@ -185,10 +200,12 @@ extension Agent {
                 owner: call.sender)
             try await bus.export(object)
         } catch {
-            throw CallFailure(AccessorySessionError.activationFailed(reason: "the session could not be put on the bus: \(error)"))
+            throw CallFailure(
+                AccessorySessionError.activationFailed(reason: "the session could not be put on the bus: \(error)"))
         }
         let host = SessionHost(
-            path: path, client: call.sender, uid: uid, userName: Self.userName(of: uid), session: session, object: object)
+            path: path, client: call.sender, uid: uid, userName: Self.userName(of: uid), session: session,
+            object: object)
         do {
             try checkSessionLimits(call.sender, uid: uid)
         } catch {
@@ -208,14 +225,20 @@ extension Agent {
 
     // MARK: Picker agents
 
-    private func registerPickerAgent(_ call: MethodCall, path: String, options: [String: DBusValue]) async throws(CallFailure) {
+    private func registerPickerAgent(_ call: MethodCall, path: String, options: [String: DBusValue])
+        async throws(CallFailure)
+    {
         let uid = try await uid(of: call.sender)
-        let logindSession = try CallOptions(options, known: ["session"]).string("session", expected: "a logind session id") {
+        let logindSession = try CallOptions(options, known: ["session"]).string(
+            "session", expected: "a logind session id"
+        ) {
             !$0.isEmpty && $0.count <= 64 && $0.allSatisfy { $0.isLetter || $0.isNumber }
         }
         if let logindSession, uid != 0 {
             let owner = await logindSessionUser(logindSession)
-            guard owner == uid else { throw CallFailure(AgentError.notAuthorized(action: "picker agent of logind session \(logindSession)")) }
+            guard owner == uid else {
+                throw CallFailure(AgentError.notAuthorized(action: "picker agent of logind session \(logindSession)"))
+            }
         }
         let registration = PickerAgentRegistration(connection: call.sender, path: path, logindSession: logindSession)
         try pickerAgents.register(registration)
@@ -223,7 +246,9 @@ extension Agent {
             pickerAgents.unregister(registration)
             throw CallFailure(AgentError.noSuchPickerAgent(path: path))
         }
-        Journal.info("picker agent \(path) of \(call.sender) (uid \(uid)) registered for \(logindSession.map { "logind session \($0)" } ?? "its own sessions")")
+        Journal.info(
+            "picker agent \(path) of \(call.sender) (uid \(uid)) registered for \(logindSession.map { "logind session \($0)" } ?? "its own sessions")"
+        )
     }
 
     private func unregisterPickerAgent(_ call: MethodCall, path: String) async throws(CallFailure) {
@@ -241,7 +266,8 @@ extension Agent {
     /// The uid a logind session belongs to, from logind on the system bus.
     private func logindSessionUser(_ id: String) async -> UInt32? {
         let path = try? await bus.call(
-            destination: "org.freedesktop.login1", path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
+            destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",
+            interface: "org.freedesktop.login1.Manager",
             method: "GetSession", [.string(id)], timeout: .seconds(5))
         guard case .objectPath(let sessionPath)? = path?.first else { return nil }
         let user = try? await bus.call(
@@ -257,7 +283,8 @@ extension Agent {
         let sessionAgents = pickerAgents.forLogindSessions
         guard !sessionAgents.isEmpty, let pid = await bus.processID(of: host.client) else { return nil }
         let reply = try? await bus.call(
-            destination: "org.freedesktop.login1", path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
+            destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",
+            interface: "org.freedesktop.login1.Manager",
             method: "GetSessionByPID", [.uint32(pid)], timeout: .seconds(5))
         guard case .objectPath(let sessionPath)? = reply?.first else { return nil }
         return sessionAgents.first { sessionPath.hasSuffix("/\($0.logindSession ?? "")") }
@@ -265,7 +292,9 @@ extension Agent {
 
     // MARK: Records outside a session
 
-    private func listAccessories(_ call: MethodCall, options: [String: DBusValue]) async throws(CallFailure) -> [AccessoryRecord] {
+    private func listAccessories(_ call: MethodCall, options: [String: DBusValue]) async throws(CallFailure)
+        -> [AccessoryRecord]
+    {
         let caller = try await uid(of: call.sender)
         let reader = try CallOptions(options, known: ["profile", "user"])
         let uid = try reader.uint32("user", expected: "a uint32 user id") ?? caller
@@ -285,7 +314,8 @@ extension Agent {
         }
         if record.owner.uid != uid {
             guard let action else { throw CallFailure(AgentError.noSuchAccessory(text)) }
-            let allowed = await polkit.check(action, sender: call.sender, uid: uid, interactive: call.allowsInteractiveAuthorization)
+            let allowed = await polkit.check(
+                action, sender: call.sender, uid: uid, interactive: call.allowsInteractiveAuthorization)
             guard allowed else { throw CallFailure(AgentError.noSuchAccessory(text)) }
         }
         return (record, uid)
@@ -293,7 +323,9 @@ extension Agent {
 
     /// Applies a record operation through a session of the record's owner that lives only for
     /// it, so the rules are the session's; live sessions of that owner hear of the change.
-    private func applyOutsideSession(_ record: AccessoryRecord, _ input: AccessorySession.Input) async throws(CallFailure) {
+    private func applyOutsideSession(_ record: AccessoryRecord, _ input: AccessorySession.Input)
+        async throws(CallFailure)
+    {
         let profile: AccessoryProfile
         if let live = sessions.all.first(where: { $0.owner == record.owner }) {
             profile = live.session.profile
@@ -316,7 +348,9 @@ extension Agent {
             switch effect {
             case .save(let changed):
                 try records.save(changed)
-                Journal.info("record \(changed.id) of uid \(changed.owner.uid) changed: \(changed.state.name), '\(changed.displayName)'")
+                Journal.info(
+                    "record \(changed.id) of uid \(changed.owner.uid) changed: \(changed.state.name), '\(changed.displayName)'"
+                )
                 await broadcast(.recordChanged(changed), owner: changed.owner, except: nil)
             case .delete(let removed):
                 try removeRecord(removed)
@@ -340,7 +374,8 @@ extension Agent {
         guard !made.isEmpty else { return }
         do {
             let forgotten = try await radios.hotspots().forget(connectionUUIDs: made)
-            Journal.info("record \(record.id): forgot \(forgotten.count) of the \(made.count) NetworkManager profiles it made")
+            Journal.info(
+                "record \(record.id): forgot \(forgotten.count) of the \(made.count) NetworkManager profiles it made")
         } catch {
             Journal.warning("record \(record.id): the NetworkManager profiles it made could not be forgotten: \(error)")
         }
@@ -354,7 +389,9 @@ extension Agent {
         do {
             try records.addConnection(uuid, to: recordID)
         } catch {
-            Journal.warning("record \(recordID): the profile \(uuid) it joined with is known until the agent stops only: \(error.message)")
+            Journal.warning(
+                "record \(recordID): the profile \(uuid) it joined with is known until the agent stops only: \(error.message)"
+            )
         }
     }
 

@@ -1,6 +1,6 @@
 import AccessoryCore
-import BluetoothPairing
 import AgentInterface
+import BluetoothPairing
 import BusService
 import FoundationEssentials
 import GLibRuntime
@@ -46,7 +46,8 @@ extension Agent {
             return false
         }
         guard let agent = host.pickerAgent else {
-            Journal.notice("pairing: \(address) shows a number to confirm, and no person picks for session \(host.path); refused")
+            Journal.notice(
+                "pairing: \(address) shows a number to confirm, and no person picks for session \(host.path); refused")
             return false
         }
         Journal.notice("pairing: \(address) shows a number; the picker asks the person to compare it")
@@ -66,7 +67,9 @@ extension Agent {
     private func showPasskey(_ code: String, for address: MACAddress) {
         for host in sessions.all {
             guard let agent = host.pickerAgent, host.session.settingUpBluetoothAddress == address else { continue }
-            send(agent, "SetupProgress", [.objectPath(host.path), .string("pairing"), .vardict([("passkey", .string(code))])])
+            send(
+                agent, "SetupProgress",
+                [.objectPath(host.path), .string("pairing"), .vardict([("passkey", .string(code))])])
         }
     }
 }

@@ -50,8 +50,9 @@ extension Agent {
         case "JoinAccessoryHotspot":
             let id = try arguments.accessory(0)
             guard let record = host.session.accessories.first(where: { $0.id == id }) else {
-                throw CallFailure(AccessorySessionError.invalidRequest(
-                    field: "accessory", reason: "no accessory \(id) belongs to this session's client"))
+                throw CallFailure(
+                    AccessorySessionError.invalidRequest(
+                        field: "accessory", reason: "no accessory \(id) belongs to this session's client"))
             }
             return [try await join(call, record: record, uid: host.uid, host: host, options: arguments.options(1))]
         case "Leave":
@@ -91,9 +92,10 @@ extension Agent {
             let limit = configuration.limits.pickersPerPickerAgent
             guard sessions.openPickers(on: agent, besides: host) < limit else {
                 host.losePickerAgent()
-                throw CallFailure(AgentError.limitExceeded(
-                    what: "pickers open at once in one desktop session", limit: limit,
-                    advice: "wait until the person has answered one"))
+                throw CallFailure(
+                    AgentError.limitExceeded(
+                        what: "pickers open at once in one desktop session", limit: limit,
+                        advice: "wait until the person has answered one"))
             }
         }
         try await apply(.showPicker(items, settings, frontEnd), to: host)
@@ -111,8 +113,9 @@ extension Agent {
     private func checkItemCount(_ items: DBusValue) throws(CallFailure) {
         let limit = configuration.limits.itemsPerCall
         guard items.elements.count <= limit else {
-            throw CallFailure(AgentError.limitExceeded(
-                what: "items in one call", limit: limit, advice: "show fewer items, or update the picker in steps"))
+            throw CallFailure(
+                AgentError.limitExceeded(
+                    what: "items in one call", limit: limit, advice: "show fewer items, or update the picker in steps"))
         }
     }
 
@@ -132,9 +135,11 @@ extension Agent {
             host.pick(with: agent)
             return .agent
         }
-        throw CallFailure(AccessorySessionError.pickerRestricted(
-            reason: "no picker agent serves this client and no kiosk policy names profile \(host.session.profile.id) for it; "
-                + "run 'accessoryctl pick', or add the profile to /etc/accessory-setup/kiosk.json"))
+        throw CallFailure(
+            AccessorySessionError.pickerRestricted(
+                reason:
+                    "no picker agent serves this client and no kiosk policy names profile \(host.session.profile.id) for it; "
+                    + "run 'accessoryctl pick', or add the profile to /etc/accessory-setup/kiosk.json"))
     }
 
     /// A client's request: refused with the session's error, else carried out.
@@ -228,10 +233,12 @@ extension Agent {
             return sessions.isOpen(host)
         case .updatePicker(let shown, let removed):
             if let agent = host.pickerAgent {
-                send(agent, "UpdateEntries", [
-                    .objectPath(host.path), BusCoding.dictionaries(shown.map(BusCoding.entry)),
-                    .array(removed.map { .uint32(UInt32($0)) }, elementType: "u"),
-                ])
+                send(
+                    agent, "UpdateEntries",
+                    [
+                        .objectPath(host.path), BusCoding.dictionaries(shown.map(BusCoding.entry)),
+                        .array(removed.map { .uint32(UInt32($0)) }, elementType: "u"),
+                    ])
             }
         case .dismissPicker:
             dismissPicker(for: host, error: Self.dismissal(after: index, in: effects))
@@ -267,20 +274,23 @@ extension Agent {
     private func startDiscovery(_ descriptors: [DiscoveryDescriptor], for host: SessionHost) {
         let radios = self.radios
         let path = host.path
-        host.discover(with: Task {
-            await radios.discover(descriptors) { input in await self.feed(input, toSession: path) }
-        })
+        host.discover(
+            with: Task {
+                await radios.discover(descriptors) { input in await self.feed(input, toSession: path) }
+            })
         Journal.info("session \(host.path): discovery started for \(descriptors.count) descriptors")
     }
 
     private func start(_ timer: AccessorySession.Timer, after: Duration, for host: SessionHost) {
         let path = host.path
-        host.start(timer, as: Task {
-            try? await Task.sleep(for: after)
-            guard !Task.isCancelled else { return }
-            self.sessions[path]?.fired(timer)
-            await self.feed(.timerFired(timer), toSession: path)
-        })
+        host.start(
+            timer,
+            as: Task {
+                try? await Task.sleep(for: after)
+                guard !Task.isCancelled else { return }
+                self.sessions[path]?.fired(timer)
+                await self.feed(.timerFired(timer), toSession: path)
+            })
     }
 
     /// Closes the picker. After a pick the setup is done; otherwise the picker is cancelled with
@@ -311,16 +321,17 @@ extension Agent {
         }
         let path = host.path
         let handoff = host.session.profile.bluetoothHandoff
-        host.setUp(in: Task {
-            guard step == .hotspotHandoff else {
-                await self.feed(.setupFinished(step, await self.setUp(step, entry)), toSession: path)
-                return
-            }
-            switch await self.revealHotspot(entry, handoff) {
-            case .success(let hotspot): await self.handOver(hotspot, of: entry, handoff, toSession: path)
-            case .failure(let failure): await self.feed(.setupFinished(step, failure), toSession: path)
-            }
-        })
+        host.setUp(
+            in: Task {
+                guard step == .hotspotHandoff else {
+                    await self.feed(.setupFinished(step, await self.setUp(step, entry)), toSession: path)
+                    return
+                }
+                switch await self.revealHotspot(entry, handoff) {
+                case .success(let hotspot): await self.handOver(hotspot, of: entry, handoff, toSession: path)
+                case .failure(let failure): await self.feed(.setupFinished(step, failure), toSession: path)
+                }
+            })
     }
 
     /// The error of the `pickerDidDismiss` that follows a `dismissPicker` effect; `nil` after a pick.
@@ -333,15 +344,19 @@ extension Agent {
 
     /// Sends the event to the session's client, and to subscribers that may see it.
     private func emit(_ event: AccessoryEvent, for host: SessionHost) {
-        let arguments: [DBusValue] = switch event {
-        case .activated(let records), .migrationComplete(let records): [BusCoding.records(records)]
-        case .accessoryAdded(let record), .accessoryRemoved(let record), .accessoryChanged(let record): [BusCoding.record(record)]
-        case .accessoryDiscovered(let entry): [BusCoding.entry(entry)]
-        case .invalidated(let error), .pickerDidDismiss(let error): [BusCoding.error(error)]
-        case .pickerSetupFailed(let error): [BusCoding.error(error)]
-        case .pickerDidPresent, .pickerSetupBridging, .pickerSetupPairing, .pickerSetupRename: []
-        }
-        bus.emit(path: host.path, interface: AgentBus.Interface.session.name, signal: event.type.signalName, arguments, destination: host.client)
+        let arguments: [DBusValue] =
+            switch event {
+            case .activated(let records), .migrationComplete(let records): [BusCoding.records(records)]
+            case .accessoryAdded(let record), .accessoryRemoved(let record), .accessoryChanged(let record):
+                [BusCoding.record(record)]
+            case .accessoryDiscovered(let entry): [BusCoding.entry(entry)]
+            case .invalidated(let error), .pickerDidDismiss(let error): [BusCoding.error(error)]
+            case .pickerSetupFailed(let error): [BusCoding.error(error)]
+            case .pickerDidPresent, .pickerSetupBridging, .pickerSetupPairing, .pickerSetupRename: []
+            }
+        bus.emit(
+            path: host.path, interface: AgentBus.Interface.session.name, signal: event.type.signalName, arguments,
+            destination: host.client)
         let accessory = event.accessory.map(BusCoding.record) ?? BusCoding.emptyDictionary
         let eventArguments: [DBusValue] = [
             .objectPath(host.path), .uint32(UInt32(event.type.rawValue)), accessory, BusCoding.error(event.error),
@@ -351,27 +366,36 @@ extension Agent {
                 path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name, signal: "Event", eventArguments,
                 destination: subscriber)
         }
-        let detail = event.accessory.map { " \($0.id) '\($0.displayName)'" } ?? event.error.map { " \($0.dbusName)" } ?? ""
+        let detail =
+            event.accessory.map { " \($0.id) '\($0.displayName)'" } ?? event.error.map { " \($0.dbusName)" } ?? ""
         Journal.info("session \(host.path): \(event.type.name)\(detail)")
     }
 
     // MARK: The picker agent
 
     func send(_ agent: PickerAgentRegistration, _ method: String, _ arguments: [DBusValue]) {
-        bus.send(destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name, method: method, arguments)
+        bus.send(
+            destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name,
+            method: method, arguments)
     }
 
     private func presentPicker(_ items: [PickerDisplayItem], for host: SessionHost) async {
         guard let agent = host.pickerAgent else {
             let path = host.path
-            Task { await self.feed(.pickerDismissed(.pickerRestricted(reason: "no picker agent serves this client")), toSession: path) }
+            Task {
+                await self.feed(
+                    .pickerDismissed(.pickerRestricted(reason: "no picker agent serves this client")), toSession: path)
+            }
             return
         }
         let profile = host.session.profile
         let asksPassphrase: Bool = if case .prompt? = profile.hotspot?.passphrase { true } else { false }
         let request = PickerAgentRequest(
             profile: profile.id, vendor: profile.vendor, user: host.uid,
-            items: items.map { PickerAgentRequest.Item(name: $0.name, productImage: $0.productImage, rename: $0.setupOptions.contains(.rename)) },
+            items: items.map {
+                PickerAgentRequest.Item(
+                    name: $0.name, productImage: $0.productImage, rename: $0.setupOptions.contains(.rename))
+            },
             asksPassphrase: asksPassphrase
         ).dbusValue
         let bus = self.bus
@@ -379,24 +403,29 @@ extension Agent {
         // The request goes out before anything else this picker sends (its entries come from
         // the discovery started after it): a picker agent hears RequestChoice first.
         let (queued, markQueued) = AsyncStream.makeStream(of: Never.self)
-        host.awaitChoice(in: Task {
-            defer { markQueued.finish() }
-            let reply: Result<[DBusValue], BusError>
-            do throws(BusError) {
-                reply = .success(try await bus.call(
-                    destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name,
-                    method: "RequestChoice", [.objectPath(path), request], timeout: .longestWait,
-                    queued: { markQueued.finish() }))
-            } catch {
-                reply = .failure(error)
-            }
-            guard !Task.isCancelled, let host = self.sessions[path] else { return }
-            await self.choiceArrived(reply, for: host, from: agent)
-        })
+        host.awaitChoice(
+            in: Task {
+                defer { markQueued.finish() }
+                let reply: Result<[DBusValue], BusError>
+                do throws(BusError) {
+                    reply = .success(
+                        try await bus.call(
+                            destination: agent.connection, path: agent.path,
+                            interface: AgentBus.Interface.pickerAgent.name,
+                            method: "RequestChoice", [.objectPath(path), request], timeout: .longestWait,
+                            queued: { markQueued.finish() }))
+                } catch {
+                    reply = .failure(error)
+                }
+                guard !Task.isCancelled, let host = self.sessions[path] else { return }
+                await self.choiceArrived(reply, for: host, from: agent)
+            })
         for await _ in queued {}
     }
 
-    private func choiceArrived(_ reply: Result<[DBusValue], BusError>, for host: SessionHost, from agent: PickerAgentRegistration) async {
+    private func choiceArrived(
+        _ reply: Result<[DBusValue], BusError>, for host: SessionHost, from agent: PickerAgentRegistration
+    ) async {
         host.choiceArrived()
         switch reply {
         case .failure(let error) where error.name == AccessorySessionError.userCancelled.dbusName:
@@ -407,7 +436,8 @@ extension Agent {
             await feed(.pickerDismissed(.pickerRestricted(reason: "the picker failed: \(error.message)")), to: host)
         case .success(let values):
             guard let entry = values.first?.uint32 else {
-                await feed(.pickerDismissed(.pickerRestricted(reason: "the picker answered without an entry")), to: host)
+                await feed(
+                    .pickerDismissed(.pickerRestricted(reason: "the picker answered without an entry")), to: host)
                 return
             }
             let answer = values.count > 1 ? values[1].members ?? [:] : [:]
@@ -430,7 +460,8 @@ extension Agent {
                 if let agent = host.pickerAgent {
                     send(agent, "SetupProgress", [.objectPath(host.path), .string("failed"), BusCoding.error(error)])
                 }
-                await feed(.pickerDismissed(.pickerRestricted(reason: "the picker's answer was refused: \(error)")), to: host)
+                await feed(
+                    .pickerDismissed(.pickerRestricted(reason: "the picker's answer was refused: \(error)")), to: host)
             }
         }
     }
@@ -472,16 +503,21 @@ extension Agent {
     }
 
     /// The picked accessory's hotspot handoff: it switches its hotspot on and reveals it.
-    private func revealHotspot(_ entry: PickerEntry, _ handoff: BluetoothHandoff?) async -> Result<RevealedHotspot, AccessorySessionError> {
+    private func revealHotspot(_ entry: PickerEntry, _ handoff: BluetoothHandoff?) async -> Result<
+        RevealedHotspot, AccessorySessionError
+    > {
         guard let address = entry.bluetooth?.address, let handoff else {
-            return .failure(.invalidRequest(field: "entry", reason: "the picked entry has no Bluetooth device to hand off from"))
+            return .failure(
+                .invalidRequest(field: "entry", reason: "the picked entry has no Bluetooth device to hand off from"))
         }
         do {
             let bluetooth = try await radios.bluetooth()
             Journal.info("handoff: \(address) is switching its hotspot on")
-            let hotspot = try await bluetooth.revealHotspot(address, handoff: handoff, pair: { address throws(BluetoothError) in
-                try await self.pairThroughAgent(address)
-            })
+            let hotspot = try await bluetooth.revealHotspot(
+                address, handoff: handoff,
+                pair: { address throws(BluetoothError) in
+                    try await self.pairThroughAgent(address)
+                })
             Journal.notice("handoff: \(address) revealed its hotspot \(hotspot.ssid)")
             return .success(hotspot)
         } catch {
@@ -493,10 +529,14 @@ extension Agent {
     /// Gives a revealed hotspot to the session whose handoff step waits for it. When none does
     /// any more (the picker was cancelled or its client left while the accessory answered), the
     /// accessory switches the hotspot off again: nothing would ever join or leave it.
-    private func handOver(_ hotspot: RevealedHotspot, of entry: PickerEntry, _ handoff: BluetoothHandoff?, toSession path: String) async {
+    private func handOver(
+        _ hotspot: RevealedHotspot, of entry: PickerEntry, _ handoff: BluetoothHandoff?, toSession path: String
+    ) async {
         if let host = sessions[path] {
             // Both at once, so that no dismissal comes between the hotspot and the step's end.
-            if let effects = try? host.handle(.hotspotRevealed(hotspot)) + host.handle(.setupFinished(.hotspotHandoff, nil)) {
+            if let effects = try? host.handle(.hotspotRevealed(hotspot))
+                + host.handle(.setupFinished(.hotspotHandoff, nil))
+            {
                 await perform(effects, for: host)
                 return
             }

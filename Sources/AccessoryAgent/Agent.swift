@@ -1,10 +1,10 @@
 import AccessoryCore
-import BluetoothPairing
 import AgentInterface
+import BluetoothPairing
 import BusService
-import Glibc
 import FoundationEssentials
 import GLibRuntime
+import Glibc
 
 /// The system service: `AgentBus.name` on the bus, the `AccessorySetupKit` of the machine.
 ///
@@ -54,7 +54,8 @@ public actor Agent {
         let manager: ExportedObject
         do {
             bus = try await BusConnection.connect(
-                configuration.bus, threadName: "agent-bus", watchingPeers: true, argumentLimit: configuration.limits.argumentBytes)
+                configuration.bus, threadName: "agent-bus", watchingPeers: true,
+                argumentLimit: configuration.limits.argumentBytes)
             manager = try ExportedObject(
                 path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name,
                 xml: AgentBus.Interface.manager.introspectionXML,
@@ -82,7 +83,9 @@ public actor Agent {
         let signals = await bus.unixSignals([SIGTERM, SIGINT, SIGHUP])
         schedulePurge()
         let tasks = [
-            Task { await self.serveCalls(); stop.yield("the bus connection closed") },
+            Task {
+                await self.serveCalls(); stop.yield("the bus connection closed")
+            },
             Task { for await peer in bus.vanishedPeers { await self.peerVanished(peer) } },
             Task {
                 for await number in signals {
@@ -175,7 +178,9 @@ public actor Agent {
         for host in sessions.all { await invalidate(host, error: .invalidated) }
         for join in joins.all where join.joinOnce { await endJoin(join, because: "the agent is stopping") }
         for agent in pickerAgents.removeAll() {
-            bus.send(destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name, method: "Release", [])
+            bus.send(
+                destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name,
+                method: "Release", [])
         }
         await bus.close()
     }
@@ -245,13 +250,16 @@ public actor Agent {
         do {
             return try await bus.unixUser(of: peer)
         } catch {
-            throw CallFailure(name: "org.freedesktop.DBus.Error.Failed", message: "cannot tell who \(peer) is: \(error)")
+            throw CallFailure(
+                name: "org.freedesktop.DBus.Error.Failed", message: "cannot tell who \(peer) is: \(error)")
         }
     }
 
     /// Refuses with `NotAuthorized` naming the action unless polkit allows it.
     func require(_ action: PolkitAction, _ call: MethodCall, uid: UInt32) async throws(CallFailure) {
-        guard await polkit.check(action, sender: call.sender, uid: uid, interactive: call.allowsInteractiveAuthorization) else {
+        guard
+            await polkit.check(action, sender: call.sender, uid: uid, interactive: call.allowsInteractiveAuthorization)
+        else {
             throw CallFailure(AgentError.notAuthorized(action: action.rawValue))
         }
     }
@@ -260,7 +268,8 @@ public actor Agent {
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 4096)
-        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name else {
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name
+        else {
             return nil
         }
         return String(cString: name)

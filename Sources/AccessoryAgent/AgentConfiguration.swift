@@ -21,7 +21,8 @@ public struct AgentConfiguration: Sendable {
     public static let version = "0.1.0"
 
     public init(
-        stateDirectory: URL = URL(fileURLWithPath: ProcessInfo.processInfo.environment["STATE_DIRECTORY"] ?? "/var/lib/accessory-setup"),
+        stateDirectory: URL = URL(
+            fileURLWithPath: ProcessInfo.processInfo.environment["STATE_DIRECTORY"] ?? "/var/lib/accessory-setup"),
         profileDirectories: [URL] = [
             URL(fileURLWithPath: "/etc/accessory-setup/profiles"),
             URL(fileURLWithPath: "/usr/share/accessory-setup/profiles"),

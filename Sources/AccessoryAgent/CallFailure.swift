@@ -22,5 +22,6 @@ struct CallFailure: Error, Sendable {
     }
 
     static let accessDenied = CallFailure(
-        name: "org.freedesktop.DBus.Error.AccessDenied", message: "only the connection that opened the session may call it")
+        name: "org.freedesktop.DBus.Error.AccessDenied",
+        message: "only the connection that opened the session may call it")
 }

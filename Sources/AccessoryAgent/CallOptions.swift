@@ -15,7 +15,8 @@ struct CallOptions {
     }
 
     /// The string under `key`, if given; `valid` may refuse it. `expected` says what it must be.
-    func string(_ key: String, expected: String, valid: (String) -> Bool = { _ in true }) throws(CallFailure) -> String? {
+    func string(_ key: String, expected: String, valid: (String) -> Bool = { _ in true }) throws(CallFailure) -> String?
+    {
         try read(key, expected) { $0.string.flatMap { valid($0) ? $0 : nil } }
     }
 
@@ -27,7 +28,9 @@ struct CallOptions {
         try read(key, "a boolean") { $0.bool }
     }
 
-    private func read<Value>(_ key: String, _ expected: String, _ convert: (DBusValue) -> Value?) throws(CallFailure) -> Value? {
+    private func read<Value>(_ key: String, _ expected: String, _ convert: (DBusValue) -> Value?) throws(CallFailure)
+        -> Value?
+    {
         guard let value = options[key] else { return nil }
         guard let converted = convert(value) else { throw .invalidArguments("options.\(key)", "expected \(expected)") }
         return converted

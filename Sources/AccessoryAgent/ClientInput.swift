@@ -15,7 +15,9 @@ enum ClientInput {
 
     static func read(_ descriptor: Int32, limit: Int, within time: Duration) async -> Result<Data, Failure> {
         let copy = dup(descriptor)
-        guard copy >= 0 else { return .failure(.input(.unreadable(name: "the descriptor", reason: SystemErrorText.reason(errno)))) }
+        guard copy >= 0 else {
+            return .failure(.input(.unreadable(name: "the descriptor", reason: SystemErrorText.reason(errno))))
+        }
         let deadline = ContinuousClock.now + time
         return await withCheckedContinuation { continuation in
             // Dispatch's global queue takes a thread of its own when its others block; the
@@ -27,7 +29,9 @@ enum ClientInput {
         }
     }
 
-    private static func readBounded(_ descriptor: Int32, limit: Int, until deadline: ContinuousClock.Instant) -> Result<Data, Failure> {
+    private static func readBounded(_ descriptor: Int32, limit: Int, until deadline: ContinuousClock.Instant) -> Result<
+        Data, Failure
+    > {
         var data = Data()
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         while true {
@@ -36,11 +40,17 @@ enum ClientInput {
             var wait = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let ready = poll(&wait, 1, (left + .milliseconds(1)).saturatingMilliseconds(as: Int32.self))
             if ready < 0 && errno == EINTR { continue }
-            guard ready >= 0 else { return .failure(.input(.unreadable(name: "the client's profile", reason: SystemErrorText.reason(errno)))) }
+            guard ready >= 0 else {
+                return .failure(
+                    .input(.unreadable(name: "the client's profile", reason: SystemErrorText.reason(errno))))
+            }
             if ready == 0 { continue }
             let got = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if got < 0 && (errno == EINTR || errno == EAGAIN) { continue }
-            guard got >= 0 else { return .failure(.input(.unreadable(name: "the client's profile", reason: SystemErrorText.reason(errno)))) }
+            guard got >= 0 else {
+                return .failure(
+                    .input(.unreadable(name: "the client's profile", reason: SystemErrorText.reason(errno))))
+            }
             if got == 0 { return .success(data) }
             data.append(contentsOf: chunk[..<got])
             if data.count > limit { return .failure(.input(.tooLarge(name: "the client's profile", limit: limit))) }

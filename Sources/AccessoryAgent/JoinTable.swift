@@ -67,8 +67,10 @@ struct JoinTable {
 
     /// Remembers the connection a join made for `recordID`.
     mutating func remember(_ joined: JoinedHotspot, of recordID: UUID) {
-        made.append(MadeConnection(
-            uuid: joined.connectionUUID.lowercased(), id: joined.connectionID, ssid: joined.ssid, recordID: recordID))
+        made.append(
+            MadeConnection(
+                uuid: joined.connectionUUID.lowercased(), id: joined.connectionID, ssid: joined.ssid, recordID: recordID
+            ))
         if made.count > Self.madeKept { made.removeFirst(made.count - Self.madeKept) }
     }
 

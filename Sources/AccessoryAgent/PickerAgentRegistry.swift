@@ -32,8 +32,9 @@ struct PickerAgentRegistry {
                 : existing.logindSession == registration.logindSession
         }
         guard !taken else {
-            throw CallFailure(AgentError.pickerAgentAlreadyRegistered(
-                scope: registration.logindSession.map { "logind session \($0)" } ?? registration.connection))
+            throw CallFailure(
+                AgentError.pickerAgentAlreadyRegistered(
+                    scope: registration.logindSession.map { "logind session \($0)" } ?? registration.connection))
         }
         agents.append(registration)
     }

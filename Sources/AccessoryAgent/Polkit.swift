@@ -20,14 +20,18 @@ struct Polkit: Sendable {
             let reply = try await bus.call(
                 destination: "org.freedesktop.PolicyKit1", path: "/org/freedesktop/PolicyKit1/Authority",
                 interface: "org.freedesktop.PolicyKit1.Authority", method: "CheckAuthorization",
-                [subject, .string(action.rawValue), details, .uint32(interactive ? allowUserInteraction : 0), .string("")],
+                [
+                    subject, .string(action.rawValue), details, .uint32(interactive ? allowUserInteraction : 0),
+                    .string(""),
+                ],
                 timeout: interactive ? .seconds(300) : .seconds(25), allowInteractiveAuthorization: interactive)
             let result = reply.first?.elements ?? []
             let allowed = result.first?.bool ?? false
             Journal.notice("polkit: \(action.rawValue) \(allowed ? "allowed" : "refused") for \(sender) (uid \(uid))")
             return allowed
         } catch {
-            Journal.warning("polkit: \(action.rawValue) refused for \(sender) (uid \(uid)): polkit did not answer: \(error)")
+            Journal.warning(
+                "polkit: \(action.rawValue) refused for \(sender) (uid \(uid)): polkit did not answer: \(error)")
             return false
         }
     }

@@ -49,8 +49,10 @@ struct RecordBook {
     /// Refuses a picker for a user who holds `limit` records already.
     func checkRoom(uid: UInt32, limit: Int) throws(CallFailure) {
         if owned(uid: uid).count >= limit {
-            throw CallFailure(AgentError.limitExceeded(
-                what: "accessories", limit: limit, advice: "remove the ones you no longer use ('accessoryctl remove')"))
+            throw CallFailure(
+                AgentError.limitExceeded(
+                    what: "accessories", limit: limit,
+                    advice: "remove the ones you no longer use ('accessoryctl remove')"))
         }
     }
 
@@ -62,7 +64,9 @@ struct RecordBook {
     mutating func save(_ record: AccessoryRecord) throws(CallFailure) {
         var record = record
         if let stored = self.record(record.id) { record.connectionUUIDs = stored.connectionUUIDs }
-        try persist { $0.removeAll { $0.id == record.id }; $0.append(record) }
+        try persist {
+            $0.removeAll { $0.id == record.id }; $0.append(record)
+        }
     }
 
     /// Removes the record; returns the stored copy, which holds the profiles the agent made

@@ -22,7 +22,9 @@ final class SessionHost {
     private(set) var pickerAgent: PickerAgentRegistration?
     private(set) var kioskPolicy: KioskPolicy.Policy?
 
-    init(path: String, client: String, uid: UInt32, userName: String?, session: AccessorySession, object: ExportedObject) {
+    init(
+        path: String, client: String, uid: UInt32, userName: String?, session: AccessorySession, object: ExportedObject
+    ) {
         self.path = path
         self.client = client
         self.uid = uid

@@ -25,14 +25,16 @@ struct SessionTable {
     /// Refuses a session past the limits of its connection or its user.
     func checkLimits(client: String, uid: UInt32, _ limits: AgentLimits) throws(CallFailure) {
         if hosts.values.count(where: { $0.client == client }) >= limits.sessionsPerConnection {
-            throw CallFailure(AgentError.limitExceeded(
-                what: "open sessions on this connection", limit: limits.sessionsPerConnection,
-                advice: "invalidate the sessions you no longer use"))
+            throw CallFailure(
+                AgentError.limitExceeded(
+                    what: "open sessions on this connection", limit: limits.sessionsPerConnection,
+                    advice: "invalidate the sessions you no longer use"))
         }
         if hosts.values.count(where: { $0.uid == uid }) >= limits.sessionsPerUser {
-            throw CallFailure(AgentError.limitExceeded(
-                what: "open sessions as this user", limit: limits.sessionsPerUser,
-                advice: "close the programs of yours that keep sessions open"))
+            throw CallFailure(
+                AgentError.limitExceeded(
+                    what: "open sessions as this user", limit: limits.sessionsPerUser,
+                    advice: "close the programs of yours that keep sessions open"))
         }
     }
 

@@ -34,7 +34,9 @@ public struct OptionSpec: Sendable {
     /// The help line, with the range of a numeric option.
     var helpText: String { range.map { "\(help) [\($0)]" } ?? help }
 
-    public static func value(_ name: String, _ valueName: String, help: String, required: Bool = false, repeatable: Bool = false) -> OptionSpec {
+    public static func value(
+        _ name: String, _ valueName: String, help: String, required: Bool = false, repeatable: Bool = false
+    ) -> OptionSpec {
         OptionSpec(name: name, valueName: valueName, help: help, isRequired: required, isRepeatable: repeatable)
     }
 
@@ -162,7 +164,8 @@ public struct Command: Sendable {
             throw UsageError("unexpected argument '\(parsed.positionals[maximum])'")
         }
         if positional.leadsWithAccessoryID, let id = parsed.positionals.first, UUID(uuidString: id) == nil {
-            throw UsageError("'\(id)' is not an accessory id: ids are UUIDs, as '\(AccessoryCtl.name) list' prints them")
+            throw UsageError(
+                "'\(id)' is not an accessory id: ids are UUIDs, as '\(AccessoryCtl.name) list' prints them")
         }
         return parsed
     }
@@ -214,7 +217,8 @@ public struct NumberRange: Sendable, CustomStringConvertible {
     func number(_ text: String) -> Double? {
         let parsed = isFractional ? Double(text) : Int(text).map(Double.init)
         guard let parsed, parsed.isFinite, parsed >= lowerBound, parsed <= upperBound,
-              text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }) else { return nil }
+            text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") })
+        else { return nil }
         return parsed
     }
 

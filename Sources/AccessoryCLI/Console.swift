@@ -9,7 +9,10 @@ public struct Console: Sendable {
     /// Whether standard output is a terminal (progress lines and colour only there).
     public var isTerminal: Bool
 
-    public init(isTerminal: Bool, writeOut: @escaping @Sendable (String) -> Void, writeError: @escaping @Sendable (String) -> Void) {
+    public init(
+        isTerminal: Bool, writeOut: @escaping @Sendable (String) -> Void,
+        writeError: @escaping @Sendable (String) -> Void
+    ) {
         self.isTerminal = isTerminal
         self.writeOut = writeOut
         self.writeError = writeError

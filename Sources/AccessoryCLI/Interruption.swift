@@ -63,7 +63,8 @@ enum Interruption {
                 let savedErrno = errno
                 defer { errno = savedErrno }
                 let isFirst = Interruption.firstSignal.compareExchange(
-                    expected: 0, desired: number, ordering: .sequentiallyConsistent).exchanged
+                    expected: 0, desired: number, ordering: .sequentiallyConsistent
+                ).exchanged
                 Interruption.endIfReading(signal: number)
                 if isFirst {
                     var byte = UInt8(truncatingIfNeeded: number)
@@ -93,7 +94,8 @@ enum Interruption {
     /// the terminal setting to restore first, if `body` changed it.
     static func whileReadingInput<T>(restoring terminal: termios? = nil, _ body: () throws -> T) rethrows -> T {
         if let terminal { savedTerminal.pointee = terminal }
-        reading.store((terminal == nil ? Reading.withoutTerminal : .withTerminal).rawValue, ordering: .sequentiallyConsistent)
+        reading.store(
+            (terminal == nil ? Reading.withoutTerminal : .withTerminal).rawValue, ordering: .sequentiallyConsistent)
         defer { reading.store(Reading.no.rawValue, ordering: .sequentiallyConsistent) }
         // A signal that came just before reading began would otherwise only cancel a task that
         // is about to block in read(2).

@@ -30,7 +30,8 @@ extension AccessoryMatching {
         for entry in wifi {
             guard let item = firstMatch(for: entry) else { continue }
             if let kept = accessPoints[entry.bssid],
-               kept.item < item || (kept.item == item && kept.entry.strength >= entry.strength) {
+                kept.item < item || (kept.item == item && kept.entry.strength >= entry.strength)
+            {
                 continue
             }
             accessPoints[entry.bssid] = (item, entry)
@@ -41,7 +42,9 @@ extension AccessoryMatching {
             guard let item = firstMatch(for: advertisement) else { continue }
             let key = BluetoothDeviceKey(address: advertisement.address, type: advertisement.addressType)
             if let kept = devices[key],
-               kept.item < item || (kept.item == item && (kept.advertisement.rssi ?? .min) >= (advertisement.rssi ?? .min)) {
+                kept.item < item
+                    || (kept.item == item && (kept.advertisement.rssi ?? .min) >= (advertisement.rssi ?? .min))
+            {
                 continue
             }
             devices[key] = (item, advertisement)
@@ -52,7 +55,9 @@ extension AccessoryMatching {
             .map { AccessoryMatch(itemIndex: $0.item, device: .wifi($0.entry)) }
         let bluetoothMatches = devices.values
             .sorted {
-                ($0.advertisement.rssi ?? .min, $1.advertisement.address) > ($1.advertisement.rssi ?? .min, $0.advertisement.address)
+                ($0.advertisement.rssi ?? .min, $1.advertisement.address) > (
+                    $1.advertisement.rssi ?? .min, $0.advertisement.address
+                )
             }
             .map { AccessoryMatch(itemIndex: $0.item, device: .bluetooth($0.advertisement)) }
         return wifiMatches + bluetoothMatches
@@ -153,7 +158,9 @@ public struct AccessoryMatcher: AccessoryMatching {
     }
 
     /// The first candidate below `bound` that `predicate` accepts, else `bound`.
-    private func firstMatching(_ candidates: [Int], before bound: Int?, _ predicate: (DiscoveryDescriptor) -> Bool) -> Int? {
+    private func firstMatching(_ candidates: [Int], before bound: Int?, _ predicate: (DiscoveryDescriptor) -> Bool)
+        -> Int?
+    {
         for index in candidates {
             if let bound, index >= bound { break }
             if predicate(descriptors[index]) { return index }

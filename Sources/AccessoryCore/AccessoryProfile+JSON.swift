@@ -14,7 +14,9 @@ extension AccessoryProfile {
 
     /// Reads and validates a profile; `path` names it in errors. With `imageDirectory` (the
     /// profile file's directory) the items' product images are checked there too.
-    public static func parse(_ data: Data, path: String, imageDirectory: URL? = nil) throws(ProfileError) -> AccessoryProfile {
+    public static func parse(_ data: Data, path: String, imageDirectory: URL? = nil) throws(ProfileError)
+        -> AccessoryProfile
+    {
         let document: JSONValue
         do {
             document = try JSONValue.parse(data)
@@ -23,7 +25,7 @@ extension AccessoryProfile {
         }
         let diagnostics = FieldDiagnostics()
         guard let object = JSONObjectReader(document, at: "", diagnostics: diagnostics),
-              let profile = AccessoryProfile(reading: object, imageDirectory: imageDirectory)
+            let profile = AccessoryProfile(reading: object, imageDirectory: imageDirectory)
         else {
             throw .invalid(path: path, issues: diagnostics.issues)
         }
@@ -31,18 +33,23 @@ extension AccessoryProfile {
     }
 
     static let keys = [
-        "schemaVersion", "id", "vendor", "supports", "bluetooth", "hotspot", "handoff", "bluetoothHandoff", "provisioning", "items",
+        "schemaVersion", "id", "vendor", "supports", "bluetooth", "hotspot", "handoff", "bluetoothHandoff",
+        "provisioning", "items",
         "sources",
     ]
 
     private init?(reading object: JSONObjectReader, imageDirectory: URL?) {
         object.rejectUnknownKeys(Self.keys)
-        if let version = object.integer("schemaVersion", in: 1...Int.max, required: true), version != Self.schemaVersion {
+        if let version = object.integer("schemaVersion", in: 1...Int.max, required: true), version != Self.schemaVersion
+        {
             object.report("schemaVersion", "is \(version); this version reads schema \(Self.schemaVersion)")
         }
         let id = object.string("id", required: true)
         if let id, !Self.isReverseDNS(id) {
-            object.report("id", "'\(id)' is not a reverse-DNS name (letters, digits, '-' in at least two labels separated by '.', like org.example.plug)")
+            object.report(
+                "id",
+                "'\(id)' is not a reverse-DNS name (letters, digits, '-' in at least two labels separated by '.', like org.example.plug)"
+            )
         }
         let vendor = object.string("vendor", required: true)
         let transports = object.choices(
@@ -56,7 +63,8 @@ extension AccessoryProfile {
         let items = object.array("items", required: true, allowEmpty: false)?.compactMap { value, field in
             JSONObjectReader(value, at: field, diagnostics: object.diagnostics).flatMap {
                 PickerDisplayItem(
-                    reading: $0, supports: transports == nil ? nil : supports, declared: bluetooth, imageDirectory: imageDirectory)
+                    reading: $0, supports: transports == nil ? nil : supports, declared: bluetooth,
+                    imageDirectory: imageDirectory)
             }
         }
         let sources = object.array("sources")?.compactMap { value, field in
@@ -75,17 +83,22 @@ extension AccessoryProfile {
             }
         }
 
-        guard object.diagnostics.issues.isEmpty, let id, let vendor, let handoff, let items, let bluetooth else { return nil }
+        guard object.diagnostics.issues.isEmpty, let id, let vendor, let handoff, let items, let bluetooth else {
+            return nil
+        }
         self.init(
             id: id, vendor: vendor, supports: supports, bluetooth: bluetooth, hotspot: hotspot,
-            handoff: handoff, bluetoothHandoff: bluetoothHandoff, provisioning: provisioning, items: items, sources: sources ?? [])
+            handoff: handoff, bluetoothHandoff: bluetoothHandoff, provisioning: provisioning, items: items,
+            sources: sources ?? [])
     }
 
     static let handoffNames: KeyValuePairs<String, Handoff> = [
         "none": .none, "joinHotspot": .joinHotspot, "bluetoothToWiFi": .bluetoothToWiFi, "improvWiFi": .improvWiFi,
     ]
 
-    private static func readBluetooth(_ object: JSONObjectReader, supports: Set<Transport>, known: Bool) -> BluetoothDeclarations? {
+    private static func readBluetooth(_ object: JSONObjectReader, supports: Set<Transport>, known: Bool)
+        -> BluetoothDeclarations?
+    {
         guard let section = object.object("bluetooth") else {
             if object.has("bluetooth") { return nil }
             return BluetoothDeclarations()
@@ -113,13 +126,16 @@ extension AccessoryProfile {
         return diagnostics.issues.count == before ? declarations : nil
     }
 
-    private static func checkHandoff(_ handoff: Handoff, supports: Set<Transport>, hasHotspot: Bool, _ object: JSONObjectReader) {
-        let needs: (wifi: Bool, bluetooth: Bool, hotspot: Bool) = switch handoff {
-        case .none: (false, false, false)
-        case .joinHotspot: (true, false, true)
-        case .bluetoothToWiFi: (true, true, true)
-        case .improvWiFi: (false, true, false)
-        }
+    private static func checkHandoff(
+        _ handoff: Handoff, supports: Set<Transport>, hasHotspot: Bool, _ object: JSONObjectReader
+    ) {
+        let needs: (wifi: Bool, bluetooth: Bool, hotspot: Bool) =
+            switch handoff {
+            case .none: (false, false, false)
+            case .joinHotspot: (true, false, true)
+            case .bluetoothToWiFi: (true, true, true)
+            case .improvWiFi: (false, true, false)
+            }
         if needs.wifi && !supports.contains(.wifi) {
             object.report("handoff", "\(handoff.rawValue) needs \"wifi\" in supports")
         }
@@ -127,7 +143,8 @@ extension AccessoryProfile {
             object.report("handoff", "\(handoff.rawValue) needs \"bluetooth\" in supports")
         }
         if needs.hotspot && !hasHotspot {
-            object.report("hotspot", "is required by handoff \(handoff.rawValue): say how the accessory's hotspot is secured")
+            object.report(
+                "hotspot", "is required by handoff \(handoff.rawValue): say how the accessory's hotspot is secured")
         }
     }
 
@@ -139,7 +156,9 @@ extension AccessoryProfile {
         let present = object.has("bluetoothHandoff")
         if handoff == .bluetoothToWiFi && !present {
             object.report(
-                "bluetoothHandoff", "is required by handoff bluetoothToWiFi: name the GATT service and characteristics that reveal the hotspot")
+                "bluetoothHandoff",
+                "is required by handoff bluetoothToWiFi: name the GATT service and characteristics that reveal the hotspot"
+            )
         } else if handoff != .bluetoothToWiFi && present {
             object.report("bluetoothHandoff", "applies only to handoff bluetoothToWiFi, not \(handoff.rawValue)")
         }
@@ -155,11 +174,16 @@ extension AccessoryProfile {
     ) {
         switch provisioning.transport {
         case .softAP where handoff != .joinHotspot && handoff != .bluetoothToWiFi:
-            object.report("provisioning.transport", "softAP needs a handoff that joins the hotspot (joinHotspot or bluetoothToWiFi), not \(handoff.rawValue)")
+            object.report(
+                "provisioning.transport",
+                "softAP needs a handoff that joins the hotspot (joinHotspot or bluetoothToWiFi), not \(handoff.rawValue)"
+            )
         case .bluetooth where !supports.contains(.bluetooth):
             object.report("provisioning.transport", "bluetooth needs \"bluetooth\" in supports")
         case .bluetooth where handoff != .none:
-            object.report("provisioning.transport", "bluetooth provisions over the accessory's own link; its handoff must be none, not \(handoff.rawValue)")
+            object.report(
+                "provisioning.transport",
+                "bluetooth provisions over the accessory's own link; its handoff must be none, not \(handoff.rawValue)")
         default:
             break
         }
@@ -169,9 +193,13 @@ extension AccessoryProfile {
     /// labels of letters, digits and `-`.
     public static func isReverseDNS(_ text: String) -> Bool {
         let labels = text.split(separator: ".", omittingEmptySubsequences: false)
-        return labels.count >= 2 && labels.allSatisfy { label in
-            !label.isEmpty && label.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-") }
-        }
+        return labels.count >= 2
+            && labels.allSatisfy { label in
+                !label.isEmpty
+                    && label.unicodeScalars.allSatisfy {
+                        $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-")
+                    }
+            }
     }
 }
 
@@ -198,10 +226,14 @@ extension PickerDisplayItem {
         let options = object.choices("setupOptions", from: SetupOptions.names)
         let descriptor = object.object("descriptor", required: true).map(DiscoveryDescriptor.read)
         if let descriptor, let supports {
-            Self.check(descriptor.descriptor, against: supports, declared: declared, at: object.field("descriptor"), object.diagnostics)
+            Self.check(
+                descriptor.descriptor, against: supports, declared: declared, at: object.field("descriptor"),
+                object.diagnostics)
         }
         guard object.diagnostics.issues.count == before, let name, let descriptor else { return nil }
-        self.init(name: name, productImage: productImage, descriptor: descriptor.descriptor, setupOptions: SetupOptions(options ?? []))
+        self.init(
+            name: name, productImage: productImage, descriptor: descriptor.descriptor,
+            setupOptions: SetupOptions(options ?? []))
     }
 
     private static func check(
@@ -216,10 +248,13 @@ extension PickerDisplayItem {
         }
         guard let declared, supports.contains(.bluetooth) else { return }
         if let service = descriptor.bluetoothServiceUUID, !declared.services.contains(service) {
-            diagnostics.report("\(path).bluetoothServiceUUID", "service \(service) is not declared in bluetooth.services")
+            diagnostics.report(
+                "\(path).bluetoothServiceUUID", "service \(service) is not declared in bluetooth.services")
         }
         if let company = descriptor.bluetoothCompanyIdentifier, !declared.companyIdentifiers.contains(company) {
-            diagnostics.report("\(path).bluetoothCompanyIdentifier", "company \(company) is not declared in bluetooth.companyIdentifiers")
+            diagnostics.report(
+                "\(path).bluetoothCompanyIdentifier",
+                "company \(company) is not declared in bluetooth.companyIdentifiers")
         }
         if let name = descriptor.bluetoothNameSubstring, !declared.names.contains(name) {
             diagnostics.report("\(path).bluetoothNameSubstring", "name '\(name)' is not declared in bluetooth.names")
@@ -236,7 +271,9 @@ extension HotspotPolicy {
         let before = object.diagnostics.issues.count
         object.rejectUnknownKeys(["security", "passphrase", "joinOnce", "lifetimeInDays", "hidden"])
         let security = object.choice("security", from: Self.securityNames, required: true)
-        let passphrase = object.object("passphrase", required: true).flatMap { Self.readPassphrase($0, security: security) }
+        let passphrase = object.object("passphrase", required: true).flatMap {
+            Self.readPassphrase($0, security: security)
+        }
         let joinOnce = object.bool("joinOnce") ?? true
         let lifetime = object.integer("lifetimeInDays", in: HotspotConfiguration.lifetimeRange)
         if lifetime != nil && joinOnce {
@@ -244,15 +281,19 @@ extension HotspotPolicy {
         }
         let hidden = object.bool("hidden") ?? false
         guard object.diagnostics.issues.count == before, let security, let passphrase else { return nil }
-        self.init(security: security, passphrase: passphrase, joinOnce: joinOnce, lifetimeInDays: lifetime, hidden: hidden)
+        self.init(
+            security: security, passphrase: passphrase, joinOnce: joinOnce, lifetimeInDays: lifetime, hidden: hidden)
     }
 
     private enum SourceKind: String { case none, fixed, prompt, handoff }
 
     private static func readPassphrase(_ object: JSONObjectReader, security: Security?) -> PassphraseSource? {
-        let kinds: KeyValuePairs<String, SourceKind> = ["none": .none, "fixed": .fixed, "prompt": .prompt, "handoff": .handoff]
+        let kinds: KeyValuePairs<String, SourceKind> = [
+            "none": .none, "fixed": .fixed, "prompt": .prompt, "handoff": .handoff,
+        ]
         let kind = object.choice("source", from: kinds, required: true)
-        object.rejectUnknownKeys(kind == .fixed ? ["source", "value"] : kind == .prompt ? ["source", "hint"] : ["source"])
+        object.rejectUnknownKeys(
+            kind == .fixed ? ["source", "value"] : kind == .prompt ? ["source", "hint"] : ["source"])
         let result: PassphraseSource?
         switch kind {
         case .none?: result = PassphraseSource.none
@@ -269,7 +310,8 @@ extension HotspotPolicy {
         case (false, _):
             object.report("source", "a \(security.rawValue) hotspot has no passphrase; use \"none\"")
         case (true, .none):
-            object.report("source", "a \(security.rawValue) hotspot needs a passphrase; use \"fixed\", \"prompt\" or \"handoff\"")
+            object.report(
+                "source", "a \(security.rawValue) hotspot needs a passphrase; use \"fixed\", \"prompt\" or \"handoff\"")
         }
         if case .fixed(let secret) = result {
             do {
@@ -290,7 +332,9 @@ extension HotspotPolicy {
 extension SourceReference {
     init?(reading object: JSONObjectReader) {
         object.rejectUnknownKeys(["fact", "reference"])
-        guard let fact = object.string("fact", required: true), let reference = object.string("reference", required: true) else {
+        guard let fact = object.string("fact", required: true),
+            let reference = object.string("reference", required: true)
+        else {
             return nil
         }
         self.init(fact: fact, reference: reference)
@@ -301,7 +345,10 @@ extension BluetoothHandoff {
     init?(reading object: JSONObjectReader) {
         let before = object.diagnostics.issues.count
         object.rejectUnknownKeys(
-            ["service", "pairing", "ssid", "passphrase", "security", "switchOn", "switchOff", "state", "readyTimeoutSeconds"])
+            [
+                "service", "pairing", "ssid", "passphrase", "security", "switchOn", "switchOff", "state",
+                "readyTimeoutSeconds",
+            ])
         let service = object.parsed("service", required: true, BluetoothUUID.init)
         let pairing = object.choice("pairing", from: ["required": Pairing.required, "none": .none], required: true)
         let ssid = object.parsed("ssid", required: true, BluetoothUUID.init)
@@ -316,7 +363,8 @@ extension BluetoothHandoff {
         }
         guard object.diagnostics.issues.count == before, let service, let pairing, let ssid else { return nil }
         self.init(
-            service: service, pairing: pairing, ssid: ssid, passphrase: passphrase, security: security, switchOn: switchOn,
+            service: service, pairing: pairing, ssid: ssid, passphrase: passphrase, security: security,
+            switchOn: switchOn,
             switchOff: switchOff, state: state, readyTimeout: timeout.map { .seconds($0) } ?? Self.defaultReadyTimeout)
     }
 }
@@ -366,7 +414,8 @@ extension ProvisioningSetup {
         let before = object.diagnostics.issues.count
         object.rejectUnknownKeys(["protocol", "transport", "address", "security", "username"])
         _ = object.choice("protocol", from: ["espIDF": true], required: true)
-        let transport = object.choice("transport", from: ["softAP": Transport.softAP, "bluetooth": .bluetooth], required: true)
+        let transport = object.choice(
+            "transport", from: ["softAP": Transport.softAP, "bluetooth": .bluetooth], required: true)
         let address = object.string("address")
         if let address {
             if transport == .bluetooth {
@@ -384,7 +433,8 @@ extension ProvisioningSetup {
 
     /// `HOST:PORT` with a port from 1 to 65535 (IPv6 hosts in brackets).
     static func isHostAndPort(_ text: String) -> Bool {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port)
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (1...65535).contains(port)
         else { return false }
         return !text[..<colon].isEmpty
     }

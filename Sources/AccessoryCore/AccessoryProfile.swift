@@ -16,7 +16,9 @@ public struct AccessoryProfile: Hashable, Sendable {
         public var names: [String] = []
         public var companyIdentifiers: [BluetoothCompanyIdentifier] = []
 
-        public init(services: [BluetoothUUID] = [], names: [String] = [], companyIdentifiers: [BluetoothCompanyIdentifier] = []) {
+        public init(
+            services: [BluetoothUUID] = [], names: [String] = [], companyIdentifiers: [BluetoothCompanyIdentifier] = []
+        ) {
             self.services = services
             self.names = names
             self.companyIdentifiers = companyIdentifiers
@@ -90,7 +92,10 @@ public struct HotspotPolicy: Hashable, Sendable {
     public var lifetimeInDays: Int?
     public var hidden: Bool
 
-    public init(security: Security, passphrase: PassphraseSource, joinOnce: Bool = true, lifetimeInDays: Int? = nil, hidden: Bool = false) {
+    public init(
+        security: Security, passphrase: PassphraseSource, joinOnce: Bool = true, lifetimeInDays: Int? = nil,
+        hidden: Bool = false
+    ) {
         self.security = security
         self.passphrase = passphrase
         self.joinOnce = joinOnce
@@ -99,7 +104,9 @@ public struct HotspotPolicy: Hashable, Sendable {
     }
 
     /// The configuration to join `target` with, once the passphrase is known.
-    public func configuration(for target: HotspotConfiguration.Target, passphrase: Secret?) throws(HotspotConfigurationError) -> HotspotConfiguration {
+    public func configuration(for target: HotspotConfiguration.Target, passphrase: Secret?)
+        throws(HotspotConfigurationError) -> HotspotConfiguration
+    {
         let secret = passphrase ?? Secret("")
         let security: HotspotSecurity
         switch self.security {
@@ -134,7 +141,9 @@ public struct ProvisioningSetup: Hashable, Sendable {
     /// The security 2 username; `nil`: ESP-IDF's default.
     public var username: String?
 
-    public init(transport: Transport, address: String = Self.defaultAddress, security: Int? = nil, username: String? = nil) {
+    public init(
+        transport: Transport, address: String = Self.defaultAddress, security: Int? = nil, username: String? = nil
+    ) {
         self.transport = transport
         self.address = address
         self.security = security

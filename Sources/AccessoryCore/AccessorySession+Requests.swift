@@ -6,7 +6,9 @@ import FoundationEssentials
 extension AccessorySession {
     /// A `ShowPicker` item: a profile item, or a migration item with `hotspotSSID` or
     /// `peripheralAddress` as well.
-    public static func pickerRequestItem(_ value: JSONValue, at field: String) throws(AccessorySessionError) -> PickerRequestItem {
+    public static func pickerRequestItem(_ value: JSONValue, at field: String) throws(AccessorySessionError)
+        -> PickerRequestItem
+    {
         let migrationKeys = ["hotspotSSID", "peripheralAddress"]
         guard case .object(var members) = value else {
             throw .invalidRequest(field: field, reason: "expected a dictionary")
@@ -16,7 +18,8 @@ extension AccessorySession {
             PickerDisplayItem(reading: $0, supports: nil, declared: nil)
         }
         guard !migration.isEmpty else { return .display(item) }
-        let extra: MigrationDisplayItem = try reading(.object(Dictionary(uniqueKeysWithValues: migration)), at: field) { object in
+        let extra: MigrationDisplayItem = try reading(.object(Dictionary(uniqueKeysWithValues: migration)), at: field) {
+            object in
             let ssid = object.parsed("hotspotSSID") { (text: String) throws(SSIDError) in try SSID(notation: text) }
             let address = object.parsed("peripheralAddress") { (text: String) throws(IdentifierError) in
                 try MACAddress(text)
@@ -29,7 +32,9 @@ extension AccessorySession {
 
     /// `ShowPicker`'s settings: `discoveryTimeout` (seconds, or `short`, `medium`, `long`,
     /// `unbounded`) and `options` (`filterDiscoveryResults`).
-    public static func pickerDisplaySettings(_ value: JSONValue, at field: String) throws(AccessorySessionError) -> PickerDisplaySettings {
+    public static func pickerDisplaySettings(_ value: JSONValue, at field: String) throws(AccessorySessionError)
+        -> PickerDisplaySettings
+    {
         try reading(value, at: field) { object in
             object.rejectUnknownKeys(["discoveryTimeout", "options"])
             var settings = PickerDisplaySettings()
@@ -53,14 +58,17 @@ extension AccessorySession {
             case let other?:
                 object.report("discoveryTimeout", "expected seconds or a name, found \(other.kindName)")
             }
-            let options = object.choices("options", from: ["filterDiscoveryResults": PickerDisplaySettings.Options.filterDiscoveryResults])
+            let options = object.choices(
+                "options", from: ["filterDiscoveryResults": PickerDisplaySettings.Options.filterDiscoveryResults])
             settings.options = PickerDisplaySettings.Options(options ?? [])
             return object.diagnostics.issues.isEmpty ? settings : nil
         }
     }
 
     /// An `UpdatePicker` item: `entry`, `name`, `productImage`.
-    public static func discoveredDisplayItem(_ value: JSONValue, at field: String) throws(AccessorySessionError) -> DiscoveredDisplayItem {
+    public static func discoveredDisplayItem(_ value: JSONValue, at field: String) throws(AccessorySessionError)
+        -> DiscoveredDisplayItem
+    {
         try reading(value, at: field) { object in
             object.rejectUnknownKeys(["entry", "name", "productImage"])
             let entry = object.integer("entry", in: 0...Int(UInt32.max), required: true)
@@ -72,11 +80,14 @@ extension AccessorySession {
     }
 
     /// `FinishAuthorization`'s settings: `ssid`, `bluetoothTransportBridgingIdentifier`.
-    public static func accessorySettings(_ value: JSONValue, at field: String) throws(AccessorySessionError) -> AccessorySettings {
+    public static func accessorySettings(_ value: JSONValue, at field: String) throws(AccessorySessionError)
+        -> AccessorySettings
+    {
         try reading(value, at: field) { object in
             object.rejectUnknownKeys(["ssid", "bluetoothTransportBridgingIdentifier"])
             let ssid = object.parsed("ssid") { (text: String) throws(SSIDError) in try SSID(notation: text) }
-            let bridging = object.parsed("bluetoothTransportBridgingIdentifier") { (text: String) throws(IdentifierError) in
+            let bridging = object.parsed("bluetoothTransportBridgingIdentifier") {
+                (text: String) throws(IdentifierError) in
                 try MACAddress(text)
             }
             guard object.diagnostics.issues.isEmpty else { return nil }
@@ -85,7 +96,9 @@ extension AccessorySession {
     }
 
     /// An `UpdateAuthorization` descriptor.
-    public static func discoveryDescriptor(_ value: JSONValue, at field: String) throws(AccessorySessionError) -> DiscoveryDescriptor {
+    public static func discoveryDescriptor(_ value: JSONValue, at field: String) throws(AccessorySessionError)
+        -> DiscoveryDescriptor
+    {
         try reading(value, at: field) { DiscoveryDescriptor(reading: $0) }
     }
 
@@ -94,7 +107,8 @@ extension AccessorySession {
     ) throws(AccessorySessionError) -> T {
         let diagnostics = FieldDiagnostics()
         if let object = JSONObjectReader(value, at: field, diagnostics: diagnostics), let result = read(object),
-           diagnostics.issues.isEmpty {
+            diagnostics.issues.isEmpty
+        {
             return result
         }
         let issue = diagnostics.issues.first ?? FieldIssue(field: field, message: "is not valid")

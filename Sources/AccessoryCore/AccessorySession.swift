@@ -624,7 +624,8 @@ extension AccessorySession {
             $0.state = .authorized
             $0.ssid = settings.ssid ?? $0.ssid
             $0.foundSSID = nil
-            $0.bluetoothTransportBridgingIdentifier = settings.bluetoothTransportBridgingIdentifier
+            $0.bluetoothTransportBridgingIdentifier =
+                settings.bluetoothTransportBridgingIdentifier
                 ?? $0.bluetoothTransportBridgingIdentifier
         }
     }
@@ -655,8 +656,11 @@ extension AccessorySession {
 
     /// Refuses an SSID the accessory could not have been found under: one the record's
     /// descriptor (or, when it has no Wi-Fi identifier, one of the profile's) does not accept.
-    private func requireDiscoverable(_ ssid: SSID, for record: AccessoryRecord, field: String) throws(AccessorySessionError) {
-        let descriptors = record.descriptor.hasWiFiIdentifier
+    private func requireDiscoverable(_ ssid: SSID, for record: AccessoryRecord, field: String)
+        throws(AccessorySessionError)
+    {
+        let descriptors =
+            record.descriptor.hasWiFiIdentifier
             ? [record.descriptor] : profile.items.map(\.descriptor).filter(\.hasWiFiIdentifier)
         guard descriptors.contains(where: { $0.accepts(ssid) }) else {
             throw .invalidRequest(

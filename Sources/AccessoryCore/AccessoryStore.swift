@@ -130,7 +130,8 @@ public struct AccessoryStore: Sendable {
     private static func describe(_ error: DecodingError) -> String {
         let context: DecodingError.Context
         switch error {
-        case .dataCorrupted(let c), .keyNotFound(_, let c), .typeMismatch(_, let c), .valueNotFound(_, let c): context = c
+        case .dataCorrupted(let c), .keyNotFound(_, let c), .typeMismatch(_, let c), .valueNotFound(_, let c):
+            context = c
         @unknown default: return "\(error)"
         }
         let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()

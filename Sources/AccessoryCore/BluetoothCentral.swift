@@ -125,24 +125,25 @@ public enum BluetoothError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var errorName: String {
-        let name = switch self {
-        case .bluezUnavailable: "BluetoothUnavailable"
-        case .noAdapter: "NoAdapter"
-        case .adapterPoweredOff: "AdapterPoweredOff"
-        case .adapterBlocked: "AdapterBlocked"
-        case .deviceNotFound: "DeviceNotFound"
-        case .serviceNotFound: "ServiceNotFound"
-        case .characteristicNotFound: "CharacteristicNotFound"
-        case .notPermitted: "NotPermitted"
-        case .notAuthorized: "NotAuthorized"
-        case .inProgress: "InProgress"
-        case .notSupported: "NotSupported"
-        case .invalidValueLength: "InvalidValueLength"
-        case .failed: "BluetoothFailed"
-        case .disconnected: "Disconnected"
-        case .timedOut: "TimedOut"
-        case .cancelled: "Cancelled"
-        }
+        let name =
+            switch self {
+            case .bluezUnavailable: "BluetoothUnavailable"
+            case .noAdapter: "NoAdapter"
+            case .adapterPoweredOff: "AdapterPoweredOff"
+            case .adapterBlocked: "AdapterBlocked"
+            case .deviceNotFound: "DeviceNotFound"
+            case .serviceNotFound: "ServiceNotFound"
+            case .characteristicNotFound: "CharacteristicNotFound"
+            case .notPermitted: "NotPermitted"
+            case .notAuthorized: "NotAuthorized"
+            case .inProgress: "InProgress"
+            case .notSupported: "NotSupported"
+            case .invalidValueLength: "InvalidValueLength"
+            case .failed: "BluetoothFailed"
+            case .disconnected: "Disconnected"
+            case .timedOut: "TimedOut"
+            case .cancelled: "Cancelled"
+            }
         return name
     }
 

@@ -78,7 +78,9 @@ public struct BluetoothHandoff: Hashable, Sendable {
 
 /// The one-byte security codes of the open hotspot handoff profile (`docs/hotspot-handoff.md`).
 public enum HotspotSecurityCode {
-    public static let codes: [UInt8: HotspotPolicy.Security] = [0x00: .open, 0x01: .wpa2Personal, 0x02: .wpa3Personal, 0x03: .owe]
+    public static let codes: [UInt8: HotspotPolicy.Security] = [
+        0x00: .open, 0x01: .wpa2Personal, 0x02: .wpa3Personal, 0x03: .owe,
+    ]
 
     public static func security(_ value: [UInt8]) throws(HotspotHandoffError) -> HotspotPolicy.Security {
         guard value.count == 1, let security = codes[value[0]] else { throw .unknownSecurity(value) }
@@ -116,7 +118,8 @@ public struct RevealedHotspot: Hashable, Sendable {
         } else {
             self.passphrase = nil
         }
-        self.security = try security.map { value throws(HotspotHandoffError) in try HotspotSecurityCode.security(value) }
+        self.security = try security.map { value throws(HotspotHandoffError) in try HotspotSecurityCode.security(value)
+        }
     }
 
     /// The configuration to join the revealed hotspot with, under the profile's policy; the
@@ -125,7 +128,8 @@ public struct RevealedHotspot: Hashable, Sendable {
         var policy = policy
         if let security { policy.security = security }
         do {
-            return try policy.configuration(for: .ssid(ssid), passphrase: policy.security.needsPassphrase ? passphrase : nil)
+            return try policy.configuration(
+                for: .ssid(ssid), passphrase: policy.security.needsPassphrase ? passphrase : nil)
         } catch {
             throw .invalidPassphrase(error.message)
         }

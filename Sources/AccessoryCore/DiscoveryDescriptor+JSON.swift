@@ -36,7 +36,8 @@ extension DiscoveryDescriptor {
         for error in descriptor.validationErrors {
             // A rule broken only because a field failed to parse would echo that field's fault.
             if fieldsWhoseAbsenceBreaks(error).contains(where: object.has) { continue }
-            let field = error == .noIdentifier ? (object.path.isEmpty ? error.field : object.path) : object.field(error.field)
+            let field =
+                error == .noIdentifier ? (object.path.isEmpty ? error.field : object.path) : object.field(error.field)
             object.diagnostics.report(field, error.message)
         }
         return (descriptor, object.diagnostics.issues.count == before)
@@ -69,7 +70,8 @@ extension DiscoveryDescriptor {
         case .bssidMaskWithoutBSSID: return ["bssid"]
         case .signalFloorWithoutWiFiIdentifier: return wifi
         case .nameSubstringWithoutIdentifier, .rangeWithoutBluetoothIdentifier,
-             .supportedOptionsWithoutBluetoothIdentifier: return bluetooth
+            .supportedOptionsWithoutBluetoothIdentifier:
+            return bluetooth
         case .manufacturerDataWithoutCompanyIdentifier: return ["bluetoothCompanyIdentifier"]
         case .serviceDataWithoutServiceUUID: return ["bluetoothServiceUUID"]
         case .noIdentifier: return wifi + bluetooth
@@ -83,7 +85,9 @@ extension DiscoveryDescriptor {
         return companyIdentifier(value, field: object.field(key), diagnostics: object.diagnostics)
     }
 
-    static func companyIdentifier(_ value: JSONValue, field: String, diagnostics: FieldDiagnostics) -> BluetoothCompanyIdentifier? {
+    static func companyIdentifier(_ value: JSONValue, field: String, diagnostics: FieldDiagnostics)
+        -> BluetoothCompanyIdentifier?
+    {
         switch value {
         case .number:
             return JSONObjectReader.integer(value, in: 0...0xFFFF, field: field, diagnostics: diagnostics)
@@ -106,7 +110,8 @@ extension DiscoveryDescriptor {
         let mask = object.parsed(maskKey, Hex.bytes)
         switch (object.has(blobKey), object.has(maskKey)) {
         case (false, false): return nil
-        case (true, false): object.report(maskKey, "is required with \(blobKey) (use all ff to compare every bit)"); return nil
+        case (true, false):
+            object.report(maskKey, "is required with \(blobKey) (use all ff to compare every bit)"); return nil
         case (false, true): object.report(blobKey, "is required with \(maskKey)"); return nil
         case (true, true): break
         }
@@ -123,7 +128,7 @@ extension DiscoveryDescriptor: Codable {
         let container = try decoder.singleValueContainer()
         let diagnostics = FieldDiagnostics()
         guard let object = JSONObjectReader(try container.decode(JSONValue.self), at: "", diagnostics: diagnostics),
-              let descriptor = DiscoveryDescriptor(reading: object)
+            let descriptor = DiscoveryDescriptor(reading: object)
         else {
             let faults = diagnostics.issues.map(\.description).joined(separator: "; ")
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "invalid descriptor: \(faults)")
@@ -151,11 +156,17 @@ extension DiscoveryDescriptor: Codable {
         try container.encodeIfPresent(bluetoothCompanyIdentifier, forKey: .bluetoothCompanyIdentifier)
         try container.encodeIfPresent(bluetoothNameSubstring, forKey: .bluetoothNameSubstring)
         let compareOptions = Self.names(of: bluetoothNameSubstringCompareOptions, in: Self.compareOptionNames)
-        if !compareOptions.isEmpty { try container.encode(compareOptions, forKey: .bluetoothNameSubstringCompareOptions) }
-        try container.encodeIfPresent(bluetoothManufacturerData.map { Hex.string($0.blob) }, forKey: .bluetoothManufacturerDataBlob)
-        try container.encodeIfPresent(bluetoothManufacturerData.map { Hex.string($0.mask) }, forKey: .bluetoothManufacturerDataMask)
-        try container.encodeIfPresent(bluetoothServiceData.map { Hex.string($0.blob) }, forKey: .bluetoothServiceDataBlob)
-        try container.encodeIfPresent(bluetoothServiceData.map { Hex.string($0.mask) }, forKey: .bluetoothServiceDataMask)
+        if !compareOptions.isEmpty {
+            try container.encode(compareOptions, forKey: .bluetoothNameSubstringCompareOptions)
+        }
+        try container.encodeIfPresent(
+            bluetoothManufacturerData.map { Hex.string($0.blob) }, forKey: .bluetoothManufacturerDataBlob)
+        try container.encodeIfPresent(
+            bluetoothManufacturerData.map { Hex.string($0.mask) }, forKey: .bluetoothManufacturerDataMask)
+        try container.encodeIfPresent(
+            bluetoothServiceData.map { Hex.string($0.blob) }, forKey: .bluetoothServiceDataBlob)
+        try container.encodeIfPresent(
+            bluetoothServiceData.map { Hex.string($0.mask) }, forKey: .bluetoothServiceDataMask)
         if bluetoothRange != .default {
             try container.encode(Self.name(of: bluetoothRange, in: Self.rangeNames), forKey: .bluetoothRange)
         }
@@ -163,7 +174,8 @@ extension DiscoveryDescriptor: Codable {
         if !options.isEmpty { try container.encode(options, forKey: .supportedOptions) }
     }
 
-    private static func names<T: OptionSet>(of set: T, in table: KeyValuePairs<String, T>) -> [String] where T.Element == T {
+    private static func names<T: OptionSet>(of set: T, in table: KeyValuePairs<String, T>) -> [String]
+    where T.Element == T {
         table.filter { set.contains($0.value) }.map(\.key)
     }
 

@@ -47,7 +47,9 @@ public struct DiscoveryDescriptor: Hashable, Sendable {
         }
         if bluetoothServiceData != nil && bluetoothServiceUUID == nil { errors.append(.serviceDataWithoutServiceUUID) }
         if bluetoothRange != .default && !hasBluetoothIdentifier { errors.append(.rangeWithoutBluetoothIdentifier) }
-        if !supportedOptions.isEmpty && !hasBluetoothIdentifier { errors.append(.supportedOptionsWithoutBluetoothIdentifier) }
+        if !supportedOptions.isEmpty && !hasBluetoothIdentifier {
+            errors.append(.supportedOptionsWithoutBluetoothIdentifier)
+        }
         if !hasWiFiIdentifier && !hasBluetoothIdentifier { errors.append(.noIdentifier) }
         return errors
     }

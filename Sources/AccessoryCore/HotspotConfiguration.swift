@@ -36,7 +36,8 @@ public struct HotspotConfiguration: Hashable, Sendable {
                 throw .invalid(field: "lifetimeInDays", "is \(lifetimeInDays); it must be from 1 to 365")
             }
             guard !joinOnce else {
-                throw .invalid(field: "lifetimeInDays", "a join-once configuration is never stored, so it has no lifetime")
+                throw .invalid(
+                    field: "lifetimeInDays", "a join-once configuration is never stored, so it has no lifetime")
             }
         }
         self.target = target
@@ -48,7 +49,8 @@ public struct HotspotConfiguration: Hashable, Sendable {
 
     private static func checkPrefixLength(_ prefix: SSID) throws(HotspotConfigurationError) {
         guard prefix.count >= minimumPrefixLength else {
-            throw .invalidSSIDPrefix("is \(prefix.count) bytes long; a prefix needs \(minimumPrefixLength) to \(SSID.maximumLength) bytes")
+            throw .invalidSSIDPrefix(
+                "is \(prefix.count) bytes long; a prefix needs \(minimumPrefixLength) to \(SSID.maximumLength) bytes")
         }
     }
 
@@ -172,15 +174,18 @@ public struct EAPSettings: Hashable, Sendable {
         let usesPassword = supportedEAPTypes.contains { $0 != .tls }
         if usesPassword {
             guard let username, (1...253).contains(username.utf8.count) else {
-                throw .invalidEAPSettings(field: "username", "TTLS, PEAP and FAST need a username of 1 to 253 characters")
+                throw .invalidEAPSettings(
+                    field: "username", "TTLS, PEAP and FAST need a username of 1 to 253 characters")
             }
             guard let password, (1...64).contains(password.reveal().utf8.count) else {
-                throw .invalidEAPSettings(field: "password", "TTLS, PEAP and FAST need a password of 1 to 64 characters")
+                throw .invalidEAPSettings(
+                    field: "password", "TTLS, PEAP and FAST need a password of 1 to 64 characters")
             }
         }
         if usesTLS {
             guard clientCertificatePath != nil, privateKeyPath != nil else {
-                throw .invalidEAPSettings(field: "clientCertificatePath", "EAP-TLS needs a client certificate and its private key")
+                throw .invalidEAPSettings(
+                    field: "clientCertificatePath", "EAP-TLS needs a client certificate and its private key")
             }
         }
         guard trustedServerCertificatePaths.count <= Self.maximumTrustedServerCertificateFiles else {
@@ -231,7 +236,7 @@ public enum HotspotConfigurationError: Error, Hashable, Sendable, CustomStringCo
     public var message: String {
         switch self {
         case .invalid(_, let reason), .invalidSSID(let reason), .invalidWPAPassphrase(let reason),
-             .invalidWEPPassphrase(let reason), .invalidEAPSettings(_, let reason), .invalidSSIDPrefix(let reason):
+            .invalidWEPPassphrase(let reason), .invalidEAPSettings(_, let reason), .invalidSSIDPrefix(let reason):
             reason
         case .joinOnceNotSupported:
             "an enterprise (EAP) network cannot be joined once; drop joinOnce"

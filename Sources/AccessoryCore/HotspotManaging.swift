@@ -42,7 +42,9 @@ public struct WiFiDevice: Hashable, Sendable, Codable {
     /// The SSID of the access point the device is associated with.
     public var ssid: SSID?
 
-    public init(interface: String, state: String, hardwareAddress: String? = nil, connection: String? = nil, ssid: SSID? = nil) {
+    public init(
+        interface: String, state: String, hardwareAddress: String? = nil, connection: String? = nil, ssid: SSID? = nil
+    ) {
         self.interface = interface
         self.state = state
         self.hardwareAddress = hardwareAddress
@@ -125,7 +127,10 @@ public struct LeftHotspot: Hashable, Sendable, Codable {
     /// leaving only cleaned up after it.
     public var alreadyEnded: Bool
 
-    public init(device: String, ssid: SSID?, deleted: Bool, restored: String?, notRestored: String? = nil, alreadyEnded: Bool = false) {
+    public init(
+        device: String, ssid: SSID?, deleted: Bool, restored: String?, notRestored: String? = nil,
+        alreadyEnded: Bool = false
+    ) {
         self.device = device
         self.ssid = ssid
         self.deleted = deleted
@@ -145,7 +150,10 @@ public struct ConfiguredHotspot: Hashable, Sendable, Codable {
     public var recordID: UUID?
     public var active: Bool
 
-    public init(ssid: SSID, connectionID: String, connectionUUID: String, joinOnce: Bool, expires: Date?, recordID: UUID?, active: Bool) {
+    public init(
+        ssid: SSID, connectionID: String, connectionUUID: String, joinOnce: Bool, expires: Date?, recordID: UUID?,
+        active: Bool
+    ) {
         self.ssid = ssid
         self.connectionID = connectionID
         self.connectionUUID = connectionUUID
@@ -221,28 +229,29 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// The name the agent's D-Bus error carries (`WrongPassphrase`).
     public var errorName: String {
-        let name = switch self {
-        case .invalidConfiguration: "InvalidConfiguration"
-        case .alreadyAssociated: "AlreadyAssociated"
-        case .pending: "Pending"
-        case .notAuthorized: "NotAuthorized"
-        case .networkManagerUnavailable: "NetworkManagerUnavailable"
-        case .noWiFiDevice: "NoWiFiDevice"
-        case .wifiDisabled: "WiFiDisabled"
-        case .notFound: "NotFound"
-        case .wrongPassphrase: "WrongPassphrase"
-        case .associationTimeout: "AssociationTimeout"
-        case .addressingFailed: "AddressingFailed"
-        case .activationFailed: "ActivationFailed"
-        case .timedOut: "TimedOut"
-        case .notJoined: "NotJoined"
-        case .cancelled: "Cancelled"
-        case .authenticationRejected: "AuthenticationRejected"
-        case .checkpointRefused: "CheckpointRefused"
-        case .networkManagerRestarted: "NetworkManagerRestarted"
-        case .notStored: "NotStored"
-        case .internal: "Internal"
-        }
+        let name =
+            switch self {
+            case .invalidConfiguration: "InvalidConfiguration"
+            case .alreadyAssociated: "AlreadyAssociated"
+            case .pending: "Pending"
+            case .notAuthorized: "NotAuthorized"
+            case .networkManagerUnavailable: "NetworkManagerUnavailable"
+            case .noWiFiDevice: "NoWiFiDevice"
+            case .wifiDisabled: "WiFiDisabled"
+            case .notFound: "NotFound"
+            case .wrongPassphrase: "WrongPassphrase"
+            case .associationTimeout: "AssociationTimeout"
+            case .addressingFailed: "AddressingFailed"
+            case .activationFailed: "ActivationFailed"
+            case .timedOut: "TimedOut"
+            case .notJoined: "NotJoined"
+            case .cancelled: "Cancelled"
+            case .authenticationRejected: "AuthenticationRejected"
+            case .checkpointRefused: "CheckpointRefused"
+            case .networkManagerRestarted: "NetworkManagerRestarted"
+            case .notStored: "NotStored"
+            case .internal: "Internal"
+            }
         return name
     }
 

@@ -19,9 +19,10 @@ public struct MACAddress: Hashable, Sendable, Comparable {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         let groups = parts.count == 6 ? parts : text.split(separator: "-", omittingEmptySubsequences: false)
         guard groups.count == 6,
-              groups.allSatisfy({ $0.utf8.count == 2 && Hex.isHexDigits($0) })
+            groups.allSatisfy({ $0.utf8.count == 2 && Hex.isHexDigits($0) })
         else {
-            throw .invalidMACAddress("'\(text)' is not six pairs of hex digits separated by ':' (like 24:0A:C4:1A:2B:3C)")
+            throw .invalidMACAddress(
+                "'\(text)' is not six pairs of hex digits separated by ':' (like 24:0A:C4:1A:2B:3C)")
         }
         self.init(rawValue: groups.reduce(0) { $0 << 8 | UInt64($1, radix: 16)! })
     }
@@ -175,7 +176,8 @@ public struct MaskedData: Hashable, Sendable {
     public init(blob: [UInt8], mask: [UInt8]) throws(IdentifierError) {
         guard !blob.isEmpty else { throw .invalidMaskedData("the blob must not be empty") }
         guard blob.count == mask.count else {
-            throw .invalidMaskedData("the blob has \(blob.count) bytes and the mask \(mask.count); they must have the same length")
+            throw .invalidMaskedData(
+                "the blob has \(blob.count) bytes and the mask \(mask.count); they must have the same length")
         }
         self.blob = blob
         self.mask = mask
@@ -201,7 +203,7 @@ public enum IdentifierError: Error, Hashable, Sendable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .invalidMACAddress(let reason), .invalidBluetoothUUID(let reason),
-             .invalidCompanyIdentifier(let reason), .invalidMaskedData(let reason):
+            .invalidCompanyIdentifier(let reason), .invalidMaskedData(let reason):
             reason
         }
     }

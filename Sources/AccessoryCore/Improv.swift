@@ -20,7 +20,9 @@ public enum Improv {
 
     /// `[command, length, data…, checksum]`.
     public static func frame(_ command: ImprovCommand, data: [UInt8] = []) throws(ImprovError) -> [UInt8] {
-        guard data.count <= 255 else { throw .invalidRequest("the RPC data is \(data.count) bytes; at most 255 fit in a frame") }
+        guard data.count <= 255 else {
+            throw .invalidRequest("the RPC data is \(data.count) bytes; at most 255 fit in a frame")
+        }
         let body = [command.rawValue, UInt8(data.count)] + data
         return body + [checksum(body)]
     }
@@ -288,21 +290,22 @@ public enum ImprovError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var errorName: String {
-        let name = switch self {
-        case .invalidRPC: "ImprovInvalidRPC"
-        case .unknownRPC: "ImprovUnknownRPC"
-        case .unableToConnect: "ImprovUnableToConnect"
-        case .notAuthorized: "ImprovNotAuthorized"
-        case .deviceError: "ImprovDeviceError"
-        case .badChecksum: "ImprovBadChecksum"
-        case .malformedResponse: "ImprovMalformedResponse"
-        case .unexpectedResponse: "ImprovUnexpectedResponse"
-        case .invalidRequest: "ImprovInvalidRequest"
-        case .notImprovDevice: "NotImprovDevice"
-        case .unsupported: "ImprovUnsupported"
-        case .timedOut: "TimedOut"
-        case .bluetooth(let error): error.errorName
-        }
+        let name =
+            switch self {
+            case .invalidRPC: "ImprovInvalidRPC"
+            case .unknownRPC: "ImprovUnknownRPC"
+            case .unableToConnect: "ImprovUnableToConnect"
+            case .notAuthorized: "ImprovNotAuthorized"
+            case .deviceError: "ImprovDeviceError"
+            case .badChecksum: "ImprovBadChecksum"
+            case .malformedResponse: "ImprovMalformedResponse"
+            case .unexpectedResponse: "ImprovUnexpectedResponse"
+            case .invalidRequest: "ImprovInvalidRequest"
+            case .notImprovDevice: "NotImprovDevice"
+            case .unsupported: "ImprovUnsupported"
+            case .timedOut: "TimedOut"
+            case .bluetooth(let error): error.errorName
+            }
         return name
     }
 

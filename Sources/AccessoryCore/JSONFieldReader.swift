@@ -185,7 +185,9 @@ public struct JSONObjectReader {
         return Self.integer(value, in: range, field: field(key), diagnostics: diagnostics)
     }
 
-    static func integer(_ value: JSONValue, in range: ClosedRange<Int>, field: String, diagnostics: FieldDiagnostics) -> Int? {
+    static func integer(_ value: JSONValue, in range: ClosedRange<Int>, field: String, diagnostics: FieldDiagnostics)
+        -> Int?
+    {
         guard case .number(let number) = value, number.rounded() == number, let integer = Int(exactly: number) else {
             diagnostics.report(field, "expected a whole number, found \(value.kindName)")
             return nil
@@ -203,7 +205,9 @@ public struct JSONObjectReader {
     }
 
     /// The elements of an array member with their field paths (`key[0]`, `key[1]`, …).
-    public func array(_ key: String, required: Bool = false, allowEmpty: Bool = true) -> [(value: JSONValue, field: String)]? {
+    public func array(_ key: String, required: Bool = false, allowEmpty: Bool = true) -> [(
+        value: JSONValue, field: String
+    )]? {
         guard let value = value(key, required: required) else { return nil }
         guard case .array(let elements) = value else {
             report(key, "expected an array, found \(value.kindName)")
@@ -247,7 +251,9 @@ public struct JSONObjectReader {
     }
 
     /// An array of strings, each drawn from `choices`, without repeats.
-    public func choices<T>(_ key: String, from choices: KeyValuePairs<String, T>, required: Bool = false, allowEmpty: Bool = true) -> [T]? {
+    public func choices<T>(
+        _ key: String, from choices: KeyValuePairs<String, T>, required: Bool = false, allowEmpty: Bool = true
+    ) -> [T]? {
         guard let elements = array(key, required: required, allowEmpty: allowEmpty) else { return nil }
         var result: [T] = []
         var seen: Set<String> = []

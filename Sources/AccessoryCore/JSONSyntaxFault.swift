@@ -35,11 +35,15 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
         return scanned.fault == nil ? scanned.duplicateKey : nil
     }
 
-    private static func scan(_ bytes: some Collection<UInt8>) -> (fault: JSONSyntaxFault?, duplicateKey: JSONSyntaxFault?) {
+    private static func scan(_ bytes: some Collection<UInt8>) -> (
+        fault: JSONSyntaxFault?, duplicateKey: JSONSyntaxFault?
+    ) {
         let bytes = Array(bytes)
         // The decoder also reads UTF-16 and UTF-32 (told by a byte order mark or by the zero
         // bytes of the first characters); those keep its own message.
-        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) || bytes.prefix(4).contains(0) { return (nil, nil) }
+        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) || bytes.prefix(4).contains(0) {
+            return (nil, nil)
+        }
         let start = bytes.starts(with: utf8ByteOrderMark) ? utf8ByteOrderMark.count : 0
         var scanner = Scanner(bytes: bytes, start: start)
         let fault = scanner.firstFault().map { scanner.locate($0.offset, $0.problem) }
@@ -96,7 +100,9 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
                 case UInt8(ascii: "{"), UInt8(ascii: "["):
                     let container: Container = byte == UInt8(ascii: "{") ? .object : .array
                     frames.append(Frame(container: container))
-                    if frames.count > JSONSyntaxFault.maximumDepth { return (index, "nested deeper than \(JSONSyntaxFault.maximumDepth) levels") }
+                    if frames.count > JSONSyntaxFault.maximumDepth {
+                        return (index, "nested deeper than \(JSONSyntaxFault.maximumDepth) levels")
+                    }
                     index += 1
                     skipWhitespace()
                     if current == container.close {
@@ -129,8 +135,11 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
                     }
                     guard current == UInt8(ascii: ",") else {
                         let expected = "',' or '\(UnicodeScalar(container.close))'"
-                        return (index, current.map { "expected \(expected), found \(shown($0))" }
-                                    ?? "the document ends inside \(container.name): \(expected) expected")
+                        return (
+                            index,
+                            current.map { "expected \(expected), found \(shown($0))" }
+                                ?? "the document ends inside \(container.name): \(expected) expected"
+                        )
                     }
                     index += 1
                     skipWhitespace()
@@ -146,8 +155,11 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
         /// A key and its colon; the scanner is left where the member's value starts.
         private mutating func member() -> Fault? {
             guard current == UInt8(ascii: "\"") else {
-                return (index, current.map { "expected a key in double quotes, found \(shown($0))" }
-                            ?? "the document ends where a key is expected")
+                return (
+                    index,
+                    current.map { "expected a key in double quotes, found \(shown($0))" }
+                        ?? "the document ends where a key is expected"
+                )
             }
             let opening = index
             if let fault = string() { return fault }
@@ -157,7 +169,8 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
                     let (one, two) = (locate(first, ""), locate(opening, ""))
                     duplicateKey = JSONSyntaxFault(
                         line: two.line, column: two.column,
-                        problem: "is given twice in one object (line \(one.line), column \(one.column) and line \(two.line), "
+                        problem:
+                            "is given twice in one object (line \(one.line), column \(one.column) and line \(two.line), "
                             + "column \(two.column)); JSON readers differ in which one they keep, so give it once",
                         field: path(appending: key))
                 }
@@ -167,8 +180,11 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
             frames[frames.count - 1].key = key
             skipWhitespace()
             guard current == UInt8(ascii: ":") else {
-                return (index, current.map { "expected ':' after the key, found \(shown($0))" }
-                            ?? "the document ends where ':' is expected")
+                return (
+                    index,
+                    current.map { "expected ':' after the key, found \(shown($0))" }
+                        ?? "the document ends where ':' is expected"
+                )
             }
             index += 1
             return nil
@@ -178,7 +194,7 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
         private func keyText(_ range: Range<Int>) -> String {
             let content = bytes[(range.lowerBound + 1)..<(range.upperBound - 1)]
             guard content.contains(UInt8(ascii: "\\")),
-                  let decoded = try? JSONDecoder().decode(String.self, from: Data(bytes[range]))
+                let decoded = try? JSONDecoder().decode(String.self, from: Data(bytes[range]))
             else { return String(decoding: content, as: UTF8.self) }
             return decoded
         }
@@ -215,17 +231,24 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
                             return (index - 1, "'\\u' is not followed by four hexadecimal digits")
                         }
                         index += 5
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-                         UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+                        UInt8(ascii: "f"),
+                        UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                         index += 1
                     case nil:
                         break
                     case let escaped?:
-                        return (index - 1, "'\\\(shownInline(escaped))' is not an escape JSON knows (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)")
+                        return (
+                            index - 1,
+                            "'\\\(shownInline(escaped))' is not an escape JSON knows (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)"
+                        )
                     }
                     contentStart = index
                 case 0..<0x20:
-                    let name = byte == 0x0A ? "a line break" : byte == 0x09 ? "a tab" : "the control character U+\(Hex.string([byte]).uppercased())"
+                    let name =
+                        byte == 0x0A
+                        ? "a line break"
+                        : byte == 0x09 ? "a tab" : "the control character U+\(Hex.string([byte]).uppercased())"
                     return (index, "\(name) inside a string: write it escaped (\\n, \\t, \\u00XX)")
                 default:
                     index += 1
@@ -276,7 +299,9 @@ struct JSONSyntaxFault: Hashable, Sendable, CustomStringConvertible {
                 index += word.utf8.count
                 return nil
             }
-            return (index, "expected a value (true, false and null are written in lower case, strings in double quotes)")
+            return (
+                index, "expected a value (true, false and null are written in lower case, strings in double quotes)"
+            )
         }
 
         private mutating func skipDigits() {

@@ -75,12 +75,13 @@ public struct KioskPolicy: Hashable, Sendable {
     /// The first policy, in file order, naming both the profile and the user.
     public func policy(forProfile profileID: String, uid: UInt32, userName: String?) -> Policy? {
         policies.first { policy in
-            policy.profiles.contains(profileID) && policy.users.contains { user in
-                switch user {
-                case .uid(let value): value == uid
-                case .name(let name): name == userName
+            policy.profiles.contains(profileID)
+                && policy.users.contains { user in
+                    switch user {
+                    case .uid(let value): value == uid
+                    case .name(let name): name == userName
+                    }
                 }
-            }
         }
     }
 }
@@ -193,11 +194,12 @@ extension KioskPolicy.Policy {
                 "passphraseFile", "'\(passphraseFile)' is not an absolute path without '.' or '..' components")
         }
         guard object.diagnostics.issues.count == before, let profiles, let users, let ruleName else { return nil }
-        let rule: KioskPolicy.Rule = switch ruleName {
-        case .firstMatch: .firstMatch
-        case .strongestSignal: .strongestSignal(settle: settle.map { .seconds($0) } ?? KioskPolicy.defaultSettle)
-        case .ssidPattern: .ssidPattern(pattern ?? "")
-        }
+        let rule: KioskPolicy.Rule =
+            switch ruleName {
+            case .firstMatch: .firstMatch
+            case .strongestSignal: .strongestSignal(settle: settle.map { .seconds($0) } ?? KioskPolicy.defaultSettle)
+            case .ssidPattern: .ssidPattern(pattern ?? "")
+            }
         self.init(profiles: profiles, users: users, rule: rule, passphraseFile: passphraseFile)
     }
 
@@ -238,11 +240,12 @@ extension KioskPolicy.Policy {
     static func isUserName(_ name: String) -> Bool {
         let scalars = Array(name.unicodeScalars)
         guard let first = scalars.first, name.utf8.count <= 32, first.isASCII,
-              first.properties.isAlphabetic || first == "_"
+            first.properties.isAlphabetic || first == "_"
         else { return false }
         return scalars.dropFirst().enumerated().allSatisfy { offset, scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_"
-                || scalar == "-" || (scalar == "$" && offset == scalars.count - 2))
+            scalar.isASCII
+                && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_"
+                    || scalar == "-" || (scalar == "$" && offset == scalars.count - 2))
         }
     }
 

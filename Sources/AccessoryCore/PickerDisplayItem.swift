@@ -6,7 +6,9 @@ public struct PickerDisplayItem: Hashable, Sendable {
     public var descriptor: DiscoveryDescriptor
     public var setupOptions: SetupOptions
 
-    public init(name: String, productImage: String? = nil, descriptor: DiscoveryDescriptor, setupOptions: SetupOptions = []) {
+    public init(
+        name: String, productImage: String? = nil, descriptor: DiscoveryDescriptor, setupOptions: SetupOptions = []
+    ) {
         self.name = name
         self.productImage = productImage
         self.descriptor = descriptor

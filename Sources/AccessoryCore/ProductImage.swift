@@ -17,7 +17,7 @@ public enum ProductImage {
     /// the directory with `..`.
     public static func resolve(_ path: String, in directory: URL) -> URL? {
         guard !path.isEmpty, !path.hasPrefix("/"),
-              !path.split(separator: "/").contains("..")
+            !path.split(separator: "/").contains("..")
         else { return nil }
         return directory.appendingPathComponent(path)
     }
@@ -31,14 +31,17 @@ public enum ProductImage {
         while true {
             text = text.drop { $0.isWhitespace }
             let skip: (opening: String, closing: String)? =
-                text.hasPrefix("<?") ? ("<?", "?>") : text.hasPrefix("<!--") ? ("<!--", "-->")
-                : text.hasPrefix("<!") ? ("<!", ">") : nil
+                text.hasPrefix("<?")
+                ? ("<?", "?>")
+                : text.hasPrefix("<!--")
+                    ? ("<!--", "-->")
+                    : text.hasPrefix("<!") ? ("<!", ">") : nil
             guard let skip else { break }
             guard let end = text.dropFirst(skip.opening.count).firstRange(of: skip.closing) else { return nil }
             text = text[end.upperBound...]
         }
         guard text.hasPrefix("<svg"), let next = text.dropFirst(4).first,
-              next.isWhitespace || next == ">" || next == "/"
+            next.isWhitespace || next == ">" || next == "/"
         else { return nil }
         return .svg
     }

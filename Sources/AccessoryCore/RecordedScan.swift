@@ -29,7 +29,8 @@ public struct RecordedScan: Hashable, Sendable {
         do {
             let document = try JSONValue.parse(data)
             if let object = JSONObjectReader(document, at: "", diagnostics: diagnostics),
-               let scan = RecordedScan(reading: object) {
+                let scan = RecordedScan(reading: object)
+            {
                 return scan
             }
         } catch {
@@ -40,7 +41,8 @@ public struct RecordedScan: Hashable, Sendable {
 
     private init?(reading object: JSONObjectReader) {
         object.rejectUnknownKeys(["schemaVersion", "wifi", "bluetooth"])
-        if let version = object.integer("schemaVersion", in: 1...Int.max, required: true), version != Self.schemaVersion {
+        if let version = object.integer("schemaVersion", in: 1...Int.max, required: true), version != Self.schemaVersion
+        {
             object.report("schemaVersion", "is \(version); this version reads schema \(Self.schemaVersion)")
         }
         let wifi = object.array("wifi")?.compactMap { value, field in
@@ -94,9 +96,12 @@ extension WiFiScanEntry: Encodable {
 extension BLEAdvertisement {
     init?(reading object: JSONObjectReader) {
         let before = object.diagnostics.issues.count
-        object.rejectUnknownKeys(["address", "addressType", "name", "rssi", "txPower", "serviceUUIDs", "manufacturerData", "serviceData"])
+        object.rejectUnknownKeys([
+            "address", "addressType", "name", "rssi", "txPower", "serviceUUIDs", "manufacturerData", "serviceData",
+        ])
         let address = object.parsed("address", required: true, MACAddress.init)
-        let addressType = object.choice("addressType", from: ["public": BluetoothAddressType.public, "random": .random]) ?? .public
+        let addressType =
+            object.choice("addressType", from: ["public": BluetoothAddressType.public, "random": .random]) ?? .public
         let name = object.string("name", allowEmpty: true)
         let rssi = object.integer("rssi", in: -127...20)
         let txPower = object.integer("txPower", in: -127...127)

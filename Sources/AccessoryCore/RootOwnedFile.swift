@@ -26,26 +26,34 @@ public enum RootOwnedFile {
             throw RootOwnedFileError(path: path, reason: "is not a plain absolute path to a file")
         }
         var directory = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directory >= 0 else { throw RootOwnedFileError(path: path, reason: "/ cannot be opened: \(SystemErrorText.reason(errno))") }
+        guard directory >= 0 else {
+            throw RootOwnedFileError(path: path, reason: "/ cannot be opened: \(SystemErrorText.reason(errno))")
+        }
         defer { close(directory) }
         var walked = ""
         try checkDirectory(directory, named: "/", path: path)
         for component in components.dropLast() {
             walked += "/" + component
             let next = openat(directory, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            guard next >= 0 else { throw RootOwnedFileError(path: path, reason: reason(opening: component, in: directory, walked, errno)) }
+            guard next >= 0 else {
+                throw RootOwnedFileError(path: path, reason: reason(opening: component, in: directory, walked, errno))
+            }
             close(directory)
             directory = next
             try checkDirectory(directory, named: walked, path: path)
         }
         let file = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard file >= 0 else { throw RootOwnedFileError(path: path, reason: reason(opening: name, in: directory, path, errno)) }
+        guard file >= 0 else {
+            throw RootOwnedFileError(path: path, reason: reason(opening: name, in: directory, path, errno))
+        }
         defer { close(file) }
         var status = stat()
         guard fstat(file, &status) == 0 else {
             throw RootOwnedFileError(path: path, reason: "cannot be examined: \(SystemErrorText.reason(errno))")
         }
-        guard status.st_mode & S_IFMT == S_IFREG else { throw RootOwnedFileError(path: path, reason: "is not a regular file") }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw RootOwnedFileError(path: path, reason: "is not a regular file")
+        }
         guard status.st_uid == 0 else {
             throw RootOwnedFileError(path: path, reason: "is not owned by root; run 'chown root: \(path)'")
         }
@@ -53,7 +61,8 @@ public enum RootOwnedFile {
         case .readableByOthers where status.st_mode & 0o022 != 0:
             throw RootOwnedFileError(path: path, reason: "may be written by others than root; run 'chmod go-w \(path)'")
         case .rootOnly where status.st_mode & 0o077 != 0:
-            throw RootOwnedFileError(path: path, reason: "may be read or written by others than root; run 'chmod 600 \(path)'")
+            throw RootOwnedFileError(
+                path: path, reason: "may be read or written by others than root; run 'chmod 600 \(path)'")
         default:
             break
         }
@@ -64,10 +73,12 @@ public enum RootOwnedFile {
         }
     }
 
-    private static func checkDirectory(_ descriptor: Int32, named name: String, path: String) throws(RootOwnedFileError) {
+    private static func checkDirectory(_ descriptor: Int32, named name: String, path: String) throws(RootOwnedFileError)
+    {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
-            throw RootOwnedFileError(path: path, reason: "its directory \(name) cannot be examined: \(SystemErrorText.reason(errno))")
+            throw RootOwnedFileError(
+                path: path, reason: "its directory \(name) cannot be examined: \(SystemErrorText.reason(errno))")
         }
         guard status.st_uid == 0 else {
             throw RootOwnedFileError(path: path, reason: "its directory \(name) is not owned by root")
@@ -75,13 +86,15 @@ public enum RootOwnedFile {
         let sticky = status.st_mode & S_ISVTX != 0
         guard status.st_mode & 0o022 == 0 || sticky else {
             throw RootOwnedFileError(
-                path: path, reason: "its directory \(name) may be written by others than root; run 'chmod go-w \(name)'")
+                path: path, reason: "its directory \(name) may be written by others than root; run 'chmod go-w \(name)'"
+            )
         }
     }
 
     /// Why `component` of `directory` (`name` from `/`) did not open: a symbolic link is named
     /// as such (`O_NOFOLLOW` reports one as ELOOP, or as ENOTDIR with `O_DIRECTORY`).
-    private static func reason(opening component: String, in directory: Int32, _ name: String, _ error: Int32) -> String {
+    private static func reason(opening component: String, in directory: Int32, _ name: String, _ error: Int32) -> String
+    {
         var status = stat()
         if fstatat(directory, component, &status, AT_SYMLINK_NOFOLLOW) == 0, status.st_mode & S_IFMT == S_IFLNK {
             return "\(name) is a symbolic link, which the agent does not follow; name the file it points to"

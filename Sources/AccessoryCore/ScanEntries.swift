@@ -116,11 +116,12 @@ extension DiscoveryDescriptor {
         }
         if let pattern = bluetoothServiceData {
             guard let service = bluetoothServiceUUID, let data = advertisement.serviceData[service],
-                  pattern.matches(data)
+                pattern.matches(data)
             else { return false }
         }
         if let substring = bluetoothNameSubstring {
-            guard let name = advertisement.name, Self.name(name, contains: substring, options: bluetoothNameSubstringCompareOptions)
+            guard let name = advertisement.name,
+                Self.name(name, contains: substring, options: bluetoothNameSubstringCompareOptions)
             else { return false }
         }
         if bluetoothRange == .immediate {

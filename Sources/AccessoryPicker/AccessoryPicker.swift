@@ -127,7 +127,9 @@ public enum AccessoryPicker {
 
     /// Hands the agent's calls to `windows` until the picker is stopped (SIGTERM, SIGINT) or the
     /// bus connection ends.
-    private static func serve(_ service: PickerAgentService, on connection: AgentConnection, windows: PickerWindows) async {
+    private static func serve(_ service: PickerAgentService, on connection: AgentConnection, windows: PickerWindows)
+        async
+    {
         let stop = Task {
             for await _ in await connection.unixSignals([SIGTERM, SIGINT]) { return }
         }

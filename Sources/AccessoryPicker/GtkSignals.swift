@@ -21,7 +21,11 @@ private func box(_ data: UnsafeMutableRawPointer?) -> SignalBox {
 /// Runs `handler` on `signal` of `instance` (a handler of shape `(instance, user_data)`).
 /// Handlers run on the GTK thread, inside the isolation of the actor that connected them.
 func connect(_ instance: UnsafeMutableRawPointer?, _ signal: String, _ handler: @escaping () -> Void) {
-    let data = Unmanaged.passRetained(SignalBox { _ in handler(); return false }).toOpaque()
+    let data = Unmanaged.passRetained(
+        SignalBox { _ in
+            handler(); return false
+        }
+    ).toOpaque()
     cgtk_signal_connect(instance, signal, { _, data in _ = box(data).handler(nil) }, data, releaseBox)
 }
 
@@ -29,7 +33,11 @@ func connect(_ instance: UnsafeMutableRawPointer?, _ signal: String, _ handler: 
 func connect(
     _ instance: UnsafeMutableRawPointer?, _ signal: String, _ handler: @escaping (UnsafeMutableRawPointer?) -> Void
 ) {
-    let data = Unmanaged.passRetained(SignalBox { handler($0); return false }).toOpaque()
+    let data = Unmanaged.passRetained(
+        SignalBox {
+            handler($0); return false
+        }
+    ).toOpaque()
     cgtk_signal_connect_pointer(
         instance, signal, { _, argument, data in _ = box(data).handler(argument) }, data, releaseBox)
 }
@@ -42,7 +50,11 @@ func connectReturning(_ instance: UnsafeMutableRawPointer?, _ signal: String, _ 
 
 /// Runs `handler` when `accelerator` (such as `Escape`) is pressed anywhere in `window`.
 func addShortcut(_ window: UnsafeMutableRawPointer?, _ accelerator: String, _ handler: @escaping () -> Void) {
-    let data = Unmanaged.passRetained(SignalBox { _ in handler(); return true }).toOpaque()
+    let data = Unmanaged.passRetained(
+        SignalBox { _ in
+            handler(); return true
+        }
+    ).toOpaque()
     cgtk_add_shortcut(window, accelerator, { _, data in box(data).handler(nil) ? 1 : 0 }, data) { data in
         guard let data else { return }
         Unmanaged<SignalBox>.fromOpaque(data).release()

@@ -1,7 +1,7 @@
 internal import CGtk
 import Dispatch
-import Synchronization
 import GLibRuntime
+import Synchronization
 
 /// The thread GTK lives on: it owns GLib's global-default main context, which GTK and GDK
 /// attach their sources to, initialises GTK and libadwaita there, and iterates it.
@@ -55,14 +55,17 @@ final class GtkThread: SerialExecutor, @unchecked Sendable {
     /// Runs `body` on the GTK thread, after what is already queued.
     func invoke(_ body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(Callback(body)).toOpaque()
-        g_idle_add_full(G_PRIORITY_DEFAULT, { data in
-            let callback = Unmanaged<Callback>.fromOpaque(data!).takeUnretainedValue()
-            _ = callback.published.load(ordering: .acquiring)
-            callback.body()
-            return 0  // G_SOURCE_REMOVE
-        }, box, { data in
-            Unmanaged<Callback>.fromOpaque(data!).release()
-        })
+        g_idle_add_full(
+            G_PRIORITY_DEFAULT,
+            { data in
+                let callback = Unmanaged<Callback>.fromOpaque(data!).takeUnretainedValue()
+                _ = callback.published.load(ordering: .acquiring)
+                callback.body()
+                return 0  // G_SOURCE_REMOVE
+            }, box,
+            { data in
+                Unmanaged<Callback>.fromOpaque(data!).release()
+            })
     }
 
     /// GLib orders the handoff with its own lock, which ThreadSanitizer cannot see; the release

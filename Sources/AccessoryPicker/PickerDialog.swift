@@ -315,7 +315,7 @@ final class PickerDialog {
 
     private func selectedRow() -> PickerRow? {
         guard let selected = list.selectedRow,
-              let id = widgets.first(where: { $0.value == selected })?.key
+            let id = widgets.first(where: { $0.value == selected })?.key
         else { return nil }
         return rows.rows.first { $0.id == id }
     }
@@ -340,9 +340,9 @@ final class PickerDialog {
     }
 }
 
-private extension Label {
+extension Label {
     /// A label whose text wraps, aligned to the start.
-    static func paragraph(_ text: String) -> Label {
+    fileprivate static func paragraph(_ text: String) -> Label {
         let label = Label(text)
         label.wraps = true
         label.xAlign = 0

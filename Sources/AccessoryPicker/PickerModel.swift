@@ -9,11 +9,6 @@ struct PickerRequest: Sendable, Hashable {
     var session: String
     var request: PickerAgentRequest
 
-    init(session: String, request: PickerAgentRequest) {
-        self.session = session
-        self.request = request
-    }
-
     subscript<Value>(dynamicMember keyPath: KeyPath<PickerAgentRequest, Value>) -> Value { request[keyPath: keyPath] }
 
     /// Whether the item at `index` offers renaming.

@@ -31,7 +31,8 @@ public final class ASAccessorySession: Sendable {
     private var session: AgentSession {
         get throws(AgentCallError) {
             guard let session = state.withLock({ $0.session }) else {
-                throw AgentCallError(name: nil, message: "the session is not activated: call activate(eventHandler:) first")
+                throw AgentCallError(
+                    name: nil, message: "the session is not activated: call activate(eventHandler:) first")
             }
             return session
         }
@@ -87,7 +88,9 @@ public final class ASAccessorySession: Sendable {
     }
 
     /// Renames the accessory; with `ssid`, its hotspot too (Apple's `RenameOptions.ssid`).
-    public func renameAccessory(_ accessory: ASAccessory, to name: String, ssid: Bool = false) async throws(AgentCallError) {
+    public func renameAccessory(_ accessory: ASAccessory, to name: String, ssid: Bool = false)
+        async throws(AgentCallError)
+    {
         try await session.renameAccessory(id: accessory.id, to: name, ssid: ssid)
     }
 

@@ -42,7 +42,8 @@ public final class AgentConnection: Sendable {
     }
 
     func manager(
-        _ method: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120), fileDescriptors: [Int32] = [],
+        _ method: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120),
+        fileDescriptors: [Int32] = [],
         autoStart: Bool = true
     ) async throws(AgentCallError) -> [DBusValue] {
         try await call(
@@ -92,9 +93,10 @@ public final class AgentConnection: Sendable {
     /// `use-client-profile`); the descriptor stays the caller's to close.
     public func openSession(profileFile descriptor: Int32) async throws(AgentCallError) -> AgentSession {
         let events = await signals(.session)
-        let path = try await manager(
-            "OpenSessionWithProfile", [.handle(0), .vardict([])], fileDescriptors: [descriptor]
-        ).first?.string ?? ""
+        let path =
+            try await manager(
+                "OpenSessionWithProfile", [.handle(0), .vardict([])], fileDescriptors: [descriptor]
+            ).first?.string ?? ""
         return AgentSession(connection: self, path: path, signals: events)
     }
 
@@ -163,7 +165,8 @@ public final class AgentConnection: Sendable {
 
     /// Ends the caller's join on `device` (any device: `nil`) and brings the previous network
     /// back. `autoStart: false` asks only a running agent.
-    public func leave(device: String? = nil, autoStart: Bool = true) async throws(AgentCallError) -> HotspotLeaveReport {
+    public func leave(device: String? = nil, autoStart: Bool = true) async throws(AgentCallError) -> HotspotLeaveReport
+    {
         let options = DBusValue.vardict(device.map { [("device", .string($0))] } ?? [])
         return HotspotLeaveReport(try await manager("Leave", [options], autoStart: autoStart).first)
     }
@@ -197,7 +200,9 @@ public struct AccessoryJoinOptions: Sendable {
     /// Bring the previous network back after this many seconds (0: never).
     public var restoreAfter: Int?
 
-    public init(passphrase: Secret? = nil, withoutSecurity: Bool = false, device: String? = nil, restoreAfter: Int? = nil) {
+    public init(
+        passphrase: Secret? = nil, withoutSecurity: Bool = false, device: String? = nil, restoreAfter: Int? = nil
+    ) {
         self.passphrase = passphrase
         self.withoutSecurity = withoutSecurity
         self.device = device
@@ -253,7 +258,8 @@ public struct AgentSession: Sendable {
     }
 
     private func property(_ name: String) async throws(AgentCallError) -> DBusValue {
-        let reply = try await connection.callProperties(path, "Get", [.string(AgentBus.Interface.session.name), .string(name)])
+        let reply = try await connection.callProperties(
+            path, "Get", [.string(AgentBus.Interface.session.name), .string(name)])
         return reply.first ?? .tuple([])
     }
 
@@ -289,7 +295,8 @@ public struct AgentSession: Sendable {
     }
 
     public func renameAccessory(id: String, to name: String, ssid: Bool = false) async throws(AgentCallError) {
-        _ = try await call("RenameAccessory", [.string(id), .string(name), .vardict(ssid ? [("ssid", .boolean(true))] : [])])
+        _ = try await call(
+            "RenameAccessory", [.string(id), .string(name), .vardict(ssid ? [("ssid", .boolean(true))] : [])])
     }
 
     public func joinAccessoryHotspot(id: String, passphrase: Secret? = nil) async throws(AgentCallError)

@@ -72,7 +72,8 @@ public final class PickerAgentService: Sendable {
     /// session opened from the logind session `logindSession`, or for this connection's own.
     public func register(logindSession: String?, timeout: Duration = .seconds(120)) async throws(AgentCallError) {
         let options: [(String, DBusValue)] = logindSession.map { [("session", .string($0))] } ?? []
-        _ = try await connection.manager("RegisterPickerAgent", [.objectPath(path), .vardict(options)], timeout: timeout)
+        _ = try await connection.manager(
+            "RegisterPickerAgent", [.objectPath(path), .vardict(options)], timeout: timeout)
     }
 
     /// Stops taking calls; the object goes with the connection.

@@ -22,7 +22,9 @@ public enum BusCoding {
             ("changed", .uint64(UInt64(max(0, record.changed.timeIntervalSince1970)))),
         ]
         if let ssid = record.ssid { entries.append(("ssid", .string(ssid.notation))) }
-        if let address = record.bluetoothIdentifier { entries.append(("bluetoothIdentifier", .string(address.description))) }
+        if let address = record.bluetoothIdentifier {
+            entries.append(("bluetoothIdentifier", .string(address.description)))
+        }
         if let bridging = record.bluetoothTransportBridgingIdentifier {
             entries.append(("bluetoothTransportBridgingIdentifier", .string(bridging.description)))
         }
@@ -34,7 +36,11 @@ public enum BusCoding {
         var entries: [(String, DBusValue)] = [
             ("name", .string(item.name)),
             ("descriptor", value(json: encodedJSON(item.descriptor))),
-            ("setupOptions", .strings(PickerDisplayItem.SetupOptions.names.filter { item.setupOptions.contains($0.value) }.map(\.key))),
+            (
+                "setupOptions",
+                .strings(
+                    PickerDisplayItem.SetupOptions.names.filter { item.setupOptions.contains($0.value) }.map(\.key))
+            ),
         ]
         if let image = item.productImage { entries.append(("productImage", .string(image))) }
         return .vardict(entries)
@@ -60,7 +66,8 @@ public enum BusCoding {
     /// `value` as JSON, decoded straight back: the encoder's output needs none of
     /// `JSONValue.parse`'s diagnostics.
     public static func encodedJSON(_ value: some Encodable) -> JSONValue {
-        guard let data = try? JSONEncoder().encode(value), let json = try? JSONDecoder().decode(JSONValue.self, from: data)
+        guard let data = try? JSONEncoder().encode(value),
+            let json = try? JSONDecoder().decode(JSONValue.self, from: data)
         else { return .object([:]) }
         return json
     }
@@ -76,7 +83,8 @@ public enum BusCoding {
         case .string(let text): return .string(text)
         // Each element goes into a variant as it is sent (`DBusValue`'s conversion wraps them).
         case .array(let elements): return .array(elements.map { value(json: $0) }, elementType: "v")
-        case .object(let members): return .vardict(members.sorted { $0.key < $1.key }.map { ($0.key, value(json: $0.value)) })
+        case .object(let members):
+            return .vardict(members.sorted { $0.key < $1.key }.map { ($0.key, value(json: $0.value)) })
         }
     }
 }

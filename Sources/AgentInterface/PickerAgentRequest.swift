@@ -42,8 +42,9 @@ public struct PickerAgentRequest: Sendable, Hashable {
             profile: profile, vendor: value.field("vendor")?.string ?? profile,
             user: value.field("user")?.int.flatMap(UInt32.init(exactly:)),
             items: (value.field("items")?.elements ?? []).map { item in
-                Item(name: item.field("name")?.string ?? "", productImage: item.field("productImage")?.string,
-                     rename: item.field("rename")?.bool ?? false)
+                Item(
+                    name: item.field("name")?.string ?? "", productImage: item.field("productImage")?.string,
+                    rename: item.field("rename")?.bool ?? false)
             },
             asksPassphrase: value.field("passphrase")?.bool ?? false)
     }
@@ -52,11 +53,18 @@ public struct PickerAgentRequest: Sendable, Hashable {
     public var dbusValue: DBusValue {
         var fields: [(String, DBusValue)] = [("profile", .string(profile)), ("vendor", .string(vendor))]
         if let user { fields.append(("user", .uint32(user))) }
-        fields.append(("items", .array(items.map { item in
-            var entries: [(String, DBusValue)] = [("name", .string(item.name)), ("rename", .boolean(item.rename))]
-            if let image = item.productImage { entries.append(("productImage", .string(image))) }
-            return .vardict(entries)
-        }, elementType: "a{sv}")))
+        fields.append(
+            (
+                "items",
+                .array(
+                    items.map { item in
+                        var entries: [(String, DBusValue)] = [
+                            ("name", .string(item.name)), ("rename", .boolean(item.rename)),
+                        ]
+                        if let image = item.productImage { entries.append(("productImage", .string(image))) }
+                        return .vardict(entries)
+                    }, elementType: "a{sv}")
+            ))
         fields.append(("passphrase", .boolean(asksPassphrase)))
         return .vardict(fields)
     }

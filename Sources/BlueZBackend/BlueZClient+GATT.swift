@@ -5,7 +5,9 @@ import GLibRuntime
 extension BlueZClient {
     /// The path of the device with `address`, looking for it with LE discovery for up to
     /// `timeout` when BlueZ does not know it yet.
-    func devicePath(_ address: MACAddress, adapter name: String?, timeout: Duration) async throws(BluetoothError) -> String {
+    func devicePath(_ address: MACAddress, adapter name: String?, timeout: Duration) async throws(BluetoothError)
+        -> String
+    {
         let adapter = try usableAdapter(name)
         let find = { () -> String? in
             self.paths(with: Self.deviceInterface).first { path in
@@ -33,7 +35,9 @@ extension BlueZClient {
     /// services are still unresolved after half of `timeout` is dropped and made once more:
     /// BlueZ now and then leaves a link's services unresolved (the lab's emulated controllers
     /// once did for 20 s), and a new link resolves them, as Home Assistant's aiohomekit found.
-    public func connect(_ address: MACAddress, adapter: String? = nil, timeout: Duration = .seconds(20)) async throws(BluetoothError) -> GATTDevice {
+    public func connect(_ address: MACAddress, adapter: String? = nil, timeout: Duration = .seconds(20))
+        async throws(BluetoothError) -> GATTDevice
+    {
         let path = try await devicePath(address, adapter: adapter, timeout: timeout)
         let deadline = ContinuousClock.now + timeout
         for patience in [timeout / 2, timeout] {
@@ -74,7 +78,9 @@ extension BlueZClient {
     /// The device with its services read again, once `complete` holds for them or `timeout`
     /// passed: BlueZ batches its signals per object, so `ServicesResolved` can come before the
     /// last GATT objects do.
-    func settled(_ device: GATTDevice, timeout: Duration = .seconds(3), until complete: @escaping ([GATTService]) -> Bool) async -> GATTDevice {
+    func settled(
+        _ device: GATTDevice, timeout: Duration = .seconds(3), until complete: @escaping ([GATTService]) -> Bool
+    ) async -> GATTDevice {
         let path = device.handle
         _ = try? await wait(timeout: timeout) { complete(self.services(of: path)) }
         return GATTDevice(address: device.address, services: services(of: path), handle: path)
@@ -84,12 +90,18 @@ extension BlueZClient {
         paths(with: Self.serviceInterface)
             .filter { property($0, Self.serviceInterface, "Device")?.string == device }
             .compactMap { path -> GATTService? in
-                guard let uuid = try? BluetoothUUID(property(path, Self.serviceInterface, "UUID")?.string ?? "") else { return nil }
+                guard let uuid = try? BluetoothUUID(property(path, Self.serviceInterface, "UUID")?.string ?? "") else {
+                    return nil
+                }
                 let characteristics = paths(with: Self.characteristicInterface)
                     .filter { property($0, Self.characteristicInterface, "Service")?.string == path }
                     .compactMap { path -> GATTCharacteristic? in
-                        guard let uuid = try? BluetoothUUID(property(path, Self.characteristicInterface, "UUID")?.string ?? "") else { return nil }
-                        let flags = (property(path, Self.characteristicInterface, "Flags")?.elements ?? []).compactMap(\.string)
+                        guard
+                            let uuid = try? BluetoothUUID(
+                                property(path, Self.characteristicInterface, "UUID")?.string ?? "")
+                        else { return nil }
+                        let flags = (property(path, Self.characteristicInterface, "Flags")?.elements ?? []).compactMap(
+                            \.string)
                         return GATTCharacteristic(uuid: uuid, flags: flags, handle: path)
                     }
                 return GATTService(uuid: uuid, characteristics: characteristics, handle: path)
@@ -101,13 +113,17 @@ extension BlueZClient {
         _ = try await call(device.handle, Self.deviceInterface, "Disconnect")
     }
 
-    public func read(_ characteristic: GATTCharacteristic, timeout: Duration = .seconds(10)) async throws(BluetoothError) -> [UInt8] {
-        let reply = try await call(characteristic.handle, Self.characteristicInterface, "ReadValue", [.vardict([])], timeout: timeout)
+    public func read(_ characteristic: GATTCharacteristic, timeout: Duration = .seconds(10))
+        async throws(BluetoothError) -> [UInt8]
+    {
+        let reply = try await call(
+            characteristic.handle, Self.characteristicInterface, "ReadValue", [.vardict([])], timeout: timeout)
         return reply.elements.first?.bytes ?? []
     }
 
     public func write(
-        _ characteristic: GATTCharacteristic, _ value: [UInt8], type: GATTWriteType = .request, timeout: Duration = .seconds(10)
+        _ characteristic: GATTCharacteristic, _ value: [UInt8], type: GATTWriteType = .request,
+        timeout: Duration = .seconds(10)
     ) async throws(BluetoothError) {
         _ = try await call(
             characteristic.handle, Self.characteristicInterface, "WriteValue",
@@ -116,11 +132,15 @@ extension BlueZClient {
 
     /// Turns notifications on (`StartNotify`) and streams each notified value. Ending the
     /// stream or `stopNotifications` turns them off again.
-    public func notifications(_ characteristic: GATTCharacteristic, timeout: Duration = .seconds(10)) async throws(BluetoothError) -> AsyncStream<[UInt8]> {
+    public func notifications(_ characteristic: GATTCharacteristic, timeout: Duration = .seconds(10))
+        async throws(BluetoothError) -> AsyncStream<[UInt8]>
+    {
         let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
         let path = characteristic.handle
         let observer = observe { _, change in
-            if case .changed(path, Self.characteristicInterface, let properties) = change, let value = properties["Value"]?.bytes {
+            if case .changed(path, Self.characteristicInterface, let properties) = change,
+                let value = properties["Value"]?.bytes
+            {
                 continuation.yield(value)
             }
         }

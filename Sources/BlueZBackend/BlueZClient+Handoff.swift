@@ -24,7 +24,8 @@ extension BlueZClient {
         _ address: MACAddress, handoff: BluetoothHandoff, adapter: String? = nil, timeout: Duration = .seconds(20),
         pair: Pairer? = nil, progress: @escaping @Sendable (HotspotHandoffStep) -> Void = { _ in }
     ) async throws(HotspotHandoffError) -> RevealedHotspot {
-        let link = try await openHandoff(address, handoff: handoff, adapter: adapter, timeout: timeout, pair: pair, progress: progress)
+        let link = try await openHandoff(
+            address, handoff: handoff, adapter: adapter, timeout: timeout, pair: pair, progress: progress)
         nextID += 1
         let reports = nextID
         handoffReports[reports] = []
@@ -39,7 +40,9 @@ extension BlueZClient {
             if !ready, let write = handoff.switchOn, let characteristic = link.switchOn {
                 progress(.switchingOn)
                 switchedOn = true
-                try await gatt { () throws(BluetoothError) in try await self.write(characteristic, write.value, timeout: timeout) }
+                try await gatt { () throws(BluetoothError) in
+                    try await self.write(characteristic, write.value, timeout: timeout)
+                }
             }
             if !ready, handoff.state != nil {
                 progress(.waitingForHotspot)
@@ -68,12 +71,18 @@ extension BlueZClient {
         pair: Pairer? = nil, progress: @escaping @Sendable (HotspotHandoffStep) -> Void = { _ in }
     ) async throws(HotspotHandoffError) {
         guard let write = handoff.switchOff else { return }
-        let link = try await openHandoff(address, handoff: handoff, adapter: adapter, timeout: timeout, pair: pair, progress: progress)
+        let link = try await openHandoff(
+            address, handoff: handoff, adapter: adapter, timeout: timeout, pair: pair, progress: progress)
         progress(.switchingOff)
         let outcome: Result<Void, HotspotHandoffError>
         do throws(HotspotHandoffError) {
-            guard let characteristic = link.switchOff else { throw .notHandoffDevice(address, missing: write.characteristic) }
-            outcome = .success(try await gatt { () throws(BluetoothError) in try await self.write(characteristic, write.value, timeout: timeout) })
+            guard let characteristic = link.switchOff else {
+                throw .notHandoffDevice(address, missing: write.characteristic)
+            }
+            outcome = .success(
+                try await gatt { () throws(BluetoothError) in
+                    try await self.write(characteristic, write.value, timeout: timeout)
+                })
         } catch {
             outcome = .failure(error)
         }
@@ -96,21 +105,33 @@ extension BlueZClient {
         if handoff.pairing == .required && !isPaired(address) {
             progress(.pairing)
             try await gatt { () throws(BluetoothError) in
-                if let pair { try await pair(address) } else { try await self.pair(address, adapter: adapter, timeout: max(timeout, .seconds(60))) }
+                if let pair {
+                    try await pair(address)
+                } else {
+                    try await self.pair(address, adapter: adapter, timeout: max(timeout, .seconds(60)))
+                }
             }
         }
         progress(.connecting)
-        let connected = try await gatt { () throws(BluetoothError) in try await self.connect(address, adapter: adapter, timeout: timeout) }
-        let wanted = [handoff.ssid, handoff.passphrase, handoff.security, handoff.switchOn?.characteristic,
-                      handoff.switchOff?.characteristic, handoff.state?.characteristic].compactMap { $0 }
+        let connected = try await gatt { () throws(BluetoothError) in
+            try await self.connect(address, adapter: adapter, timeout: timeout)
+        }
+        let wanted = [
+            handoff.ssid, handoff.passphrase, handoff.security, handoff.switchOn?.characteristic,
+            handoff.switchOff?.characteristic, handoff.state?.characteristic,
+        ].compactMap { $0 }
         let device = await settled(connected) { services in
             wanted.allSatisfy { uuid in services.contains { $0.characteristic(uuid) != nil } }
         }
         do throws(HotspotHandoffError) {
-            guard let service = device.service(handoff.service) else { throw .notHandoffDevice(address, missing: handoff.service) }
+            guard let service = device.service(handoff.service) else {
+                throw .notHandoffDevice(address, missing: handoff.service)
+            }
             // The handoff's own service first; a vendor may keep its control point elsewhere.
             func find(_ uuid: BluetoothUUID) throws(HotspotHandoffError) -> GATTCharacteristic {
-                guard let characteristic = service.characteristic(uuid) ?? device.services.lazy.compactMap({ $0.characteristic(uuid) }).first
+                guard
+                    let characteristic = service.characteristic(uuid)
+                        ?? device.services.lazy.compactMap({ $0.characteristic(uuid) }).first
                 else { throw .notHandoffDevice(address, missing: uuid) }
                 return characteristic
             }
@@ -139,10 +160,14 @@ extension BlueZClient {
     }
 
     /// Turns on the state's notifications and keeps each value it reports.
-    private func subscribe(_ state: GATTCharacteristic, into reports: UInt64, timeout: Duration) async throws(HotspotHandoffError) -> UInt64 {
+    private func subscribe(_ state: GATTCharacteristic, into reports: UInt64, timeout: Duration)
+        async throws(HotspotHandoffError) -> UInt64
+    {
         let path = state.handle
         let observer = observe { client, change in
-            if case .changed(path, Self.characteristicInterface, let properties) = change, let value = properties["Value"]?.bytes {
+            if case .changed(path, Self.characteristicInterface, let properties) = change,
+                let value = properties["Value"]?.bytes
+            {
                 client.handoffReports[reports]?.append(value)
             }
         }
@@ -156,15 +181,20 @@ extension BlueZClient {
     }
 
     /// Whether a readable state says the hotspot is on already, so it need not be switched on.
-    private func alreadyReady(_ link: HandoffLink, _ handoff: BluetoothHandoff) async throws(HotspotHandoffError) -> Bool {
-        guard let report = handoff.state, let state = link.state, state.flags.contains(where: { $0.hasSuffix("read") }) else {
+    private func alreadyReady(_ link: HandoffLink, _ handoff: BluetoothHandoff) async throws(HotspotHandoffError)
+        -> Bool
+    {
+        guard let report = handoff.state, let state = link.state, state.flags.contains(where: { $0.hasSuffix("read") })
+        else {
             return false
         }
         let value = try await gatt { () throws(BluetoothError) in try await self.read(state) }
         return report.verdict(value) == .ready
     }
 
-    private func waitUntilReady(_ link: HandoffLink, _ handoff: BluetoothHandoff, reports: UInt64) async throws(HotspotHandoffError) {
+    private func waitUntilReady(_ link: HandoffLink, _ handoff: BluetoothHandoff, reports: UInt64)
+        async throws(HotspotHandoffError)
+    {
         guard let report = handoff.state, let state = link.state else { return }
         if state.flags.contains(where: Self.notifyingFlags.contains) {
             _ = try await gatt { () throws(BluetoothError) in
@@ -198,13 +228,16 @@ extension BlueZClient {
         return nil
     }
 
-    private func readHotspot(_ link: HandoffLink, timeout: Duration) async throws(HotspotHandoffError) -> RevealedHotspot {
+    private func readHotspot(_ link: HandoffLink, timeout: Duration) async throws(HotspotHandoffError)
+        -> RevealedHotspot
+    {
         func value(_ characteristic: GATTCharacteristic?) async throws(HotspotHandoffError) -> [UInt8]? {
             guard let characteristic else { return nil }
             return try await gatt { () throws(BluetoothError) in try await self.read(characteristic, timeout: timeout) }
         }
         return try RevealedHotspot(
-            ssid: try await value(link.ssid) ?? [], passphrase: try await value(link.passphrase), security: try await value(link.security))
+            ssid: try await value(link.ssid) ?? [], passphrase: try await value(link.passphrase),
+            security: try await value(link.security))
     }
 
     /// A GATT step with its Bluetooth error as a handoff error.

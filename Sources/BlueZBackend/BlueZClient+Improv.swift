@@ -27,26 +27,41 @@ extension BlueZClient {
     }
 
     /// Makes the device identify itself (blink, beep).
-    public func improvIdentify(_ address: MACAddress, adapter: String? = nil, timeout: Duration = .seconds(20)) async throws(ImprovError) {
+    public func improvIdentify(_ address: MACAddress, adapter: String? = nil, timeout: Duration = .seconds(20))
+        async throws(ImprovError)
+    {
         try await withImprov(address, adapter: adapter, timeout: timeout) { client, session throws(ImprovError) in
-            if let capabilities = session.capabilities, !capabilities.contains(.identify) { throw .unsupported("identify") }
-            _ = try await client.rpc(session, .identify, frame: Improv.frame(.identify), expectsResult: false, timeout: timeout)
+            if let capabilities = session.capabilities, !capabilities.contains(.identify) {
+                throw .unsupported("identify")
+            }
+            _ = try await client.rpc(
+                session, .identify, frame: Improv.frame(.identify), expectsResult: false, timeout: timeout)
         }
     }
 
-    public func improvDeviceInfo(_ address: MACAddress, adapter: String? = nil, timeout: Duration = .seconds(20)) async throws(ImprovError) -> ImprovDeviceInfo {
+    public func improvDeviceInfo(_ address: MACAddress, adapter: String? = nil, timeout: Duration = .seconds(20))
+        async throws(ImprovError) -> ImprovDeviceInfo
+    {
         try await withImprov(address, adapter: adapter, timeout: timeout) { client, session throws(ImprovError) in
-            if let capabilities = session.capabilities, !capabilities.contains(.deviceInfo) { throw .unsupported("device info") }
-            let result = try await client.rpc(session, .deviceInfo, frame: Improv.frame(.deviceInfo), expectsResult: true, timeout: timeout)
+            if let capabilities = session.capabilities, !capabilities.contains(.deviceInfo) {
+                throw .unsupported("device info")
+            }
+            let result = try await client.rpc(
+                session, .deviceInfo, frame: Improv.frame(.deviceInfo), expectsResult: true, timeout: timeout)
             return try ImprovDeviceInfo(result!)
         }
     }
 
     /// The networks the device itself hears.
-    public func improvScan(_ address: MACAddress, adapter: String? = nil, timeout: Duration = .seconds(30)) async throws(ImprovError) -> [ImprovNetwork] {
+    public func improvScan(_ address: MACAddress, adapter: String? = nil, timeout: Duration = .seconds(30))
+        async throws(ImprovError) -> [ImprovNetwork]
+    {
         try await withImprov(address, adapter: adapter, timeout: timeout) { client, session throws(ImprovError) in
-            if let capabilities = session.capabilities, !capabilities.contains(.scanWiFi) { throw .unsupported("Wi-Fi scan") }
-            let result = try await client.rpc(session, .scanWiFi, frame: Improv.frame(.scanWiFi), expectsResult: true, timeout: timeout)
+            if let capabilities = session.capabilities, !capabilities.contains(.scanWiFi) {
+                throw .unsupported("Wi-Fi scan")
+            }
+            let result = try await client.rpc(
+                session, .scanWiFi, frame: Improv.frame(.scanWiFi), expectsResult: true, timeout: timeout)
             return try ImprovNetwork.list(result!)
         }
     }
@@ -60,7 +75,8 @@ extension BlueZClient {
     ) async throws(ImprovError) -> String? {
         let frame = try Improv.wifiSettingsFrame(ssid: ssid, passphrase: passphrase)
         progress(.connecting)
-        return try await withImprov(address, adapter: adapter, timeout: timeout) { client, session throws(ImprovError) in
+        return try await withImprov(address, adapter: adapter, timeout: timeout) {
+            client, session throws(ImprovError) in
             let state = ImprovState(rawValue: try await client.readImprov(session.state).first ?? 0)
             if state == .authorizationRequired {
                 progress(.awaitingAuthorization)
@@ -69,7 +85,9 @@ extension BlueZClient {
                     client.improvInboxes[id]?.states.contains { $0 != .authorizationRequired } == true
                 }
                 guard authorized else {
-                    throw .timedOut("waiting for authorization on the device", seconds: Int(authorizationTimeout.components.seconds))
+                    throw .timedOut(
+                        "waiting for authorization on the device", seconds: Int(authorizationTimeout.components.seconds)
+                    )
                 }
                 progress(.authorized)
             } else if state == .provisioned {
@@ -108,12 +126,15 @@ extension BlueZClient {
         return try outcome.get()
     }
 
-    private func openImprov(_ address: MACAddress, adapter: String?, timeout: Duration) async throws(ImprovError) -> ImprovSession {
+    private func openImprov(_ address: MACAddress, adapter: String?, timeout: Duration) async throws(ImprovError)
+        -> ImprovSession
+    {
         let device: GATTDevice
         do { device = try await connect(address, adapter: adapter, timeout: timeout) } catch { throw .bluetooth(error) }
         guard let service = device.service(Improv.serviceUUID),
-              let state = service.characteristic(Improv.stateUUID), let error = service.characteristic(Improv.errorUUID),
-              let command = service.characteristic(Improv.rpcCommandUUID), let result = service.characteristic(Improv.rpcResultUUID)
+            let state = service.characteristic(Improv.stateUUID), let error = service.characteristic(Improv.errorUUID),
+            let command = service.characteristic(Improv.rpcCommandUUID),
+            let result = service.characteristic(Improv.rpcResultUUID)
         else {
             await runToCompletion { try? await self.disconnect(device) }
             throw .notImprovDevice(address)
@@ -124,22 +145,26 @@ extension BlueZClient {
         improvInboxes[id] = ImprovInbox()
         let observer = observe { client, change in
             guard case .changed(let path, Self.characteristicInterface, let properties) = change,
-                  let value = properties["Value"]?.bytes
+                let value = properties["Value"]?.bytes
             else { return }
             switch path {
-            case paths.state: if let byte = value.first { client.improvInboxes[id]?.states.append(ImprovState(rawValue: byte)) }
-            case paths.error: if let byte = value.first { client.improvInboxes[id]?.errors.append(ImprovErrorState(rawValue: byte)) }
+            case paths.state:
+                if let byte = value.first { client.improvInboxes[id]?.states.append(ImprovState(rawValue: byte)) }
+            case paths.error:
+                if let byte = value.first { client.improvInboxes[id]?.errors.append(ImprovErrorState(rawValue: byte)) }
             case paths.result: client.improvInboxes[id]?.results.append(value)
             default: break
             }
         }
-        var session = ImprovSession(device: device, state: state, error: error, command: command, result: result, observer: observer, inbox: id)
+        var session = ImprovSession(
+            device: device, state: state, error: error, command: command, result: result, observer: observer, inbox: id)
         do {
             for characteristic in [state, error, result] {
                 _ = try await call(characteristic.handle, Self.characteristicInterface, "StartNotify", timeout: timeout)
             }
             if let characteristic = service.characteristic(Improv.capabilitiesUUID) {
-                session.capabilities = ImprovCapabilities(rawValue: try await read(characteristic, timeout: timeout).first ?? 0)
+                session.capabilities = ImprovCapabilities(
+                    rawValue: try await read(characteristic, timeout: timeout).first ?? 0)
             }
         } catch {
             observers[observer] = nil
@@ -155,7 +180,8 @@ extension BlueZClient {
     }
 
     /// `wait` with its cancellation as an Improv error.
-    private func improvWait(timeout: Duration, until condition: @escaping () -> Bool) async throws(ImprovError) -> Bool {
+    private func improvWait(timeout: Duration, until condition: @escaping () -> Bool) async throws(ImprovError) -> Bool
+    {
         do { return try await wait(timeout: timeout, until: condition) } catch { throw .bluetooth(error) }
     }
 
@@ -169,7 +195,9 @@ extension BlueZClient {
         let id = session.inbox
         improvInboxes[id] = ImprovInbox()
         for packet in Improv.packets(frame) {
-            do { try await write(session.command, packet, type: .request, timeout: timeout) } catch { throw .bluetooth(error) }
+            do { try await write(session.command, packet, type: .request, timeout: timeout) } catch {
+                throw .bluetooth(error)
+            }
         }
         let window = expectsResult ? timeout : min(timeout, .seconds(1))
         let settled = try await improvWait(timeout: window) {
@@ -182,7 +210,8 @@ extension BlueZClient {
         if settled {
             // Provisioned without a result yet: the URL may follow the state.
             if try await improvWait(timeout: .seconds(2), until: { self.settle(id, command, nil) }),
-               let result = improvInboxes[id]?.outcome {
+                let result = improvInboxes[id]?.outcome
+            {
                 return try result.get()
             }
             return nil
@@ -192,11 +221,15 @@ extension BlueZClient {
     }
 
     /// Takes in the session's notifications; true once the RPC has a result or an error.
-    private func settle(_ id: UInt64, _ command: ImprovCommand, _ provisioning: (@Sendable (ImprovProgress) -> Void)?) -> Bool {
+    private func settle(_ id: UInt64, _ command: ImprovCommand, _ provisioning: (@Sendable (ImprovProgress) -> Void)?)
+        -> Bool
+    {
         guard var inbox = improvInboxes[id] else { return false }
         defer { improvInboxes[id] = inbox }
         if inbox.outcome != nil { return true }
-        for state in inbox.states.dropFirst(inbox.statesSeen) where state == .provisioning { provisioning?(.provisioning) }
+        for state in inbox.states.dropFirst(inbox.statesSeen) where state == .provisioning {
+            provisioning?(.provisioning)
+        }
         inbox.statesSeen = inbox.states.count
         if let error = inbox.errors.lazy.compactMap({ $0.error(for: command) }).first {
             inbox.outcome = .failure(error)
@@ -205,7 +238,8 @@ extension BlueZClient {
         while !inbox.results.isEmpty {
             do throws(ImprovError) {
                 if let result = try inbox.assembler.append(inbox.results.removeFirst()) {
-                    inbox.outcome = result.command == command
+                    inbox.outcome =
+                        result.command == command
                         ? .success(result)
                         : .failure(.unexpectedResponse("a result for \(result.command) while waiting for \(command)"))
                     return true

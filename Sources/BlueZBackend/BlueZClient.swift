@@ -76,17 +76,20 @@ public actor BlueZClient {
     /// Subscribes first, then reads the tree, so no change falls between the two.
     private func start() async throws(BluetoothError) {
         subscriptions = [
-            GDBus.subscribe(connection, interface: "org.freedesktop.DBus.ObjectManager", member: nil) { [weak self] path, member, arguments in
+            GDBus.subscribe(connection, interface: "org.freedesktop.DBus.ObjectManager", member: nil) {
+                [weak self] path, member, arguments in
                 self?.assumeIsolated { $0.objectManagerSignal(member, arguments) }
             },
-            GDBus.subscribe(connection, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged") { [weak self] path, _, arguments in
+            GDBus.subscribe(connection, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged") {
+                [weak self] path, _, arguments in
                 self?.assumeIsolated { $0.propertiesChanged(path, arguments) }
             },
         ]
         let reply: DBusValue
         do {
             reply = try await GDBus.call(
-                connection, path: "/", interface: "org.freedesktop.DBus.ObjectManager", method: "GetManagedObjects", timeout: .seconds(10))
+                connection, path: "/", interface: "org.freedesktop.DBus.ObjectManager", method: "GetManagedObjects",
+                timeout: .seconds(10))
         } catch {
             throw BlueZError.map(error, unavailable: true)
         }
@@ -210,9 +213,13 @@ public actor BlueZClient {
     }
 
     /// Calls a BlueZ method, mapping its errors.
-    func call(_ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = [], timeout: Duration? = nil) async throws(BluetoothError) -> DBusValue {
+    func call(
+        _ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue] = [], timeout: Duration? = nil
+    ) async throws(BluetoothError) -> DBusValue {
         do {
-            return try await GDBus.call(connection, path: path, interface: interface, method: method, arguments, timeout: timeout ?? callTimeout)
+            return try await GDBus.call(
+                connection, path: path, interface: interface, method: method, arguments, timeout: timeout ?? callTimeout
+            )
         } catch {
             throw BlueZError.map(error, operation: method, timeout: timeout ?? callTimeout)
         }
@@ -272,7 +279,7 @@ public actor BlueZClient {
 
     private func report(_ path: String, to id: UInt64) {
         guard let discovery = discoveries[id], let advertisement = advertisement(path, adapter: discovery.adapter),
-              discovery.matcher.map({ $0.firstMatch(for: advertisement) != nil }) ?? true
+            discovery.matcher.map({ $0.firstMatch(for: advertisement) != nil }) ?? true
         else { return }
         let known = discovery.reported[path] != nil
         discoveries[id]?.reported[path] = advertisement.address
@@ -298,7 +305,9 @@ public actor BlueZClient {
     /// Starts LE discovery for `descriptors` (every device when empty) and streams what the
     /// matcher accepts. BlueZ merges filters across clients, so each advertisement is re-checked.
     /// Ending the stream or `stopDiscovery()` stops discovery; BlueZ also stops it if this process exits.
-    public func discover(_ descriptors: [DiscoveryDescriptor] = [], adapter name: String? = nil) async throws(BluetoothError) -> AsyncStream<BLEDiscoveryEvent> {
+    public func discover(_ descriptors: [DiscoveryDescriptor] = [], adapter name: String? = nil)
+        async throws(BluetoothError) -> AsyncStream<BLEDiscoveryEvent>
+    {
         try await startDiscovery(descriptors, adapter: name).events
     }
 
@@ -307,7 +316,8 @@ public actor BlueZClient {
         _ descriptors: [DiscoveryDescriptor], adapter name: String?
     ) async throws(BluetoothError) -> (id: UInt64, events: AsyncStream<BLEDiscoveryEvent>) {
         let adapter = try usableAdapter(name)
-        _ = try await call(adapter, Self.adapterInterface, "SetDiscoveryFilter", [.vardict(Self.discoveryFilter(descriptors))])
+        _ = try await call(
+            adapter, Self.adapterInterface, "SetDiscoveryFilter", [.vardict(Self.discoveryFilter(descriptors))])
         _ = try await call(adapter, Self.adapterInterface, "StartDiscovery")
 
         let (stream, continuation) = AsyncStream.makeStream(of: BLEDiscoveryEvent.self)
@@ -347,8 +357,8 @@ public actor BlueZClient {
     /// The device at `path` as an advertisement, if it is a device of `adapter`.
     func advertisement(_ path: String, adapter: String?) -> BLEAdvertisement? {
         guard let properties = objects[path]?[Self.deviceInterface],
-              adapter == nil || properties["Adapter"]?.string == adapter,
-              let address = try? MACAddress(properties["Address"]?.string ?? "")
+            adapter == nil || properties["Adapter"]?.string == adapter,
+            let address = try? MACAddress(properties["Address"]?.string ?? "")
         else { return nil }
         var manufacturerData: [BluetoothCompanyIdentifier: [UInt8]] = [:]
         for entry in properties["ManufacturerData"]?.entries ?? [] {
@@ -358,13 +368,18 @@ public actor BlueZClient {
         }
         var serviceData: [BluetoothUUID: [UInt8]] = [:]
         for entry in properties["ServiceData"]?.entries ?? [] {
-            if let uuid = try? BluetoothUUID(entry.key.string ?? ""), let bytes = entry.value.bytes { serviceData[uuid] = bytes }
+            if let uuid = try? BluetoothUUID(entry.key.string ?? ""), let bytes = entry.value.bytes {
+                serviceData[uuid] = bytes
+            }
         }
         // BlueZ makes up an alias from the address when a device has no name.
-        let alias = properties["Alias"]?.string.flatMap { $0 == String(address.description.map { $0 == ":" ? "-" : $0 }) ? nil : $0 }
+        let alias = properties["Alias"]?.string.flatMap {
+            $0 == String(address.description.map { $0 == ":" ? "-" : $0 }) ? nil : $0
+        }
         return BLEAdvertisement(
             address: address, addressType: properties["AddressType"]?.string == "random" ? .random : .public,
-            name: properties["Name"]?.string ?? alias, rssi: properties["RSSI"]?.int, txPower: properties["TxPower"]?.int,
+            name: properties["Name"]?.string ?? alias, rssi: properties["RSSI"]?.int,
+            txPower: properties["TxPower"]?.int,
             serviceUUIDs: (properties["UUIDs"]?.elements ?? []).compactMap { try? BluetoothUUID($0.string ?? "") },
             manufacturerData: manufacturerData, serviceData: serviceData)
     }
@@ -372,7 +387,9 @@ public actor BlueZClient {
 
 /// BlueZ's D-Bus errors, typed.
 enum BlueZError {
-    static func map(_ error: GLibError, operation: String = "", timeout: Duration = .zero, unavailable: Bool = false) -> BluetoothError {
+    static func map(_ error: GLibError, operation: String = "", timeout: Duration = .zero, unavailable: Bool = false)
+        -> BluetoothError
+    {
         if error.isCancelled { return .cancelled }
         let remote = error.remoteName ?? ""
         if remote == "org.freedesktop.DBus.Error.NoReply" {
@@ -408,7 +425,8 @@ extension BluetoothError {
         if let known = BlueZError.known(name, message) {
             self = known
         } else {
-            let prefix = name.hasPrefix("org.bluez.Error.") ? String(name.dropFirst("org.bluez.Error.".count)) + ": " : ""
+            let prefix =
+                name.hasPrefix("org.bluez.Error.") ? String(name.dropFirst("org.bluez.Error.".count)) + ": " : ""
             self = .failed(prefix + message)
         }
     }

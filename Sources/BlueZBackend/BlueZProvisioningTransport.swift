@@ -17,7 +17,10 @@ public final class BlueZProvisioningTransport: ProvisioningTransport {
     /// The endpoints the device names, by name.
     public var endpointNames: [String] { endpoints.keys.map(\.rawValue).sorted() }
 
-    private init(client: BlueZClient, device: GATTDevice, endpoints: [ProvisioningEndpoint: GATTCharacteristic], timeout: Duration) {
+    private init(
+        client: BlueZClient, device: GATTDevice, endpoints: [ProvisioningEndpoint: GATTCharacteristic],
+        timeout: Duration
+    ) {
         self.client = client
         self.device = device
         self.endpoints = endpoints
@@ -36,13 +39,18 @@ public final class BlueZProvisioningTransport: ProvisioningTransport {
         var endpoints: [ProvisioningEndpoint: GATTCharacteristic] = [:]
         for service in device.services {
             for characteristic in service.characteristics {
-                guard let name = try? await client.userDescription(of: characteristic, timeout: timeout) else { continue }
+                guard let name = try? await client.userDescription(of: characteristic, timeout: timeout) else {
+                    continue
+                }
                 endpoints[ProvisioningEndpoint(rawValue: name)] = characteristic
             }
         }
         guard endpoints[.version] != nil, endpoints[.session] != nil else {
             await client.disconnectQuietly(device)
-            throw .transport(endpoint: "connect", "\(address) names no proto-ver and prov-session characteristics: it is not an ESP-IDF provisioning device")
+            throw .transport(
+                endpoint: "connect",
+                "\(address) names no proto-ver and prov-session characteristics: it is not an ESP-IDF provisioning device"
+            )
         }
         return BlueZProvisioningTransport(client: client, device: device, endpoints: endpoints, timeout: timeout)
     }
@@ -78,11 +86,13 @@ public final class BlueZProvisioningTransport: ProvisioningTransport {
 
 extension BlueZClient {
     /// The text of a characteristic's User Description descriptor, if it has one.
-    func userDescription(of characteristic: GATTCharacteristic, timeout: Duration) async throws(BluetoothError) -> String? {
+    func userDescription(of characteristic: GATTCharacteristic, timeout: Duration) async throws(BluetoothError)
+        -> String?
+    {
         let descriptor = paths(with: Self.descriptorInterface).first { path in
             property(path, Self.descriptorInterface, "Characteristic")?.string == characteristic.handle
                 && (try? BluetoothUUID(property(path, Self.descriptorInterface, "UUID")?.string ?? ""))
-                == BlueZProvisioningTransport.userDescriptionUUID
+                    == BlueZProvisioningTransport.userDescriptionUUID
         }
         guard let descriptor else { return nil }
         let reply = try await call(descriptor, Self.descriptorInterface, "ReadValue", [.vardict([])], timeout: timeout)

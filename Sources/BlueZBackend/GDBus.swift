@@ -11,9 +11,10 @@ enum GDBus {
     /// The system bus (`DBUS_SYSTEM_BUS_ADDRESS` is honoured) or the bus at `address`.
     static func connect(address: String?) throws(GLibError) -> GObjectRef {
         if let address { return try GDBusConnection.open(address: address) }
-        return GObjectRef(adopting: try withGError("connect to the system bus") {
-            g_bus_get_sync(G_BUS_TYPE_SYSTEM, nil, $0)
-        })
+        return GObjectRef(
+            adopting: try withGError("connect to the system bus") {
+                g_bus_get_sync(G_BUS_TYPE_SYSTEM, nil, $0)
+            })
     }
 
     /// Calls a method on `org.bluez`; D-Bus itself ends the call after `timeout`.

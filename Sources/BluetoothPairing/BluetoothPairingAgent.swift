@@ -61,7 +61,9 @@ public actor BluetoothPairingAgent {
     }
 
     /// Pairs with the device at BlueZ's `devicePath`, registering the agent with BlueZ first.
-    public func pair(_ address: MACAddress, devicePath: String, timeout: Duration = .seconds(60)) async throws(BluetoothError) {
+    public func pair(_ address: MACAddress, devicePath: String, timeout: Duration = .seconds(60))
+        async throws(BluetoothError)
+    {
         do {
             try await register()
         } catch {
@@ -75,17 +77,20 @@ public actor BluetoothPairingAgent {
             unconfirmed[devicePath] = nil
         }
         do {
-            try await bus.call(destination: "org.bluez", path: devicePath, interface: "org.bluez.Device1", method: "Pair", timeout: timeout)
-        } catch where error.name == "org.bluez.Error.AlreadyExists" {
+            try await bus.call(
+                destination: "org.bluez", path: devicePath, interface: "org.bluez.Device1", method: "Pair",
+                timeout: timeout)
+        } catch let error where error.name == "org.bluez.Error.AlreadyExists" {
             // Paired meanwhile.
-        } catch where error.isTimeout {
+        } catch let error where error.isTimeout {
             throw .timedOut("pairing with \(address)", seconds: Int(timeout.components.seconds))
         } catch {
             if let code = unconfirmed[devicePath] {
                 throw .notAuthorized("the person did not confirm that \(address) shows \(code); nothing was paired")
             }
             if let question = refused[devicePath] {
-                throw .notSupported("""
+                throw .notSupported(
+                    """
                     \(address) asked for a code to be typed into this machine (\(question)), which accessory-setup \
                     cannot ask for; pair it once with 'bluetoothctl pair \(address)' and try again
                     """)
@@ -100,9 +105,10 @@ public actor BluetoothPairingAgent {
         try await bus.export(object)
         do {
             try await bus.call(
-                destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", method: "RegisterAgent",
+                destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1",
+                method: "RegisterAgent",
                 [.objectPath(path), .string("DisplayYesNo")], timeout: .seconds(10))
-        } catch where error.name == "org.bluez.Error.AlreadyExists" {
+        } catch let error where error.name == "org.bluez.Error.AlreadyExists" {
             // Registered before BlueZ restarted, say.
         } catch {
             await bus.unexport(object)
@@ -124,7 +130,8 @@ public actor BluetoothPairingAgent {
         let rejected = { (why: String) in Refusal(name: "org.bluez.Error.Rejected", message: why) }
         let bluez = try? await bus.call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            method: "GetNameOwner", [.string("org.bluez")], timeout: .seconds(5)).first?.string
+            method: "GetNameOwner", [.string("org.bluez")], timeout: .seconds(5)
+        ).first?.string
         guard call.sender == bluez else { throw rejected("only BlueZ may ask the pairing agent") }
         switch call.member {
         case "Release":
@@ -152,7 +159,8 @@ public actor BluetoothPairingAgent {
             }
             return []
         case "DisplayPasskey", "DisplayPinCode":
-            let code = call.member == "DisplayPasskey"
+            let code =
+                call.member == "DisplayPasskey"
                 ? Self.passkeyDigits(call.arguments.count > 1 ? call.arguments[1].int ?? 0 : 0)
                 : call.arguments.count > 1 ? call.arguments[1].string ?? "" : ""
             show(code, address)

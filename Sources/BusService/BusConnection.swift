@@ -37,7 +37,9 @@ public struct BusError: Error, Sendable, Hashable, CustomStringConvertible {
     init(_ error: GLibError) {
         let timedOut = error.domain == "g-io-error-quark" && error.code == Int32(G_IO_ERROR_TIMED_OUT.rawValue)
         let noReply = error.remoteName == "org.freedesktop.DBus.Error.NoReply"
-        self.init(name: error.remoteName, message: error.message, isCancelled: error.isCancelled, isTimeout: timedOut || noReply)
+        self.init(
+            name: error.remoteName, message: error.message, isCancelled: error.isCancelled,
+            isTimeout: timedOut || noReply)
     }
 
     public var description: String { name.map { "\($0): \(message)" } ?? message }
@@ -96,7 +98,8 @@ public actor BusConnection {
         }
         switch result {
         case .success(let (connection, uniqueName)):
-            let bus = BusConnection(executor: executor, connection: connection, uniqueName: uniqueName, argumentLimit: argumentLimit)
+            let bus = BusConnection(
+                executor: executor, connection: connection, uniqueName: uniqueName, argumentLimit: argumentLimit)
             await bus.start(watchingPeers: watchingPeers)
             return bus
         case .failure(let error):
@@ -143,10 +146,12 @@ public actor BusConnection {
         // (NULL on a clean close) for its user data.
         let calls = self.calls
         let vanished = self.vanished
-        let closedBox = Unmanaged.passRetained(HandlerBox<Void> {
-            calls.finish()
-            vanished.finish()
-        }).toOpaque()
+        let closedBox = Unmanaged.passRetained(
+            HandlerBox<Void> {
+                calls.finish()
+                vanished.finish()
+            }
+        ).toOpaque()
         let closed: @convention(c) (gpointer?, gboolean, gpointer?, gpointer?) -> Void = { _, _, _, data in
             Unmanaged<HandlerBox<Void>>.fromOpaque(data!).takeUnretainedValue().handler(())
         }
@@ -234,16 +239,19 @@ public actor BusConnection {
             let name = arguments.count > 1 ? arguments[1].string ?? "" : ""
             guard let value = object.property(name) else {
                 g_dbus_method_invocation_return_dbus_error(
-                    invocation, "org.freedesktop.DBus.Error.InvalidArgs", "\(object.interface) has no property \(name) now")
+                    invocation, "org.freedesktop.DBus.Error.InvalidArgs",
+                    "\(object.interface) has no property \(name) now")
                 return
             }
-            g_dbus_method_invocation_return_value(invocation, DBusValue.tuple([.variant(DBusValue.Box(value))]).newVariant())
+            g_dbus_method_invocation_return_value(
+                invocation, DBusValue.tuple([.variant(DBusValue.Box(value))]).newVariant())
         case "GetAll":
             let all = object.properties.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             g_dbus_method_invocation_return_value(invocation, DBusValue.tuple([.vardict(all)]).newVariant())
         default:
             g_dbus_method_invocation_return_dbus_error(
-                invocation, "org.freedesktop.DBus.Error.PropertyReadOnly", "the properties of \(object.interface) are read-only")
+                invocation, "org.freedesktop.DBus.Error.PropertyReadOnly",
+                "the properties of \(object.interface) are read-only")
         }
     }
 
@@ -295,9 +303,10 @@ public actor BusConnection {
         let subscription = GDBusConnection.subscribe(
             connection, sender: sender, path: path, interface: interface, member: member
         ) { signal in
-            continuation.yield(BusSignal(
-                sender: signal.sender, path: signal.path, interface: signal.interface, member: signal.member,
-                arguments: signal.arguments.elements))
+            continuation.yield(
+                BusSignal(
+                    sender: signal.sender, path: signal.path, interface: signal.interface, member: signal.member,
+                    arguments: signal.arguments.elements))
         }
         let executor = self.executor
         continuation.onTermination = { _ in
@@ -345,10 +354,12 @@ public actor BusConnection {
         for number in numbers {
             guard let source = g_unix_signal_source_new(number) else { continue }
             let box = Unmanaged.passRetained(HandlerBox<Void> { continuation.yield(number) }).toOpaque()
-            g_source_set_callback(source, { data in
-                Unmanaged<HandlerBox<Void>>.fromOpaque(data!).takeUnretainedValue().handler(())
-                return 1
-            }, box, { data in Unmanaged<HandlerBox<Void>>.fromOpaque(data!).release() })
+            g_source_set_callback(
+                source,
+                { data in
+                    Unmanaged<HandlerBox<Void>>.fromOpaque(data!).takeUnretainedValue().handler(())
+                    return 1
+                }, box, { data in Unmanaged<HandlerBox<Void>>.fromOpaque(data!).release() })
             g_source_attach(source, context)
             g_source_unref(source)
         }
@@ -357,7 +368,9 @@ public actor BusConnection {
 
     /// Sends a method call that expects no reply (`NoReply` methods such as
     /// `PickerAgent1.UpdateEntries`), without waiting.
-    public nonisolated func send(destination: String, path: String, interface: String, method: String, _ arguments: [DBusValue]) {
+    public nonisolated func send(
+        destination: String, path: String, interface: String, method: String, _ arguments: [DBusValue]
+    ) {
         let message = g_dbus_message_new_method_call(destination, path, interface, method)!
         defer { g_object_unref(gpointer(message)) }
         g_dbus_message_set_body(message, DBusValue.tuple(arguments).newVariant())
@@ -381,8 +394,9 @@ public actor BusConnection {
     nonisolated func emitPropertiesChanged(
         path: String, interface: String, _ changed: [(String, DBusValue)], destination: String?
     ) {
-        emit(path: path, interface: "org.freedesktop.DBus.Properties", signal: "PropertiesChanged",
-             [.string(interface), .vardict(changed), .strings([])], destination: destination)
+        emit(
+            path: path, interface: "org.freedesktop.DBus.Properties", signal: "PropertiesChanged",
+            [.string(interface), .vardict(changed), .strings([])], destination: destination)
     }
 
     deinit {

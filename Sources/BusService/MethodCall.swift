@@ -22,7 +22,10 @@ public final class MethodCall: Sendable {
     private let descriptors: Mutex<[Int32?]>
     private let invocation: Mutex<UncheckedSendable<OpaquePointer>?>
 
-    init(invocation: OpaquePointer, sender: String, path: String, interface: String, member: String, parameters: OpaquePointer) {
+    init(
+        invocation: OpaquePointer, sender: String, path: String, interface: String, member: String,
+        parameters: OpaquePointer
+    ) {
         self.sender = sender
         self.path = path
         self.interface = interface
@@ -75,7 +78,9 @@ public final class MethodCall: Sendable {
     }
 
     deinit {
-        reply(errorName: "org.freedesktop.DBus.Error.Failed", message: "the service dropped the call without answering it")
+        reply(
+            errorName: "org.freedesktop.DBus.Error.Failed", message: "the service dropped the call without answering it"
+        )
         descriptors.withLock { $0.compactMap { $0 }.forEach { close($0) } }
     }
 }

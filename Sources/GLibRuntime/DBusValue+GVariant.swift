@@ -75,20 +75,25 @@ extension DBusValue {
         case .string(let v): return g_variant_new_string(v)
         case .objectPath(let v): return g_variant_new_object_path(v)
         case .handle(let v): return g_variant_new_handle(v)
-        case .bytes(let v): return v.withUnsafeBufferPointer { cglib_variant_new_bytes($0.baseAddress, gsize($0.count)) }
+        case .bytes(let v):
+            return v.withUnsafeBufferPointer { cglib_variant_new_bytes($0.baseAddress, gsize($0.count)) }
         case .variant(let box): return g_variant_new_variant(variant(box.value))
         case .tuple(let values):
             let children: [OpaquePointer?] = values.map(variant)
             return children.withUnsafeBufferPointer { g_variant_new_tuple($0.baseAddress, gsize($0.count)) }
         case .array(let values, let elementType):
             let children: [OpaquePointer?] = values.map { elementType == "v" ? boxed($0) : variant($0) }
-            return children.withUnsafeBufferPointer { cglib_variant_new_array(elementType, $0.baseAddress, gsize($0.count)) }
+            return children.withUnsafeBufferPointer {
+                cglib_variant_new_array(elementType, $0.baseAddress, gsize($0.count))
+            }
         case .dictionary(let entries, let entryType):
             let variantValues = entryType.hasSuffix("v}")
             let children: [OpaquePointer?] = entries.map {
                 g_variant_new_dict_entry(variant($0.key), variantValues ? boxed($0.value) : variant($0.value))
             }
-            return children.withUnsafeBufferPointer { cglib_variant_new_array(entryType, $0.baseAddress, gsize($0.count)) }
+            return children.withUnsafeBufferPointer {
+                cglib_variant_new_array(entryType, $0.baseAddress, gsize($0.count))
+            }
         }
     }
 }

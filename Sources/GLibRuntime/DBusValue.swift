@@ -45,7 +45,9 @@ public enum DBusValue: Sendable, Hashable {
         .dictionary(entries.map { Entry(key: .string($0.0), value: .variant(Box($0.1))) }, entryType: "{sv}")
     }
 
-    public static func strings(_ values: [String]) -> DBusValue { .array(values.map(DBusValue.string), elementType: "s") }
+    public static func strings(_ values: [String]) -> DBusValue {
+        .array(values.map(DBusValue.string), elementType: "s")
+    }
 
     public var string: String? {
         switch self {
@@ -98,4 +100,3 @@ public enum DBusValue: Sendable, Hashable {
         entries.first { $0.key.string == key }?.value
     }
 }
-

@@ -14,11 +14,13 @@ import CGLibShim
 public func gAsync<T: Sendable>(
     isolation: isolated (any Actor)? = #isolation,
     _ operation: String,
-    start: (_ cancellable: UnsafeMutablePointer<GCancellable>, _ callback: GAsyncReadyCallback, _ userData: gpointer) -> Void,
-    finish: @escaping (
-        _ source: UnsafeMutablePointer<GObject>?, _ result: OpaquePointer?,
-        _ error: UnsafeMutablePointer<UnsafeMutablePointer<GError>?>
-    ) -> T?
+    start: (_ cancellable: UnsafeMutablePointer<GCancellable>, _ callback: GAsyncReadyCallback, _ userData: gpointer) ->
+        Void,
+    finish:
+        @escaping (
+            _ source: UnsafeMutablePointer<GObject>?, _ result: OpaquePointer?,
+            _ error: UnsafeMutablePointer<UnsafeMutablePointer<GError>?>
+        ) -> T?
 ) async throws(GLibError) -> T {
     let cancellable = UncheckedSendable(g_cancellable_new()!)
     defer { g_object_unref(gpointer(cancellable.value)) }
@@ -26,10 +28,13 @@ public func gAsync<T: Sendable>(
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation(isolation: isolation) { continuation in
                 let call = AsyncCall(operation: operation, finish: finish, continuation: continuation)
-                start(cancellable.value, { source, result, userData in
-                    let call = Unmanaged<AnyObject>.fromOpaque(userData!).takeRetainedValue() as! any AsyncCompleting
-                    call.complete(source: source, result: result)
-                }, Unmanaged.passRetained(call as AnyObject).toOpaque())
+                start(
+                    cancellable.value,
+                    { source, result, userData in
+                        let call =
+                            Unmanaged<AnyObject>.fromOpaque(userData!).takeRetainedValue() as! any AsyncCompleting
+                        call.complete(source: source, result: result)
+                    }, Unmanaged.passRetained(call as AnyObject).toOpaque())
             }
         } onCancel: {
             g_cancellable_cancel(cancellable.value)
@@ -47,12 +52,16 @@ private protocol AsyncCompleting: AnyObject {
 
 private final class AsyncCall<T: Sendable>: AsyncCompleting {
     let operation: String
-    let finish: (UnsafeMutablePointer<GObject>?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> T?
+    let finish:
+        (UnsafeMutablePointer<GObject>?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> T?
     let continuation: CheckedContinuation<T, any Error>
 
     init(
         operation: String,
-        finish: @escaping (UnsafeMutablePointer<GObject>?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> T?,
+        finish:
+            @escaping (
+                UnsafeMutablePointer<GObject>?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<GError>?>
+            ) -> T?,
         continuation: CheckedContinuation<T, any Error>
     ) {
         self.operation = operation
@@ -97,7 +106,8 @@ public func waitForSignal<T: Sendable>(
     defer { g_main_context_unref(context.value) }
     let box = UncheckedSendable(WaitBox<T>())
     return await withTaskCancellationHandler {
-        await withCheckedContinuation(isolation: isolation) { (continuation: CheckedContinuation<SignalWait<T>, Never>) in
+        await withCheckedContinuation(isolation: isolation) {
+            (continuation: CheckedContinuation<SignalWait<T>, Never>) in
             let wait = box.value
             wait.continuation = continuation
             guard !Task.isCancelled else {
@@ -106,7 +116,9 @@ public func waitForSignal<T: Sendable>(
             }
             wait.connections = install { wait.finish(.fired($0)) }
             let milliseconds = timeout.saturatingMilliseconds(as: UInt32.self)
-            wait.timeout = attachSource(g_timeout_source_new(milliseconds), to: context.value) { wait.finish(.timedOut) }
+            wait.timeout = attachSource(g_timeout_source_new(milliseconds), to: context.value) {
+                wait.finish(.timedOut)
+            }
         }
     } onCancel: {
         // Hop to the GLib thread, where the wait lives.
@@ -161,7 +173,9 @@ private final class WaitBox<T: Sendable> {
 }
 
 /// Attaches a one-shot source running `body` on `context`; returns the source, still referenced.
-private func attachSource(_ source: UnsafeMutablePointer<GSource>?, to context: OpaquePointer, _ body: @escaping () -> Void) -> UnsafeMutablePointer<GSource>? {
+private func attachSource(
+    _ source: UnsafeMutablePointer<GSource>?, to context: OpaquePointer, _ body: @escaping () -> Void
+) -> UnsafeMutablePointer<GSource>? {
     SourceCallback(body).install(on: source)
     g_source_attach(source, context)
     return source

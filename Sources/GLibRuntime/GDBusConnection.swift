@@ -11,9 +11,10 @@ public enum GDBusConnection {
         let flags = GDBusConnectionFlags(
             G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue
                 | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
-        return GObjectRef(adopting: try withGError("connect to \(address)") {
-            g_dbus_connection_new_for_address_sync(address, flags, nil, nil, $0)
-        })
+        return GObjectRef(
+            adopting: try withGError("connect to \(address)") {
+                g_dbus_connection_new_for_address_sync(address, flags, nil, nil, $0)
+            })
     }
 
     /// Closes a connection made by `open`, so its socket and memory are released.

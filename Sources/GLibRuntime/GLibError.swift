@@ -33,7 +33,8 @@ public struct GLibError: Error, Hashable, Sendable, CustomStringConvertible {
         g_dbus_error_strip_remote_error(copy)
         let message = String(cString: copy.pointee.message)
         g_error_free(copy)
-        self.init(domain: domain, code: error.pointee.code, message: message, remoteName: remote.map { String(cString: $0) })
+        self.init(
+            domain: domain, code: error.pointee.code, message: message, remoteName: remote.map { String(cString: $0) })
     }
 
     public var isCancelled: Bool { domain == "g-io-error-quark" && code == Int32(G_IO_ERROR_CANCELLED.rawValue) }
@@ -42,7 +43,9 @@ public struct GLibError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Calls a GLib function that reports failure through a `GError **`, turning it into a throw.
-public func withGError<T>(_ operation: String, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> T?) throws(GLibError) -> T {
+public func withGError<T>(_ operation: String, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> T?)
+    throws(GLibError) -> T
+{
     var error: UnsafeMutablePointer<GError>?
     guard let result = body(&error), error == nil else {
         throw GLibError(consuming: error, operation: operation)
@@ -51,7 +54,9 @@ public func withGError<T>(_ operation: String, _ body: (UnsafeMutablePointer<Uns
 }
 
 /// The same for functions returning `gboolean`.
-public func withGErrorChecked(_ operation: String, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> gboolean) throws(GLibError) {
+public func withGErrorChecked(
+    _ operation: String, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> gboolean
+) throws(GLibError) {
     var error: UnsafeMutablePointer<GError>?
     if body(&error) == 0 || error != nil {
         throw GLibError(consuming: error, operation: operation)

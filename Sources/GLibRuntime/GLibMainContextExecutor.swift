@@ -113,7 +113,6 @@ public final class GLibMainContextExecutor: SerialExecutor, @unchecked Sendable 
         invoke { g_main_loop_quit(loop.value) }
         finished.wait()
     }
-
 }
 
 /// A closure a GLib source runs once on its context's thread, made on any thread.
@@ -133,14 +132,17 @@ final class SourceCallback {
 
     /// Makes this the source's callback (returning `G_SOURCE_REMOVE`), held until GLib drops it.
     func install(on source: UnsafeMutablePointer<GSource>?) {
-        g_source_set_callback(source, { data in
-            let callback = Unmanaged<SourceCallback>.fromOpaque(data!).takeUnretainedValue()
-            _ = callback.published.load(ordering: .acquiring)
-            callback.body()
-            return 0  // G_SOURCE_REMOVE
-        }, Unmanaged.passRetained(self).toOpaque(), { data in
-            Unmanaged<SourceCallback>.fromOpaque(data!).release()
-        })
+        g_source_set_callback(
+            source,
+            { data in
+                let callback = Unmanaged<SourceCallback>.fromOpaque(data!).takeUnretainedValue()
+                _ = callback.published.load(ordering: .acquiring)
+                callback.body()
+                return 0  // G_SOURCE_REMOVE
+            }, Unmanaged.passRetained(self).toOpaque(),
+            { data in
+                Unmanaged<SourceCallback>.fromOpaque(data!).release()
+            })
     }
 }
 
@@ -149,10 +151,11 @@ final class SourceCallback {
 /// `g_source_new` keeps the pointer, so the table lives as long as the process.
 private nonisolated(unsafe) let readyTimeSourceFunctions: UnsafeMutablePointer<GSourceFuncs> = {
     let functions = UnsafeMutablePointer<GSourceFuncs>.allocate(capacity: 1)
-    functions.initialize(to: GSourceFuncs(
-        prepare: nil, check: nil,
-        dispatch: { _, callback, data in callback?(data) ?? 0 },
-        finalize: nil, closure_callback: nil, closure_marshal: nil))
+    functions.initialize(
+        to: GSourceFuncs(
+            prepare: nil, check: nil,
+            dispatch: { _, callback, data in callback?(data) ?? 0 },
+            finalize: nil, closure_callback: nil, closure_marshal: nil))
     return functions
 }()
 
@@ -179,10 +182,13 @@ extension Int64 {
 public enum GLibThread {
     /// Runs `body` on a new thread that nothing joins; `body` says itself when it is done.
     public static func detach(name: String, _ body: @escaping @Sendable () -> Void) {
-        g_thread_unref(g_thread_new(name, { data in
-            Unmanaged<Body>.fromOpaque(data!).takeRetainedValue().run()
-            return nil
-        }, Unmanaged.passRetained(Body(body)).toOpaque()))
+        g_thread_unref(
+            g_thread_new(
+                name,
+                { data in
+                    Unmanaged<Body>.fromOpaque(data!).takeRetainedValue().run()
+                    return nil
+                }, Unmanaged.passRetained(Body(body)).toOpaque()))
     }
 
     private final class Body {

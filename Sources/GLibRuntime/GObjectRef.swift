@@ -77,9 +77,11 @@ public final class WeakReference {
     public private(set) var isGone = false
 
     public init(_ object: GObjectRef) {
-        g_object_weak_ref(UnsafeMutablePointer<GObject>(object.pointer), { data, _ in
-            Unmanaged<WeakReference>.fromOpaque(data!).takeRetainedValue().isGone = true
-        }, Unmanaged.passRetained(self).toOpaque())
+        g_object_weak_ref(
+            UnsafeMutablePointer<GObject>(object.pointer),
+            { data, _ in
+                Unmanaged<WeakReference>.fromOpaque(data!).takeRetainedValue().isGone = true
+            }, Unmanaged.passRetained(self).toOpaque())
     }
 }
 

@@ -34,30 +34,37 @@ extension GObjectRef {
     /// Connects a signal whose one argument is a pointer (`access-point-added`, `notify::…`).
     public func connect(_ signal: String, _ handler: @escaping (OpaquePointer?) -> Void) -> SignalConnection {
         let box = Unmanaged.passRetained(HandlerBox(handler) as AnyObject).toOpaque()
-        let id = cglib_signal_connect_pointer(raw, signal, { _, argument, data in
-            (Unmanaged<AnyObject>.fromOpaque(data!).takeUnretainedValue() as! HandlerBox<(OpaquePointer?) -> Void>)
-                .handler(argument.map(OpaquePointer.init))
-        }, box, releaseBox)
+        let id = cglib_signal_connect_pointer(
+            raw, signal,
+            { _, argument, data in
+                (Unmanaged<AnyObject>.fromOpaque(data!).takeUnretainedValue() as! HandlerBox<(OpaquePointer?) -> Void>)
+                    .handler(argument.map(OpaquePointer.init))
+            }, box, releaseBox)
         return SignalConnection(object: self, handlerID: id)
     }
 
     /// Connects a signal with two `guint` arguments (`NMActiveConnection::state-changed`).
     public func connect(_ signal: String, _ handler: @escaping (UInt32, UInt32) -> Void) -> SignalConnection {
         let box = Unmanaged.passRetained(HandlerBox(handler) as AnyObject).toOpaque()
-        let id = cglib_signal_connect_uint2(raw, signal, { _, first, second, data in
-            (Unmanaged<AnyObject>.fromOpaque(data!).takeUnretainedValue() as! HandlerBox<(UInt32, UInt32) -> Void>)
-                .handler(first, second)
-        }, box, releaseBox)
+        let id = cglib_signal_connect_uint2(
+            raw, signal,
+            { _, first, second, data in
+                (Unmanaged<AnyObject>.fromOpaque(data!).takeUnretainedValue() as! HandlerBox<(UInt32, UInt32) -> Void>)
+                    .handler(first, second)
+            }, box, releaseBox)
         return SignalConnection(object: self, handlerID: id)
     }
 
     /// Connects a signal with three `guint` arguments (`NMDevice::state-changed`).
     public func connect(_ signal: String, _ handler: @escaping (UInt32, UInt32, UInt32) -> Void) -> SignalConnection {
         let box = Unmanaged.passRetained(HandlerBox(handler) as AnyObject).toOpaque()
-        let id = cglib_signal_connect_uint3(raw, signal, { _, first, second, third, data in
-            (Unmanaged<AnyObject>.fromOpaque(data!).takeUnretainedValue() as! HandlerBox<(UInt32, UInt32, UInt32) -> Void>)
-                .handler(first, second, third)
-        }, box, releaseBox)
+        let id = cglib_signal_connect_uint3(
+            raw, signal,
+            { _, first, second, third, data in
+                (Unmanaged<AnyObject>.fromOpaque(data!).takeUnretainedValue()
+                    as! HandlerBox<(UInt32, UInt32, UInt32) -> Void>)
+                    .handler(first, second, third)
+            }, box, releaseBox)
         return SignalConnection(object: self, handlerID: id)
     }
 }

@@ -18,12 +18,13 @@ enum LibNM {
     /// It does not fetch NetworkManager's permissions, which nothing here reads: fetching them
     /// has NetworkManager ask polkit about every one of its actions for each new client.
     static func newClient(bus: GObjectRef?) throws(GLibError) -> GObjectRef {
-        let client = OpaquePointer(try withGError("connect to NetworkManager") {
-            cglib_initable_new_with_uint_and_object(
-                nm_client_get_type(),
-                NM_CLIENT_INSTANCE_FLAGS, NM_CLIENT_INSTANCE_FLAGS_NO_AUTO_FETCH_PERMISSIONS.rawValue,
-                bus == nil ? nil : NM_CLIENT_DBUS_CONNECTION, bus?.raw, nil, $0)
-        })
+        let client = OpaquePointer(
+            try withGError("connect to NetworkManager") {
+                cglib_initable_new_with_uint_and_object(
+                    nm_client_get_type(),
+                    NM_CLIENT_INSTANCE_FLAGS, NM_CLIENT_INSTANCE_FLAGS_NO_AUTO_FETCH_PERMISSIONS.rawValue,
+                    bus == nil ? nil : NM_CLIENT_DBUS_CONNECTION, bus?.raw, nil, $0)
+            })
         return GObjectRef(adopting: client)
     }
 
@@ -357,7 +358,7 @@ enum LibNM {
                     nm_remote_connection_get_secrets_finish(OpaquePointer(source), result, error)
                         .map(UncheckedSendable.init)
                 }
-            } catch where error.remoteName?.hasSuffix(".AgentManager.NoSecrets") == true {
+            } catch let error where error.remoteName?.hasSuffix(".AgentManager.NoSecrets") == true {
                 return
             }
             defer { g_variant_unref(secrets.value) }
@@ -461,7 +462,7 @@ enum LibNM {
             (NM_SETTING_802_1X_PHASE2_AUTHEAP, eap.phase2AuthEAP),
             (NM_SETTING_802_1X_DOMAIN_SUFFIX_MATCH, eap.domainSuffixMatch),
         ]
-        for case let (property, value?) in strings { GObjectProperty.set(setting, property, value) }
+        for case (let property, let value?) in strings { GObjectProperty.set(setting, property, value) }
         GObjectProperty.set(setting, NM_SETTING_802_1X_PHASE1_AUTH_FLAGS, eap.phase1AuthFlags)
         do throws(GLibError) {
             let scheme = NM_SETTING_802_1X_CK_SCHEME_PATH
@@ -592,10 +593,11 @@ enum LibNM {
         start: (
             _ cancellable: UnsafeMutablePointer<GCancellable>, _ callback: GAsyncReadyCallback, _ userData: gpointer
         ) -> Void,
-        finish: @escaping (
-            _ source: UnsafeMutablePointer<GObject>?, _ result: OpaquePointer?,
-            _ error: UnsafeMutablePointer<UnsafeMutablePointer<GError>?>
-        ) -> T?
+        finish:
+            @escaping (
+                _ source: UnsafeMutablePointer<GObject>?, _ result: OpaquePointer?,
+                _ error: UnsafeMutablePointer<UnsafeMutablePointer<GError>?>
+            ) -> T?
     ) async throws(HotspotError) -> T {
         do {
             return try await gAsync(operation, start: start, finish: finish)
@@ -611,15 +613,18 @@ enum LibNM {
         let remote = error.remoteName ?? ""
         let permissionDenied = Int32(NM_MANAGER_ERROR_PERMISSION_DENIED.rawValue)
         if remote.hasSuffix(".PermissionDenied")
-            || (error.domain == "nm-manager-error-quark" && error.code == permissionDenied) {
+            || (error.domain == "nm-manager-error-quark" && error.code == permissionDenied)
+        {
             return .notAuthorized(error.message)
         }
         if remote.hasSuffix(".InvalidProperty") || remote.hasSuffix(".MissingProperty")
-            || (error.domain == "nm-connection-error-quark") {
+            || (error.domain == "nm-connection-error-quark")
+        {
             return invalidConfiguration(error.message)
         }
         if remote == "org.freedesktop.DBus.Error.ServiceUnknown"
-            || remote == "org.freedesktop.DBus.Error.NameHasNoOwner" {
+            || remote == "org.freedesktop.DBus.Error.NameHasNoOwner"
+        {
             return .networkManagerUnavailable(error.message)
         }
         return .internal(error.message)

@@ -116,15 +116,18 @@ enum ActivationOutcome: Equatable, Sendable {
     ) -> HotspotError {
         switch device {
         case .noSecrets, .supplicantDisconnect:
-            return secured ? .wrongPassphrase(ssid) : .activationFailed(ssid, reason: "the hotspot dropped the connection")
+            return secured
+                ? .wrongPassphrase(ssid) : .activationFailed(ssid, reason: "the hotspot dropped the connection")
         case .supplicantTimeout: return .associationTimeout(ssid)
         case .ssidNotFound: return .notFound("named \(ssid)")
-        case .ipConfigUnavailable, .ipConfigExpired, .dhcpStartFailed, .dhcpError, .dhcpFailed: return .addressingFailed(ssid)
+        case .ipConfigUnavailable, .ipConfigExpired, .dhcpStartFailed, .dhcpError, .dhcpFailed:
+            return .addressingFailed(ssid)
         default: break
         }
         switch connection {
         case .noSecrets, .loginFailed:
-            return secured ? .wrongPassphrase(ssid) : .activationFailed(ssid, reason: "the hotspot dropped the connection")
+            return secured
+                ? .wrongPassphrase(ssid) : .activationFailed(ssid, reason: "the hotspot dropped the connection")
         case .connectTimeout: return .associationTimeout(ssid)
         case .ipConfigInvalid: return .addressingFailed(ssid)
         default: break

@@ -5,7 +5,9 @@ import GLibRuntime
 extension NetworkManagerClient {
     // MARK: Join
 
-    public func join(_ configuration: HotspotConfiguration, options: JoinOptions) async throws(HotspotError) -> JoinedHotspot {
+    public func join(_ configuration: HotspotConfiguration, options: JoinOptions) async throws(HotspotError)
+        -> JoinedHotspot
+    {
         let device = try wifiDevice(named: options.device)
         let interface = LibNM.interface(device.pointer)
         try await removeStaleProfiles(among: options.cleaningUp)
@@ -115,7 +117,8 @@ extension NetworkManagerClient {
         var settled = await waitForActivation(
             of: active, on: device, failure: reasons, timeout: options.timeout, progress: options.progress)
         if let again = try await retryAfterLostHandshake(
-            settled, profile: profile, reasons: reasons, on: device, options: options) {
+            settled, profile: profile, reasons: reasons, on: device, options: options)
+        {
             (active, settled) = again
         }
         try await throwUnlessActivated(
@@ -134,8 +137,8 @@ extension NetworkManagerClient {
         on device: GObjectRef, options: JoinOptions
     ) async throws(HotspotError) -> (GObjectRef, SignalWait<ActivationOutcome>)? {
         guard case .fired(.failed(let deviceReason, _)) = settled, reasons.linkCameUp, !options.bindToClient,
-              [.noSecrets, .supplicantDisconnect].contains(deviceReason),
-              let again = try await activate(existing: profile.uuid, on: device)
+            [.noSecrets, .supplicantDisconnect].contains(deviceReason),
+            let again = try await activate(existing: profile.uuid, on: device)
         else { return nil }
         reasons.reset()
         options.progress?(.associating)
@@ -220,7 +223,8 @@ extension NetworkManagerClient {
     ) async -> HotspotError {
         let error = ActivationOutcome.error(device: device, connection: connection, joining: ssid, secured: secured)
         if linkCameUp, case .wrongPassphrase = error {
-            return .activationFailed(ssid, reason: "the connection dropped after the hotspot had accepted the passphrase")
+            return .activationFailed(
+                ssid, reason: "the connection dropped after the hotspot had accepted the passphrase")
         }
         guard case .notFound = error, seenInScan else { return error }
         func heard(after second: Int) -> Bool {
@@ -235,15 +239,19 @@ extension NetworkManagerClient {
             inRange = heard(after: scanned - 1)
         }
         guard inRange else { return error }
-        return secured ? .authenticationRejected(ssid) : .activationFailed(ssid, reason: "the hotspot turned the connection away")
+        return secured
+            ? .authenticationRejected(ssid) : .activationFailed(ssid, reason: "the hotspot turned the connection away")
     }
 
     /// The SSID to join and the access point to join it through: the named SSID, or the
     /// strongest access point whose SSID has the prefix (Apple's rule). Scans when nothing
     /// fits in the cached results or they are stale.
-    private func target(of configuration: HotspotConfiguration, on device: GObjectRef) async throws(HotspotError) -> (SSID, String?) {
+    private func target(of configuration: HotspotConfiguration, on device: GObjectRef) async throws(HotspotError) -> (
+        SSID, String?
+    ) {
         func best() -> (SSID, String)? {
-            let candidates = LibNM.accessPoints(of: device.pointer).compactMap { ap -> (entry: WiFiScanEntry, path: String)? in
+            let candidates = LibNM.accessPoints(of: device.pointer).compactMap {
+                ap -> (entry: WiFiScanEntry, path: String)? in
                 guard let entry = LibNM.scanEntry(ap), let ssid = entry.ssid else { return nil }
                 switch configuration.target {
                 case .ssid(let wanted): guard ssid == wanted else { return nil }
@@ -359,15 +367,18 @@ extension NetworkManagerClient {
         let ready = { LibNM.isRunning(client.pointer) && (try? self.wifiDevice(named: name)) != nil }
         if ready() { return true }
         return await waitForSignal(timeout: .seconds(30)) { fire in
-            [client.connect("notify::nm-running") { _ in if ready() { fire(true) } },
-             client.connect("device-added") { _ in if ready() { fire(true) } }]
+            [
+                client.connect("notify::nm-running") { _ in if ready() { fire(true) } },
+                client.connect("device-added") { _ in if ready() { fire(true) } },
+            ]
         } == .fired(true)
     }
 
     // MARK: Leave, forget, list
 
     public func leave(device name: String?) async throws(HotspotError) -> LeftHotspot {
-        let devices = try name.map { name throws(HotspotError) in [try wifiDevice(named: name).pointer] } ?? wifiDevicePointers()
+        let devices =
+            try name.map { name throws(HotspotError) in [try wifiDevice(named: name).pointer] } ?? wifiDevicePointers()
         for device in devices {
             if let (active, profile) = accessoryConnection(on: device) {
                 return try await end(profile, on: GObjectRef(retaining: device), active: active)
@@ -389,7 +400,9 @@ extension NetworkManagerClient {
     /// Ends the join of `profile`: its connection down, the previous one back, its checkpoint
     /// destroyed last (so that a crash half-way still leaves NetworkManager to restore), then a
     /// join-once profile deleted, or the stored profiles it replaces.
-    private func end(_ profile: WirelessProfile, on device: GObjectRef, active: GObjectRef?) async throws(HotspotError) -> LeftHotspot {
+    private func end(_ profile: WirelessProfile, on device: GObjectRef, active: GObjectRef?) async throws(HotspotError)
+        -> LeftHotspot
+    {
         ending.insert(profile.uuid)
         defer { ending.remove(profile.uuid) }
         let previousUUID = profile.userData[ProfileTag.previousConnection]
@@ -405,7 +418,8 @@ extension NetworkManagerClient {
         }
         return LeftHotspot(
             device: LibNM.interface(device.pointer), ssid: try? SSID(bytes: profile.ssid), deleted: profile.isJoinOnce,
-            restored: restored ? previousID : nil, notRestored: restored ? nil : previousID, alreadyEnded: active == nil)
+            restored: restored ? previousID : nil, notRestored: restored ? nil : previousID, alreadyEnded: active == nil
+        )
     }
 
     /// Waits until the device is back on the connection `uuid`, activating it again when an
@@ -442,7 +456,8 @@ extension NetworkManagerClient {
 
     public func forget(connectionUUIDs: Set<String>) async throws(HotspotError) -> [ConfiguredHotspot] {
         let uuids = Set(connectionUUIDs.map { $0.lowercased() })
-        return try await forget(try await configuredHotspots(cleaningUp: uuids).filter { uuids.contains($0.connectionUUID.lowercased()) })
+        return try await forget(
+            try await configuredHotspots(cleaningUp: uuids).filter { uuids.contains($0.connectionUUID.lowercased()) })
     }
 
     private func forget(_ forgotten: [ConfiguredHotspot]) async throws(HotspotError) -> [ConfiguredHotspot] {
@@ -478,7 +493,8 @@ extension NetworkManagerClient {
     private func removeStaleProfiles(among uuids: Set<String>?, now: Date = Date()) async throws(HotspotError) {
         let activeUUIDs = activeConnectionUUIDs()
         let candidates = ourProfiles().filter { uuids?.contains($0.1.uuid.lowercased()) ?? true }
-        for (connection, profile) in candidates where !activeUUIDs.contains(profile.uuid) && !ending.contains(profile.uuid) {
+        for (connection, profile) in candidates
+        where !activeUUIDs.contains(profile.uuid) && !ending.contains(profile.uuid) {
             if let checkpoint = liveCheckpoint(of: profile) { try await destroy(checkpoint) }
             let expired = profile.expires.map { $0 <= now } ?? false
             if profile.isJoinOnce || expired { try await delete(connection) }
@@ -516,8 +532,8 @@ extension NetworkManagerClient {
     /// The device's active (or activating) connection when it is one of this project's profiles.
     private func accessoryConnection(on device: OpaquePointer) -> (GObjectRef, WirelessProfile)? {
         guard let active = LibNM.activeConnection(of: device),
-              let connection = LibNM.connection(ofActive: active),
-              let profile = LibNM.profile(connection), profile.isOurs
+            let connection = LibNM.connection(ofActive: active),
+            let profile = LibNM.profile(connection), profile.isOurs
         else { return nil }
         return (GObjectRef(retaining: active), profile)
     }
@@ -567,13 +583,15 @@ extension NetworkManagerClient {
     /// A checkpoint of the device, so that NetworkManager restores it by itself after
     /// `restoreAfter` if nobody ends the join first (a crash, a kill), deleting the profiles
     /// added since. `nil` when the caller asked for no automatic restore; a refusal is an error.
-    private func createCheckpoint(on device: GObjectRef, restoreAfter: Duration?) async throws(HotspotError) -> Checkpoint? {
+    private func createCheckpoint(on device: GObjectRef, restoreAfter: Duration?) async throws(HotspotError)
+        -> Checkpoint?
+    {
         guard let restoreAfter else { return nil }
         let seconds = UInt32(clamping: restoreAfter.components.seconds)
         do throws(GLibError) {
             let checkpoint = try await LibNM.createCheckpoint(of: device, client: client, seconds: seconds)
             return Checkpoint(path: LibNM.path(checkpoint.pointer), created: LibNM.created(checkpoint.pointer))
-        } catch where error.isCancelled {
+        } catch let error where error.isCancelled {
             throw .cancelled
         } catch {
             throw .checkpointRefused(device: LibNM.interface(device.pointer), reason: error.message)

@@ -9,7 +9,9 @@ extension NetworkManagerClient {
     }
 
     /// Adds a profile. With `verifyLocally` false the daemon alone judges it.
-    func add(_ profile: WirelessProfile, persistence: Persistence, verifyLocally: Bool = true) async throws(HotspotError) {
+    func add(_ profile: WirelessProfile, persistence: Persistence, verifyLocally: Bool = true)
+        async throws(HotspotError)
+    {
         let connection = try LibNM.connection(profile)
         if verifyLocally { try LibNM.verify(connection) }
         try await LibNM.add(connection, client: client, toDisk: persistence == .disk)
@@ -74,7 +76,7 @@ extension NetworkManagerClient {
             let active = activeConnectionUUIDs()
             let candidates = LibNM.connections(of: client.pointer).compactMap { connection -> (String, Bool)? in
                 guard let profile = LibNM.profile(connection), profile.ssid == ssid.bytes, !profile.uuid.isEmpty,
-                      profile.userData[ProfileTag.managed] == nil
+                    profile.userData[ProfileTag.managed] == nil
                 else { return nil }
                 return (profile.uuid, active.contains(profile.uuid))
             }
@@ -92,7 +94,9 @@ extension NetworkManagerClient {
             let joined = LibNM.remoteConnection(uuid: activeUUID, in: client.pointer).flatMap(LibNM.profile)
             if let joined, joined.userData[ProfileTag.managed] != nil {
                 guard let previous = joined.userData[ProfileTag.previousConnection] else {
-                    throw .notStored("the network \(LibNM.interface(pointer.pointer)) was on before joining the accessory (it was on none)")
+                    throw .notStored(
+                        "the network \(LibNM.interface(pointer.pointer)) was on before joining the accessory (it was on none)"
+                    )
                 }
                 uuid = previous
             } else {

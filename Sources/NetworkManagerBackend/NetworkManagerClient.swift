@@ -60,7 +60,8 @@ public actor NetworkManagerClient: HotspotManaging {
             if let busAddress { bus = try GDBusConnection.open(address: busAddress) }
             let client = try LibNM.newClient(bus: bus)
             guard LibNM.isRunning(client.pointer) else {
-                throw GLibError(domain: "accessory-setup", code: 0, message: "org.freedesktop.NetworkManager is not on the bus")
+                throw GLibError(
+                    domain: "accessory-setup", code: 0, message: "org.freedesktop.NetworkManager is not on the bus")
             }
             return (client, bus)
         } catch {
@@ -147,9 +148,11 @@ public actor NetworkManagerClient: HotspotManaging {
         // The scan may have finished while the request's reply was on its way.
         guard LibNM.lastScan(of: device.pointer) == before else { return }
         _ = await waitForSignal(timeout: timeout) { fire in
-            [device.connect("notify::last-scan") { _ in
-                if LibNM.lastScan(of: device.pointer) != before { fire(true) }
-            }]
+            [
+                device.connect("notify::last-scan") { _ in
+                    if LibNM.lastScan(of: device.pointer) != before { fire(true) }
+                }
+            ]
         }
     }
 }

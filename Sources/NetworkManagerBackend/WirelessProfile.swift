@@ -52,7 +52,9 @@ enum ProfileTag {
 extension WirelessProfile {
     /// The profile for joining `configuration`, tagged as this project's.
     init(_ configuration: HotspotConfiguration, ssid: SSID, options: JoinOptions, now: Date = Date()) {
-        self.init(id: "Accessory \(ssid.escaped)", uuid: UUID().uuidString.lowercased(), ssid: ssid.bytes, hidden: configuration.hidden)
+        self.init(
+            id: "Accessory \(ssid.escaped)", uuid: UUID().uuidString.lowercased(), ssid: ssid.bytes,
+            hidden: configuration.hidden)
         switch configuration.security {
         case .open:
             break
@@ -84,7 +86,9 @@ extension WirelessProfile {
 
     var isOurs: Bool { userData[ProfileTag.managed] == "1" }
     var isJoinOnce: Bool { userData[ProfileTag.joinOnce] == "1" }
-    var expires: Date? { userData[ProfileTag.expires].flatMap(Int.init).map { Date(timeIntervalSince1970: TimeInterval($0)) } }
+    var expires: Date? {
+        userData[ProfileTag.expires].flatMap(Int.init).map { Date(timeIntervalSince1970: TimeInterval($0)) }
+    }
     var recordID: UUID? { userData[ProfileTag.recordID].flatMap(UUID.init(uuidString:)) }
 }
 
@@ -114,7 +118,8 @@ extension WirelessProfile.EAPProfile {
         clientCertificatePath = settings.clientCertificatePath
         privateKeyPath = settings.privateKeyPath
         privateKeyPassword = settings.privateKeyPassword
-        domainSuffixMatch = settings.trustedServerNames.isEmpty ? nil : settings.trustedServerNames.joined(separator: ";")
+        domainSuffixMatch =
+            settings.trustedServerNames.isEmpty ? nil : settings.trustedServerNames.joined(separator: ";")
         // Apple's preferred TLS version becomes the lowest one allowed.
         switch settings.preferredTLSVersion {
         case .v1_0: phase1AuthFlags = 0

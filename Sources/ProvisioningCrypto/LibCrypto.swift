@@ -1,5 +1,5 @@
-internal import COpenSSL
 import AccessoryCore
+internal import COpenSSL
 
 // The one file of libcrypto calls: pointers, lengths and frees stay here; the other files
 // speak Swift arrays and `BigNumber`.
@@ -17,7 +17,9 @@ private func openSSLFailure(_ what: String) -> ProvisioningError {
 
 /// libcrypto's functions. Reached only once `OpenSSLProvisioningCrypto.init` found them loaded.
 private var libcrypto: copenssl_functions {
-    guard case .success(let functions) = LibCrypto.loaded else { preconditionFailure("libcrypto used before it was loaded") }
+    guard case .success(let functions) = LibCrypto.loaded else {
+        preconditionFailure("libcrypto used before it was loaded")
+    }
     return functions
 }
 
@@ -45,22 +47,29 @@ enum LibCrypto {
         var output = [UInt8](repeating: 0, count: size)
         var length: UInt32 = 0
         // EVP_Digest fails only when out of memory; a process in that state cannot go on.
-        precondition(libcrypto.EVP_Digest!(data, data.count, &output, &length, type, nil) == 1 && Int(length) == size,
-                     "EVP_Digest failed")
+        precondition(
+            libcrypto.EVP_Digest!(data, data.count, &output, &length, type, nil) == 1 && Int(length) == size,
+            "EVP_Digest failed")
         return output
     }
 
     // MARK: X25519
 
     static func x25519KeyPair() throws(ProvisioningError) -> (privateKey: [UInt8], publicKey: [UInt8]) {
-        guard let context = libcrypto.EVP_PKEY_CTX_new_id!(EVP_PKEY_X25519, nil) else { throw openSSLFailure("X25519 context") }
+        guard let context = libcrypto.EVP_PKEY_CTX_new_id!(EVP_PKEY_X25519, nil) else {
+            throw openSSLFailure("X25519 context")
+        }
         defer { libcrypto.EVP_PKEY_CTX_free!(context) }
         var key: OpaquePointer?
-        guard libcrypto.EVP_PKEY_keygen_init!(context) == 1, libcrypto.EVP_PKEY_keygen!(context, &key) == 1, let key else {
+        guard libcrypto.EVP_PKEY_keygen_init!(context) == 1, libcrypto.EVP_PKEY_keygen!(context, &key) == 1, let key
+        else {
             throw openSSLFailure("X25519 key generation")
         }
         defer { libcrypto.EVP_PKEY_free!(key) }
-        return (try rawKey(key, libcrypto.EVP_PKEY_get_raw_private_key!), try rawKey(key, libcrypto.EVP_PKEY_get_raw_public_key!))
+        return (
+            try rawKey(key, libcrypto.EVP_PKEY_get_raw_private_key!),
+            try rawKey(key, libcrypto.EVP_PKEY_get_raw_public_key!)
+        )
     }
 
     /// The public key of a raw private key.
@@ -80,7 +89,8 @@ enum LibCrypto {
         var secret = [UInt8](repeating: 0, count: 32)
         var length = secret.count
         guard libcrypto.EVP_PKEY_derive_init!(context) == 1, libcrypto.EVP_PKEY_derive_set_peer!(context, peer) == 1,
-              libcrypto.EVP_PKEY_derive!(context, &secret, &length) == 1, length == 32 else {
+            libcrypto.EVP_PKEY_derive!(context, &secret, &length) == 1, length == 32
+        else {
             throw openSSLFailure("X25519 key agreement")
         }
         return secret
@@ -88,7 +98,9 @@ enum LibCrypto {
 
     private static func x25519Key(_ bytes: [UInt8], isPrivate: Bool) throws(ProvisioningError) -> OpaquePointer {
         guard bytes.count == 32 else { throw .crypto("an X25519 key is 32 bytes, not \(bytes.count)") }
-        let key = isPrivate ? libcrypto.EVP_PKEY_new_raw_private_key!(EVP_PKEY_X25519, nil, bytes, 32)
+        let key =
+            isPrivate
+            ? libcrypto.EVP_PKEY_new_raw_private_key!(EVP_PKEY_X25519, nil, bytes, 32)
             : libcrypto.EVP_PKEY_new_raw_public_key!(EVP_PKEY_X25519, nil, bytes, 32)
         guard let key else { throw openSSLFailure("reading an X25519 key") }
         return key
@@ -111,8 +123,9 @@ enum LibCrypto {
 
         init(key: [UInt8], counter: [UInt8]) throws(ProvisioningError) {
             guard key.count == 32, counter.count == 16 else {
-                throw .crypto("AES-256-CTR takes a 32-byte key and a 16-byte counter, not \(key.count) and "
-                    + "\(counter.count)")
+                throw .crypto(
+                    "AES-256-CTR takes a 32-byte key and a 16-byte counter, not \(key.count) and "
+                        + "\(counter.count)")
             }
             guard let context = libcrypto.EVP_CIPHER_CTX_new!() else { throw openSSLFailure("AES-256-CTR context") }
             self.context = context
@@ -126,7 +139,8 @@ enum LibCrypto {
             var output = [UInt8](repeating: 0, count: data.count)
             var length: Int32 = 0
             guard libcrypto.EVP_EncryptUpdate!(context, &output, &length, data, Int32(data.count)) == 1,
-                  Int(length) == data.count else { throw openSSLFailure("AES-256-CTR") }
+                Int(length) == data.count
+            else { throw openSSLFailure("AES-256-CTR") }
             return output
         }
 
@@ -144,8 +158,9 @@ enum LibCrypto {
         defer { libcrypto.EVP_CIPHER_CTX_free!(context) }
         let initialize = sealing ? libcrypto.EVP_EncryptInit_ex! : libcrypto.EVP_DecryptInit_ex!
         guard initialize(context, libcrypto.EVP_aes_256_gcm!(), nil, nil, nil) == 1,
-              libcrypto.EVP_CIPHER_CTX_ctrl!(context, EVP_CTRL_AEAD_SET_IVLEN, Int32(nonce.count), nil) == 1,
-              initialize(context, nil, nil, key, nonce) == 1 else {
+            libcrypto.EVP_CIPHER_CTX_ctrl!(context, EVP_CTRL_AEAD_SET_IVLEN, Int32(nonce.count), nil) == 1,
+            initialize(context, nil, nil, key, nonce) == 1
+        else {
             throw openSSLFailure("AES-256-GCM set-up")
         }
         let body = sealing ? input : Array(input.dropLast(gcmTagLength))
@@ -154,7 +169,8 @@ enum LibCrypto {
         var final: Int32 = 0
         if sealing {
             guard libcrypto.EVP_EncryptUpdate!(context, &output, &length, body, Int32(body.count)) == 1,
-                  libcrypto.EVP_EncryptFinal_ex!(context, &output[Int(length)], &final) == 1 else {
+                libcrypto.EVP_EncryptFinal_ex!(context, &output[Int(length)], &final) == 1
+            else {
                 throw openSSLFailure("AES-256-GCM encryption")
             }
             var tag = [UInt8](repeating: 0, count: gcmTagLength)
@@ -165,7 +181,8 @@ enum LibCrypto {
         }
         var tag = Array(input.suffix(gcmTagLength))
         guard libcrypto.EVP_DecryptUpdate!(context, &output, &length, body, Int32(body.count)) == 1,
-              libcrypto.EVP_CIPHER_CTX_ctrl!(context, EVP_CTRL_AEAD_SET_TAG, Int32(gcmTagLength), &tag) == 1 else {
+            libcrypto.EVP_CIPHER_CTX_ctrl!(context, EVP_CTRL_AEAD_SET_TAG, Int32(gcmTagLength), &tag) == 1
+        else {
             throw openSSLFailure("AES-256-GCM decryption")
         }
         guard libcrypto.EVP_DecryptFinal_ex!(context, &output[Int(length)], &final) == 1 else {
@@ -189,7 +206,9 @@ final class BigNumber {
 
     /// A big-endian unsigned number.
     convenience init(bytes: [UInt8]) {
-        guard let pointer = libcrypto.BN_bin2bn!(bytes, Int32(bytes.count), nil) else { fatalError("BN_bin2bn: out of memory") }
+        guard let pointer = libcrypto.BN_bin2bn!(bytes, Int32(bytes.count), nil) else {
+            fatalError("BN_bin2bn: out of memory")
+        }
         self.init(pointer)
     }
 
@@ -215,17 +234,23 @@ final class BigNumber {
 
     /// self^exponent mod modulus.
     func power(_ exponent: BigNumber, modulo modulus: BigNumber) -> BigNumber {
-        Self.compute { result, context in libcrypto.BN_mod_exp!(result, pointer, exponent.pointer, modulus.pointer, context) }
+        Self.compute { result, context in
+            libcrypto.BN_mod_exp!(result, pointer, exponent.pointer, modulus.pointer, context)
+        }
     }
 
     /// (self × other) mod modulus.
     func times(_ other: BigNumber, modulo modulus: BigNumber) -> BigNumber {
-        Self.compute { result, context in libcrypto.BN_mod_mul!(result, pointer, other.pointer, modulus.pointer, context) }
+        Self.compute { result, context in
+            libcrypto.BN_mod_mul!(result, pointer, other.pointer, modulus.pointer, context)
+        }
     }
 
     /// (self − other) mod modulus, in [0, modulus).
     func minus(_ other: BigNumber, modulo modulus: BigNumber) -> BigNumber {
-        Self.compute { result, context in libcrypto.BN_mod_sub!(result, pointer, other.pointer, modulus.pointer, context) }
+        Self.compute { result, context in
+            libcrypto.BN_mod_sub!(result, pointer, other.pointer, modulus.pointer, context)
+        }
     }
 
     /// self mod modulus, in [0, modulus).

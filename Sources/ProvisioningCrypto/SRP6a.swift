@@ -43,8 +43,10 @@ enum SRP6a {
             }
             let modulus = SRP6a.modulus, generator = SRP6a.generator
             let k = BigNumber(bytes: hash(modulus.padded(to: length), generator.padded(to: length)))
-            let u = BigNumber(bytes: hash(BigNumber(bytes: publicKey).padded(to: length),
-                                          serverValue.padded(to: length)))
+            let u = BigNumber(
+                bytes: hash(
+                    BigNumber(bytes: publicKey).padded(to: length),
+                    serverValue.padded(to: length)))
             guard !u.isZero else { throw .malformedMessage("SRP start answer", "u is zero") }
             let saltBytes = BigNumber(bytes: salt).bytes
             let inner = BigNumber(bytes: hash(username, Array(":".utf8), Array(password.reveal().utf8))).bytes
@@ -57,8 +59,9 @@ enum SRP6a {
             let key = hash(base.power(exponent, modulo: modulus).bytes)
             let hashN = hash(modulus.bytes)
             let hashG = hash(generator.padded(to: length))
-            let m1 = hash(zip(hashN, hashG).map { $0 ^ $1 }, hash(username), saltBytes, publicKey,
-                          serverValue.bytes, key)
+            let m1 = hash(
+                zip(hashN, hashG).map { $0 ^ $1 }, hash(username), saltBytes, publicKey,
+                serverValue.bytes, key)
             expectedServerProof = hash(publicKey, m1, key)
             sessionKey = SecretBytes(key)
             return m1

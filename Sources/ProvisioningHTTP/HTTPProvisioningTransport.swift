@@ -68,8 +68,11 @@ public final class HTTPProvisioningTransport: ProvisioningTransport, @unchecked 
             await withCheckedContinuation { continuation in
                 queue.async {
                     do throws(ProvisioningError) {
-                        continuation.resume(returning: .success(try self.exchange(endpoint, body,
-                                                                                  isCancelled: cancelled.isSet)))
+                        continuation.resume(
+                            returning: .success(
+                                try self.exchange(
+                                    endpoint, body,
+                                    isCancelled: cancelled.isSet)))
                     } catch {
                         continuation.resume(returning: .failure(error))
                     }
@@ -169,8 +172,9 @@ public final class HTTPProvisioningTransport: ProvisioningTransport, @unchecked 
             length = nil
         }
         while body.count < (length ?? Self.bodyLimit + 1) {
-            let chunk = try read(link, limit: (length ?? Self.bodyLimit + 1) - body.count, until: deadline,
-                                 endpoint: endpoint)
+            let chunk = try read(
+                link, limit: (length ?? Self.bodyLimit + 1) - body.count, until: deadline,
+                endpoint: endpoint)
             if chunk.isEmpty {
                 guard length == nil else { throw cutOff(endpoint) }
                 break
@@ -179,11 +183,14 @@ public final class HTTPProvisioningTransport: ProvisioningTransport, @unchecked 
         }
         guard body.count <= Self.bodyLimit else { throw .transport(endpoint: endpoint, "the answer exceeds 64 KiB") }
         guard code == 200 else {
-            throw .transport(endpoint: endpoint, "the device answered HTTP \(code)"
-                + (code == 404 ? "; it may not be an ESP-IDF provisioning device" : ""))
+            throw .transport(
+                endpoint: endpoint,
+                "the device answered HTTP \(code)"
+                    + (code == 404 ? "; it may not be an ESP-IDF provisioning device" : ""))
         }
         if let setCookie = headers["set-cookie"], let pair = setCookie.split(separator: ";").first,
-           pair.hasPrefix("session=") {
+            pair.hasPrefix("session=")
+        {
             cookie = String(pair)
         }
         return (body, !closes && length != nil)
@@ -204,8 +211,9 @@ public final class HTTPProvisioningTransport: ProvisioningTransport, @unchecked 
         case .timedOut: .transport(endpoint: endpoint, "the device at \(address) did not answer in time")
         case .cancelled: .cancelled
         case .failed(let reason):
-            .transport(endpoint: endpoint,
-                       "cannot reach \(address) (\(reason)); is this machine on the device's hotspot?")
+            .transport(
+                endpoint: endpoint,
+                "cannot reach \(address) (\(reason)); is this machine on the device's hotspot?")
         }
     }
 }

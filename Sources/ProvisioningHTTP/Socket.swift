@@ -39,8 +39,10 @@ final class TCPConnection {
         let deadline = Self.now() + timeout
         while let info = entry {
             entry = info.pointee.ai_next
-            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue)
-                | Int32(SOCK_NONBLOCK.rawValue), info.pointee.ai_protocol)
+            let fd = socket(
+                info.pointee.ai_family,
+                info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue)
+                    | Int32(SOCK_NONBLOCK.rawValue), info.pointee.ai_protocol)
             guard fd >= 0 else { lastError = Self.errorText(); continue }
             if connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 || errno == EINPROGRESS {
                 do {

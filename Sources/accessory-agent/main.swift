@@ -1,10 +1,10 @@
 import AccessoryAgent
+import AccessoryCore
 import AgentInterface
 import BusService
-import AccessoryCore
 import FoundationEssentials
-import Glibc
 import GLibRuntime
+import Glibc
 
 // accessory-agent: the system service. Started by D-Bus activation through systemd.
 // Its tasks run on a GLib thread of their own, so that waiting on the bus wakes nothing.
@@ -45,7 +45,9 @@ while let argument = arguments.popFirst() {
     case "--kiosk-policy":
         configuration.kioskPolicyPath = value()
     case "--idle-exit":
-        guard let seconds = Int(value()), (0...86_400).contains(seconds) else { fail("--idle-exit takes 0 to 86400 seconds") }
+        guard let seconds = Int(value()), (0...86_400).contains(seconds) else {
+            fail("--idle-exit takes 0 to 86400 seconds")
+        }
         configuration.idleExit = seconds == 0 ? nil : .seconds(seconds)
     case "--version":
         print("accessory-agent \(AgentConfiguration.version)")

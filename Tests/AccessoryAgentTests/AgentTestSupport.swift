@@ -320,7 +320,12 @@ final class SignalRecorder: Sendable {
     func wait(
         for what: String, timeout: Duration = .seconds(30), until condition: ([BusSignal]) -> Bool
     ) async throws -> [BusSignal] {
-        if let received = try await poll(timeout: timeout, { let now = all; return condition(now) ? now : nil }) {
+        if let received = try await poll(
+            timeout: timeout,
+            {
+                let now = all; return condition(now) ? now : nil
+            })
+        {
             return received
         }
         throw HarnessError("no \(what) within \(timeout); received: \(members)")
@@ -401,16 +406,19 @@ final class TestPicker: Sendable {
                 case "ConfirmPasskey":
                     switch comparison {
                     case .matches: call.reply()
-                    case .differs: call.reply(errorName: "io.accessorysetup.Error.UserCancelled", message: "another number")
+                    case .differs:
+                        call.reply(errorName: "io.accessorysetup.Error.UserCancelled", message: "another number")
                     }
                 case "Cancel":
                     let session = call.arguments.first?.string
                     if pending?.arguments.first?.string == session {
-                        pending?.reply(errorName: "io.accessorysetup.Error.UserCancelled", message: "the agent cancelled")
+                        pending?.reply(
+                            errorName: "io.accessorysetup.Error.UserCancelled", message: "the agent cancelled")
                         pending = nil
                     }
                     for request in held where request.arguments.first?.string == session {
-                        request.reply(errorName: "io.accessorysetup.Error.UserCancelled", message: "the agent cancelled")
+                        request.reply(
+                            errorName: "io.accessorysetup.Error.UserCancelled", message: "the agent cancelled")
                     }
                     held.removeAll { $0.arguments.first?.string == session }
                 default:
@@ -430,7 +438,9 @@ final class TestPicker: Sendable {
                     request.reply([.uint32(id), answer])
                     pending = nil
                 case .chooseDevice(let address):
-                    guard let (id, _) = shown.first(where: { $0.value["bluetoothAddress"]?.string == address }) else { break }
+                    guard let (id, _) = shown.first(where: { $0.value["bluetoothAddress"]?.string == address }) else {
+                        break
+                    }
                     request.reply([.uint32(id), .vardict([])])
                     pending = nil
                 default:
@@ -458,7 +468,12 @@ final class TestPicker: Sendable {
     /// Waits until the agent has called `member`; returns every call so far.
     @discardableResult
     func wait(for member: String, timeout: Duration = .seconds(30)) async throws -> [Call] {
-        if let now = try await poll(timeout: timeout, { let now = calls; return now.contains { $0.member == member } ? now : nil }) {
+        if let now = try await poll(
+            timeout: timeout,
+            {
+                let now = calls; return now.contains { $0.member == member } ? now : nil
+            })
+        {
             return now
         }
         throw HarnessError("the picker agent got no \(member) within \(timeout); it got: \(members)")

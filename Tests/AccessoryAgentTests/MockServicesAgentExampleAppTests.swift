@@ -19,14 +19,15 @@ struct MockServicesAgentExampleAppTests {
         let record = try #require(try services.storedRecords().first, "\(run)")
         #expect(record.owner.uid == user)
         let accessory = "WLED controller (WLED-AP), authorized, id \(record.id.uuidString.lowercased())"
-        #expect(run.lines == [
-            "activated: 0 accessories already authorized",
-            "pickerDidPresent",
-            "accessoryAdded: \(accessory)",
-            "pickerDidDismiss",
-            "added: \(accessory)",
-            "joined: WLED-AP on wlan0",
-        ], "\(run)")
+        #expect(
+            run.lines == [
+                "activated: 0 accessories already authorized",
+                "pickerDidPresent",
+                "accessoryAdded: \(accessory)",
+                "pickerDidDismiss",
+                "added: \(accessory)",
+                "joined: WLED-AP on wlan0",
+            ], "\(run)")
         #expect(run.err.isEmpty, "\(run)")
         #expect(try services.networkManager.activeConnectionID(on: services.device) == "Accessory WLED-AP")
     }

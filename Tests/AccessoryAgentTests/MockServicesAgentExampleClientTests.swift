@@ -17,14 +17,15 @@ struct MockServicesAgentExampleClientTests {
         #expect(record.owner.uid == user)
         let id = record.id.uuidString.lowercased()
         let accessory = "WLED controller (WLED-AP) (\(id), authorized) ssid WLED-AP"
-        #expect(run.lines == [
-            "session /io/accessorysetup/session/1 over ge.wled.softap",
-            "Activated: 0 accessories already authorized",
-            "PickerDidPresent",
-            "AccessoryAdded: \(accessory)",
-            "PickerDidDismiss",
-            "added: \(accessory)",
-        ], "\(run)")
+        #expect(
+            run.lines == [
+                "session /io/accessorysetup/session/1 over ge.wled.softap",
+                "Activated: 0 accessories already authorized",
+                "PickerDidPresent",
+                "AccessoryAdded: \(accessory)",
+                "PickerDidDismiss",
+                "added: \(accessory)",
+            ], "\(run)")
         #expect(run.err.isEmpty, "\(run)")
     }
 

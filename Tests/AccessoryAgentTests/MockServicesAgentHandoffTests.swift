@@ -15,11 +15,13 @@ import Testing
 
     /// The services, the agent with the shipped GoPro profile, and a camera answering
     /// Set AP Control with `answer`; returns the camera's path too.
-    static func start(answer: [UInt8] = [0x02, 0x17, 0x00], answerDelayMs: Int = 100) throws -> (AgentServices, String) {
+    static func start(answer: [UInt8] = [0x02, 0x17, 0x00], answerDelayMs: Int = 100) throws -> (AgentServices, String)
+    {
         let services = try AgentServices(startAgent: false)
         try services.agent.installShippedProfile("gopro.json")
         try services.networkManager.addAccessPoint(
-            services.device, name: "gopro", ssid: "GP24501234", bssid: "02:00:00:00:00:50", strength: 70, security: .wpa2)
+            services.device, name: "gopro", ssid: "GP24501234", bssid: "02:00:00:00:00:50", strength: 70,
+            security: .wpa2)
         let camera = try addCamera(services.bluez, answer: answer, delayMs: answerDelayMs)
         try services.agent.start()
         return (services, camera)
@@ -30,7 +32,9 @@ import Testing
     }
 
     /// A client with a picker that chooses the camera, its session, and the signals of its pick.
-    static func pickCamera(_ services: AgentServices) async throws -> (AgentClient, TestPicker, ClientSession, [BusSignal]) {
+    static func pickCamera(_ services: AgentServices) async throws -> (
+        AgentClient, TestPicker, ClientSession, [BusSignal]
+    ) {
         let client = try await services.client()
         let picker = try await TestPicker(on: client.bus, behaviour: .chooseDevice(address: address))
         try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
@@ -43,11 +47,17 @@ import Testing
     @Test func thePickRunsTheHandoffAsBridgingAndTheJoinUsesTheRevealedHotspot() async throws {
         let (services, camera) = try Self.start()
         let (client, picker, session, signals) = try await Self.pickCamera(services)
-        #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerSetupBridging", "AccessoryAdded", "PickerDidDismiss"])
+        #expect(
+            signals.map(\.member) == [
+                "Activated", "PickerDidPresent", "PickerSetupBridging", "AccessoryAdded", "PickerDidDismiss",
+            ])
         let added = try #require(signals.first { $0.member == "AccessoryAdded" }?.arguments.first)
         #expect(added["ssid"]?.string == "GP24501234")
         #expect(added["bluetoothIdentifier"]?.string == Self.address)
-        #expect(try await picker.wait(for: "SetupProgress").contains { $0.member == "SetupProgress" && $0.arguments[1].string == "hotspotHandoff" })
+        #expect(
+            try await picker.wait(for: "SetupProgress").contains {
+                $0.member == "SetupProgress" && $0.arguments[1].string == "hotspotHandoff"
+            })
         #expect(try services.bluez.gattLog(camera).writes == [[Self.command, "03170101"]])
 
         let id = try #require(added["id"]?.string)
@@ -55,7 +65,9 @@ import Testing
         _ = try await session.call("Invalidate")
         let joined = try #require(try await client.manager("JoinAccessory", [.string(id), .vardict([])]).first)
         #expect(joined["ssid"]?.string == "GP24501234")
-        #expect(services.networkManager.log.contains("camera-pass-1234"), "the revealed passphrase did not reach NetworkManager")
+        #expect(
+            services.networkManager.log.contains("camera-pass-1234"),
+            "the revealed passphrase did not reach NetworkManager")
         #expect(!services.agent.log.contains("camera-pass-1234"))
 
         let on = [Self.command, "03170101"], off = [Self.command, "03170100"]
@@ -125,7 +137,8 @@ import Testing
         let (services, camera) = try Self.start()
         try services.bluez.setPairing(camera, agentName: AgentProcess.busName, confirm: 27_182)
         let client = try await services.client()
-        let picker = try await TestPicker(on: client.bus, behaviour: .chooseDevice(address: Self.address), comparison: comparison)
+        let picker = try await TestPicker(
+            on: client.bus, behaviour: .chooseDevice(address: Self.address), comparison: comparison)
         try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
         let session = try await client.openSession("com.gopro.camera")
         _ = try await session.activate()
@@ -139,8 +152,12 @@ import Testing
             #expect(try services.bluez.gattLog(camera).agentCalls == [["RequestConfirmation", "accepted"]])
             #expect(signals.map(\.member).contains("AccessoryAdded"), "\(signals.map(\.member))")
         case .differs:
-            #expect(try services.bluez.gattLog(camera).agentCalls == [["RequestConfirmation", "org.bluez.Error.Rejected"]])
-            #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerSetupBridging", "PickerSetupFailed", "PickerDidDismiss"])
+            #expect(
+                try services.bluez.gattLog(camera).agentCalls == [["RequestConfirmation", "org.bluez.Error.Rejected"]])
+            #expect(
+                signals.map(\.member) == [
+                    "Activated", "PickerDidPresent", "PickerSetupBridging", "PickerSetupFailed", "PickerDidDismiss",
+                ])
             let failure = signals.first { $0.member == "PickerSetupFailed" }?.arguments.first?["message"]?.string
             #expect(failure?.contains("did not confirm") == true, "\(failure ?? "")")
             #expect(try services.storedRecords().isEmpty)
@@ -171,18 +188,26 @@ import Testing
         let (services, camera) = try Self.start()
         try services.bluez.setPairing(camera, agentName: AgentProcess.busName)
         let (client, _, _, signals) = try await Self.pickCamera(services)
-        #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerSetupBridging", "PickerSetupFailed", "PickerDidDismiss"])
+        #expect(
+            signals.map(\.member) == [
+                "Activated", "PickerDidPresent", "PickerSetupBridging", "PickerSetupFailed", "PickerDidDismiss",
+            ])
         #expect(try services.bluez.gattLog(camera).agentCalls == [["RequestPasskey", "org.bluez.Error.Rejected"]])
         #expect(try services.bluez.gattLog(camera).writes.isEmpty, "nothing is asked of an accessory that did not pair")
         let failure = signals.first { $0.member == "PickerSetupFailed" }?.arguments.first?["message"]?.string
-        #expect(failure?.contains("asked for a code to be typed into this machine (RequestPasskey)") == true, "\(failure ?? "")")
+        #expect(
+            failure?.contains("asked for a code to be typed into this machine (RequestPasskey)") == true,
+            "\(failure ?? "")")
         await client.close()
     }
 
     @Test func aHotspotThatFailsIsPickerSetupFailedAndNoRecord() async throws {
         let (services, _) = try Self.start(answer: [0x02, 0x17, 0x01])
         let (client, picker, _, signals) = try await Self.pickCamera(services)
-        #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerSetupBridging", "PickerSetupFailed", "PickerDidDismiss"])
+        #expect(
+            signals.map(\.member) == [
+                "Activated", "PickerDidPresent", "PickerSetupBridging", "PickerSetupFailed", "PickerDidDismiss",
+            ])
         let failure = try #require(signals.first { $0.member == "PickerSetupFailed" }?.arguments.first)
         #expect(failure["message"]?.string?.contains("failed to start (state 021701)") == true, "\(failure)")
         #expect(try services.storedRecords().isEmpty)

@@ -24,7 +24,8 @@ struct MockServicesAgentIdleTests {
             do {
                 return try await client.openSession("org.example.plug")
             } catch let error as BusError
-                where ["org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NoReply"].contains(error.name)
+                where ["org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NoReply"].contains(
+                    error.name)
             {
                 // Gone before the call, or while it waited in the agent's queue.
                 let deadline = ContinuousClock.now + .seconds(30)

@@ -130,8 +130,9 @@ struct MockServicesAgentJoinTests {
         try await client.manager("Leave", [.vardict([])])
         try await expectBackHome("after Leave")
         try await client.manager("ReportConnection", [.string("down"), .vardict([("uuid", .string(uuid))])])
-        #expect(services.agent.log.contains("dispatcher: accessory connection 'Accessory WLED-AP' down (record"),
-                "a down after the join-once profile was deleted is still the agent's: \(services.agent.log)")
+        #expect(
+            services.agent.log.contains("dispatcher: accessory connection 'Accessory WLED-AP' down (record"),
+            "a down after the join-once profile was deleted is still the agent's: \(services.agent.log)")
 
         // A down the agent did not cause: the accessory went away while joined.
         let again = try #require(try await client.manager("JoinAccessory", [.string(id), .vardict([])]).first)

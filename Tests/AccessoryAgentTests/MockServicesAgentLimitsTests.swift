@@ -31,8 +31,10 @@ struct MockServicesAgentLimitsTests {
         async let stalledReply = {
             let reply = await outcome { () async throws(BusError) in
                 try await stalled.bus.call(
-                    destination: AgentProcess.busName, path: AgentClient.manager, interface: "io.accessorysetup.Manager1",
-                    method: "OpenSessionWithProfile", [.handle(0), .vardict([])], timeout: .seconds(30), fileDescriptors: [reader])
+                    destination: AgentProcess.busName, path: AgentClient.manager,
+                    interface: "io.accessorysetup.Manager1",
+                    method: "OpenSessionWithProfile", [.handle(0), .vardict([])], timeout: .seconds(30),
+                    fileDescriptors: [reader])
             }
             return (reply, ContinuousClock.now - started)
         }()
@@ -55,11 +57,15 @@ struct MockServicesAgentLimitsTests {
         }
         #expect(opened == Self.limits.sessionsPerUser, "\(refusals)")
         #expect(refusals.allSatisfy { $0.name == "io.accessorysetup.Error.LimitsExceeded" }, "\(refusals)")
-        #expect(refusals.first?.message.contains("\(Self.limits.sessionsPerConnection) open sessions on this connection") == true)
+        #expect(
+            refusals.first?.message.contains("\(Self.limits.sessionsPerConnection) open sessions on this connection")
+                == true)
         let pastUser = await expectBusError("io.accessorysetup.Error.LimitsExceeded") {
             try await services.client().manager("OpenSession", [.string("org.example.plug"), .vardict([])])
         }
-        #expect(pastUser?.contains("\(Self.limits.sessionsPerUser) open sessions as this user") == true, "\(pastUser ?? "")")
+        #expect(
+            pastUser?.contains("\(Self.limits.sessionsPerUser) open sessions as this user") == true, "\(pastUser ?? "")"
+        )
 
         // Arguments too large to read, and too many items, each refused with the limit.
         let sessionPath = "/io/accessorysetup/session/1"
@@ -104,8 +110,8 @@ struct MockServicesAgentLimitsTests {
     /// VmRSS of a process, in bytes.
     static func residentBytes(of pid: Int32) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kibibytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kibibytes = Int(line.split(separator: " ").dropFirst().first ?? "")
         else { return nil }
         return kibibytes * 1024
     }
@@ -113,11 +119,14 @@ struct MockServicesAgentLimitsTests {
     /// The unit's `MemoryMax=`, in bytes.
     static func unitMemoryMax() throws -> Int? {
         let unit = try String(
-            contentsOf: AgentPaths.packageRoot.appendingPathComponent("packaging/systemd/accessory-setup.service"), encoding: .utf8)
+            contentsOf: AgentPaths.packageRoot.appendingPathComponent("packaging/systemd/accessory-setup.service"),
+            encoding: .utf8)
         guard let line = unit.split(separator: "\n").first(where: { $0.hasPrefix("MemoryMax=") }) else { return nil }
         let value = line.dropFirst("MemoryMax=".count)
         let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
-        guard let last = value.last, let scale = units[last], let number = Int(value.dropLast()) else { return Int(value) }
+        guard let last = value.last, let scale = units[last], let number = Int(value.dropLast()) else {
+            return Int(value)
+        }
         return number * scale
     }
 }
@@ -143,7 +152,9 @@ struct MockServicesAgentScanScheduleTests {
         let requested = try services.networkManager.scanRequests().count - before
         // One a second for all four pickers (each would ask once a second on its own).
         let seconds = Int(window.components.seconds)
-        #expect(requested >= 1 && requested <= seconds + 1, "\(requested) scan requests in \(window) for \(held.count) pickers")
+        #expect(
+            requested >= 1 && requested <= seconds + 1,
+            "\(requested) scan requests in \(window) for \(held.count) pickers")
         for (client, _, session) in held {
             try await session.call("Invalidate")
             await client.close()

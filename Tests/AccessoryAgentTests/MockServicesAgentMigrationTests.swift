@@ -25,7 +25,9 @@ struct MockServicesAgentMigrationTests {
         let session = try await client.openSession("org.example.plug")
         _ = try await session.activate()
         try await session.showPicker([Self.migrationItem])
-        let signals = try await session.signals.wait(for: "MigrationComplete") { $0.contains { $0.member == "MigrationComplete" } }
+        let signals = try await session.signals.wait(for: "MigrationComplete") {
+            $0.contains { $0.member == "MigrationComplete" }
+        }
         let adopted = signals.first { $0.member == "MigrationComplete" }?.arguments.first?.elements ?? []
         #expect(adopted.isEmpty, "adopted through a profile the agent did not make: \(adopted)")
         #expect(try services.storedRecords().isEmpty)
@@ -36,7 +38,8 @@ struct MockServicesAgentMigrationTests {
         let user = try systemUser("nobody")
         let services = try AgentServices()
         try services.polkit.allow(["io.accessorysetup.open-session"])
-        let items = #"[{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}, "hotspotSSID": "Acme-Setup-4F2A"}]"#
+        let items =
+            #"[{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}, "hotspotSSID": "Acme-Setup-4F2A"}]"#
         let run = try services.runClient(uid: user, ["pick", "org.example.plug", items])
         let refusal = run.objects.first { $0["call"] as? String == "ShowPicker" }
         #expect(refusal?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(run)")
@@ -46,12 +49,14 @@ struct MockServicesAgentMigrationTests {
 
     @Test func aProfileIsReadOnlyOncePolkitAllowedTheSession() async throws {
         let services = try AgentServices(startAgent: false)
-        try services.agent.installProfile(#"{"schemaVersion": 1, "id": "org.example.broken"}"#, name: "org.example.broken")
+        try services.agent.installProfile(
+            #"{"schemaVersion": 1, "id": "org.example.broken"}"#, name: "org.example.broken")
         try services.agent.start()
         let run = try services.runClient(uid: try systemUser("nobody"), ["pick", "org.example.broken", "[]"])
         let refusal = run.objects.first { $0["call"] as? String == "OpenSession" }
         #expect(refusal?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(run)")
-        #expect(!services.agent.log.contains("org.example.broken.json is installed but refused"), "\(services.agent.log)")
+        #expect(
+            !services.agent.log.contains("org.example.broken.json is installed but refused"), "\(services.agent.log)")
     }
 
     @Test func aUserWithAsManyAccessoriesAsTheLimitCannotShowAPicker() async throws {

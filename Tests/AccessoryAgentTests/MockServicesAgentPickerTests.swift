@@ -62,7 +62,8 @@ struct MockServicesAgentPickerTests {
 
     /// Opens a session with `profile`'s text passed as a file descriptor.
     static func openSession(_ client: AgentClient, withProfile profile: String) async throws -> ClientSession {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("client-profile-\(UUID().uuidString).json")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "client-profile-\(UUID().uuidString).json")
         try Data(profile.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let descriptor = open(file.path, O_RDONLY | O_CLOEXEC)
@@ -73,7 +74,8 @@ struct MockServicesAgentPickerTests {
             method: "OpenSessionWithProfile", [.handle(0), .vardict([])], timeout: .seconds(30),
             fileDescriptors: [descriptor])
         let path = try #require(reply.first?.string)
-        let recorder = SignalRecorder(await client.bus.signals(sender: nil, path: path, interface: "io.accessorysetup.Session1"))
+        let recorder = SignalRecorder(
+            await client.bus.signals(sender: nil, path: path, interface: "io.accessorysetup.Session1"))
         return ClientSession(client: client, path: path, signals: recorder)
     }
 
@@ -88,10 +90,11 @@ struct MockServicesAgentPickerTests {
             #"[{"name": "Dev light", "productImage": "images/led-controller.svg", "descriptor": {"ssid": "WLED-AP"}}]"#)
         let session = try await Self.openSession(client, withProfile: profile)
         // The items `accessoryctl pick --profile-file` passes on to ShowPicker as they are.
-        let items = try #require(try await client.bus.call(
-            destination: AgentProcess.busName, path: session.path, interface: "org.freedesktop.DBus.Properties",
-            method: "Get", [.string("io.accessorysetup.Session1"), .string("Items")], timeout: .seconds(30)
-        ).first?.elements)
+        let items = try #require(
+            try await client.bus.call(
+                destination: AgentProcess.busName, path: session.path, interface: "org.freedesktop.DBus.Properties",
+                method: "Get", [.string("io.accessorysetup.Session1"), .string("Items")], timeout: .seconds(30)
+            ).first?.elements)
         #expect(items.map { $0["name"]?.string } == ["Dev light"])
         #expect(items.first?["productImage"] == nil, "\(items)")
 
@@ -100,7 +103,8 @@ struct MockServicesAgentPickerTests {
         let signals = try await session.waitForDismiss()
         let added = try #require(signals.first { $0.member == "AccessoryAdded" }?.arguments.first)
         #expect(added["profile"]?.string == "com.example.devlight")
-        let request = try #require(try await picker.wait(for: "RequestChoice").first { $0.member == "RequestChoice" }?.arguments.last)
+        let request = try #require(
+            try await picker.wait(for: "RequestChoice").first { $0.member == "RequestChoice" }?.arguments.last)
         #expect(request["vendor"]?.string == "Example Lights")
         await client.close()
     }
@@ -108,8 +112,10 @@ struct MockServicesAgentPickerTests {
     @Test func aClientsProfileWithFaultsIsRefusedNamingEachField() async throws {
         let services = try AgentServices()
         let client = try await services.client()
-        let profile = Self.clientProfile(#"[{"name": "Dev light", "descriptor": {"ssid": "WLED-AP", "ssidPrefix": "WLED"}}]"#)
-            .replacingOccurrences(of: #""vendor": "Example Lights", "#, with: "")
+        let profile = Self.clientProfile(
+            #"[{"name": "Dev light", "descriptor": {"ssid": "WLED-AP", "ssidPrefix": "WLED"}}]"#
+        )
+        .replacingOccurrences(of: #""vendor": "Example Lights", "#, with: "")
         let message = await expectBusError("io.accessorysetup.Error.InvalidProfile") {
             _ = try await Self.openSession(client, withProfile: profile)
         }
@@ -143,7 +149,8 @@ struct MockServicesAgentPickerTests {
         (#""choose": "ssidPattern", "ssidPattern": "Acme-Setup-4F*""#, "Acme-Setup-4F2A"),
     ])
     func theKioskPolicyChoosesByItsRule(rule: String, expected: String) async throws {
-        let policy = #"{"schemaVersion": 1, "policies": [{"profiles": ["org.example.plug"], "users": [0], "#
+        let policy =
+            #"{"schemaVersion": 1, "policies": [{"profiles": ["org.example.plug"], "users": [0], "#
             + rule + "}]}"
         let services = try AgentServices(kiosk: policy)
         let client = try await services.client()
@@ -249,9 +256,10 @@ struct MockServicesAgentPickerTests {
         let plugSignals = try await plugSession.waitForDismiss()
 
         #expect(wledSignals.map(\.member) == ["Activated", "PickerDidPresent", "AccessoryAdded", "PickerDidDismiss"])
-        #expect(plugSignals.map(\.member) == [
-            "Activated", "PickerDidPresent", "PickerSetupRename", "AccessoryAdded", "PickerDidDismiss",
-        ])
+        #expect(
+            plugSignals.map(\.member) == [
+                "Activated", "PickerDidPresent", "PickerSetupRename", "AccessoryAdded", "PickerDidDismiss",
+            ])
         #expect(wledSignals[2].arguments.first?["ssid"]?.string == "WLED-AP")
         let plugAdded = try #require(plugSignals[3].arguments.first)
         #expect(plugAdded["ssid"]?.string == "Acme-Setup-4F2A")

@@ -42,7 +42,8 @@ struct MockServicesAgentProfileTests {
         let services = try AgentServices()
         let client = try await services.client()
         _ = try await client.openSession("ge.wled.softap")
-        try FileManager.default.removeItem(at: services.agent.profileDirectory.appendingPathComponent("images/led-controller.svg"))
+        try FileManager.default.removeItem(
+            at: services.agent.profileDirectory.appendingPathComponent("images/led-controller.svg"))
 
         try await client.manager("Reload", [])
         // Its file is not named after its id (wled.json), so the refusal is logged and the
@@ -50,7 +51,9 @@ struct MockServicesAgentProfileTests {
         _ = await expectBusError("io.accessorysetup.Error.NoSuchProfile") {
             _ = try await client.openSession("ge.wled.softap")
         }
-        let refusal = services.agent.log.split(separator: "\n").first { $0.contains("wled.json is installed but refused") }
+        let refusal = services.agent.log.split(separator: "\n").first {
+            $0.contains("wled.json is installed but refused")
+        }
         #expect(refusal?.contains("led-controller.svg") == true, "\(services.agent.log)")
         await client.close()
     }
@@ -60,7 +63,8 @@ struct MockServicesAgentProfileTests {
         let services = try AgentServices()
         let client = try await services.client()
         _ = try await client.openSession("ge.wled.softap")
-        try FileManager.default.removeItem(at: services.agent.profileDirectory.appendingPathComponent("images/led-controller.svg"))
+        try FileManager.default.removeItem(
+            at: services.agent.profileDirectory.appendingPathComponent("images/led-controller.svg"))
         try services.agent.writeKioskPolicy("{")
 
         _ = await expectBusError("io.accessorysetup.Error.InvalidKioskPolicy") {

@@ -101,7 +101,8 @@ struct MockServicesAgentRecordTests {
                 try await Task.sleep(for: .milliseconds(1))
             }
             while ContinuousClock.now < deadline,
-                  !services.stateFiles().contains(where: { $0.hasPrefix(temporaryPrefix) }) {
+                !services.stateFiles().contains(where: { $0.hasPrefix(temporaryPrefix) })
+            {
                 try await Task.sleep(for: .microseconds(100))
             }
             try services.agent.kill()

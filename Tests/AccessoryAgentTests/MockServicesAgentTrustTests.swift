@@ -19,12 +19,14 @@ struct MockServicesAgentTrustTests {
         let monitor = try ServiceProcess(
             name: "gdbus monitor", executable: "/usr/bin/setpriv",
             arguments: AgentServices.asUser(
-                other, "/usr/bin/stdbuf", ["-oL", "/usr/bin/gdbus", "monitor", "--system", "--dest", "io.accessorysetup"]),
+                other, "/usr/bin/stdbuf",
+                ["-oL", "/usr/bin/gdbus", "monitor", "--system", "--dest", "io.accessorysetup"]),
             environment: services.bus.environment, logFile: scratch.url.appendingPathComponent("monitor.log"))
         try monitor.wait(for: "gdbus monitor to watch the agent") { monitor.log.contains("is owned by") }
 
         let owner = try await services.client()
-        let picker = try await TestPicker(on: owner.bus, behaviour: .choose(ssid: "Acme-Setup-4F2A", name: "Kitchen plug"))
+        let picker = try await TestPicker(
+            on: owner.bus, behaviour: .choose(ssid: "Acme-Setup-4F2A", name: "Kitchen plug"))
         try await owner.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
         let session = try await owner.openSession("org.example.plug")
         let changes = SignalRecorder(
@@ -48,16 +50,21 @@ struct MockServicesAgentTrustTests {
         for arguments in [
             ["get-property", AgentProcess.busName, session.path, Self.sessionInterface, "Accessories"],
             ["get-property", AgentProcess.busName, session.path, Self.sessionInterface, "State"],
-            ["call", AgentProcess.busName, session.path, "org.freedesktop.DBus.Properties", "GetAll", "s", Self.sessionInterface],
+            [
+                "call", AgentProcess.busName, session.path, "org.freedesktop.DBus.Properties", "GetAll", "s",
+                Self.sessionInterface,
+            ],
             ["call", AgentProcess.busName, session.path, Self.sessionInterface, "Invalidate"],
         ] {
             let run = try services.runProgram("/usr/bin/busctl", ["--system"] + arguments, uid: other)
             #expect(run.status != 0, "busctl \(arguments): \(run)")
-            #expect(run.err.contains("Access denied") || run.err.contains("AccessDenied"), "busctl \(arguments): \(run)")
+            #expect(
+                run.err.contains("Access denied") || run.err.contains("AccessDenied"), "busctl \(arguments): \(run)")
             #expect(!run.out.contains("Kitchen") && !run.out.contains("Acme-Setup"), "busctl \(arguments): \(run)")
         }
         let introspection = try services.runProgram(
-            "/usr/bin/gdbus", ["introspect", "--system", "--dest", AgentProcess.busName, "--object-path", session.path], uid: other)
+            "/usr/bin/gdbus",
+            ["introspect", "--system", "--dest", AgentProcess.busName, "--object-path", session.path], uid: other)
         #expect(!introspection.out.contains("Kitchen") && !introspection.out.contains("Acme-Setup"), "\(introspection)")
 
         // A change everyone may hear (the kiosk policy coming into force) reaches the monitor,
@@ -86,7 +93,8 @@ struct MockServicesAgentOwnProfilesTests {
         let session = try await client.openSession("ge.wled.softap")
         _ = try await session.activate()
         try await session.showPicker([wledItem])
-        let added = try #require(try await session.waitForDismiss().first { $0.member == "AccessoryAdded" }?.arguments.first)
+        let added = try #require(
+            try await session.waitForDismiss().first { $0.member == "AccessoryAdded" }?.arguments.first)
         let id = try #require(added["id"]?.string)
         let joined = try #require(try await client.manager("JoinAccessory", [.string(id), .vardict([])]).first)
         let made = try #require(joined["connectionUUID"]?.string)
@@ -94,7 +102,8 @@ struct MockServicesAgentOwnProfilesTests {
 
         // Any client NetworkManager lets add a profile can tag it as this project's.
         let foreign = try services.networkManager.addTaggedProfile(
-            id: "Someone else WLED", ssid: "WLED-AP", userData: [
+            id: "Someone else WLED", ssid: "WLED-AP",
+            userData: [
                 "accessory-setup.managed": "1", "accessory-setup.join-once": "0", "accessory-setup.record-id": id,
             ])
         let profiles = try services.networkManager.connectionPaths().count
@@ -106,7 +115,9 @@ struct MockServicesAgentOwnProfilesTests {
         // Leaving and removing the record forget the agent's profile, never the tagged one.
         try await client.manager("Leave", [.vardict([])])
         try await session.call("RemoveAccessory", [.string(id)])
-        let forgotten = try await poll(timeout: .seconds(10)) { services.agent.log.lowercased().contains("record \(id): forgot") ? true : nil }
+        let forgotten = try await poll(timeout: .seconds(10)) {
+            services.agent.log.lowercased().contains("record \(id): forgot") ? true : nil
+        }
         #expect(forgotten == true, "\(services.agent.log)")
         #expect(try services.networkManager.connectionPaths().count == profiles - 1, "\(services.agent.log)")
         #expect(try services.storedRecords().isEmpty)
@@ -125,7 +136,8 @@ struct MockServicesAgentSessionEndTests {
         let session = try await client.openSession("ge.wled.softap")
         _ = try await session.activate()
         try await session.showPicker([wledItem])
-        let added = try #require(try await session.waitForDismiss().first { $0.member == "AccessoryAdded" }?.arguments.first)
+        let added = try #require(
+            try await session.waitForDismiss().first { $0.member == "AccessoryAdded" }?.arguments.first)
         return (client, session, try #require(added["id"]?.string))
     }
 
@@ -142,8 +154,12 @@ struct MockServicesAgentSessionEndTests {
         let (client, _, id) = try await Self.pickedWLED(services)
         // No checkpoint serialises these two: the agent must.
         let options = DBusValue.vardict([("restoreAfter", .uint32(0))])
-        async let first = outcome { () async throws(BusError) in try await client.manager("JoinAccessory", [.string(id), options]) }
-        async let second = outcome { () async throws(BusError) in try await client.manager("JoinAccessory", [.string(id), options]) }
+        async let first = outcome { () async throws(BusError) in
+            try await client.manager("JoinAccessory", [.string(id), options])
+        }
+        async let second = outcome { () async throws(BusError) in
+            try await client.manager("JoinAccessory", [.string(id), options])
+        }
         let results = await [first, second]
         let refused: [BusError] = results.compactMap { if case .failure(let error) = $0 { error } else { nil } }
         #expect(results.count - refused.count == 1, "\(results)")
@@ -182,18 +198,22 @@ struct MockServicesAgentSessionEndTests {
         let scratch = try ScratchDirectory("leaving-client")
         let leaving = try ServiceProcess(
             name: "gdbus call", executable: "/usr/bin/setpriv",
-            arguments: AgentServices.asUser(try systemUser("nobody"), "/usr/bin/gdbus", [
-                // Interactive, as from a desktop: the agent waits up to 5 minutes for polkit, so
-                // a slow machine cannot make the held check time out first.
-                "call", "--interactive", "--system", "--dest", AgentProcess.busName, "--object-path", AgentClient.manager,
-                "--method", "io.accessorysetup.Manager1.OpenSession", "org.example.plug", "{}",
-            ]),
+            arguments: AgentServices.asUser(
+                try systemUser("nobody"), "/usr/bin/gdbus",
+                [
+                    // Interactive, as from a desktop: the agent waits up to 5 minutes for polkit, so
+                    // a slow machine cannot make the held check time out first.
+                    "call", "--interactive", "--system", "--dest", AgentProcess.busName, "--object-path",
+                    AgentClient.manager,
+                    "--method", "io.accessorysetup.Manager1.OpenSession", "org.example.plug", "{}",
+                ]),
             environment: services.bus.environment, logFile: scratch.url.appendingPathComponent("client.log"))
         try leaving.wait(for: "polkit to hold the check") { (try? services.polkit.holdsChecks()) == true }
         leaving.stop()
         try services.polkit.releaseHeldChecks()
         let cleaned = try await poll(timeout: .seconds(10)) {
-            services.agent.log.contains("left before it was opened") && services.agent.log.contains("session /io/accessorysetup/session/1 ended")
+            services.agent.log.contains("left before it was opened")
+                && services.agent.log.contains("session /io/accessorysetup/session/1 ended")
                 ? true : nil
         }
         #expect(cleaned == true, "\(services.agent.log)")
@@ -216,7 +236,9 @@ struct MockServicesAgentLogTests {
         let (client, _, id) = try await MockServicesAgentSessionEndTests.pickedWLED(services)
         // A right-to-left override makes a log line read otherwise than it is.
         try await client.manager("RenameAccessory", [.string(id), .string("Desk \u{202E}gnp.exe"), .vardict([])])
-        let logged = try await poll(timeout: .seconds(10)) { services.agent.log.contains("changed: authorized") ? true : nil }
+        let logged = try await poll(timeout: .seconds(10)) {
+            services.agent.log.contains("changed: authorized") ? true : nil
+        }
         #expect(logged == true, "\(services.agent.log)")
         #expect(services.agent.log.contains(#"'Desk \xe2\x80\xaegnp.exe'"#), "\(services.agent.log)")
         #expect(!services.agent.log.contains("\u{202E}"))
@@ -227,9 +249,12 @@ struct MockServicesAgentLogTests {
 @Suite("Agent profiles of a user (private bus: mock NetworkManager, BlueZ, polkitd; setpriv)")
 struct MockServicesAgentProfileOwnerTests {
     /// The test plug with a stored profile (joinOnce false).
-    static let storedPlugProfile = plugProfile
+    static let storedPlugProfile =
+        plugProfile
         .replacingOccurrences(of: #""id": "org.example.plug""#, with: #""id": "org.example.storedplug""#)
-        .replacingOccurrences(of: #""passphrase": { "source": "none" } }"#, with: #""passphrase": { "source": "none" }, "joinOnce": false }"#)
+        .replacingOccurrences(
+            of: #""passphrase": { "source": "none" } }"#,
+            with: #""passphrase": { "source": "none" }, "joinOnce": false }"#)
 
     @Test func aStoredJoinReplacesItsOwnUsersProfileOfTheSSIDButNeverAnotherUsers() async throws {
         let services = try AgentServices(startAgent: false)
@@ -245,7 +270,8 @@ struct MockServicesAgentProfileOwnerTests {
         let session = try await client.openSession("org.example.storedplug")
         _ = try await session.activate()
         try await session.showPicker([plugItem])
-        let added = try #require(try await session.waitForDismiss().first { $0.member == "AccessoryAdded" }?.arguments.first)
+        let added = try #require(
+            try await session.waitForDismiss().first { $0.member == "AccessoryAdded" }?.arguments.first)
         let id = try #require(added["id"]?.string)
         _ = picker
         // Twice: the second stored profile replaces root's first, and only that one.
@@ -263,8 +289,11 @@ struct MockServicesAgentProfileOwnerTests {
     @Test func aUsersJoinMakesAProfileOnlyThatUserSeesInNetworkManager() async throws {
         let user = try systemUser("nobody")
         let services = try AgentServices(kiosk: kioskPolicy(profiles: ["ge.wled.softap"], users: [user]))
-        try services.polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.join", "io.accessorysetup.authorize"])
-        let picked = try services.runClient(uid: user, ["pick", "ge.wled.softap", MockServicesAgentUserTests.wledItems])
+        try services.polkit.allow([
+            "io.accessorysetup.open-session", "io.accessorysetup.join", "io.accessorysetup.authorize",
+        ])
+        let picked = try services.runClient(
+            uid: user, ["pick", "ge.wled.softap", MockServicesAgentUserTests.wledItems])
         let added = try #require(picked.objects.first { $0["event"] as? String == "AccessoryAdded" }, "\(picked)")
         let id = try #require(((added["args"] as? [[String: Any]])?.first)?["id"] as? String)
         let joined = try services.runClient(uid: user, ["join", id])

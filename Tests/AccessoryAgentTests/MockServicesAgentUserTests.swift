@@ -30,16 +30,20 @@ struct MockServicesAgentUserTests {
         #expect(accessory["user"] as? Int == Int(first))
 
         var refused: [String: String] = [:]
-        for command in [["list", "\(first)"], ["show", id], ["join", id], ["remove", id], ["rename", id, "Mine now"]] {
+        for command in [
+            ["list", "\(first)"], ["show", id], ["join", id], ["remove", id], ["rename", id, "Mine now"],
+        ] {
             let run = try services.runClient(uid: second, command)
             #expect(run.status == 1, "\(command): \(run)")
             refused[command[0]] = run.objects.first?["error"] as? String
         }
-        #expect(refused == [
-            "list": "io.accessorysetup.Error.NotAuthorized",
-            "show": "io.accessorysetup.Error.NoSuchAccessory", "join": "io.accessorysetup.Error.NoSuchAccessory",
-            "remove": "io.accessorysetup.Error.NoSuchAccessory", "rename": "io.accessorysetup.Error.NoSuchAccessory",
-        ])
+        #expect(
+            refused == [
+                "list": "io.accessorysetup.Error.NotAuthorized",
+                "show": "io.accessorysetup.Error.NoSuchAccessory", "join": "io.accessorysetup.Error.NoSuchAccessory",
+                "remove": "io.accessorysetup.Error.NoSuchAccessory",
+                "rename": "io.accessorysetup.Error.NoSuchAccessory",
+            ])
         let own = try services.runClient(uid: second, ["list"])
         #expect(own.status == 0 && (own.objects.first?["reply"] as? [[Any]])?.first?.isEmpty == true, "\(own)")
 
@@ -69,8 +73,9 @@ struct MockServicesAgentUserTests {
         // The person did pick: the picker agent answered RequestChoice, and is told the pick was refused.
         #expect(refused.objects.contains { $0["picker"] as? String == "RequestChoice" })
         let cancel = refused.objects.first { $0["picker"] as? String == "Cancel" }
-        #expect(((cancel?["args"] as? [Any])?.last as? [String: Any])?["name"] as? String
-            == "io.accessorysetup.Error.UserRestricted", "\(refused)")
+        #expect(
+            ((cancel?["args"] as? [Any])?.last as? [String: Any])?["name"] as? String
+                == "io.accessorysetup.Error.UserRestricted", "\(refused)")
         #expect(try services.storedRecords().isEmpty)
         let files = services.stateFiles()
         #expect(files.allSatisfy { $0 == "accessories.json" }, "no other file: \(files)")
@@ -79,8 +84,9 @@ struct MockServicesAgentUserTests {
         // Allowed, the same pick is recorded.
         try services.polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.authorize"])
         let allowed = try services.runClient(uid: user, pick)
-        #expect(allowed.objects.compactMap { $0["event"] as? String }
-            == ["Activated", "PickerDidPresent", "AccessoryAdded", "PickerDidDismiss"], "\(allowed)")
+        #expect(
+            allowed.objects.compactMap { $0["event"] as? String }
+                == ["Activated", "PickerDidPresent", "AccessoryAdded", "PickerDidDismiss"], "\(allowed)")
         #expect(try services.storedRecords().map(\.owner.uid) == [user])
     }
 

@@ -29,7 +29,9 @@ import Testing
     func optionBeforeAnyCommand(option: String) async {
         let run = await accessoryctl(option, "list")
         #expect(run.code == .usage)
-        #expect(run.err.hasPrefix("accessoryctl: error: unknown option '\(option)': a command's options go after the command\n"))
+        #expect(
+            run.err.hasPrefix(
+                "accessoryctl: error: unknown option '\(option)': a command's options go after the command\n"))
     }
 
     @Test func groupWithoutCommandListsItsCommands() async {
@@ -102,14 +104,18 @@ import Testing
     /// The built executable, not only the library: exit status and streams as a shell sees them.
     @Test func executableExitStatus() throws {
         let binary = try #require(Self.executable(), "accessoryctl was not built next to the test bundle")
-        for (arguments, status) in [(["--version"], Int32(0)), (["bogus"], 64), (["profile", "validate", "/nonexistent.json"], 1)] {
+        for (arguments, status) in [
+            (["--version"], Int32(0)), (["bogus"], 64), (["profile", "validate", "/nonexistent.json"], 1),
+        ] {
             let process = Process()
             process.executableURL = binary
             process.arguments = arguments
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            #expect(waitForEnd(of: process, within: 60) == .exited(status), "accessoryctl \(arguments.joined(separator: " "))")
+            #expect(
+                waitForEnd(of: process, within: 60) == .exited(status),
+                "accessoryctl \(arguments.joined(separator: " "))")
         }
     }
 
@@ -118,7 +124,10 @@ import Testing
         let binary = try #require(Self.executable(), "accessoryctl was not built next to the test bundle")
         for (arguments, out, err) in [
             (["--version"], "accessoryctl \(AccessoryCtl.version)\n", ""),
-            (["bogus"], "", "accessoryctl: error: unknown command 'bogus'\nRun 'accessoryctl --help' for the list of commands.\n"),
+            (
+                ["bogus"], "",
+                "accessoryctl: error: unknown command 'bogus'\nRun 'accessoryctl --help' for the list of commands.\n"
+            ),
         ] {
             let process = Process()
             process.executableURL = binary
@@ -139,7 +148,8 @@ import Testing
         let candidates = [
             Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("accessoryctl"),
             Bundle.main.bundleURL.appendingPathComponent("accessoryctl"),
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("accessoryctl"),
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+                "accessoryctl"),
             Paths.packageRoot.appendingPathComponent(".build/debug/accessoryctl"),
         ]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }

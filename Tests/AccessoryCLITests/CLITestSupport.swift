@@ -58,7 +58,8 @@ final class TemporaryFile {
     let path: String
 
     init(_ text: String, name: String = "file.json") throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("accessoryctl-tests-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "accessoryctl-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent(name).path
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
@@ -78,7 +79,8 @@ func accessoryctlProcess(
     deadline: Duration? = nil, uid: UInt32? = nil
 ) throws -> Run {
     try RunningAccessoryctl(
-        arguments, environment: environment, input: input, inputFile: inputFile, deadline: deadline, uid: uid).finish()
+        arguments, environment: environment, input: input, inputFile: inputFile, deadline: deadline, uid: uid
+    ).finish()
 }
 
 /// The built `accessoryctl` started in the background, for tests that act while it runs.

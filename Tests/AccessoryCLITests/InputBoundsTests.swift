@@ -16,10 +16,14 @@ import Testing
         (["join", "--ssid", "WLED-AP"], "lifetime-days", "a whole number of days from 1 to 365"),
         (["ble", "list"], "timeout", "a number of seconds from 0.1 to 3600"),
         (["improv", "identify", address], "timeout", "a number of seconds from 0.1 to 3600"),
-        (["improv", "provision", address, "--ssid", "HomeNet", "--passphrase-stdin"], "timeout",
-         "a number of seconds from 0.1 to 3600"),
-        (["match", "--profile", Paths.profile("wled.json"), "--live"], "timeout",
-         "a number of seconds from 0.1 to 3600"),
+        (
+            ["improv", "provision", address, "--ssid", "HomeNet", "--passphrase-stdin"], "timeout",
+            "a number of seconds from 0.1 to 3600"
+        ),
+        (
+            ["match", "--profile", Paths.profile("wled.json"), "--live"], "timeout",
+            "a number of seconds from 0.1 to 3600"
+        ),
     ]
 
     @Test(arguments: numericOptions)
@@ -34,10 +38,14 @@ import Testing
     }
 
     @Test(arguments: [
-        (["join", "--ssid", "WLED-AP", "--passphrase-file", "/dev/zero"], "the passphrase file /dev/zero",
-         ExitCode.usage),
-        (["improv", "provision", address, "--ssid", "HomeNet", "--passphrase-file", "/dev/zero"],
-         "the passphrase file /dev/zero", .usage),
+        (
+            ["join", "--ssid", "WLED-AP", "--passphrase-file", "/dev/zero"], "the passphrase file /dev/zero",
+            ExitCode.usage
+        ),
+        (
+            ["improv", "provision", address, "--ssid", "HomeNet", "--passphrase-file", "/dev/zero"],
+            "the passphrase file /dev/zero", .usage
+        ),
         (["profile", "validate", "/dev/zero"], "/dev/zero: (file):", .failure),
         (["match", "--profile", "/dev/zero", "--scan", Paths.demoScan], "/dev/zero: (file):", .failure),
         (["match", "--profile", Paths.profile("wled.json"), "--scan", "/dev/zero"], "/dev/zero: (file):", .failure),
@@ -60,8 +68,10 @@ import Testing
             arguments, environment: Self.noBus, inputFile: "/dev/zero", deadline: .seconds(30))
         #expect(!run.timedOut && run.signal == nil, "hung or crashed reading /dev/zero")
         #expect(run.code == .usage)
-        #expect(run.err.hasPrefix(
-            "accessoryctl: error: the passphrase on standard input is larger than 4 KiB, the limit for this input\n"),
+        #expect(
+            run.err.hasPrefix(
+                "accessoryctl: error: the passphrase on standard input is larger than 4 KiB, the limit for this input\n"
+            ),
             "\(run.err)")
     }
 

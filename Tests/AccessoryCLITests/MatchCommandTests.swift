@@ -11,11 +11,14 @@ import Testing
         #expect(run.code == .success, "\(run.err)")
         let lines = run.outLines
         #expect(lines.first?.hasPrefix("ITEM") == true)
-        let devices = lines.dropFirst().map { line in line.split(separator: "  ").map { $0.trimmingCharacters(in: .whitespaces) } }
-        #expect(devices.map { $0[3] } == [
-            "PROV_261FCC", "WLED-AP", "shellyplug-s-C8C9A3A5B6C7", "tasmota-1A2B3C-4567",
-            "PROV_261FCC", "kitchen-light", "SBBT-002C",
-        ])
+        let devices = lines.dropFirst().map { line in
+            line.split(separator: "  ").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        #expect(
+            devices.map { $0[3] } == [
+                "PROV_261FCC", "WLED-AP", "shellyplug-s-C8C9A3A5B6C7", "tasmota-1A2B3C-4567",
+                "PROV_261FCC", "kitchen-light", "SBBT-002C",
+            ])
         #expect(devices.map { $0[2] } == ["Wi-Fi", "Wi-Fi", "Wi-Fi", "Wi-Fi", "Bluetooth", "Bluetooth", "Bluetooth"])
         #expect(!run.out.contains("HomeNet"))
     }
@@ -37,12 +40,14 @@ import Testing
         #expect(advertisement["manufacturerData"] as? [String: String] == ["0x0BA9": "0100c8a1"])
         let improv = try #require(matches.first { $0["profile"] as? String == "com.improv-wifi.ble" })
         #expect(improv["item"] as? String == "Improv Wi-Fi device (press its button to authorize)")
-        #expect((improv["bluetooth"] as? [String: Any])?["serviceData"] as? [String: String]
-            == ["00004677-0000-1000-8000-00805f9b34fb": "010300000000"])
+        #expect(
+            (improv["bluetooth"] as? [String: Any])?["serviceData"] as? [String: String]
+                == ["00004677-0000-1000-8000-00805f9b34fb": "010300000000"])
     }
 
     @Test func noMatchIsNotAFailure() async {
-        let run = await accessoryctl("match", "--profile", Paths.profile("wled.json"), "--scan", Paths.fixture("empty-scan.json"))
+        let run = await accessoryctl(
+            "match", "--profile", Paths.profile("wled.json"), "--scan", Paths.fixture("empty-scan.json"))
         #expect(run.code == .success)
         #expect(run.out == "No accessory in the scan (0 access points, 0 Bluetooth devices) matches.\n")
     }
@@ -53,21 +58,25 @@ import Testing
         #expect(run.code == .failure)
         #expect(run.out.isEmpty)
         let fields = run.err.split(separator: "\n").map { String($0.dropFirst(path.count + 2).prefix { $0 != ":" }) }
-        #expect(fields == [
-            "wifi[1].ssid", "wifi[1].bssid", "wifi[1].strength", "wifi[1].security[0]",
-            "bluetooth[0].manufacturerData.apple", "bluetooth[0].serviceData.180d",
-        ])
+        #expect(
+            fields == [
+                "wifi[1].ssid", "wifi[1].bssid", "wifi[1].strength", "wifi[1].security[0]",
+                "bluetooth[0].manufacturerData.apple", "bluetooth[0].serviceData.180d",
+            ])
     }
 
     @Test func invalidProfileIsReportedAndNothingIsMatched() async {
         let run = await accessoryctl("match", "--profile", Paths.fixture("many-faults.json"), "--scan", Paths.demoScan)
         #expect(run.code == .failure)
         #expect(run.out.isEmpty)
-        #expect(run.err.contains("many-faults.json: items[0].descriptor.ssidPrefix: ssid and ssidPrefix are mutually exclusive"))
+        #expect(
+            run.err.contains(
+                "many-faults.json: items[0].descriptor.ssidPrefix: ssid and ssidPrefix are mutually exclusive"))
     }
 
     @Test func nonUTF8AndFormatCharactersArePrintedEscaped() async throws {
-        let profile = try TemporaryFile("""
+        let profile = try TemporaryFile(
+            """
             {"schemaVersion": 1, "id": "org.example.odd", "vendor": "Example", "supports": ["wifi"],
              "handoff": "none", "items": [{"name": "Odd\\u200b", "descriptor": {"ssidPrefix": "hex:43616f"}}]}
             """)

@@ -15,7 +15,8 @@ import Testing
         try mock.addAdapter()
         try mock.addDevice(
             "A4:C1:38:00:11:22", addressType: "random", name: "Shelly BLU", rssi: -48, uuids: ["fcd2"],
-            manufacturerData: [0x0BA9: [0x01, 0x02, 0x03]], serviceData: ["0000fcd2-0000-1000-8000-00805f9b34fb": [0x40, 0x00, 0x2a]])
+            manufacturerData: [0x0BA9: [0x01, 0x02, 0x03]],
+            serviceData: ["0000fcd2-0000-1000-8000-00805f9b34fb": [0x40, 0x00, 0x2a]])
         improv = try mock.addImprovDevice("24:0A:C4:12:34:56", name: "Improv Plug", state: 2)
         passphraseFile = try TemporaryFile("home-secret-42\n", name: "home.pass")
     }
@@ -31,15 +32,20 @@ import Testing
         #expect(run.code == .success, "\(run.err)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
         let devices = try #require(json["devices"] as? [[String: Any]])
-        #expect(devices.compactMap { $0["address"] as? String } == ["A4:C1:38:00:11:22", "24:0A:C4:12:34:56"], "strongest first")
+        #expect(
+            devices.compactMap { $0["address"] as? String } == ["A4:C1:38:00:11:22", "24:0A:C4:12:34:56"],
+            "strongest first")
         let shelly = devices[0]
         #expect(shelly["name"] as? String == "Shelly BLU")
         #expect(shelly["addressType"] as? String == "random")
         #expect(shelly["rssi"] as? Int == -48)
         #expect(shelly["manufacturerData"] as? [String: String] == ["0x0BA9": "010203"])
         #expect(shelly["serviceData"] as? [String: String] == ["0000fcd2-0000-1000-8000-00805f9b34fb": "40002a"])
-        #expect(devices[1]["serviceData"] as? [String: String] == ["00004677-0000-1000-8000-00805f9b34fb": "020700000000"])
-        #expect(try mock.adapterLog().calls == ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"], "discovery is stopped on exit")
+        #expect(
+            devices[1]["serviceData"] as? [String: String] == ["00004677-0000-1000-8000-00805f9b34fb": "020700000000"])
+        #expect(
+            try mock.adapterLog().calls == ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"],
+            "discovery is stopped on exit")
     }
 
     @Test func bleListTable() throws {
@@ -67,7 +73,8 @@ import Testing
     }
 
     @Test func improvProvisionPrintsTheURLAndNeverThePassphrase() throws {
-        let run = try accessoryctl("improv", "provision", "24:0A:C4:12:34:56", "--ssid", "HomeNet", "--passphrase-file", passphraseFile.path)
+        let run = try accessoryctl(
+            "improv", "provision", "24:0A:C4:12:34:56", "--ssid", "HomeNet", "--passphrase-file", passphraseFile.path)
         #expect(run.code == .success, "\(run.err)")
         #expect(run.out == "http://192.168.1.50/setup\n")
         #expect(run.err.contains("Sending the Wi-Fi settings for HomeNet"))
@@ -80,13 +87,16 @@ import Testing
 
     @Test func improvProvisionWithAWrongChecksumFailsClearly() throws {
         try mock.setImprov(improv, mode: .badChecksum)
-        let run = try accessoryctl("improv", "provision", "24:0A:C4:12:34:56", "--ssid", "HomeNet", "--passphrase-file", passphraseFile.path, "--timeout", "5")
+        let run = try accessoryctl(
+            "improv", "provision", "24:0A:C4:12:34:56", "--ssid", "HomeNet", "--passphrase-file", passphraseFile.path,
+            "--timeout", "5")
         #expect(run.code == .failure)
         #expect(run.err.contains("the device's response has a wrong checksum"))
     }
 
     @Test func matchLiveFindsTheImprovDevice() throws {
-        let run = try accessoryctl("match", "--profile", Paths.profile("improv-wifi.json"), "--live", "--timeout", "0.5", "--json")
+        let run = try accessoryctl(
+            "match", "--profile", Paths.profile("improv-wifi.json"), "--live", "--timeout", "0.5", "--json")
         #expect(run.code == .success, "\(run.err)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
         let matches = try #require(json["matches"] as? [[String: Any]])

@@ -13,11 +13,18 @@ import Testing
     init() throws {
         mock = try NetworkManagerMock()
         device = try mock.addWiFiDevice("wlan0")
-        let home = try mock.addAccessPoint(device, name: "home", ssid: "HomeNet", bssid: "3C:A6:2F:10:20:30", frequency: 5180, strength: 82, security: .transition)
+        let home = try mock.addAccessPoint(
+            device, name: "home", ssid: "HomeNet", bssid: "3C:A6:2F:10:20:30", frequency: 5180, strength: 82,
+            security: .transition)
         try mock.connectHomeNetwork(device, accessPoint: home, ssid: "HomeNet")
-        try mock.addAccessPoint(device, name: "wled", ssid: "WLED-AP", bssid: "A4:CF:12:6B:00:01", frequency: 2412, strength: 64, security: .wpa2)
-        try mock.addAccessPoint(device, name: "prov", ssid: "PROV_261FCC", bssid: "7C:DF:A1:26:1F:CD", frequency: 2437, strength: 71)
-        try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Setup", bssid: "02:11:22:33:44:55", frequency: 5745, strength: 30, security: .wpa3)
+        try mock.addAccessPoint(
+            device, name: "wled", ssid: "WLED-AP", bssid: "A4:CF:12:6B:00:01", frequency: 2412, strength: 64,
+            security: .wpa2)
+        try mock.addAccessPoint(
+            device, name: "prov", ssid: "PROV_261FCC", bssid: "7C:DF:A1:26:1F:CD", frequency: 2437, strength: 71)
+        try mock.addAccessPoint(
+            device, name: "cam", ssid: "Cam-Setup", bssid: "02:11:22:33:44:55", frequency: 5745, strength: 30,
+            security: .wpa3)
         passphraseFile = try TemporaryFile("wled1234\n", name: "wled.pass")
     }
 
@@ -43,12 +50,16 @@ import Testing
         }
         let output = try JSONDecoder().decode(Output.self, from: Data(run.out.utf8))
         #expect(output.device == "wlan0")
-        #expect(output.accessPoints == [
-            .init(ssid: "HomeNet", bssid: "3C:A6:2F:10:20:30", strength: 82, frequency: 5180, security: ["wpa-psk", "sae"]),
-            .init(ssid: "PROV_261FCC", bssid: "7C:DF:A1:26:1F:CD", strength: 71, frequency: 2437, security: []),
-            .init(ssid: "WLED-AP", bssid: "A4:CF:12:6B:00:01", strength: 64, frequency: 2412, security: ["wpa-psk"]),
-            .init(ssid: "Cam-Setup", bssid: "02:11:22:33:44:55", strength: 30, frequency: 5745, security: ["sae"]),
-        ])
+        #expect(
+            output.accessPoints == [
+                .init(
+                    ssid: "HomeNet", bssid: "3C:A6:2F:10:20:30", strength: 82, frequency: 5180,
+                    security: ["wpa-psk", "sae"]),
+                .init(ssid: "PROV_261FCC", bssid: "7C:DF:A1:26:1F:CD", strength: 71, frequency: 2437, security: []),
+                .init(
+                    ssid: "WLED-AP", bssid: "A4:CF:12:6B:00:01", strength: 64, frequency: 2412, security: ["wpa-psk"]),
+                .init(ssid: "Cam-Setup", bssid: "02:11:22:33:44:55", strength: 30, frequency: 5745, security: ["sae"]),
+            ])
     }
 
     @Test func wifiListTable() throws {
@@ -66,7 +77,9 @@ import Testing
         let joined = try accessoryctl("join", "--ssid", "WLED-AP", "--passphrase-file", passphraseFile.path, "--once")
         #expect(joined.code == .success, "\(joined.err)")
         #expect(joined.outLines.first == "Joined WLED-AP on wlan0 (profile 'Accessory WLED-AP').")
-        #expect(joined.outLines.last?.hasPrefix("Run 'accessoryctl leave' to return to 'HomeNet'; NetworkManager restores") == true)
+        #expect(
+            joined.outLines.last?.hasPrefix("Run 'accessoryctl leave' to return to 'HomeNet'; NetworkManager restores")
+                == true)
         #expect(!joined.out.contains("wled1234") && !joined.err.contains("wled1234"))
         #expect(try mock.activeConnectionID(on: device) == "Accessory WLED-AP")
 
@@ -89,14 +102,17 @@ import Testing
         #expect(joined.code == .success, "\(joined.err)")
         #expect(joined.out.contains("\"ssid\" : \"PROV_99AA00\""), "the strongest AP with the prefix")
 
-        let sae = try accessoryctl("join", "--ssid", "Cam-Setup", "--security", "wpa3", "--passphrase-stdin", input: "camera pass\n")
+        let sae = try accessoryctl(
+            "join", "--ssid", "Cam-Setup", "--security", "wpa3", "--passphrase-stdin", input: "camera pass\n")
         #expect(sae.code == .failure)
         #expect(sae.err.contains("an accessory join is already in place on wlan0"))
         _ = try accessoryctl("leave")
     }
 
     @Test func storedProfileIsListedThenForgotten() throws {
-        let joined = try accessoryctl("join", "--ssid", "Cam-Setup", "--security", "wpa3", "--passphrase-stdin", "--lifetime-days", "3", input: "camera pass\n")
+        let joined = try accessoryctl(
+            "join", "--ssid", "Cam-Setup", "--security", "wpa3", "--passphrase-stdin", "--lifetime-days", "3",
+            input: "camera pass\n")
         #expect(joined.code == .success, "\(joined.err)")
         #expect(try accessoryctl("leave").code == .success)
         let listed = try accessoryctl("configured")
@@ -126,11 +142,22 @@ import Testing
     @Test(arguments: [
         (["join"], "give --ssid or --ssid-prefix"),
         (["join", "--ssid", "A", "--ssid-prefix", "ABC"], "--ssid and --ssid-prefix are mutually exclusive"),
-        (["join", "--ssid", "WLED-AP", "--security", "wpa2"], "a wpa2 network needs --passphrase-file or --passphrase-stdin"),
-        (["join", "--ssid", "WLED-AP", "--security", "wpa9"], "--security 'wpa9' is not one of open, wep, wpa2, wpa3, owe, enterprise"),
-        (["join", "--ssid", "WLED-AP", "--timeout", "soon"],
-         "--timeout 'soon' is not a whole number of seconds from 1 to 3600"),
-        (["join", "--ssid", "WLED-AP", "--passphrase-file", "/nonexistent"], "cannot read the passphrase file /nonexistent"),
+        (
+            ["join", "--ssid", "WLED-AP", "--security", "wpa2"],
+            "a wpa2 network needs --passphrase-file or --passphrase-stdin"
+        ),
+        (
+            ["join", "--ssid", "WLED-AP", "--security", "wpa9"],
+            "--security 'wpa9' is not one of open, wep, wpa2, wpa3, owe, enterprise"
+        ),
+        (
+            ["join", "--ssid", "WLED-AP", "--timeout", "soon"],
+            "--timeout 'soon' is not a whole number of seconds from 1 to 3600"
+        ),
+        (
+            ["join", "--ssid", "WLED-AP", "--passphrase-file", "/nonexistent"],
+            "cannot read the passphrase file /nonexistent"
+        ),
     ])
     func joinUsageErrors(arguments: [String], message: String) throws {
         let run = try accessoryctlProcess(arguments, environment: mock.bus.environment)
@@ -140,8 +167,14 @@ import Testing
 
     @Test(arguments: [
         (["join", "--ssid-prefix", "AB"], "ssidPrefix: is 2 bytes long; a prefix needs 3 to 32 bytes"),
-        (["join", "--ssid", String(repeating: "x", count: 33)], "ssid: is 33 bytes long; an SSID has at most 32 bytes (UTF-8 bytes, not characters)"),
-        (["join", "--ssid", "WLED-AP", "--once", "--lifetime-days", "3"], "lifetimeInDays: a join-once configuration is never stored, so it has no lifetime"),
+        (
+            ["join", "--ssid", String(repeating: "x", count: 33)],
+            "ssid: is 33 bytes long; an SSID has at most 32 bytes (UTF-8 bytes, not characters)"
+        ),
+        (
+            ["join", "--ssid", "WLED-AP", "--once", "--lifetime-days", "3"],
+            "lifetimeInDays: a join-once configuration is never stored, so it has no lifetime"
+        ),
     ])
     func invalidConfigurationsNameTheField(arguments: [String], message: String) throws {
         let run = try accessoryctlProcess(arguments, environment: mock.bus.environment)
@@ -151,7 +184,8 @@ import Testing
 
     @Test func shortPassphraseNamesTheFieldWithoutPrintingIt() throws {
         let short = try TemporaryFile("short\n", name: "short.pass")
-        let run = try accessoryctlProcess(["join", "--ssid", "WLED-AP", "--passphrase-file", short.path], environment: mock.bus.environment)
+        let run = try accessoryctlProcess(
+            ["join", "--ssid", "WLED-AP", "--passphrase-file", short.path], environment: mock.bus.environment)
         #expect(run.code == .failure)
         #expect(run.err.hasPrefix("accessoryctl: error: passphrase: has 5 characters"))
         #expect(!run.err.contains("short\n") && !run.err.contains(": short"))
@@ -163,8 +197,11 @@ import Testing
     func signalDuringAJoinUndoesIt(signal: Int32) async throws {
         try mock.addAccessPoint(device, name: "slow", ssid: "Slow-Setup", bssid: "02:11:22:33:44:66")
         try mock.stallActivations(of: "Slow-Setup")
-        let join = try RunningAccessoryctl(["join", "--ssid", "Slow-Setup", "--once"], environment: mock.bus.environment)
-        try await waitUntil("the join is under way") { try mock.activeConnectionID(on: device) == "Accessory Slow-Setup" }
+        let join = try RunningAccessoryctl(
+            ["join", "--ssid", "Slow-Setup", "--once"], environment: mock.bus.environment)
+        try await waitUntil("the join is under way") {
+            try mock.activeConnectionID(on: device) == "Accessory Slow-Setup"
+        }
         join.signal(signal)
         let run = join.finish()
         #expect(run.code.rawValue == 128 + signal, "\(run.err)")
@@ -198,7 +235,10 @@ import Testing
             echo_back = bool(termios.tcgetattr(fd)[3] & termios.ECHO)
             print(f"prompt={b'Passphrase:' in seen} echo_off={echo_off} exit={status} echo_back={echo_back}")
             """#
-        let output = try ServiceHarness.run("/usr/bin/python3", ["-c", script, binary.path], environment: mock.bus.environment)
-        #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "prompt=True echo_off=True exit=130 echo_back=True")
+        let output = try ServiceHarness.run(
+            "/usr/bin/python3", ["-c", script, binary.path], environment: mock.bus.environment)
+        #expect(
+            output.trimmingCharacters(in: .whitespacesAndNewlines)
+                == "prompt=True echo_off=True exit=130 echo_back=True")
     }
 }

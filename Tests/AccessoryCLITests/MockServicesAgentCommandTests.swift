@@ -1,6 +1,6 @@
+import AccessoryCLI
 import AccessoryCore
 import Foundation
-import AccessoryCLI
 import ServiceHarness
 import Testing
 
@@ -23,7 +23,8 @@ import Testing
         let home = try networkManager.addAccessPoint(
             device, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
         try networkManager.connectHomeNetwork(device, accessPoint: home, ssid: "HomeNet")
-        try networkManager.addAccessPoint(device, name: "wled", ssid: "WLED-AP", bssid: "02:00:00:00:00:20", strength: 60, security: .wpa2)
+        try networkManager.addAccessPoint(
+            device, name: "wled", ssid: "WLED-AP", bssid: "02:00:00:00:00:20", strength: 60, security: .wpa2)
         agent = try AgentProcess(bus: bus)
         try agent.installShippedProfile("wled.json")
         try agent.start()
@@ -44,7 +45,8 @@ import Testing
     func pickWLED() throws -> String {
         let run = try accessoryctl(["pick", "ge.wled.softap", "--select", "WLED-AP", "--timeout", "20"])
         #expect(run.code == .success, "\(run.err)\n\(agent.log)")
-        let id = try #require(run.out.split(separator: "\n").first { $0.hasPrefix("accessoryAdded") }?.split(separator: " ").last)
+        let id = try #require(
+            run.out.split(separator: "\n").first { $0.hasPrefix("accessoryAdded") }?.split(separator: " ").last)
         return String(id)
     }
 
@@ -56,14 +58,18 @@ import Testing
         #expect(run.code == .success, "\(run.err)")
         let events = run.out.split(separator: "\n").map { String($0.split(separator: " ").first ?? "") }
         #expect(events == ["activated", "pickerDidPresent", "accessoryAdded", "pickerDidDismiss"])
-        let id = try #require(run.out.split(separator: "\n").first { $0.hasPrefix("accessoryAdded") }?.split(separator: " ").last)
+        let id = try #require(
+            run.out.split(separator: "\n").first { $0.hasPrefix("accessoryAdded") }?.split(separator: " ").last)
 
         let monitored = monitor.finish()
         #expect(monitored.code == .success, "\(monitored.err)")
         let lines = monitored.out.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
-        #expect(lines.map { $0["event"] as? String } == ["activated", "pickerDidPresent", "accessoryAdded", "pickerDidDismiss", "invalidated"])
+        #expect(
+            lines.map { $0["event"] as? String } == [
+                "activated", "pickerDidPresent", "accessoryAdded", "pickerDidDismiss", "invalidated",
+            ])
 
         let list = try accessoryctl(["list", "--json"])
         #expect(list.out.contains("\"id\" : \"\(id)\""))
@@ -76,7 +82,9 @@ import Testing
         let joined = try accessoryctl(["join", String(id)])
         #expect(joined.code == .success, "\(joined.err)")
         #expect(joined.out.hasPrefix("Joined WLED-AP on wlan0 through the agent"))
-        #expect(!joined.out.contains("wled1234") && !agent.log.contains("wled1234"), "the profile's passphrase is never shown")
+        #expect(
+            !joined.out.contains("wled1234") && !agent.log.contains("wled1234"),
+            "the profile's passphrase is never shown")
         let left = try accessoryctl(["leave"])
         #expect(left.out == "Left WLED-AP on wlan0 through the agent; back on 'HomeNet'.\n", "\(left.err)")
 
@@ -86,7 +94,8 @@ import Testing
 
     @Test func polkitRefusingTheAuthorizationExits77NamingTheActionAndRecordsNothing() throws {
         try polkit.allow(["io.accessorysetup.open-session"])
-        let run = try accessoryctl(["pick", "ge.wled.softap", "--select", "WLED-AP", "--timeout", "20"], uid: Self.otherUser)
+        let run = try accessoryctl(
+            ["pick", "ge.wled.softap", "--select", "WLED-AP", "--timeout", "20"], uid: Self.otherUser)
         #expect(run.code == .notAuthorized, "\(run.out)\n\(run.err)")
         #expect(run.err.contains("io.accessorysetup.authorize"))
         #expect(!run.out.contains("accessoryAdded"))

@@ -25,21 +25,32 @@ import Testing
         try bluez.addAdapter()
         wifi = try networkManager.addWiFiDevice("wlan0")
         let home = try networkManager.addAccessPoint(
-            wifi, name: "home", ssid: "HomeNet", bssid: "3C:A6:2F:10:20:30", frequency: 5180, strength: 82, security: .wpa2)
+            wifi, name: "home", ssid: "HomeNet", bssid: "3C:A6:2F:10:20:30", frequency: 5180, strength: 82,
+            security: .wpa2)
         try networkManager.connectHomeNetwork(wifi, accessPoint: home, ssid: "HomeNet")
-        try networkManager.addAccessPoint(wifi, name: "cam", ssid: "GP24501234", bssid: "D6:D9:19:AA:BB:CD", frequency: 2437, strength: 70, security: .wpa2)
+        try networkManager.addAccessPoint(
+            wifi, name: "cam", ssid: "GP24501234", bssid: "D6:D9:19:AA:BB:CD", frequency: 2437, strength: 70,
+            security: .wpa2)
         camera = try bluez.addGATTDevice(
             Self.address, name: "GoPro 1234",
-            spec: .init(service: Self.service, advertised: ["0000fea6-0000-1000-8000-00805f9b34fb"], characteristics: [
-                .init(Self.ssid, flags: ["encrypt-read"], value: Array("GP24501234".utf8)),
-                .init(Self.passphrase, flags: ["encrypt-read"], value: Array("camera-pass-1234".utf8)),
-                .init(Self.command, flags: ["encrypt-write"]),
-                .init(Self.response, flags: ["encrypt-notify"]),
-            ], answers: [
-                .init(write: [0x03, 0x17, 0x01, 0x01], characteristic: Self.response, value: [0x02, 0x17, 0x00], delayMs: 100),
-                .init(write: [0x03, 0x17, 0x01, 0x00], characteristic: Self.response, value: [0x02, 0x17, 0x00], delayMs: 100),
-            ]))
-        profile = try TemporaryFile(#"""
+            spec: .init(
+                service: Self.service, advertised: ["0000fea6-0000-1000-8000-00805f9b34fb"],
+                characteristics: [
+                    .init(Self.ssid, flags: ["encrypt-read"], value: Array("GP24501234".utf8)),
+                    .init(Self.passphrase, flags: ["encrypt-read"], value: Array("camera-pass-1234".utf8)),
+                    .init(Self.command, flags: ["encrypt-write"]),
+                    .init(Self.response, flags: ["encrypt-notify"]),
+                ],
+                answers: [
+                    .init(
+                        write: [0x03, 0x17, 0x01, 0x01], characteristic: Self.response, value: [0x02, 0x17, 0x00],
+                        delayMs: 100),
+                    .init(
+                        write: [0x03, 0x17, 0x01, 0x00], characteristic: Self.response, value: [0x02, 0x17, 0x00],
+                        delayMs: 100),
+                ]))
+        profile = try TemporaryFile(
+            #"""
             {
               "schemaVersion": 1, "id": "org.example.camera", "vendor": "Example", "supports": ["bluetooth", "wifi"],
               "bluetooth": { "services": ["fea6"] },
@@ -77,7 +88,9 @@ import Testing
         }
         let report = try JSONDecoder().decode(Report.self, from: Data(run.out.utf8))
         #expect(report.target == Self.address && report.profile == "org.example.camera")
-        #expect(report.joined.ssid == "GP24501234" && report.joined.device == "wlan0" && report.joined.previousConnection == "HomeNet")
+        #expect(
+            report.joined.ssid == "GP24501234" && report.joined.device == "wlan0"
+                && report.joined.previousConnection == "HomeNet")
         #expect(networkManager.log.contains("camera-pass-1234"), "the revealed passphrase did not reach NetworkManager")
         #expect(!run.out.contains("camera-pass-1234") && !run.err.contains("camera-pass-1234"))
         var log = try bluez.gattLog(camera)
@@ -102,19 +115,24 @@ import Testing
         let log = try bluez.gattLog(camera)
         #expect(log.agentCalls == [["DisplayPasskey", "accepted"]])
         #expect(log.paired && log.writes == [[Self.command, "03170101"]])
-        #expect(bluez.log.contains("RegisterAgent \"/io/accessorysetup/accessoryctl/pairing\" \"DisplayYesNo\""), "\(bluez.log)")
+        #expect(
+            bluez.log.contains("RegisterAgent \"/io/accessorysetup/accessoryctl/pairing\" \"DisplayYesNo\""),
+            "\(bluez.log)")
     }
 
     /// On a terminal the steps show in place on one line; the code to type takes a line of its
     /// own, with nothing of the progress line left on it, and the steps go on below it.
     @Test func onATerminalThePasskeyHasALineOfItsOwn() throws {
         try bluez.setPairing(camera, passkey: 4242)
-        let pane = try TmuxPane(["handoff", Self.address, "--profile", profile.path], environment: networkManager.bus.environment)
+        let pane = try TmuxPane(
+            ["handoff", Self.address, "--profile", profile.path], environment: networkManager.bus.environment)
         let screen = try pane.waitFor("[tty ")
         let lines = screen.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         #expect(lines.contains("[exit 0]"), "\(screen)")
         let code = try #require(lines.firstIndex(of: "Type 004242 on \(Self.address) to pair with it."), "\(screen)")
-        let joined = try #require(lines.firstIndex { $0.hasPrefix("Joined GP24501234, the hotspot of \(Self.address), on wlan0.") }, "\(screen)")
+        let joined = try #require(
+            lines.firstIndex { $0.hasPrefix("Joined GP24501234, the hotspot of \(Self.address), on wlan0.") },
+            "\(screen)")
         #expect(code < joined, "\(screen)")
         #expect(lines[..<code].allSatisfy { !$0.contains("Type ") }, "\(screen)")
         #expect(lines.filter { $0.contains("004242") }.count == 1, "\(screen)")
@@ -129,10 +147,12 @@ import Testing
         try bluez.setPairing(camera)
         let run = try accessoryctl("handoff", Self.address, "--profile", profile.path)
         #expect(run.code == .failure)
-        #expect(run.err.contains("""
-            accessoryctl: error: not supported: \(Self.address) asked for a code to be typed into this machine \
-            (RequestPasskey), which accessory-setup cannot ask for; pair it once with 'bluetoothctl pair \(Self.address)'
-            """), "\(run.err)")
+        #expect(
+            run.err.contains(
+                """
+                accessoryctl: error: not supported: \(Self.address) asked for a code to be typed into this machine \
+                (RequestPasskey), which accessory-setup cannot ask for; pair it once with 'bluetoothctl pair \(Self.address)'
+                """), "\(run.err)")
         let log = try bluez.gattLog(camera)
         #expect(log.agentCalls == [["RequestPasskey", "org.bluez.Error.Rejected"]])
         #expect(!log.paired && log.writes.isEmpty)
@@ -150,19 +170,26 @@ import Testing
     }
 
     @Test func aProfileOfAnotherHandoffIsAUsageError() throws {
-        let other = try TemporaryFile(#"""
+        let other = try TemporaryFile(
+            #"""
             { "schemaVersion": 1, "id": "org.example.plug", "vendor": "Example", "supports": ["wifi"],
               "hotspot": { "security": "open", "passphrase": { "source": "none" } }, "handoff": "joinHotspot",
               "items": [{ "name": "Plug", "descriptor": { "ssidPrefix": "plug-" } }] }
             """#, name: "plug.json")
         let run = try accessoryctl("handoff", Self.address, "--profile", other.path, "--switch-off")
         #expect(run.code == .usage)
-        #expect(run.err.hasPrefix("accessoryctl: error: --switch-off: profile org.example.plug has no hotspot to switch\n"))
+        #expect(
+            run.err.hasPrefix("accessoryctl: error: --switch-off: profile org.example.plug has no hotspot to switch\n"))
         let pop = try accessoryctl("handoff", "plug-1", "--profile", other.path, "--pop-file", "/dev/null")
-        #expect(pop.code == .usage && pop.err.hasPrefix("accessoryctl: error: --pop-file: profile org.example.plug has no provisioning\n"))
+        #expect(
+            pop.code == .usage
+                && pop.err.hasPrefix("accessoryctl: error: --pop-file: profile org.example.plug has no provisioning\n"))
         let notAnAddress = try accessoryctl("handoff", "GP24501234", "--profile", profile.path)
         #expect(notAnAddress.code == .usage)
-        #expect(notAnAddress.err.hasPrefix("accessoryctl: error: TARGET: profile org.example.camera starts over Bluetooth, so TARGET is a Bluetooth address: "))
+        #expect(
+            notAnAddress.err.hasPrefix(
+                "accessoryctl: error: TARGET: profile org.example.camera starts over Bluetooth, so TARGET is a Bluetooth address: "
+            ))
     }
 
     /// A SoftAP profile with provisioning: the setup hotspot joined, the home network given over
@@ -171,8 +198,10 @@ import Testing
     @Test func aSoftAPProfileIsJoinedProvisionedAndLeft() throws {
         let device = try ESPProvisioningDevice(security: 1, proofOfPossession: "abcd1234")
         defer { device.stop() }
-        try networkManager.addAccessPoint(wifi, name: "prov", ssid: "PROV_261FCC", bssid: "7C:DF:A1:26:1F:CD", frequency: 2437, strength: 71)
-        let softAP = try TemporaryFile(#"""
+        try networkManager.addAccessPoint(
+            wifi, name: "prov", ssid: "PROV_261FCC", bssid: "7C:DF:A1:26:1F:CD", frequency: 2437, strength: 71)
+        let softAP = try TemporaryFile(
+            #"""
             { "schemaVersion": 1, "id": "org.example.esp", "vendor": "Example", "supports": ["wifi"],
               "hotspot": { "security": "open", "passphrase": { "source": "none" } }, "handoff": "joinHotspot",
               "provisioning": { "protocol": "espIDF", "transport": "softAP", "address": "127.0.0.1:\#(device.port)" },
@@ -183,8 +212,10 @@ import Testing
             "--home-ssid", "HomeNet", "--home-passphrase-file", try device.writeFile("home", "home-passphrase"))
         #expect(run.code == .success, "\(run.err)")
         #expect(run.out == "The device joined 'HomeNet' (address 192.168.1.42, wpa2-psk, channel 6).\n")
-        for step in ["Joining the accessory's hotspot…", "Joined PROV_261FCC on wlan0", "Opening a security 1 session",
-                     "The device is joining 'HomeNet'", "Left PROV_261FCC; back on 'HomeNet'."] {
+        for step in [
+            "Joining the accessory's hotspot…", "Joined PROV_261FCC on wlan0", "Opening a security 1 session",
+            "The device is joining 'HomeNet'", "Left PROV_261FCC; back on 'HomeNet'.",
+        ] {
             #expect(run.err.contains(step), "\(step) is missing from:\n\(run.err)")
         }
         #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")

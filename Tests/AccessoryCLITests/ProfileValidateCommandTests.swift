@@ -24,32 +24,46 @@ import Testing
         let fields = lines.map { line in
             String(line.dropFirst(path.count + 2).prefix { $0 != ":" })
         }
-        #expect(fields == [
-            "colour",
-            "id",
-            "vendor",
-            "items[0].descriptor.ssidPrefix",
-            "items[1].descriptor.ssid",
-            "items[2].descriptor.bluetoothServiceDataMask",
-            "items[2].descriptor.bluetoothServiceUUID",
-            "items[3].descriptor.bluetoothNameSubstring",
-            "items[3].descriptor.bluetoothManufacturerDataBlob",
-            "items[3].descriptor",
-            "items[3].descriptor.bluetoothNameSubstring",
-            "items[4].name",
-            "items[4].descriptor.setupOptions",
-            "items[4].descriptor.bssid",
-            "hotspot",
-        ])
-        #expect(lines.contains("\(path): items[0].descriptor.ssidPrefix: ssid and ssidPrefix are mutually exclusive; keep the exact ssid or the prefix, not both"))
+        #expect(
+            fields == [
+                "colour",
+                "id",
+                "vendor",
+                "items[0].descriptor.ssidPrefix",
+                "items[1].descriptor.ssid",
+                "items[2].descriptor.bluetoothServiceDataMask",
+                "items[2].descriptor.bluetoothServiceUUID",
+                "items[3].descriptor.bluetoothNameSubstring",
+                "items[3].descriptor.bluetoothManufacturerDataBlob",
+                "items[3].descriptor",
+                "items[3].descriptor.bluetoothNameSubstring",
+                "items[4].name",
+                "items[4].descriptor.setupOptions",
+                "items[4].descriptor.bssid",
+                "hotspot",
+            ])
+        #expect(
+            lines.contains(
+                "\(path): items[0].descriptor.ssidPrefix: ssid and ssidPrefix are mutually exclusive; keep the exact ssid or the prefix, not both"
+            ))
         #expect(lines.contains { $0.contains("items[1].descriptor.ssid: is 36 bytes long") })
-        #expect(lines.contains { $0.contains("items[2].descriptor.bluetoothServiceUUID: service 0000feaa-0000-1000-8000-00805f9b34fb is not declared in bluetooth.services") })
-        #expect(lines.contains { $0.contains("items[3].descriptor.bluetoothNameSubstring: name 'Acme' is not declared in bluetooth.names") })
+        #expect(
+            lines.contains {
+                $0.contains(
+                    "items[2].descriptor.bluetoothServiceUUID: service 0000feaa-0000-1000-8000-00805f9b34fb is not declared in bluetooth.services"
+                )
+            })
+        #expect(
+            lines.contains {
+                $0.contains(
+                    "items[3].descriptor.bluetoothNameSubstring: name 'Acme' is not declared in bluetooth.names")
+            })
         #expect(lines.contains { $0.contains("hotspot: is required by handoff joinHotspot") })
     }
 
     @Test func validAndInvalidFilesTogetherExit1() async {
-        let run = await accessoryctl("profile", "validate", Paths.profile("wled.json"), Paths.fixture("many-faults.json"))
+        let run = await accessoryctl(
+            "profile", "validate", Paths.profile("wled.json"), Paths.fixture("many-faults.json"))
         #expect(run.code == .failure)
         #expect(run.outLines.first?.hasSuffix("wled.json: valid (ge.wled.softap, 1 item)") == true)
     }
@@ -64,7 +78,8 @@ import Testing
     }
 
     @Test func fixedPassphraseIsNeverEchoed() async throws {
-        let profile = try TemporaryFile("""
+        let profile = try TemporaryFile(
+            """
             {"schemaVersion": 1, "id": "org.example.plug", "vendor": "Example", "supports": ["wifi"],
              "hotspot": {"security": "wpa2Personal", "passphrase": {"source": "fixed", "value": "s3cr\\u0007t"}},
              "handoff": "joinHotspot", "items": [{"name": "Plug", "descriptor": {"ssidPrefix": "Plug-"}}]}
@@ -76,7 +91,8 @@ import Testing
     }
 
     @Test func jsonOutput() async throws {
-        let run = await accessoryctl("profile", "validate", "--json", Paths.profile("wled.json"), Paths.fixture("many-faults.json"))
+        let run = await accessoryctl(
+            "profile", "validate", "--json", Paths.profile("wled.json"), Paths.fixture("many-faults.json"))
         #expect(run.code == .failure)
         struct Output: Decodable {
             struct File: Decodable {

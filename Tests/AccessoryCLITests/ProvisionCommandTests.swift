@@ -9,21 +9,26 @@ import Testing
     static let home = "home-passphrase"
 
     func provision(_ device: ESPProvisioningDevice, _ arguments: [String], input: String? = nil) throws -> Run {
-        try accessoryctlProcess(["provision", "--address", "127.0.0.1:\(device.port)"] + arguments, input: input,
-                                deadline: .seconds(60))
+        try accessoryctlProcess(
+            ["provision", "--address", "127.0.0.1:\(device.port)"] + arguments, input: input,
+            deadline: .seconds(60))
     }
 
     @Test func security2WithFilesEndsWithTheDevicesVerdict() throws {
         let device = try ESPProvisioningDevice(security: 2, proofOfPossession: Self.pop)
-        let run = try provision(device, [
-            "--security", "2", "--pop-file", try device.writeFile("pop", Self.pop), "--ssid", "HomeNet",
-            "--passphrase-file", try device.writeFile("pass", Self.home),
-        ])
+        let run = try provision(
+            device,
+            [
+                "--security", "2", "--pop-file", try device.writeFile("pop", Self.pop), "--ssid", "HomeNet",
+                "--passphrase-file", try device.writeFile("pass", Self.home),
+            ])
         #expect(run.code == .success, "\(run.err)")
         #expect(run.out == "The device joined 'HomeNet' (address 192.168.1.42, wpa2-psk, channel 6).\n")
-        for step in ["security 2 (patch 1)", "Opening a security 2 session as 'wifiprov'", "Session established.",
-                     "The device sees 6 networks; 'HomeNet' at -48 dBm", "Sending the credentials for 'HomeNet'",
-                     "The device is joining 'HomeNet'"] {
+        for step in [
+            "security 2 (patch 1)", "Opening a security 2 session as 'wifiprov'", "Session established.",
+            "The device sees 6 networks; 'HomeNet' at -48 dBm", "Sending the credentials for 'HomeNet'",
+            "The device is joining 'HomeNet'",
+        ] {
             #expect(run.err.contains(step), "\(step) is missing from:\n\(run.err)")
         }
         #expect(!(run.out + run.err).contains(Self.pop) && !(run.out + run.err).contains(Self.home))
@@ -31,9 +36,12 @@ import Testing
 
     @Test func security1ReadsThePassphraseFromStandardInputAndPrintsJSON() throws {
         let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
-        let run = try provision(device, [
-            "--pop-file", try device.writeFile("pop", Self.pop), "--ssid", "HomeNet", "--passphrase-stdin", "--json",
-        ], input: Self.home + "\n")
+        let run = try provision(
+            device,
+            [
+                "--pop-file", try device.writeFile("pop", Self.pop), "--ssid", "HomeNet", "--passphrase-stdin",
+                "--json",
+            ], input: Self.home + "\n")
         #expect(run.code == .success, "\(run.err)")
         let report = try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any]
         #expect(report?["state"] as? String == "connected")
@@ -56,19 +64,26 @@ import Testing
         let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
         let broken = URL(fileURLWithPath: try device.writeFile("libcrypto.so.3", "not a library"))
         let run = try accessoryctlProcess(
-            ["provision", "--address", "127.0.0.1:\(device.port)", "--pop-file", try device.writeFile("pop", Self.pop),
-             "--ssid", "HomeNet", "--passphrase-file", try device.writeFile("pass", Self.home)],
+            [
+                "provision", "--address", "127.0.0.1:\(device.port)", "--pop-file",
+                try device.writeFile("pop", Self.pop),
+                "--ssid", "HomeNet", "--passphrase-file", try device.writeFile("pass", Self.home),
+            ],
             environment: ["LD_LIBRARY_PATH": broken.deletingLastPathComponent().path], deadline: .seconds(60))
         #expect(run.code == .failure)
-        #expect(run.err.contains("error: a cryptographic operation failed: libcrypto.so.3 cannot be loaded ("), "\(run.err)")
+        #expect(
+            run.err.contains("error: a cryptographic operation failed: libcrypto.so.3 cannot be loaded ("), "\(run.err)"
+        )
         #expect(run.err.contains("); install libssl3"), "\(run.err)")
     }
 
     @Test func aWrongProofOfPossessionFailsNamingIt() throws {
         let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
-        let run = try provision(device, [
-            "--pop-stdin", "--ssid", "HomeNet", "--passphrase-file", try device.writeFile("pass", Self.home),
-        ], input: "wrong-pop\n")
+        let run = try provision(
+            device,
+            [
+                "--pop-stdin", "--ssid", "HomeNet", "--passphrase-file", try device.writeFile("pass", Self.home),
+            ], input: "wrong-pop\n")
         #expect(run.code == .failure)
         #expect(run.err.contains("error: the device refused the proof of possession"), "\(run.err)")
         #expect(!run.err.contains("wrong-pop"))
@@ -76,10 +91,12 @@ import Testing
 
     @Test func aWrongHomePassphraseIsTheDevicesAuthenticationError() throws {
         let device = try ESPProvisioningDevice(security: 2, proofOfPossession: Self.pop)
-        let run = try provision(device, [
-            "--pop-file", try device.writeFile("pop", Self.pop), "--ssid", "HomeNet",
-            "--passphrase-file", try device.writeFile("pass", "not-the-passphrase"), "--json",
-        ])
+        let run = try provision(
+            device,
+            [
+                "--pop-file", try device.writeFile("pop", Self.pop), "--ssid", "HomeNet",
+                "--passphrase-file", try device.writeFile("pass", "not-the-passphrase"), "--json",
+            ])
         #expect(run.code == .failure)
         #expect(run.err.contains("could not join 'HomeNet': the passphrase is wrong"), "\(run.err)")
         let report = try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any]

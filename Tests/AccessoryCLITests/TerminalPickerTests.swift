@@ -1,6 +1,7 @@
-@testable import AccessoryCLI
 import AccessoryCore
 import Testing
+
+@testable import AccessoryCLI
 
 private func entry(_ id: UInt32, _ name: String, ssid: String? = nil, signal: Int? = nil) -> PickerModel.Entry {
     PickerModel.Entry(id: id, item: 0, name: name, ssid: ssid, signal: signal)
@@ -80,7 +81,8 @@ private let twoPlugs = [
 
     @Test func renameThenPassphrase() {
         let request = PickerModel.Request(
-            profile: "org.example.cam", vendor: "Example", items: [.init(name: "Item", rename: true)], asksPassphrase: true)
+            profile: "org.example.cam", vendor: "Example", items: [.init(name: "Item", rename: true)],
+            asksPassphrase: true)
         var model = choosing([entry(3, "Acme camera", ssid: "Acme-Cam-77")], request: request)
         #expect(model.handle(.enter) == nil)
         #expect(model.stage == .renaming(3))
@@ -98,7 +100,8 @@ private let twoPlugs = [
     }
 
     @Test func anEmptyNameKeepsTheItemsName() {
-        let request = PickerModel.Request(profile: "p", vendor: "v", items: [.init(name: "Item", rename: true)], asksPassphrase: false)
+        let request = PickerModel.Request(
+            profile: "p", vendor: "v", items: [.init(name: "Item", rename: true)], asksPassphrase: false)
         var model = choosing([entry(3, "Acme camera")], request: request)
         _ = model.handle(.enter)
         _ = model.handle(.character(" "))
@@ -106,7 +109,8 @@ private let twoPlugs = [
     }
 
     @Test func aNameTheAgentWouldRefuseIsRefusedHere() {
-        let request = PickerModel.Request(profile: "p", vendor: "v", items: [.init(name: "Item", rename: true)], asksPassphrase: false)
+        let request = PickerModel.Request(
+            profile: "p", vendor: "v", items: [.init(name: "Item", rename: true)], asksPassphrase: false)
         var model = choosing([entry(3, "Acme camera")], request: request)
         _ = model.handle(.enter)
         for _ in 0..<129 { _ = model.handle(.character("a")) }
@@ -116,7 +120,8 @@ private let twoPlugs = [
     }
 
     @Test func escapeInAPromptGoesBackAndForgetsWhatWasTyped() {
-        let request = PickerModel.Request(profile: "p", vendor: "v", items: [.init(name: "Item", rename: false)], asksPassphrase: true)
+        let request = PickerModel.Request(
+            profile: "p", vendor: "v", items: [.init(name: "Item", rename: false)], asksPassphrase: true)
         var model = choosing(twoPlugs, request: request)
         _ = model.handle(.enter)
         for character in "secret" { _ = model.handle(.character(character)) }
@@ -129,7 +134,8 @@ private let twoPlugs = [
     }
 
     @Test func anAccessoryVanishingUnderAPromptGoesBackToTheList() {
-        let request = PickerModel.Request(profile: "p", vendor: "v", items: [.init(name: "Item", rename: true)], asksPassphrase: false)
+        let request = PickerModel.Request(
+            profile: "p", vendor: "v", items: [.init(name: "Item", rename: true)], asksPassphrase: false)
         var model = choosing(twoPlugs, request: request)
         _ = model.handle(.enter)
         model.update([], removed: [7])
@@ -186,8 +192,9 @@ private let twoPlugs = [
         _ frame: PickerScreen.Frame, _ width: Int, sourceLocation: SourceLocation = #_sourceLocation
     ) {
         for line in frame.lines {
-            #expect(displayWidth(line) <= width, "wider than \(width): \(line.debugDescription)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                displayWidth(line) <= width, "wider than \(width): \(line.debugDescription)",
+                sourceLocation: sourceLocation)
             let unsafe = line.unicodeScalars.contains { $0.isUnsafeOnTerminal }
             #expect(!unsafe, "\(line.debugDescription)", sourceLocation: sourceLocation)
         }
@@ -197,16 +204,17 @@ private let twoPlugs = [
         var model = choosing(twoPlugs)
         _ = model.handle(.down)
         let frame = screen(width: 100).frame(model)
-        #expect(frame.lines == [
-            "Choose an accessory to set up · Example (org.example.plug)",
-            "",
-            "  #  NAME       ACCESSORY        SIGNAL  VIA      ",
-            "  1  Acme plug  Acme-Setup-4F2A  ▂▄__    Wi-Fi    ",
-            "› 2  Acme plug  Acme-Setup-9B1C  ▂▄▆_    Wi-Fi    " + String(repeating: " ", count: 50),
-            "",
-            "2 found",
-            "↑↓ or number: choose · Enter: set up · Esc: cancel",
-        ])
+        #expect(
+            frame.lines == [
+                "Choose an accessory to set up · Example (org.example.plug)",
+                "",
+                "  #  NAME       ACCESSORY        SIGNAL  VIA      ",
+                "  1  Acme plug  Acme-Setup-4F2A  ▂▄__    Wi-Fi    ",
+                "› 2  Acme plug  Acme-Setup-9B1C  ▂▄▆_    Wi-Fi    " + String(repeating: " ", count: 50),
+                "",
+                "2 found",
+                "↑↓ or number: choose · Enter: set up · Esc: cancel",
+            ])
         #expect(frame.cursor == nil)
     }
 
@@ -224,7 +232,8 @@ private let twoPlugs = [
 
     @Test(arguments: [1, 5, 12, 20, 33])
     func noLineIsEverWiderThanTheTerminal(width: Int) {
-        let request = PickerModel.Request(profile: "p", vendor: "Example", items: [.init(name: "Item", rename: true)], asksPassphrase: true)
+        let request = PickerModel.Request(
+            profile: "p", vendor: "Example", items: [.init(name: "Item", rename: true)], asksPassphrase: true)
         let wide = entry(3, "照明コントローラー", ssid: "カメラ-Setup-XYZ", signal: 99)
         var model = choosing(twoPlugs + [wide], request: request)
         expectFits(screen(width: width).frame(model), width)
@@ -289,7 +298,8 @@ private let twoPlugs = [
     }
 
     @Test func thePassphraseIsNeverDrawn() {
-        let request = PickerModel.Request(profile: "p", vendor: "v", items: [.init(name: "Item", rename: false)], asksPassphrase: true)
+        let request = PickerModel.Request(
+            profile: "p", vendor: "v", items: [.init(name: "Item", rename: false)], asksPassphrase: true)
         var model = choosing(twoPlugs, request: request)
         _ = model.handle(.enter)
         for character in "hunter22" { _ = model.handle(.character(character)) }
@@ -324,8 +334,9 @@ private let twoPlugs = [
 @Suite struct KeyDecoderTests {
     @Test func arrowsEnterAndControlKeys() {
         var decoder = KeyDecoder()
-        #expect(decoder.keys(Array("\u{1B}[A\u{1B}[B\u{1B}OA\r\u{03}\u{7F}2".utf8))
-            == [.up, .down, .up, .enter, .interrupt, .backspace, .character("2")])
+        #expect(
+            decoder.keys(Array("\u{1B}[A\u{1B}[B\u{1B}OA\r\u{03}\u{7F}2".utf8))
+                == [.up, .down, .up, .enter, .interrupt, .backspace, .character("2")])
         #expect(!decoder.isWaiting)
     }
 

@@ -80,7 +80,8 @@ final class TmuxPane: @unchecked Sendable {
         let unset = environment["NO_COLOR"] == nil ? ["-u", "NO_COLOR"] : []
         let settings = "stty -a | tr ' ;' '\\n\\n' | grep -x -e isig -e icanon -e echo | tr '\\n' ' '"
         let invocation = ["env"] + unset + assignments + [Self.quote(ctl.path)] + arguments.map(Self.quote)
-        let command = invocation.joined(separator: " ")
+        let command =
+            invocation.joined(separator: " ")
             + "; echo \"[exit $?]\"; echo \"[tty $(\(settings))]\""
             + "; sleep 600"
         try Self.startServer([
@@ -94,7 +95,8 @@ final class TmuxPane: @unchecked Sendable {
     /// runner's blocked signals are unblocked first, as `ServiceProcess` does, so the pane's
     /// processes get SIGWINCH and SIGINT as on any terminal.
     private static func startServer(_ arguments: [String]) throws {
-        let unblock = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
+        let unblock =
+            "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
             + "os.closerange(3, 65536); os.execv(sys.argv[1], sys.argv[1:])"
         let command = (["/usr/bin/python3", "-c", unblock] + arguments).map(quote).joined(separator: " ")
         try run("/bin/sh", ["-c", command + " </dev/null >/dev/null 2>&1"], environment: utf8)
@@ -122,7 +124,8 @@ final class TmuxPane: @unchecked Sendable {
             if last.contains(text) { return last }
             usleep(100_000)
         }
-        throw HarnessError("""
+        throw HarnessError(
+            """
             the screen did not show '\(text)' within \(Int(timeout)) s; it shows:
             \(last)
             agent log:
@@ -158,10 +161,12 @@ final class TmuxPane: @unchecked Sendable {
 
     /// After the command: the terminal is back in its own mode and off the alternate screen.
     private func expectTerminalRestored(_ screen: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(screen.contains("[tty isig icanon echo ]"), "the terminal was not restored:\n\(screen)",
-                sourceLocation: sourceLocation)
-        #expect(!screen.contains("Choose an accessory"), "the picker stayed on the screen:\n\(screen)",
-                sourceLocation: sourceLocation)
+        #expect(
+            screen.contains("[tty isig icanon echo ]"), "the terminal was not restored:\n\(screen)",
+            sourceLocation: sourceLocation)
+        #expect(
+            !screen.contains("Choose an accessory"), "the picker stayed on the screen:\n\(screen)",
+            sourceLocation: sourceLocation)
     }
 
     @Test func listsAccessoriesLiveAndDownThenEnterSetsUpTheSecond() throws {
@@ -180,8 +185,9 @@ final class TmuxPane: @unchecked Sendable {
         #expect(rows.last?.hasPrefix("  2  Acme plug  Acme-Setup-9B1C  ▂▄▆_") == true, "\(both)")
         let attributed = try pane.screen(attributes: true)
         let selection = attributed.split(separator: "\n").first { $0.contains("› 1") } ?? ""
-        #expect(selection.hasPrefix("\u{1B}[0;7m") || selection.hasPrefix("\u{1B}[7m"),
-                "the selection is not in reverse video: \(attributed.debugDescription)")
+        #expect(
+            selection.hasPrefix("\u{1B}[0;7m") || selection.hasPrefix("\u{1B}[7m"),
+            "the selection is not in reverse video: \(attributed.debugDescription)")
 
         try pane.send("Down")
         let moved = try pane.waitFor("› 2", services: services)
@@ -277,7 +283,9 @@ final class TmuxPane: @unchecked Sendable {
         #expect(end.contains("accessoryAdded Acme camera (Acme-Cam-77) authorized"), "\(end)")
         #expect(end.contains("Joined Acme-Cam-77 on wlan0 through the agent"), "\(end)")
         // The passphrase went to NetworkManager, and nowhere a person or a log would see it.
-        #expect(services.networkManager.log.contains("label-secret-42"), "the typed passphrase did not reach NetworkManager")
+        #expect(
+            services.networkManager.log.contains("label-secret-42"), "the typed passphrase did not reach NetworkManager"
+        )
         #expect(!end.contains("label-secret-42"))
         #expect(!services.agentLog.contains("label-secret-42"))
         expectTerminalRestored(end)

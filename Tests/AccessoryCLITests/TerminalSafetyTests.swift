@@ -9,8 +9,9 @@ private let dangerous: [Unicode.Scalar] = ["\u{1B}", "\u{9B}", "\u{202E}", "\u{2
 
 private func expectNoRawControls(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
     let found = text.unicodeScalars.filter(dangerous.contains)
-    #expect(found.isEmpty, "raw \(found.map { String($0.value, radix: 16) }) in: \(text.debugDescription)",
-            sourceLocation: sourceLocation)
+    #expect(
+        found.isEmpty, "raw \(found.map { String($0.value, radix: 16) }) in: \(text.debugDescription)",
+        sourceLocation: sourceLocation)
 }
 
 /// Strings from profile files and recorded scans, printed by commands that need no service.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AccessoryCore
 
 /// Both matchers, so every behaviour is checked on the indexed one and the reference one.
@@ -72,9 +73,9 @@ struct AccessoryMatcherTests {
         let matcher = kind.make([descriptor(prefix: "hex:43616ffe"), descriptor(prefix: "hex:c3")])
         #expect(matcher.firstMatch(for: ap("hex:43616ffe")) == 0)
         #expect(matcher.firstMatch(for: ap("hex:43616ffe00")) == 0)
-        #expect(matcher.firstMatch(for: ap("Cao")) == nil)          // 43 61 6f: one byte short
+        #expect(matcher.firstMatch(for: ap("Cao")) == nil)  // 43 61 6f: one byte short
         #expect(matcher.firstMatch(for: ap("hex:43616f66")) == nil)
-        #expect(matcher.firstMatch(for: ap("é")) == 1)              // c3 a9 starts with c3
+        #expect(matcher.firstMatch(for: ap("é")) == 1)  // c3 a9 starts with c3
         #expect(matcher.firstMatch(for: ap("Café")) == nil)
     }
 
@@ -112,12 +113,15 @@ struct AccessoryMatcherTests {
         #expect(withBSSID.firstMatch(for: ap(nil, "3C:A6:2F:10:20:31")) == 1)
     }
 
-    @Test("a descriptor without a Wi-Fi identifier matches no access point, and one without a Bluetooth identifier no advertisement",
-          arguments: MatcherKind.allCases)
+    @Test(
+        "a descriptor without a Wi-Fi identifier matches no access point, and one without a Bluetooth identifier no advertisement",
+        arguments: MatcherKind.allCases)
     func crossTransport(kind: MatcherKind) {
         let matcher = kind.make([descriptor(service: heartRate), descriptor(ssid: "Lamp")])
         #expect(matcher.firstMatch(for: ap("Lamp")) == 1)
-        #expect(matcher.firstMatch(for: BLEAdvertisement(address: mac("11:22:33:44:55:66"), serviceUUIDs: [heartRate])) == 0)
+        #expect(
+            matcher.firstMatch(for: BLEAdvertisement(address: mac("11:22:33:44:55:66"), serviceUUIDs: [heartRate])) == 0
+        )
         let onlyWiFi = kind.make([descriptor(ssid: "Lamp")])
         #expect(onlyWiFi.firstMatch(for: BLEAdvertisement(address: mac("11:22:33:44:55:66"), name: "Lamp")) == nil)
     }
@@ -128,7 +132,10 @@ struct AccessoryMatcherTests {
         let address = mac("D8:3B:DA:12:34:56")
         #expect(matcher.firstMatch(for: BLEAdvertisement(address: address, serviceUUIDs: [heartRate, improv])) == 0)
         #expect(matcher.firstMatch(for: BLEAdvertisement(address: address, serviceData: [improv: [0x01]])) == 0)
-        #expect(matcher.firstMatch(for: BLEAdvertisement(address: address, serviceUUIDs: [heartRate], serviceData: [heartRate: [1]])) == nil)
+        #expect(
+            matcher.firstMatch(
+                for: BLEAdvertisement(address: address, serviceUUIDs: [heartRate], serviceData: [heartRate: [1]]))
+                == nil)
         #expect(matcher.firstMatch(for: BLEAdvertisement(address: address)) == nil)
     }
 
@@ -141,12 +148,13 @@ struct AccessoryMatcherTests {
         func advertisement(_ data: [UInt16: [UInt8]]) -> BLEAdvertisement {
             BLEAdvertisement(
                 address: mac("7C:C6:B6:65:43:21"),
-                manufacturerData: Dictionary(uniqueKeysWithValues: data.map { (BluetoothCompanyIdentifier(rawValue: $0.key), $0.value) }))
+                manufacturerData: Dictionary(
+                    uniqueKeysWithValues: data.map { (BluetoothCompanyIdentifier(rawValue: $0.key), $0.value) }))
         }
         #expect(matcher.firstMatch(for: advertisement([allterco: [0x01, 0xC8, 0xA1]])) == 0)
         #expect(matcher.firstMatch(for: advertisement([allterco: [0x01, 0xCF]])) == 0)
         #expect(matcher.firstMatch(for: advertisement([allterco: [0x01, 0xD0]])) == 1)  // mask bits differ
-        #expect(matcher.firstMatch(for: advertisement([allterco: [0x01]])) == 1)        // shorter than the blob
+        #expect(matcher.firstMatch(for: advertisement([allterco: [0x01]])) == 1)  // shorter than the blob
         #expect(matcher.firstMatch(for: advertisement([0x004C: [0x01, 0xC8]])) == nil)  // other company
         #expect(matcher.firstMatch(for: advertisement([0x004C: [0x01, 0xC8], allterco: [0x01, 0xC0]])) == 0)
     }
@@ -165,7 +173,10 @@ struct AccessoryMatcherTests {
         // The service is listed, but carries no data: the pattern cannot match.
         #expect(matcher.firstMatch(for: BLEAdvertisement(address: address, serviceUUIDs: [improv])) == nil)
         // Data of another service does not count.
-        #expect(matcher.firstMatch(for: BLEAdvertisement(address: address, serviceUUIDs: [improv], serviceData: [heartRate: [0x01]])) == nil)
+        #expect(
+            matcher.firstMatch(
+                for: BLEAdvertisement(address: address, serviceUUIDs: [improv], serviceData: [heartRate: [0x01]]))
+                == nil)
     }
 
     @Test("a name substring is case-sensitive unless caseInsensitive is set", arguments: MatcherKind.allCases)
@@ -205,8 +216,8 @@ struct AccessoryMatcherTests {
         let wifi = kind.make([
             descriptor(ssid: "Other"),
             descriptor(bssid: "A4:CF:12:00:00:00", mask: "FF:FF:FF:00:00:00"),  // found by the BSSID index
-            descriptor(prefix: "WLED"),                                          // by the prefix trie
-            descriptor(ssid: "WLED-AP"),                                         // by the SSID table
+            descriptor(prefix: "WLED"),  // by the prefix trie
+            descriptor(ssid: "WLED-AP"),  // by the SSID table
             descriptor(prefix: "W"),
         ])
         #expect(wifi.firstMatch(for: ap("WLED-AP", "A4:CF:12:6B:00:01")) == 1)
@@ -237,17 +248,31 @@ struct AccessoryMatcherTests {
         let matcher = kind.make([descriptor(ssid: "WLED-AP")])
         let weak = ap("WLED-AP", "A4:CF:12:6B:00:01", strength: 58)
         let strong = ap("WLED-AP", "A4:CF:12:6B:00:01", strength: 64)
-        #expect(matcher.matches(wifi: [weak, strong], bluetooth: []) == [AccessoryMatch(itemIndex: 0, device: .wifi(strong))])
-        #expect(matcher.matches(wifi: [strong, weak], bluetooth: []) == [AccessoryMatch(itemIndex: 0, device: .wifi(strong))])
+        #expect(
+            matcher.matches(wifi: [weak, strong], bluetooth: []) == [
+                AccessoryMatch(itemIndex: 0, device: .wifi(strong))
+            ])
+        #expect(
+            matcher.matches(wifi: [strong, weak], bluetooth: []) == [
+                AccessoryMatch(itemIndex: 0, device: .wifi(strong))
+            ])
     }
 
-    @Test("for one BSSID matched by several items, the earliest item is kept even if weaker", arguments: MatcherKind.allCases)
+    @Test(
+        "for one BSSID matched by several items, the earliest item is kept even if weaker",
+        arguments: MatcherKind.allCases)
     func oneMatchPerBSSIDEarliestItem(kind: MatcherKind) {
         let matcher = kind.make([descriptor(ssid: "A"), descriptor(ssid: "B")])
         let first = ap("A", "02:00:00:00:00:07", strength: 30)
         let second = ap("B", "02:00:00:00:00:07", strength: 90)
-        #expect(matcher.matches(wifi: [second, first], bluetooth: []) == [AccessoryMatch(itemIndex: 0, device: .wifi(first))])
-        #expect(matcher.matches(wifi: [first, second], bluetooth: []) == [AccessoryMatch(itemIndex: 0, device: .wifi(first))])
+        #expect(
+            matcher.matches(wifi: [second, first], bluetooth: []) == [
+                AccessoryMatch(itemIndex: 0, device: .wifi(first))
+            ])
+        #expect(
+            matcher.matches(wifi: [first, second], bluetooth: []) == [
+                AccessoryMatch(itemIndex: 0, device: .wifi(first))
+            ])
     }
 
     @Test("two BSSIDs with the same SSID are two matches", arguments: MatcherKind.allCases)
@@ -255,29 +280,42 @@ struct AccessoryMatcherTests {
         let matcher = kind.make([descriptor(ssid: "WLED-AP")])
         let one = ap("WLED-AP", "A4:CF:12:6B:00:01", strength: 40)
         let two = ap("WLED-AP", "A4:CF:12:6B:00:02", strength: 70)
-        #expect(matcher.matches(wifi: [one, two], bluetooth: []) == [
-            AccessoryMatch(itemIndex: 0, device: .wifi(two)),
-            AccessoryMatch(itemIndex: 0, device: .wifi(one)),
-        ])
+        #expect(
+            matcher.matches(wifi: [one, two], bluetooth: []) == [
+                AccessoryMatch(itemIndex: 0, device: .wifi(two)),
+                AccessoryMatch(itemIndex: 0, device: .wifi(one)),
+            ])
     }
 
-    @Test("one match per Bluetooth device: the strongest advertisement is kept, no RSSI is weakest", arguments: MatcherKind.allCases)
+    @Test(
+        "one match per Bluetooth device: the strongest advertisement is kept, no RSSI is weakest",
+        arguments: MatcherKind.allCases)
     func oneMatchPerBluetoothDevice(kind: MatcherKind) {
         let matcher = kind.make([descriptor(service: heartRate)])
         let unknown = BLEAdvertisement(address: mac("11:22:33:44:55:66"), rssi: nil, serviceUUIDs: [heartRate])
         let weak = BLEAdvertisement(address: mac("11:22:33:44:55:66"), rssi: -90, serviceUUIDs: [heartRate])
         let strong = BLEAdvertisement(address: mac("11:22:33:44:55:66"), rssi: -40, serviceUUIDs: [heartRate])
-        #expect(matcher.matches(wifi: [], bluetooth: [unknown, weak, strong]) == [AccessoryMatch(itemIndex: 0, device: .bluetooth(strong))])
-        #expect(matcher.matches(wifi: [], bluetooth: [strong, unknown, weak]) == [AccessoryMatch(itemIndex: 0, device: .bluetooth(strong))])
-        #expect(matcher.matches(wifi: [], bluetooth: [unknown, weak]) == [AccessoryMatch(itemIndex: 0, device: .bluetooth(weak))])
+        #expect(
+            matcher.matches(wifi: [], bluetooth: [unknown, weak, strong]) == [
+                AccessoryMatch(itemIndex: 0, device: .bluetooth(strong))
+            ])
+        #expect(
+            matcher.matches(wifi: [], bluetooth: [strong, unknown, weak]) == [
+                AccessoryMatch(itemIndex: 0, device: .bluetooth(strong))
+            ])
+        #expect(
+            matcher.matches(wifi: [], bluetooth: [unknown, weak]) == [
+                AccessoryMatch(itemIndex: 0, device: .bluetooth(weak))
+            ])
         // The same address of another type is another device.
         var random = strong
         random.addressType = .random
         #expect(matcher.matches(wifi: [], bluetooth: [strong, random]).count == 2)
     }
 
-    @Test("matches lists Wi-Fi first, each kind strongest first, then by address; unmatched devices are left out",
-          arguments: MatcherKind.allCases)
+    @Test(
+        "matches lists Wi-Fi first, each kind strongest first, then by address; unmatched devices are left out",
+        arguments: MatcherKind.allCases)
     func ordering(kind: MatcherKind) {
         let matcher = kind.make([descriptor(prefix: "WLED"), descriptor(service: heartRate), descriptor(ssid: "Setup")])
         let wifi = [
@@ -294,22 +332,24 @@ struct AccessoryMatcherTests {
             BLEAdvertisement(address: mac("11:00:00:00:00:04"), rssi: -45, serviceUUIDs: [heartRate]),
         ]
         let result = matcher.matches(wifi: wifi, bluetooth: bluetooth)
-        #expect(result == [
-            AccessoryMatch(itemIndex: 2, device: .wifi(wifi[2])),
-            AccessoryMatch(itemIndex: 0, device: .wifi(wifi[0])),
-            AccessoryMatch(itemIndex: 0, device: .wifi(wifi[4])),
-            AccessoryMatch(itemIndex: 0, device: .wifi(wifi[3])),
-            AccessoryMatch(itemIndex: 1, device: .bluetooth(bluetooth[3])),
-            AccessoryMatch(itemIndex: 1, device: .bluetooth(bluetooth[1])),
-            AccessoryMatch(itemIndex: 1, device: .bluetooth(bluetooth[0])),
-        ])
+        #expect(
+            result == [
+                AccessoryMatch(itemIndex: 2, device: .wifi(wifi[2])),
+                AccessoryMatch(itemIndex: 0, device: .wifi(wifi[0])),
+                AccessoryMatch(itemIndex: 0, device: .wifi(wifi[4])),
+                AccessoryMatch(itemIndex: 0, device: .wifi(wifi[3])),
+                AccessoryMatch(itemIndex: 1, device: .bluetooth(bluetooth[3])),
+                AccessoryMatch(itemIndex: 1, device: .bluetooth(bluetooth[1])),
+                AccessoryMatch(itemIndex: 1, device: .bluetooth(bluetooth[0])),
+            ])
     }
 
     @Test("no descriptors match nothing", arguments: MatcherKind.allCases)
     func noDescriptors(kind: MatcherKind) {
         let matcher = kind.make([])
         #expect(matcher.firstMatch(for: ap("x")) == nil)
-        #expect(matcher.matches(wifi: [ap("x")], bluetooth: [BLEAdvertisement(address: mac("11:22:33:44:55:66"))]) == [])
+        #expect(
+            matcher.matches(wifi: [ap("x")], bluetooth: [BLEAdvertisement(address: mac("11:22:33:44:55:66"))]) == [])
     }
 }
 
@@ -350,7 +390,8 @@ struct RandomScanWorld {
     static let ouis: [UInt64] = [0xA4CF12, 0x7CDFA1, 0x3CA62F, 0x84F3EB, 0xC8C9A3, 0x021122, 0xD83BDA, 0x5E0A11]
     static let tails: [UInt64] = [0x00, 0x01, 0x02, 0xFF]
     static let bssidMasks: [MACAddress?] = [
-        nil, MACAddress(rawValue: 0xFFFF_FFFF_FFFF), MACAddress(rawValue: 0xFFFF_FFFF_FF00), MACAddress(rawValue: 0xFFFF_FF00_00FF),
+        nil, MACAddress(rawValue: 0xFFFF_FFFF_FFFF), MACAddress(rawValue: 0xFFFF_FFFF_FF00),
+        MACAddress(rawValue: 0xFFFF_FF00_00FF),
     ]
     static let ouiMask = MACAddress(rawValue: 0xFFFF_FF00_0000)
     static let services = [0x180D, 0x180F, 0x4677, 0xFE59].map { BluetoothUUID(assigned: UInt16($0)) }
@@ -442,7 +483,9 @@ struct RandomScanWorld {
 
 @Suite("AccessoryMatcher equivalence")
 struct AccessoryMatcherEquivalenceTests {
-    @Test("the indexed matcher agrees with the linear one on random descriptors and scans", arguments: [UInt64(1), 0x5EED_CAFE, 20_250_601])
+    @Test(
+        "the indexed matcher agrees with the linear one on random descriptors and scans",
+        arguments: [UInt64(1), 0x5EED_CAFE, 20_250_601])
     func randomizedEquivalence(seed: UInt64) {
         var world = RandomScanWorld(random: SplitMix64(seed: seed))
         let descriptors = (0..<2_000).map { _ in world.descriptor() }
@@ -459,7 +502,9 @@ struct AccessoryMatcherEquivalenceTests {
             let expected = linear.firstMatch(for: entry)
             let found = indexed.firstMatch(for: entry)
             if found != expected {
-                wifiDisagreements.append("\(entry.ssid?.escaped ?? "(hidden)") \(entry.bssid) \(entry.strength)%: indexed \(found.map(String.init) ?? "nil"), linear \(expected.map(String.init) ?? "nil")")
+                wifiDisagreements.append(
+                    "\(entry.ssid?.escaped ?? "(hidden)") \(entry.bssid) \(entry.strength)%: indexed \(found.map(String.init) ?? "nil"), linear \(expected.map(String.init) ?? "nil")"
+                )
             }
             if let expected { wifiMatched += 1; matchedItems.insert(expected) }
         }
@@ -469,20 +514,29 @@ struct AccessoryMatcherEquivalenceTests {
             let expected = linear.firstMatch(for: advertisement)
             let found = indexed.firstMatch(for: advertisement)
             if found != expected {
-                bluetoothDisagreements.append("\(advertisement.address) \(advertisement.name ?? "-"): indexed \(found.map(String.init) ?? "nil"), linear \(expected.map(String.init) ?? "nil")")
+                bluetoothDisagreements.append(
+                    "\(advertisement.address) \(advertisement.name ?? "-"): indexed \(found.map(String.init) ?? "nil"), linear \(expected.map(String.init) ?? "nil")"
+                )
             }
             if let expected { bluetoothMatched += 1; matchedItems.insert(expected) }
         }
-        #expect(wifiDisagreements.isEmpty, "\(wifiDisagreements.count) Wi-Fi disagreements, first: \(wifiDisagreements.prefix(5))")
-        #expect(bluetoothDisagreements.isEmpty, "\(bluetoothDisagreements.count) Bluetooth disagreements, first: \(bluetoothDisagreements.prefix(5))")
+        #expect(
+            wifiDisagreements.isEmpty,
+            "\(wifiDisagreements.count) Wi-Fi disagreements, first: \(wifiDisagreements.prefix(5))")
+        #expect(
+            bluetoothDisagreements.isEmpty,
+            "\(bluetoothDisagreements.count) Bluetooth disagreements, first: \(bluetoothDisagreements.prefix(5))")
 
         let indexedMatches = indexed.matches(wifi: wifi, bluetooth: bluetooth)
         #expect(indexedMatches == linear.matches(wifi: wifi, bluetooth: bluetooth))
 
         // Not vacuous: many entries match, a fair share do not, and the matches spread over many items.
-        #expect(wifiMatched >= 150 && wifi.count - wifiMatched >= 20, "Wi-Fi entries matched: \(wifiMatched) of \(wifi.count)")
-        #expect(bluetoothMatched >= 40 && bluetooth.count - bluetoothMatched >= 20,
-                "advertisements matched: \(bluetoothMatched) of \(bluetooth.count)")
+        #expect(
+            wifiMatched >= 150 && wifi.count - wifiMatched >= 20,
+            "Wi-Fi entries matched: \(wifiMatched) of \(wifi.count)")
+        #expect(
+            bluetoothMatched >= 40 && bluetooth.count - bluetoothMatched >= 20,
+            "advertisements matched: \(bluetoothMatched) of \(bluetooth.count)")
         #expect(matchedItems.count >= 100, "distinct items matched: \(matchedItems.count)")
         #expect(matchedItems.contains { $0 >= 1_000 }, "no item beyond the first thousand matched")
         #expect(indexedMatches.count >= 200)

@@ -34,16 +34,19 @@ struct AccessorySessionJoinTests {
         #expect(fixed.joinOnce)
         let own = try session.hotspotConfiguration(for: id, passphrase: Secret("changed-it"))
         #expect(own.security == .wpa2Personal(Secret("changed-it")))
-        #expect(Self.refusal { () throws(AccessorySessionError) in
-            try session.hotspotConfiguration(for: id, passphrase: Secret("short"))
-        } == "passphrase")
+        #expect(
+            Self.refusal { () throws(AccessorySessionError) in
+                try session.hotspotConfiguration(for: id, passphrase: Secret("short"))
+            } == "passphrase")
     }
 
     @Test func aPromptedPassphraseMustBeGiven() {
-        let (session, id) = Self.session(hotspot: HotspotPolicy(security: .wpa3Personal, passphrase: .prompt(hint: nil)))
-        #expect(Self.refusal { () throws(AccessorySessionError) in
-            try session.hotspotConfiguration(for: id, passphrase: nil)
-        } == "passphrase")
+        let (session, id) = Self.session(
+            hotspot: HotspotPolicy(security: .wpa3Personal, passphrase: .prompt(hint: nil)))
+        #expect(
+            Self.refusal { () throws(AccessorySessionError) in
+                try session.hotspotConfiguration(for: id, passphrase: nil)
+            } == "passphrase")
     }
 
     @Test func withoutSecurityOnlyForAnOpenHotspot() throws {
@@ -51,34 +54,40 @@ struct AccessorySessionJoinTests {
         let configuration = try open.hotspotConfiguration(for: openID, passphrase: nil, withoutSecurity: true)
         #expect(configuration.security == .open)
         #expect(!configuration.joinOnce)
-        #expect(Self.refusal { () throws(AccessorySessionError) in
-            try open.hotspotConfiguration(for: openID, passphrase: Secret("x"), withoutSecurity: true)
-        } == "passphrase")
+        #expect(
+            Self.refusal { () throws(AccessorySessionError) in
+                try open.hotspotConfiguration(for: openID, passphrase: Secret("x"), withoutSecurity: true)
+            } == "passphrase")
 
         let (secured, securedID) = Self.session(hotspot: HotspotPolicy(security: .wpa2Personal, passphrase: .handoff))
-        #expect(Self.refusal { () throws(AccessorySessionError) in
-            try secured.hotspotConfiguration(for: securedID, passphrase: nil, withoutSecurity: true)
-        } == "withoutSecurity")
+        #expect(
+            Self.refusal { () throws(AccessorySessionError) in
+                try secured.hotspotConfiguration(for: securedID, passphrase: nil, withoutSecurity: true)
+            } == "withoutSecurity")
     }
 
     @Test func withoutAPolicyAPassphraseMeansWPAPersonal() throws {
         let (session, id) = Self.session(hotspot: nil)
         #expect(try session.hotspotConfiguration(for: id, passphrase: nil).security == .open)
-        #expect(try session.hotspotConfiguration(for: id, passphrase: Secret("12345678")).security
-            == .wpa2Personal(Secret("12345678")))
+        #expect(
+            try session.hotspotConfiguration(for: id, passphrase: Secret("12345678")).security
+                == .wpa2Personal(Secret("12345678")))
     }
 
     @Test func onlyAnAuthorizedAccessoryWithAHotspotIsJoined() {
         let (awaiting, awaitingID) = Self.session(hotspot: nil, state: .awaitingAuthorization)
-        #expect(Self.refusal { () throws(AccessorySessionError) in
-            try awaiting.hotspotConfiguration(for: awaitingID, passphrase: nil)
-        } == "accessory")
+        #expect(
+            Self.refusal { () throws(AccessorySessionError) in
+                try awaiting.hotspotConfiguration(for: awaitingID, passphrase: nil)
+            } == "accessory")
         let (bluetoothOnly, bluetoothID) = Self.session(hotspot: nil, ssid: nil)
-        #expect(Self.refusal { () throws(AccessorySessionError) in
-            try bluetoothOnly.hotspotConfiguration(for: bluetoothID, passphrase: nil)
-        } == "accessory")
-        #expect(Self.refusal { () throws(AccessorySessionError) in
-            try bluetoothOnly.hotspotConfiguration(for: UUID(), passphrase: nil)
-        } == "accessory")
+        #expect(
+            Self.refusal { () throws(AccessorySessionError) in
+                try bluetoothOnly.hotspotConfiguration(for: bluetoothID, passphrase: nil)
+            } == "accessory")
+        #expect(
+            Self.refusal { () throws(AccessorySessionError) in
+                try bluetoothOnly.hotspotConfiguration(for: UUID(), passphrase: nil)
+            } == "accessory")
     }
 }

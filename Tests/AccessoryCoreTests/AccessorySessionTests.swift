@@ -380,13 +380,16 @@ struct AccessorySessionAuthorizationTests {
         let entry = try #require(run.session.pickerEntries.first)
         #expect(
             run.send(.picked(PickerChoice(entryID: entry.id))) == [
-                .stopDiscovery, .cancelTimer(discoveryTimer), .emit(.pickerSetupBridging), .setUp(.hotspotHandoff, entry),
+                .stopDiscovery, .cancelTimer(discoveryTimer), .emit(.pickerSetupBridging),
+                .setUp(.hotspotHandoff, entry),
             ])
         #expect(run.refusal(.setupFinished(.hotspotHandoff, nil))?.field == "step", "finished without a hotspot")
-        let revealed = RevealedHotspot(ssid: try SSID("GP24501234"), passphrase: Secret("camera-pass-1234"), security: .wpa3Personal)
+        let revealed = RevealedHotspot(
+            ssid: try SSID("GP24501234"), passphrase: Secret("camera-pass-1234"), security: .wpa3Personal)
         #expect(run.send(.hotspotRevealed(revealed)).isEmpty)
         run.send(.setupFinished(.hotspotHandoff, nil))
-        #expect(run.eventTypes == [.activated, .pickerDidPresent, .pickerSetupBridging, .accessoryAdded, .pickerDidDismiss])
+        #expect(
+            run.eventTypes == [.activated, .pickerDidPresent, .pickerSetupBridging, .accessoryAdded, .pickerDidDismiss])
         let record = try #require(run.session.accessories.first)
         #expect(record.ssid == revealed.ssid && record.bluetoothIdentifier == entry.bluetooth?.address)
         #expect(run.session.suppliedPassphrase(for: record.id) == .secret(Secret("camera-pass-1234")))
@@ -410,7 +413,9 @@ struct AccessorySessionAuthorizationTests {
         run.send(.renameAccessory(record.id, name: "plug-elsewhere", options: .ssid))
         #expect(run.session.suppliedPassphrase(for: record.id) == nil)
         let refused = run.session.joinRefusal(record.id, passphrase: nil)
-        #expect(refused?.field == "passphrase" && "\(String(describing: refused))".contains("renamed"), "\(String(describing: refused))")
+        #expect(
+            refused?.field == "passphrase" && "\(String(describing: refused))".contains("renamed"),
+            "\(String(describing: refused))")
         let own = try run.session.hotspotConfiguration(for: record.id, passphrase: Secret("given-with-the-join"))
         #expect(own.target == .ssid(try SSID("plug-elsewhere")))
         #expect(own.security == .wpa2Personal(Secret("given-with-the-join")))
@@ -423,10 +428,12 @@ struct AccessorySessionAuthorizationTests {
     @Test func aProfilesFixedPassphraseIsNotOfferedToARenamedHotspot() throws {
         var profile = Fixture.profile
         profile.hotspot = HotspotPolicy(security: .wpa2Personal, passphrase: .fixed(Secret("factory-pass")))
-        let record = Fixture.record("Plug", state: .authorized, descriptor: Fixture.plugItem.descriptor, ssid: "plug-0001")
+        let record = Fixture.record(
+            "Plug", state: .authorized, descriptor: Fixture.plugItem.descriptor, ssid: "plug-0001")
         var run = SessionRun(profile: profile, accessories: [record])
-        #expect(try run.session.hotspotConfiguration(for: record.id, passphrase: nil).security
-            == .wpa2Personal(Secret("factory-pass")))
+        #expect(
+            try run.session.hotspotConfiguration(for: record.id, passphrase: nil).security
+                == .wpa2Personal(Secret("factory-pass")))
         run.send(.renameAccessory(record.id, name: "plug-attacker", options: .ssid))
         #expect(run.session.joinRefusal(record.id, passphrase: nil)?.field == "passphrase")
     }
@@ -530,8 +537,9 @@ struct AccessorySessionAuthorizationTests {
         run.send(.renameAccessory(record.id, name: "plug-desk", options: .ssid))
         #expect(run.session.accessories.first?.ssid == (try SSID("plug-desk")))
         #expect(run.session.accessories.first?.foundSSID == (try SSID("plug-0001")))
-        #expect(run.refusal(.renameAccessory(record.id, name: "HomeNet", options: .ssid))?.field == "name",
-                "an SSID the profile's descriptors do not accept")
+        #expect(
+            run.refusal(.renameAccessory(record.id, name: "HomeNet", options: .ssid))?.field == "name",
+            "an SSID the profile's descriptors do not accept")
         #expect(
             run.refusal(.renameAccessory(record.id, name: String(repeating: "x", count: 33), options: .ssid))?.field
                 == "name")

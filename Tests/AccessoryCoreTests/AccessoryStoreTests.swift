@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AccessoryCore
 
 /// A fresh directory under the system's temporary directory, removed by `remove()`.
@@ -24,7 +25,9 @@ private struct Scratch {
 private struct SimulatedCrash: Error {}
 
 /// Runs `body` and returns the AccessoryStoreError it threw, recording an issue otherwise.
-private func storeError(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) -> AccessoryStoreError? {
+private func storeError(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void)
+    -> AccessoryStoreError?
+{
     do {
         try body()
         Issue.record("expected an AccessoryStoreError, nothing was thrown", sourceLocation: sourceLocation)
@@ -123,7 +126,8 @@ struct AccessoryStoreTests {
         let store = AccessoryStore(url: scratch.storeURL)
         try store.save(try sampleRecords())
         try store.save([])
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: scratch.storeURL)) as? [String: Any])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: scratch.storeURL)) as? [String: Any])
         #expect(object["schemaVersion"] as? Int == 1)
         #expect((object["records"] as? [Any])?.isEmpty == true)
         #expect(try store.load() == [])
@@ -208,7 +212,8 @@ struct AccessoryStoreTests {
         try AccessoryStore(url: newFile).save(records)
         let full = try Data(contentsOf: newFile)
         try FileManager.default.removeItem(at: newFile)
-        let stale = scratch.directory.appendingPathComponent(".accessories.json.tmp-1F2E3D4C-DEAD-BEEF-0000-000000000000")
+        let stale = scratch.directory.appendingPathComponent(
+            ".accessories.json.tmp-1F2E3D4C-DEAD-BEEF-0000-000000000000")
         try full.prefix(full.count / 2).write(to: stale)
         // Files that are not this store's temporary files are left alone.
         let unrelated = scratch.directory.appendingPathComponent(".other.json.tmp-1234")
@@ -232,7 +237,10 @@ struct AccessoryStoreTests {
         ("schemaVersion as a string", Array(#"{"schemaVersion": "1", "records": []}"#.utf8)),
         ("fractional schemaVersion", Array(#"{"schemaVersion": 1.5, "records": []}"#.utf8)),
         ("records of the wrong shape", Array(#"{"schemaVersion": 1, "records": {"a": 1}}"#.utf8)),
-        ("a record missing fields", Array(#"{"schemaVersion": 1, "records": [{"id": "6F1B7C1E-0000-4000-8000-000000000001"}]}"#.utf8)),
+        (
+            "a record missing fields",
+            Array(#"{"schemaVersion": 1, "records": [{"id": "6F1B7C1E-0000-4000-8000-000000000001"}]}"#.utf8)
+        ),
         ("missing records", Array(#"{"schemaVersion": 1}"#.utf8)),
         ("a key given twice", Array(#"{"schemaVersion": 1, "records": [], "records": []}"#.utf8)),
     ]
@@ -265,11 +273,19 @@ struct AccessoryStoreTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: kept)) == original)
     }
 
-    @Test("the reason a store is corrupt says where the fault is", arguments: [
-        (#"{"schemaVersion": 1, "records": [{"id": "#, "(document): is not valid JSON: line 1, column 41: the document ends where a value is expected"),
-        (#"{"schemaVersion": 1, "records": [], "records": []}"#, "records: is given twice in one object (line 1, column 22 and line 1, column 37)"),
-        ("[1, 2, 3]", "it is not a JSON object"),
-    ])
+    @Test(
+        "the reason a store is corrupt says where the fault is",
+        arguments: [
+            (
+                #"{"schemaVersion": 1, "records": [{"id": "#,
+                "(document): is not valid JSON: line 1, column 41: the document ends where a value is expected"
+            ),
+            (
+                #"{"schemaVersion": 1, "records": [], "records": []}"#,
+                "records: is given twice in one object (line 1, column 22 and line 1, column 37)"
+            ),
+            ("[1, 2, 3]", "it is not a JSON object"),
+        ])
     func corruptReason(contents: String, reason: String) throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
@@ -317,13 +333,17 @@ struct AccessoryStoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.storeURL.path) == [])
     }
 
-    @Test("every error description names the store's path", arguments: [
-        AccessoryStoreError.unreadable(path: "/var/lib/agent/accessories.json", reason: "denied"),
-        .corrupt(path: "/var/lib/agent/accessories.json", reason: "bad", keptAt: "/var/lib/agent/accessories.json.corrupt-1"),
-        .corrupt(path: "/var/lib/agent/accessories.json", reason: "bad", keptAt: nil),
-        .unsupportedSchemaVersion(path: "/var/lib/agent/accessories.json", found: 2, supported: 1),
-        .writeFailed(path: "/var/lib/agent/accessories.json", reason: "disk full"),
-    ])
+    @Test(
+        "every error description names the store's path",
+        arguments: [
+            AccessoryStoreError.unreadable(path: "/var/lib/agent/accessories.json", reason: "denied"),
+            .corrupt(
+                path: "/var/lib/agent/accessories.json", reason: "bad",
+                keptAt: "/var/lib/agent/accessories.json.corrupt-1"),
+            .corrupt(path: "/var/lib/agent/accessories.json", reason: "bad", keptAt: nil),
+            .unsupportedSchemaVersion(path: "/var/lib/agent/accessories.json", found: 2, supported: 1),
+            .writeFailed(path: "/var/lib/agent/accessories.json", reason: "disk full"),
+        ])
     func descriptionsNamePath(error: AccessoryStoreError) {
         #expect(error.description.contains("/var/lib/agent/accessories.json"))
     }
@@ -333,7 +353,9 @@ struct AccessoryStoreTests {
         let data = try JSONEncoder().encode(AccessoryState.allCases)
         #expect(String(decoding: data, as: UTF8.self) == #"["unauthorized","awaitingAuthorization","authorized"]"#)
         #expect(try JSONDecoder().decode([AccessoryState].self, from: data) == AccessoryState.allCases)
-        #expect(throws: DecodingError.self) { try JSONDecoder().decode([AccessoryState].self, from: Data(#"["revoked"]"#.utf8)) }
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode([AccessoryState].self, from: Data(#"["revoked"]"#.utf8))
+        }
         #expect(AccessoryState.allCases.map(\.rawValue) == [0, 10, 20])
     }
 }

@@ -24,7 +24,8 @@ struct BoundedInputLimitTests {
         let pipe = Pipe()
         pipe.fileHandleForWriting.write(Data("secret\n".utf8))
         try pipe.fileHandleForWriting.close()
-        let data = try BoundedInput.read(descriptor: pipe.fileHandleForReading.fileDescriptor, name: "standard input", limit: 4096)
+        let data = try BoundedInput.read(
+            descriptor: pipe.fileHandleForReading.fileDescriptor, name: "standard input", limit: 4096)
         #expect(data == Data("secret\n".utf8))
     }
 

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AccessoryCore
 
 /// One broken rule: a descriptor that breaks exactly it, the error and its field.
@@ -20,59 +21,92 @@ struct BrokenRule: Sendable, CustomTestStringConvertible {
         var d = DiscoveryDescriptor()
         d.ssid = ssid
         d.ssidPrefix = try! SSID("Set")
-        rules.append(BrokenRule(name: "ssid and ssidPrefix", descriptor: d, error: .ssidAndSSIDPrefixBothSet, field: "ssidPrefix"))
+        rules.append(
+            BrokenRule(
+                name: "ssid and ssidPrefix", descriptor: d, error: .ssidAndSSIDPrefixBothSet, field: "ssidPrefix"))
 
         d = DiscoveryDescriptor()
         d.ssid = ssid
         d.bssidMask = MACAddress(rawValue: 0xFFFF_FF00_0000)
-        rules.append(BrokenRule(name: "bssidMask without bssid", descriptor: d, error: .bssidMaskWithoutBSSID, field: "bssidMask"))
+        rules.append(
+            BrokenRule(
+                name: "bssidMask without bssid", descriptor: d, error: .bssidMaskWithoutBSSID, field: "bssidMask"))
 
         d = DiscoveryDescriptor()
         d.bluetoothServiceUUID = service
         d.minimumSignalStrength = 50
-        rules.append(BrokenRule(name: "signal floor without Wi-Fi identifier", descriptor: d, error: .signalFloorWithoutWiFiIdentifier, field: "minimumSignalStrength"))
+        rules.append(
+            BrokenRule(
+                name: "signal floor without Wi-Fi identifier", descriptor: d, error: .signalFloorWithoutWiFiIdentifier,
+                field: "minimumSignalStrength"))
 
         d = DiscoveryDescriptor()
         d.ssid = ssid
         d.minimumSignalStrength = 101
-        rules.append(BrokenRule(name: "signal strength 101", descriptor: d, error: .signalStrengthOutOfRange(101), field: "minimumSignalStrength"))
+        rules.append(
+            BrokenRule(
+                name: "signal strength 101", descriptor: d, error: .signalStrengthOutOfRange(101),
+                field: "minimumSignalStrength"))
 
         d = DiscoveryDescriptor()
         d.ssid = ssid
         d.minimumSignalStrength = -1
-        rules.append(BrokenRule(name: "signal strength -1", descriptor: d, error: .signalStrengthOutOfRange(-1), field: "minimumSignalStrength"))
+        rules.append(
+            BrokenRule(
+                name: "signal strength -1", descriptor: d, error: .signalStrengthOutOfRange(-1),
+                field: "minimumSignalStrength"))
 
         d = DiscoveryDescriptor()
         d.ssid = ssid
         d.bluetoothNameSubstring = "lamp"
-        rules.append(BrokenRule(name: "name substring without Bluetooth identifier", descriptor: d, error: .nameSubstringWithoutIdentifier, field: "bluetoothNameSubstring"))
+        rules.append(
+            BrokenRule(
+                name: "name substring without Bluetooth identifier", descriptor: d,
+                error: .nameSubstringWithoutIdentifier, field: "bluetoothNameSubstring"))
 
         d = DiscoveryDescriptor()
         d.bluetoothServiceUUID = service
         d.bluetoothNameSubstring = ""
-        rules.append(BrokenRule(name: "empty name substring", descriptor: d, error: .emptyNameSubstring, field: "bluetoothNameSubstring"))
+        rules.append(
+            BrokenRule(
+                name: "empty name substring", descriptor: d, error: .emptyNameSubstring, field: "bluetoothNameSubstring"
+            ))
 
         d = DiscoveryDescriptor()
         d.bluetoothServiceUUID = service
         d.bluetoothManufacturerData = pattern
-        rules.append(BrokenRule(name: "manufacturer data without company", descriptor: d, error: .manufacturerDataWithoutCompanyIdentifier, field: "bluetoothManufacturerDataBlob"))
+        rules.append(
+            BrokenRule(
+                name: "manufacturer data without company", descriptor: d,
+                error: .manufacturerDataWithoutCompanyIdentifier, field: "bluetoothManufacturerDataBlob"))
 
         d = DiscoveryDescriptor()
         d.bluetoothCompanyIdentifier = company
         d.bluetoothServiceData = pattern
-        rules.append(BrokenRule(name: "service data without service UUID", descriptor: d, error: .serviceDataWithoutServiceUUID, field: "bluetoothServiceDataBlob"))
+        rules.append(
+            BrokenRule(
+                name: "service data without service UUID", descriptor: d, error: .serviceDataWithoutServiceUUID,
+                field: "bluetoothServiceDataBlob"))
 
         d = DiscoveryDescriptor()
         d.ssid = ssid
         d.bluetoothRange = .immediate
-        rules.append(BrokenRule(name: "range without Bluetooth identifier", descriptor: d, error: .rangeWithoutBluetoothIdentifier, field: "bluetoothRange"))
+        rules.append(
+            BrokenRule(
+                name: "range without Bluetooth identifier", descriptor: d, error: .rangeWithoutBluetoothIdentifier,
+                field: "bluetoothRange"))
 
         d = DiscoveryDescriptor()
         d.ssid = ssid
         d.supportedOptions = [.bluetoothPairingLE]
-        rules.append(BrokenRule(name: "supported options without Bluetooth identifier", descriptor: d, error: .supportedOptionsWithoutBluetoothIdentifier, field: "supportedOptions"))
+        rules.append(
+            BrokenRule(
+                name: "supported options without Bluetooth identifier", descriptor: d,
+                error: .supportedOptionsWithoutBluetoothIdentifier, field: "supportedOptions"))
 
-        rules.append(BrokenRule(name: "no identifier", descriptor: DiscoveryDescriptor(), error: .noIdentifier, field: "(descriptor)"))
+        rules.append(
+            BrokenRule(
+                name: "no identifier", descriptor: DiscoveryDescriptor(), error: .noIdentifier, field: "(descriptor)"))
         return rules
     }()
 }
@@ -90,20 +124,23 @@ struct DiscoveryDescriptorTests {
     func everyCaseCovered() {
         // The switch in caseName is exhaustive, so a new case fails to compile until it is named here.
         let covered = Set(BrokenRule.all.map { caseName($0.error) })
-        #expect(covered == [
-            "ssidAndSSIDPrefixBothSet", "bssidMaskWithoutBSSID", "signalFloorWithoutWiFiIdentifier",
-            "signalStrengthOutOfRange", "nameSubstringWithoutIdentifier", "emptyNameSubstring",
-            "manufacturerDataWithoutCompanyIdentifier", "serviceDataWithoutServiceUUID",
-            "rangeWithoutBluetoothIdentifier", "supportedOptionsWithoutBluetoothIdentifier", "noIdentifier",
-        ])
+        #expect(
+            covered == [
+                "ssidAndSSIDPrefixBothSet", "bssidMaskWithoutBSSID", "signalFloorWithoutWiFiIdentifier",
+                "signalStrengthOutOfRange", "nameSubstringWithoutIdentifier", "emptyNameSubstring",
+                "manufacturerDataWithoutCompanyIdentifier", "serviceDataWithoutServiceUUID",
+                "rangeWithoutBluetoothIdentifier", "supportedOptionsWithoutBluetoothIdentifier", "noIdentifier",
+            ])
     }
 
     @Test("description is the field and the message")
     func errorDescription() {
-        #expect(DiscoveryDescriptorError.signalStrengthOutOfRange(101).description
-            == "minimumSignalStrength: is 101; signal strength is a percentage from 0 to 100")
-        #expect(DiscoveryDescriptorError.bssidMaskWithoutBSSID.description
-            == "bssidMask: a BSSID mask needs a bssid to compare with")
+        #expect(
+            DiscoveryDescriptorError.signalStrengthOutOfRange(101).description
+                == "minimumSignalStrength: is 101; signal strength is a percentage from 0 to 100")
+        #expect(
+            DiscoveryDescriptorError.bssidMaskWithoutBSSID.description
+                == "bssidMask: a BSSID mask needs a bssid to compare with")
     }
 
     @Test("a Wi-Fi-only descriptor with every Wi-Fi field is valid")
@@ -165,11 +202,12 @@ struct DiscoveryDescriptorTests {
         d.bluetoothNameSubstring = ""
         d.bluetoothRange = .immediate
         d.supportedOptions = .bluetoothTransportBridging
-        #expect(d.validationErrors == [
-            .bssidMaskWithoutBSSID, .signalFloorWithoutWiFiIdentifier, .signalStrengthOutOfRange(200),
-            .nameSubstringWithoutIdentifier, .emptyNameSubstring, .rangeWithoutBluetoothIdentifier,
-            .supportedOptionsWithoutBluetoothIdentifier, .noIdentifier,
-        ])
+        #expect(
+            d.validationErrors == [
+                .bssidMaskWithoutBSSID, .signalFloorWithoutWiFiIdentifier, .signalStrengthOutOfRange(200),
+                .nameSubstringWithoutIdentifier, .emptyNameSubstring, .rangeWithoutBluetoothIdentifier,
+                .supportedOptionsWithoutBluetoothIdentifier, .noIdentifier,
+            ])
         #expect(throws: DiscoveryDescriptorError.bssidMaskWithoutBSSID) { try d.validate() }
     }
 

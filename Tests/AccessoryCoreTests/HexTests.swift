@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AccessoryCore
 
 @Suite("Hex")
@@ -18,21 +19,25 @@ struct HexTests {
         #expect(try Hex.bytes(text) == [0xAB, 0xCD, 0xEF])
     }
 
-    @Test("an odd number of digits is refused with the count", arguments: [
-        ("a", 1), ("abc", 3), ("0123456", 7),
-    ])
+    @Test(
+        "an odd number of digits is refused with the count",
+        arguments: [
+            ("a", 1), ("abc", 3), ("0123456", 7),
+        ])
     func oddLength(text: String, count: Int) {
         #expect(throws: Hex.ParseError.oddLength(count)) { try Hex.bytes(text) }
     }
 
-    @Test("a character that is not a hex digit is refused with its offset", arguments: [
-        ("g0", Character("g"), 0),
-        ("0g", Character("g"), 1),
-        ("00 1", Character(" "), 2),
-        ("0x12", Character("x"), 1),
-        ("abé0", Character("é"), 2),
-        ("12-34", Character("-"), 2),
-    ])
+    @Test(
+        "a character that is not a hex digit is refused with its offset",
+        arguments: [
+            ("g0", Character("g"), 0),
+            ("0g", Character("g"), 1),
+            ("00 1", Character(" "), 2),
+            ("0x12", Character("x"), 1),
+            ("abé0", Character("é"), 2),
+            ("12-34", Character("-"), 2),
+        ])
     func invalidCharacter(text: String, character: Character, offset: Int) {
         #expect(throws: Hex.ParseError.invalidCharacter(character, offset: offset)) { try Hex.bytes(text) }
     }
@@ -44,7 +49,9 @@ struct HexTests {
 
     @Test("error descriptions name the count and the 1-based position")
     func errorDescriptions() {
-        #expect(Hex.ParseError.oddLength(3).description == "has 3 hex digits; two digits make a byte, so the count must be even")
+        #expect(
+            Hex.ParseError.oddLength(3).description
+                == "has 3 hex digits; two digits make a byte, so the count must be even")
         #expect(Hex.ParseError.invalidCharacter("g", offset: 1).description == "'g' at position 2 is not a hex digit")
     }
 
@@ -63,9 +70,12 @@ struct HexTests {
         #expect(try Hex.bytes(text.uppercased()) == all)
     }
 
-    @Test("isHexDigits accepts only hex digits", arguments: [
-        ("0123456789abcdefABCDEF", true), ("", true), ("12g4", false), ("12 4", false), ("é", false), ("0x1", false),
-    ])
+    @Test(
+        "isHexDigits accepts only hex digits",
+        arguments: [
+            ("0123456789abcdefABCDEF", true), ("", true), ("12g4", false), ("12 4", false), ("é", false),
+            ("0x1", false),
+        ])
     func isHexDigits(text: String, expected: Bool) {
         #expect(Hex.isHexDigits(text) == expected)
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AccessoryCore
 
 private func ssid(_ text: String) -> HotspotConfiguration.Target { .ssid(try! SSID(notation: text)) }
@@ -45,15 +46,17 @@ private func error(
 
 @Suite("HotspotConfiguration")
 struct HotspotConfigurationTests {
-    @Test("error codes are NEHotspotConfigurationError's raw values", arguments: [
-        (HotspotConfigurationError.invalid(field: "hidden", "x"), 0, "hidden"),
-        (.invalidSSID("x"), 1, "ssid"),
-        (.invalidWPAPassphrase("x"), 2, "passphrase"),
-        (.invalidWEPPassphrase("x"), 3, "passphrase"),
-        (.invalidEAPSettings(field: "username", "x"), 4, "eap.username"),
-        (.joinOnceNotSupported, 12, "joinOnce"),
-        (.invalidSSIDPrefix("x"), 15, "ssidPrefix"),
-    ])
+    @Test(
+        "error codes are NEHotspotConfigurationError's raw values",
+        arguments: [
+            (HotspotConfigurationError.invalid(field: "hidden", "x"), 0, "hidden"),
+            (.invalidSSID("x"), 1, "ssid"),
+            (.invalidWPAPassphrase("x"), 2, "passphrase"),
+            (.invalidWEPPassphrase("x"), 3, "passphrase"),
+            (.invalidEAPSettings(field: "username", "x"), 4, "eap.username"),
+            (.joinOnceNotSupported, 12, "joinOnce"),
+            (.invalidSSIDPrefix("x"), 15, "ssidPrefix"),
+        ])
     func codes(error: HotspotConfigurationError, code: Int, field: String) {
         #expect(error.code == code)
         #expect(error.field == field)
@@ -80,7 +83,9 @@ struct HotspotConfigurationTests {
         #expect(thrown?.message == "is 2 bytes long; a prefix needs 3 to 32 bytes")
     }
 
-    @Test("a prefix of 3 bytes, or 3 bytes of a multibyte character and more, is accepted", arguments: ["abc", "é1", "hex:ff0001"])
+    @Test(
+        "a prefix of 3 bytes, or 3 bytes of a multibyte character and more, is accepted",
+        arguments: ["abc", "é1", "hex:ff0001"])
     func prefixLongEnough(text: String) throws {
         let configuration = try HotspotConfiguration(target: prefix(text))
         #expect(configuration.target == prefix(text))
@@ -93,62 +98,80 @@ struct HotspotConfigurationTests {
 
     @Test("a hidden network cannot be joined by prefix")
     func hiddenWithPrefix() {
-        #expect(error { _ = try HotspotConfiguration(target: prefix("PROV_"), hidden: true) }
-            == .invalid(field: "hidden", "a hidden network cannot be found by prefix; give its full SSID"))
+        #expect(
+            error { _ = try HotspotConfiguration(target: prefix("PROV_"), hidden: true) }
+                == .invalid(field: "hidden", "a hidden network cannot be found by prefix; give its full SSID"))
     }
 
     // MARK: WPA2 personal
 
-    @Test("WPA passphrases of 8 to 63 printable ASCII characters, or 64 hex digits, are accepted", arguments: [
-        String(repeating: "a", count: 8),
-        "wled1234",
-        String(repeating: "Z", count: 63),
-        " ~!@#$%^&*()_+{}|:\"<>?",
-        String(repeating: "0123456789abcdef", count: 4),
-        String(repeating: "ABCDEF0123456789", count: 4),
-    ])
+    @Test(
+        "WPA passphrases of 8 to 63 printable ASCII characters, or 64 hex digits, are accepted",
+        arguments: [
+            String(repeating: "a", count: 8),
+            "wled1234",
+            String(repeating: "Z", count: 63),
+            " ~!@#$%^&*()_+{}|:\"<>?",
+            String(repeating: "0123456789abcdef", count: 4),
+            String(repeating: "ABCDEF0123456789", count: 4),
+        ])
     func wpaAccepted(passphrase: String) throws {
-        let configuration = try HotspotConfiguration(target: ssid("WLED-AP"), security: .wpa2Personal(Secret(passphrase)))
+        let configuration = try HotspotConfiguration(
+            target: ssid("WLED-AP"), security: .wpa2Personal(Secret(passphrase)))
         #expect(configuration.security == .wpa2Personal(Secret(passphrase)))
     }
 
-    @Test("WPA passphrases of the wrong length are refused with invalidWPAPassphrase (2)", arguments: [
-        ("", 0),
-        ("1234567", 7),
-        (String(repeating: "g", count: 64), 64),            // 64 characters but not hex
-        (String(repeating: "0123456789abcdef", count: 4) + "0", 65),
-        (String(repeating: "a", count: 65), 65),
-    ])
+    @Test(
+        "WPA passphrases of the wrong length are refused with invalidWPAPassphrase (2)",
+        arguments: [
+            ("", 0),
+            ("1234567", 7),
+            (String(repeating: "g", count: 64), 64),  // 64 characters but not hex
+            (String(repeating: "0123456789abcdef", count: 4) + "0", 65),
+            (String(repeating: "a", count: 65), 65),
+        ])
     func wpaWrongLength(passphrase: String, count: Int) {
-        let thrown = error { _ = try HotspotConfiguration(target: ssid("WLED-AP"), security: .wpa2Personal(Secret(passphrase))) }
-        #expect(thrown == .invalidWPAPassphrase(
-            "has \(count) characters; a WPA passphrase has 8 to 63 printable ASCII characters, or is 64 hex digits"))
+        let thrown = error {
+            _ = try HotspotConfiguration(target: ssid("WLED-AP"), security: .wpa2Personal(Secret(passphrase)))
+        }
+        #expect(
+            thrown
+                == .invalidWPAPassphrase(
+                    "has \(count) characters; a WPA passphrase has 8 to 63 printable ASCII characters, or is 64 hex digits"
+                ))
         #expect(thrown?.code == 2)
     }
 
-    @Test("WPA passphrases with characters that are not printable ASCII are refused", arguments: [
-        "pässwörd", "password\t1", "password\u{7F}", "日本語のパスワード",
-    ])
+    @Test(
+        "WPA passphrases with characters that are not printable ASCII are refused",
+        arguments: [
+            "pässwörd", "password\t1", "password\u{7F}", "日本語のパスワード",
+        ])
     func wpaNotASCII(passphrase: String) {
-        #expect(error { _ = try HotspotConfiguration(target: ssid("x"), security: .wpa2Personal(Secret(passphrase))) }
-            == .invalidWPAPassphrase("a WPA passphrase may hold only printable ASCII characters"))
+        #expect(
+            error { _ = try HotspotConfiguration(target: ssid("x"), security: .wpa2Personal(Secret(passphrase))) }
+                == .invalidWPAPassphrase("a WPA passphrase may hold only printable ASCII characters"))
     }
 
     // MARK: WEP
 
-    @Test("WEP keys of 10 or 26 hex digits are accepted", arguments: ["0123456789", "ABCDEF0123", String(repeating: "ab", count: 13)])
+    @Test(
+        "WEP keys of 10 or 26 hex digits are accepted",
+        arguments: ["0123456789", "ABCDEF0123", String(repeating: "ab", count: 13)])
     func wepAccepted(key: String) throws {
         _ = try HotspotConfiguration(target: ssid("x"), security: .wep(Secret(key)))
     }
 
-    @Test("other WEP keys are refused with invalidWEPPassphrase (3)", arguments: [
-        "abcde",                                // 5 ASCII characters
-        "0123456789a",                          // 11 hex digits
-        "012345678",                            // 9 hex digits
-        "012345678g",                           // 10 characters, not all hex
-        String(repeating: "ab", count: 13) + "a", // 27
-        "",
-    ])
+    @Test(
+        "other WEP keys are refused with invalidWEPPassphrase (3)",
+        arguments: [
+            "abcde",  // 5 ASCII characters
+            "0123456789a",  // 11 hex digits
+            "012345678",  // 9 hex digits
+            "012345678g",  // 10 characters, not all hex
+            String(repeating: "ab", count: 13) + "a",  // 27
+            "",
+        ])
     func wepRefused(key: String) {
         let thrown = error { _ = try HotspotConfiguration(target: ssid("x"), security: .wep(Secret(key))) }
         #expect(thrown == .invalidWEPPassphrase("a WEP key is 10 hex digits (64-bit) or 26 hex digits (128-bit)"))
@@ -160,7 +183,8 @@ struct HotspotConfigurationTests {
     @Test("a WPA3 password may be anything but empty")
     func wpa3() throws {
         _ = try HotspotConfiguration(target: ssid("x"), security: .wpa3Personal(Secret("k")))
-        _ = try HotspotConfiguration(target: ssid("x"), security: .wpa3Personal(Secret(String(repeating: "é", count: 80))))
+        _ = try HotspotConfiguration(
+            target: ssid("x"), security: .wpa3Personal(Secret(String(repeating: "é", count: 80))))
         let thrown = error { _ = try HotspotConfiguration(target: ssid("x"), security: .wpa3Personal(Secret(""))) }
         #expect(thrown == .invalidWPAPassphrase("a WPA3 password must not be empty"))
         #expect(thrown?.code == 2)
@@ -173,9 +197,11 @@ struct HotspotConfigurationTests {
 
     // MARK: Enterprise
 
-    @Test("valid EAP settings are accepted for a stored configuration", arguments: [
-        [EAPSettings.EAPType.peap], [.ttls], [.tls], [.fast], [.tls, .ttls],
-    ])
+    @Test(
+        "valid EAP settings are accepted for a stored configuration",
+        arguments: [
+            [EAPSettings.EAPType.peap], [.ttls], [.tls], [.fast], [.tls, .ttls],
+        ])
     func eapAccepted(types: [EAPSettings.EAPType]) throws {
         _ = try HotspotConfiguration(target: ssid("Corp"), security: .enterprise(validEAP(types)), joinOnce: false)
     }
@@ -193,7 +219,10 @@ struct HotspotConfigurationTests {
         var settings = validEAP()
         settings.supportedEAPTypes = []
         let thrown = error { _ = try HotspotConfiguration(target: ssid("Corp"), security: .enterprise(settings)) }
-        #expect(thrown == .invalidEAPSettings(field: "supportedEAPTypes", "name at least one EAP type (tls, ttls, peap, fast)"))
+        #expect(
+            thrown
+                == .invalidEAPSettings(field: "supportedEAPTypes", "name at least one EAP type (tls, ttls, peap, fast)")
+        )
         #expect(thrown?.code == 4)
         #expect(thrown?.field == "eap.supportedEAPTypes")
     }
@@ -203,7 +232,9 @@ struct HotspotConfigurationTests {
         var settings = validEAP([.ttls])
         settings.username = username
         let thrown = error { try settings.validate() }
-        #expect(thrown == .invalidEAPSettings(field: "username", "TTLS, PEAP and FAST need a username of 1 to 253 characters"))
+        #expect(
+            thrown
+                == .invalidEAPSettings(field: "username", "TTLS, PEAP and FAST need a username of 1 to 253 characters"))
         #expect(thrown?.field == "eap.username")
         #expect(thrown?.code == 4)
     }
@@ -217,14 +248,18 @@ struct HotspotConfigurationTests {
         #expect(error { try settings.validate() }.map(caseName) == "invalidEAPSettings")
     }
 
-    @Test("TTLS without a password, with an empty one or with one over 64 characters is refused", arguments: [
-        nil, "", String(repeating: "p", count: 65),
-    ] as [String?])
+    @Test(
+        "TTLS without a password, with an empty one or with one over 64 characters is refused",
+        arguments: [
+            nil, "", String(repeating: "p", count: 65),
+        ] as [String?])
     func eapTTLSPassword(password: String?) {
         var settings = validEAP([.ttls])
         settings.password = password.map(Secret.init)
         let thrown = error { try settings.validate() }
-        #expect(thrown == .invalidEAPSettings(field: "password", "TTLS, PEAP and FAST need a password of 1 to 64 characters"))
+        #expect(
+            thrown
+                == .invalidEAPSettings(field: "password", "TTLS, PEAP and FAST need a password of 1 to 64 characters"))
         #expect(thrown?.field == "eap.password")
     }
 
@@ -235,13 +270,18 @@ struct HotspotConfigurationTests {
         try settings.validate()
     }
 
-    @Test("EAP-TLS without a client certificate or its key is refused", arguments: [(true, false), (false, true), (false, false)])
+    @Test(
+        "EAP-TLS without a client certificate or its key is refused",
+        arguments: [(true, false), (false, true), (false, false)])
     func eapTLSWithoutCertificate(hasCertificate: Bool, hasKey: Bool) {
         var settings = validEAP([.tls])
         if !hasCertificate { settings.clientCertificatePath = nil }
         if !hasKey { settings.privateKeyPath = nil }
         let thrown = error { try settings.validate() }
-        #expect(thrown == .invalidEAPSettings(field: "clientCertificatePath", "EAP-TLS needs a client certificate and its private key"))
+        #expect(
+            thrown
+                == .invalidEAPSettings(
+                    field: "clientCertificatePath", "EAP-TLS needs a client certificate and its private key"))
         #expect(thrown?.field == "eap.clientCertificatePath")
     }
 
@@ -261,9 +301,11 @@ struct HotspotConfigurationTests {
         try settings.validate()
         settings.trustedServerCertificatePaths.append("/ca2.pem")
         let thrown = error { try settings.validate() }
-        #expect(thrown == .invalidEAPSettings(
-            field: "trustedServerCertificatePaths",
-            "NetworkManager takes one CA certificate file; put the certificates into one PEM bundle"))
+        #expect(
+            thrown
+                == .invalidEAPSettings(
+                    field: "trustedServerCertificatePaths",
+                    "NetworkManager takes one CA certificate file; put the certificates into one PEM bundle"))
     }
 
     @Test("an empty outer identity is refused")
@@ -272,12 +314,16 @@ struct HotspotConfigurationTests {
         settings.outerIdentity = "anonymous"
         try settings.validate()
         settings.outerIdentity = ""
-        #expect(error { try settings.validate() } == .invalidEAPSettings(field: "outerIdentity", "must not be empty when given"))
+        #expect(
+            error { try settings.validate() }
+                == .invalidEAPSettings(field: "outerIdentity", "must not be empty when given"))
     }
 
     @Test("an enterprise network cannot be joined once: joinOnceNotSupported (12)")
     func eapJoinOnce() {
-        let thrown = error { _ = try HotspotConfiguration(target: ssid("Corp"), security: .enterprise(validEAP()), joinOnce: true) }
+        let thrown = error {
+            _ = try HotspotConfiguration(target: ssid("Corp"), security: .enterprise(validEAP()), joinOnce: true)
+        }
         #expect(thrown == .joinOnceNotSupported)
         #expect(thrown?.code == 12)
     }
@@ -298,8 +344,10 @@ struct HotspotConfigurationTests {
 
     @Test("a lifetime with joinOnce is refused")
     func lifetimeWithJoinOnce() {
-        #expect(error { _ = try HotspotConfiguration(target: ssid("x"), joinOnce: true, lifetimeInDays: 30) }
-            == .invalid(field: "lifetimeInDays", "a join-once configuration is never stored, so it has no lifetime"))
+        #expect(
+            error { _ = try HotspotConfiguration(target: ssid("x"), joinOnce: true, lifetimeInDays: 30) }
+                == .invalid(field: "lifetimeInDays", "a join-once configuration is never stored, so it has no lifetime")
+        )
     }
 
     // MARK: target(ssid:ssidPrefix:)
@@ -319,24 +367,34 @@ struct HotspotConfigurationTests {
 
     @Test("target with neither is refused with invalidSSID")
     func targetNeither() {
-        #expect(error { _ = try HotspotConfiguration.target(ssid: nil, ssidPrefix: nil) } == .invalidSSID("give an SSID or an SSID prefix"))
+        #expect(
+            error { _ = try HotspotConfiguration.target(ssid: nil, ssidPrefix: nil) }
+                == .invalidSSID("give an SSID or an SSID prefix"))
     }
 
-    @Test("a bad SSID is invalidSSID with the SSID fault", arguments: [
-        ("", SSIDError.empty),
-        (String(repeating: "x", count: 33), .tooLong(byteCount: 33)),
-        ("hex:4", .invalidHex(.oddLength(1))),
-    ])
+    @Test(
+        "a bad SSID is invalidSSID with the SSID fault",
+        arguments: [
+            ("", SSIDError.empty),
+            (String(repeating: "x", count: 33), .tooLong(byteCount: 33)),
+            ("hex:4", .invalidHex(.oddLength(1))),
+        ])
     func targetBadSSID(text: String, fault: SSIDError) {
-        #expect(error { _ = try HotspotConfiguration.target(ssid: text, ssidPrefix: nil) } == .invalidSSID(fault.description))
+        #expect(
+            error { _ = try HotspotConfiguration.target(ssid: text, ssidPrefix: nil) }
+                == .invalidSSID(fault.description))
     }
 
-    @Test("a bad prefix is invalidSSIDPrefix with the SSID fault", arguments: [
-        ("", SSIDError.empty),
-        ("hex:zz", .invalidHex(.invalidCharacter("z", offset: 0))),
-    ])
+    @Test(
+        "a bad prefix is invalidSSIDPrefix with the SSID fault",
+        arguments: [
+            ("", SSIDError.empty),
+            ("hex:zz", .invalidHex(.invalidCharacter("z", offset: 0))),
+        ])
     func targetBadPrefix(text: String, fault: SSIDError) {
-        #expect(error { _ = try HotspotConfiguration.target(ssid: nil, ssidPrefix: text) } == .invalidSSIDPrefix(fault.description))
+        #expect(
+            error { _ = try HotspotConfiguration.target(ssid: nil, ssidPrefix: text) }
+                == .invalidSSIDPrefix(fault.description))
     }
 
     // target(ssid:ssidPrefix:) documents "a prefix of 3 to 32 bytes", as HotspotConfiguration.init enforces.
@@ -348,13 +406,15 @@ struct HotspotConfigurationTests {
 
     // MARK: HotspotPolicy
 
-    @Test("a policy builds the configuration of its security with the passphrase", arguments: [
-        (HotspotPolicy.Security.open, nil as String?, HotspotSecurity.open),
-        (.owe, nil, .owe),
-        (.wpa2Personal, "wled1234", .wpa2Personal(Secret("wled1234"))),
-        (.wpa3Personal, "k", .wpa3Personal(Secret("k"))),
-        (.wep, "0123456789", .wep(Secret("0123456789"))),
-    ])
+    @Test(
+        "a policy builds the configuration of its security with the passphrase",
+        arguments: [
+            (HotspotPolicy.Security.open, nil as String?, HotspotSecurity.open),
+            (.owe, nil, .owe),
+            (.wpa2Personal, "wled1234", .wpa2Personal(Secret("wled1234"))),
+            (.wpa3Personal, "k", .wpa3Personal(Secret("k"))),
+            (.wep, "0123456789", .wep(Secret("0123456789"))),
+        ])
     func policyConfiguration(security: HotspotPolicy.Security, passphrase: String?, expected: HotspotSecurity) throws {
         let policy = HotspotPolicy(security: security, passphrase: .prompt(hint: nil))
         let configuration = try policy.configuration(for: ssid("WLED-AP"), passphrase: passphrase.map(Secret.init))
@@ -372,28 +432,39 @@ struct HotspotConfigurationTests {
         #expect(configuration.hidden)
     }
 
-    @Test("a policy that needs a passphrase refuses a missing or bad one", arguments: [
-        (HotspotPolicy.Security.wpa2Personal, nil as String?, "invalidWPAPassphrase"),
-        (.wpa2Personal, "short", "invalidWPAPassphrase"),
-        (.wpa3Personal, nil, "invalidWPAPassphrase"),
-        (.wep, nil, "invalidWEPPassphrase"),
-        (.wep, "abcde", "invalidWEPPassphrase"),
-    ])
+    @Test(
+        "a policy that needs a passphrase refuses a missing or bad one",
+        arguments: [
+            (HotspotPolicy.Security.wpa2Personal, nil as String?, "invalidWPAPassphrase"),
+            (.wpa2Personal, "short", "invalidWPAPassphrase"),
+            (.wpa3Personal, nil, "invalidWPAPassphrase"),
+            (.wep, nil, "invalidWEPPassphrase"),
+            (.wep, "abcde", "invalidWEPPassphrase"),
+        ])
     func policyBadPassphrase(security: HotspotPolicy.Security, passphrase: String?, expected: String) {
         let policy = HotspotPolicy(security: security, passphrase: .handoff)
-        #expect(error { _ = try policy.configuration(for: ssid("x"), passphrase: passphrase.map(Secret.init)) }.map(caseName) == expected)
+        #expect(
+            error { _ = try policy.configuration(for: ssid("x"), passphrase: passphrase.map(Secret.init)) }.map(
+                caseName) == expected)
     }
 
     @Test("a policy refuses what the configuration refuses: a short prefix, prefix with hidden, lifetime with joinOnce")
     func policyRefusesConfiguration() {
-        #expect(error { _ = try HotspotPolicy(security: .open, passphrase: .none).configuration(for: prefix("ab"), passphrase: nil) }
+        #expect(
+            error {
+                _ = try HotspotPolicy(security: .open, passphrase: .none).configuration(
+                    for: prefix("ab"), passphrase: nil)
+            }
             .map(caseName) == "invalidSSIDPrefix")
-        #expect(error {
-            _ = try HotspotPolicy(security: .open, passphrase: .none, hidden: true).configuration(for: prefix("abc"), passphrase: nil)
-        }?.field == "hidden")
-        #expect(error {
-            _ = try HotspotPolicy(security: .open, passphrase: .none, joinOnce: true, lifetimeInDays: 3)
-                .configuration(for: ssid("abc"), passphrase: nil)
-        }?.field == "lifetimeInDays")
+        #expect(
+            error {
+                _ = try HotspotPolicy(security: .open, passphrase: .none, hidden: true).configuration(
+                    for: prefix("abc"), passphrase: nil)
+            }?.field == "hidden")
+        #expect(
+            error {
+                _ = try HotspotPolicy(security: .open, passphrase: .none, joinOnce: true, lifetimeInDays: 3)
+                    .configuration(for: ssid("abc"), passphrase: nil)
+            }?.field == "lifetimeInDays")
     }
 }

@@ -24,7 +24,9 @@ import Testing
         #expect(throws: ImprovError.self) {
             _ = try Improv.wifiSettingsFrame(ssid: ssid, passphrase: Secret(String(repeating: "p", count: 222)))
         }
-        #expect(try Improv.wifiSettingsFrame(ssid: ssid, passphrase: Secret(String(repeating: "p", count: 221))).count == 258)
+        #expect(
+            try Improv.wifiSettingsFrame(ssid: ssid, passphrase: Secret(String(repeating: "p", count: 221))).count
+                == 258)
     }
 
     @Test func framesAreSplitIntoPacketsOf20Bytes() {
@@ -46,19 +48,27 @@ import Testing
         #expect(result.command == .sendWiFiSettings)
         #expect(result.texts == ["http://192.168.1.5/"])
         #expect(try Improv.parseResult(Self.result(0x01, [])).strings.isEmpty)
-        let info = try ImprovDeviceInfo(Improv.parseResult(Self.result(0x03, ["ESPHome", "2021.11.0", "ESP32-C3", "Temperature Monitor"])))
-        #expect(info == ImprovDeviceInfo(firmware: "ESPHome", version: "2021.11.0", chip: "ESP32-C3", name: "Temperature Monitor"))
-        let networks = try ImprovNetwork.list(Improv.parseResult(Self.result(0x04, ["MyWirelessNetwork", "-60", "WPA2", "Other", "-52", "WEP"])))
-        #expect(networks == [
-            ImprovNetwork(ssid: try SSID("MyWirelessNetwork"), rssi: -60, authentication: "WPA2"),
-            ImprovNetwork(ssid: try SSID("Other"), rssi: -52, authentication: "WEP"),
-        ])
+        let info = try ImprovDeviceInfo(
+            Improv.parseResult(Self.result(0x03, ["ESPHome", "2021.11.0", "ESP32-C3", "Temperature Monitor"])))
+        #expect(
+            info
+                == ImprovDeviceInfo(
+                    firmware: "ESPHome", version: "2021.11.0", chip: "ESP32-C3", name: "Temperature Monitor"))
+        let networks = try ImprovNetwork.list(
+            Improv.parseResult(Self.result(0x04, ["MyWirelessNetwork", "-60", "WPA2", "Other", "-52", "WEP"])))
+        #expect(
+            networks == [
+                ImprovNetwork(ssid: try SSID("MyWirelessNetwork"), rssi: -60, authentication: "WPA2"),
+                ImprovNetwork(ssid: try SSID("Other"), rssi: -52, authentication: "WEP"),
+            ])
     }
 
     @Test func aWrongChecksumIsReportedWithBothValues() {
         let frame = Self.result(0x03, ["a", "b", "c", "d"], checksumDelta: 1)
         let good = frame.last! &- 1
-        #expect(throws: ImprovError.badChecksum(expected: good, received: frame.last!)) { try Improv.parseResult(frame) }
+        #expect(throws: ImprovError.badChecksum(expected: good, received: frame.last!)) {
+            try Improv.parseResult(frame)
+        }
     }
 
     @Test func malformedResultsAreRefused() {
@@ -67,8 +77,12 @@ import Testing
         // A string length running past the data.
         let body: [UInt8] = [0x01, 0x02, 0x05, 0x41]
         #expect(throws: ImprovError.self) { try Improv.parseResult(body + [Improv.checksum(body)]) }
-        #expect(throws: ImprovError.self) { try ImprovDeviceInfo(ImprovRPCResult(command: .deviceInfo, strings: [[0x41]])) }
-        #expect(throws: ImprovError.self) { try ImprovNetwork.list(ImprovRPCResult(command: .scanWiFi, strings: [[0x41]])) }
+        #expect(throws: ImprovError.self) {
+            try ImprovDeviceInfo(ImprovRPCResult(command: .deviceInfo, strings: [[0x41]]))
+        }
+        #expect(throws: ImprovError.self) {
+            try ImprovNetwork.list(ImprovRPCResult(command: .scanWiFi, strings: [[0x41]]))
+        }
     }
 
     @Test func splitResultsAreReassembled() throws {

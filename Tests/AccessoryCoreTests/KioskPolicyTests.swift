@@ -226,7 +226,8 @@ struct KioskPassphraseFileTests {
     @Test(.enabled(if: getuid() == 0, "the file must be root's; the project's tests run as root"))
     func theAgentTakesAPolicyOnlyRootCanHaveWritten() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let policy = #"{"schemaVersion": 1, "policies": [{"profiles": ["ge.wled.softap"], "users": [0], "choose": "firstMatch"}]}"#
+        let policy =
+            #"{"schemaVersion": 1, "policies": [{"profiles": ["ge.wled.softap"], "users": [0], "choose": "firstMatch"}]}"#
         let path = try file(policy, mode: 0o644)
         #expect(try KioskPolicy.loadRootOwned(path: path).policies.count == 1)
         try FileManager.default.setAttributes([.posixPermissions: 0o664], ofItemAtPath: path)

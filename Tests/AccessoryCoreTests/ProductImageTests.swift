@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AccessoryCore
 
 /// A profile file in a directory of its own, with `images` written beside it.
@@ -38,7 +39,9 @@ private struct ProfileOnDisk {
 // Computed, not stored: LeakSanitizer reports the heap storage of a global `Data` that Swift
 // Testing copied into a test's arguments as leaked.
 private var png: Data { Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data(repeating: 0, count: 32) }
-private var svg: Data { Data(#"<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"/>"#.utf8) }
+private var svg: Data {
+    Data(#"<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"/>"#.utf8)
+}
 
 @Suite("Product images of profile items")
 struct ProductImageTests {
@@ -86,9 +89,10 @@ struct ProductImageTests {
         arguments: ["/etc/passwd", "../plug.png", "images/../../x.png"])
     func outside(name: String) throws {
         let profile = try ProfileOnDisk(image: name)
-        #expect(profile.faults() == [
-            "items[0].productImage: '\(name)' must be a path inside the profile's directory, like images/plug.svg",
-        ])
+        #expect(
+            profile.faults() == [
+                "items[0].productImage: '\(name)' must be a path inside the profile's directory, like images/plug.svg"
+            ])
     }
 
     @Test("a directory is not an image")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AccessoryCore
 
 @Suite("SSID")
@@ -31,7 +32,9 @@ struct SSIDTests {
     func thirtyThreeBytes() {
         #expect(throws: SSIDError.tooLong(byteCount: 33)) { try SSID(String(repeating: "a", count: 33)) }
         #expect(throws: SSIDError.tooLong(byteCount: 33)) { try SSID(bytes: [UInt8](repeating: 0, count: 33)) }
-        #expect(throws: SSIDError.tooLong(byteCount: 33)) { try SSID(notation: "hex:" + String(repeating: "00", count: 33)) }
+        #expect(throws: SSIDError.tooLong(byteCount: 33)) {
+            try SSID(notation: "hex:" + String(repeating: "00", count: 33))
+        }
     }
 
     @Test("multibyte characters are counted in UTF-8 bytes, not characters")
@@ -50,8 +53,9 @@ struct SSIDTests {
 
     @Test("tooLong explains that bytes, not characters, are counted")
     func tooLongDescription() {
-        #expect(SSIDError.tooLong(byteCount: 34).description
-            == "is 34 bytes long; an SSID has at most 32 bytes (UTF-8 bytes, not characters)")
+        #expect(
+            SSIDError.tooLong(byteCount: 34).description
+                == "is 34 bytes long; an SSID has at most 32 bytes (UTF-8 bytes, not characters)")
         #expect(SSIDError.empty.description == "must not be empty")
     }
 
@@ -71,19 +75,22 @@ struct SSIDTests {
         #expect(ssid.notation == "hex:c0ffee")
     }
 
-    @Test("invalid hex after hex: is refused with the hex error", arguments: [
-        ("hex:41g3", SSIDError.invalidHex(.invalidCharacter("g", offset: 2))),
-        ("hex:414", SSIDError.invalidHex(.oddLength(3))),
-        ("hex: 41", SSIDError.invalidHex(.invalidCharacter(" ", offset: 0))),
-    ])
+    @Test(
+        "invalid hex after hex: is refused with the hex error",
+        arguments: [
+            ("hex:41g3", SSIDError.invalidHex(.invalidCharacter("g", offset: 2))),
+            ("hex:414", SSIDError.invalidHex(.oddLength(3))),
+            ("hex: 41", SSIDError.invalidHex(.invalidCharacter(" ", offset: 0))),
+        ])
     func invalidHex(notation: String, expected: SSIDError) {
         #expect(throws: expected) { try SSID(notation: notation) }
     }
 
     @Test("invalidHex's description names the hex: prefix and the hex fault")
     func invalidHexDescription() {
-        #expect(SSIDError.invalidHex(.oddLength(3)).description
-            == "is not valid after 'hex:': has 3 hex digits; two digits make a byte, so the count must be even")
+        #expect(
+            SSIDError.invalidHex(.oddLength(3)).description
+                == "is not valid after 'hex:': has 3 hex digits; two digits make a byte, so the count must be even")
     }
 
     @Test("notation of UTF-8 text is the text itself")
@@ -101,16 +108,18 @@ struct SSIDTests {
         #expect(try SSID(notation: ssid.notation) == ssid)
     }
 
-    @Test("a prefix is compared on bytes", arguments: [
-        ("hex:43616ffe", "hex:4361", true),
-        ("hex:43616ffe", "Ca", true),
-        ("hex:43616ffe", "hex:43616ffe", true),
-        ("hex:43616ffe", "hex:43616ffe00", false),
-        ("hex:43616ffe", "ca", false),
-        ("Café", "Caf", true),
-        ("Café", "hex:436166c3", true),
-        ("Café", "Cafe", false),
-    ])
+    @Test(
+        "a prefix is compared on bytes",
+        arguments: [
+            ("hex:43616ffe", "hex:4361", true),
+            ("hex:43616ffe", "Ca", true),
+            ("hex:43616ffe", "hex:43616ffe", true),
+            ("hex:43616ffe", "hex:43616ffe00", false),
+            ("hex:43616ffe", "ca", false),
+            ("Café", "Caf", true),
+            ("Café", "hex:436166c3", true),
+            ("Café", "Cafe", false),
+        ])
     func hasPrefix(ssid: String, prefix: String, expected: Bool) throws {
         #expect(try SSID(notation: ssid).hasPrefix(SSID(notation: prefix)) == expected)
     }
@@ -120,34 +129,40 @@ struct SSIDTests {
         #expect(try SSID("Café ☕ net").escaped == "Café ☕ net")
     }
 
-    @Test("escaped writes bytes that are not UTF-8 as \\xNN", arguments: [
-        ("hex:43616ffe", "Cao\\xfe"),
-        ("hex:ff", "\\xff"),
-        ("hex:c3", "\\xc3"),
-        ("hex:41c328", "A\\xc3("),
-        ("hex:00ff7f", "\\x00\\xff\\x7f"),
-        ("hex:5cff", "\\\\\\xff"),
-    ])
+    @Test(
+        "escaped writes bytes that are not UTF-8 as \\xNN",
+        arguments: [
+            ("hex:43616ffe", "Cao\\xfe"),
+            ("hex:ff", "\\xff"),
+            ("hex:c3", "\\xc3"),
+            ("hex:41c328", "A\\xc3("),
+            ("hex:00ff7f", "\\x00\\xff\\x7f"),
+            ("hex:5cff", "\\\\\\xff"),
+        ])
     func escapedInvalidUTF8(notation: String, expected: String) throws {
         #expect(try SSID(notation: notation).escaped == expected)
     }
 
-    @Test("escaped writes control characters of valid UTF-8 as \\xNN of their bytes", arguments: [
-        ("hex:410042", "A\\x00B"),
-        ("hex:0a", "\\x0a"),
-        ("hex:41097f", "A\\x09\\x7f"),
-        ("hex:c280", "\\xc2\\x80"),
-    ])
+    @Test(
+        "escaped writes control characters of valid UTF-8 as \\xNN of their bytes",
+        arguments: [
+            ("hex:410042", "A\\x00B"),
+            ("hex:0a", "\\x0a"),
+            ("hex:41097f", "A\\x09\\x7f"),
+            ("hex:c280", "\\xc2\\x80"),
+        ])
     func escapedControlCharacters(notation: String, expected: String) throws {
         #expect(try SSID(notation: notation).escaped == expected)
     }
 
-    @Test("escaped writes characters that disguise text on a terminal as \\xNN of their bytes", arguments: [
-        ("hex:e280ae41", "\\xe2\\x80\\xaeA"),
-        ("hex:41e2808b42", "A\\xe2\\x80\\x8bB"),
-        ("hex:e280a8", "\\xe2\\x80\\xa8"),
-        ("hex:e281a6", "\\xe2\\x81\\xa6"),
-    ])
+    @Test(
+        "escaped writes characters that disguise text on a terminal as \\xNN of their bytes",
+        arguments: [
+            ("hex:e280ae41", "\\xe2\\x80\\xaeA"),
+            ("hex:41e2808b42", "A\\xe2\\x80\\x8bB"),
+            ("hex:e280a8", "\\xe2\\x80\\xa8"),
+            ("hex:e281a6", "\\xe2\\x81\\xa6"),
+        ])
     func escapedFormatCharacters(notation: String, expected: String) throws {
         #expect(try SSID(notation: notation).escaped == expected)
     }
@@ -173,7 +188,9 @@ struct SSIDTests {
         #expect(!(try SSID("B") < SSID("A")))
     }
 
-    @Test("Codable writes the notation and reads it back", arguments: ["WLED-AP", "hex:43616ffe", "hex:6865783a3431", "Café"])
+    @Test(
+        "Codable writes the notation and reads it back",
+        arguments: ["WLED-AP", "hex:43616ffe", "hex:6865783a3431", "Café"])
     func codableRoundTrip(notation: String) throws {
         let ssid = try SSID(notation: notation)
         let data = try JSONEncoder().encode([ssid])
@@ -181,7 +198,9 @@ struct SSIDTests {
         #expect(try JSONDecoder().decode([SSID].self, from: data) == [ssid])
     }
 
-    @Test("decoding an invalid SSID throws dataCorrupted", arguments: ["[\"\"]", "[\"hex:zz\"]", "[\"\(String(repeating: "x", count: 33))\"]", "[5]"])
+    @Test(
+        "decoding an invalid SSID throws dataCorrupted",
+        arguments: ["[\"\"]", "[\"hex:zz\"]", "[\"\(String(repeating: "x", count: 33))\"]", "[5]"])
     func decodingInvalid(json: String) {
         #expect(throws: DecodingError.self) { try JSONDecoder().decode([SSID].self, from: Data(json.utf8)) }
     }

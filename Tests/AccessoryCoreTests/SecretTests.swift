@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AccessoryCore
 
 private let passphrase = "hunter2-wled1234"
@@ -39,17 +40,20 @@ struct SecretTests {
         #expect(Secret("a") != Secret("b"))
     }
 
-    @Test("a configuration holding a passphrase never prints it", arguments: [
-        HotspotSecurity.wpa2Personal(Secret(passphrase)),
-        .wpa3Personal(Secret(passphrase)),
-        .wep(Secret("0123456789")),
-    ])
+    @Test(
+        "a configuration holding a passphrase never prints it",
+        arguments: [
+            HotspotSecurity.wpa2Personal(Secret(passphrase)),
+            .wpa3Personal(Secret(passphrase)),
+            .wep(Secret("0123456789")),
+        ])
     func configurationNeverPrintsPassphrase(security: HotspotSecurity) throws {
         let configuration = try HotspotConfiguration(target: .ssid(SSID("WLED-AP")), security: security, joinOnce: true)
-        let secret: String = switch security {
-        case .wpa2Personal(let s), .wpa3Personal(let s), .wep(let s): s.reveal()
-        default: ""
-        }
+        let secret: String =
+            switch security {
+            case .wpa2Personal(let s), .wpa3Personal(let s), .wep(let s): s.reveal()
+            default: ""
+            }
         var dumped = ""
         dump(configuration, to: &dumped)
         let printed = [
@@ -62,7 +66,7 @@ struct SecretTests {
         for text in printed {
             #expect(!text.contains(secret), "printed the passphrase: \(text)")
         }
-        #expect(dumped.contains("WLED-AP"))           // the dump is real, only the passphrase is hidden
+        #expect(dumped.contains("WLED-AP"))  // the dump is real, only the passphrase is hidden
         #expect(String(describing: configuration).contains("<redacted>"))
     }
 

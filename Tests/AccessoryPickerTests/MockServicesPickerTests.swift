@@ -105,10 +105,11 @@ final class PickerServices: @unchecked Sendable {
     ) throws -> (process: Process, output: URL) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [
-            Self.packageRoot.appendingPathComponent("examples/pick.py").path, profile,
-            "--items", items, "--timeout", "40",
-        ] + (discoveryTimeout.map { ["--discovery-timeout", String($0)] } ?? [])
+        process.arguments =
+            [
+                Self.packageRoot.appendingPathComponent("examples/pick.py").path, profile,
+                "--items", items, "--timeout", "40",
+            ] + (discoveryTimeout.map { ["--discovery-timeout", String($0)] } ?? [])
         process.environment = ProcessInfo.processInfo.environment.merging(bus.environment) { $1 }
         let output = scratch.url.appendingPathComponent("client-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
@@ -126,9 +127,10 @@ final class PickerServices: @unchecked Sendable {
     ) throws -> (lines: [[String: Any]], passed: Bool, text: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [
-            Self.testsDirectory.appendingPathComponent("drive_picker.py").path, String(picker.processIdentifier),
-        ] + arguments + ["--title", title, "--shots", scratch.url.path]
+        process.arguments =
+            [
+                Self.testsDirectory.appendingPathComponent("drive_picker.py").path, String(picker.processIdentifier),
+            ] + arguments + ["--title", title, "--shots", scratch.url.path]
         process.environment = ProcessInfo.processInfo.environment.merging(display.environment) { $1 }
             .merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }
         let pipe = Pipe()
@@ -205,9 +207,10 @@ struct MockServicesPickerTests {
         let result = services.finish(client)
         #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
         let rows = run.lines.compactMap { $0["rows"] as? [[String: String]] }.first ?? []
-        #expect(Set(rows.compactMap { $0["description"] }) == [
-            "Wi-Fi · Acme-Setup-4F2A, Signal 50 percent", "Wi-Fi · Acme-Setup-9B1C, Signal 80 percent",
-        ])
+        #expect(
+            Set(rows.compactMap { $0["description"] }) == [
+                "Wi-Fi · Acme-Setup-4F2A, Signal 50 percent", "Wi-Fi · Acme-Setup-9B1C, Signal 80 percent",
+            ])
         #expect(rows.allSatisfy { $0["name"] == "Acme plug" })
         let images = run.lines.compactMap { $0["images"] as? [String] }.first ?? []
         #expect(images == ["Picture of Acme plug", "Picture of Acme plug"])

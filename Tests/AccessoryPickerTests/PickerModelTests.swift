@@ -3,6 +3,7 @@ import AgentInterface
 import Foundation
 import GLibRuntime
 import Testing
+
 @testable import AccessoryPicker
 
 private func entry(
@@ -22,16 +23,23 @@ private func entryValue(_ id: UInt32, name: String, ssid: String?, signal: UInt3
 struct PickerModelTests {
     @Test("a request reads its vendor, items, rename and passphrase flags")
     func request() {
-        let request = PickerRequest(session: "/io/accessorysetup/session/1", request: PickerAgentRequest(.vardict([
-            ("profile", .string("ge.wled.softap")), ("vendor", .string("WLED")), ("user", .uint32(1000)),
-            ("items", .array([
+        let request = PickerRequest(
+            session: "/io/accessorysetup/session/1",
+            request: PickerAgentRequest(
                 .vardict([
-                    ("name", .string("WLED controller")), ("rename", .boolean(true)),
-                    ("productImage", .string("images/a.svg")),
-                ]),
-            ], elementType: "a{sv}")),
-            ("passphrase", .boolean(false)),
-        ])))
+                    ("profile", .string("ge.wled.softap")), ("vendor", .string("WLED")), ("user", .uint32(1000)),
+                    (
+                        "items",
+                        .array(
+                            [
+                                .vardict([
+                                    ("name", .string("WLED controller")), ("rename", .boolean(true)),
+                                    ("productImage", .string("images/a.svg")),
+                                ])
+                            ], elementType: "a{sv}")
+                    ),
+                    ("passphrase", .boolean(false)),
+                ])))
         #expect(request.vendor == "WLED")
         #expect(request.items == [.init(name: "WLED controller", productImage: "images/a.svg", rename: true)])
         #expect(request.renames(0))
@@ -42,7 +50,8 @@ struct PickerModelTests {
     @Test("rows appear, change and vanish, in arrival order")
     func rows() {
         var rows = PickerRows()
-        var change = rows.apply(rows: [entry(1), entry(2, name: "Plug", ssid: "Acme-Setup-4F2A", signal: 50)], removed: [])
+        var change = rows.apply(
+            rows: [entry(1), entry(2, name: "Plug", ssid: "Acme-Setup-4F2A", signal: 50)], removed: [])
         #expect(change.added.map(\.id) == [1, 2])
         change = rows.apply(rows: [entry(2, name: "Plug", ssid: "Acme-Setup-4F2A", signal: 80), entry(1)], removed: [])
         #expect(change.added.isEmpty)
@@ -57,10 +66,13 @@ struct PickerModelTests {
         let wifi = entry(1)
         #expect(wifi.identity == "Wi-Fi · WLED-AP")
         #expect(wifi.signalText == "64%")
-        let bluetooth = try #require(PickerRow(.vardict([
-            ("entry", .uint32(3)), ("name", .string("Sensor")), ("bluetoothAddress", .string("AA:BB:CC:DD:EE:FF")),
-            ("bluetoothName", .string("SBDW-002C")), ("rssi", .int32(-61)),
-        ])))
+        let bluetooth = try #require(
+            PickerRow(
+                .vardict([
+                    ("entry", .uint32(3)), ("name", .string("Sensor")),
+                    ("bluetoothAddress", .string("AA:BB:CC:DD:EE:FF")),
+                    ("bluetoothName", .string("SBDW-002C")), ("rssi", .int32(-61)),
+                ])))
         #expect(bluetooth.identity == "Bluetooth · SBDW-002C (AA:BB:CC:DD:EE:FF)")
         #expect(bluetooth.signalText == "-61 dBm")
         #expect(bluetooth.isBluetooth)
@@ -86,8 +98,9 @@ struct PickerModelTests {
         let passkey = SetupStatus(step: "pairing", error: nil, passkey: "004242", accessory: "Camera")
         #expect(passkey == .settingUp("Type 004242 on “Camera” to pair it…"))
         #expect(SetupStatus(step: "pairing", error: nil, accessory: "Camera") == .settingUp("Pairing with “Camera”…"))
-        #expect(SetupStatus(step: "hotspotHandoff", error: nil, accessory: "Camera")
-            == .settingUp("Switching on the hotspot of “Camera”…"))
+        #expect(
+            SetupStatus(step: "hotspotHandoff", error: nil, accessory: "Camera")
+                == .settingUp("Switching on the hotspot of “Camera”…"))
     }
 
     @Test("product images resolve inside the profile directories only, else the generic icon")

@@ -48,7 +48,8 @@ struct CodingTests {
         let timeout = try #require(ASError(dictionary: wire(BusCoding.error(.discoveryTimeout))))
         #expect(timeout.code == .discoveryTimeout)
         #expect(timeout.name == "io.accessorysetup.Error.DiscoveryTimeout")
-        let field = try #require(ASError(dictionary: wire(BusCoding.error(.invalidRequest(field: "items[0]", reason: "r")))))
+        let field = try #require(
+            ASError(dictionary: wire(BusCoding.error(.invalidRequest(field: "items[0]", reason: "r")))))
         #expect(field.code == .invalidRequest)
         #expect(field.field == "items[0]")
         #expect(ASError(dictionary: wire(BusCoding.error(nil))) == nil)
@@ -62,16 +63,25 @@ struct CodingTests {
 
     @Test func aSubscribersEventReadsItsSessionTypeAccessoryAndError() throws {
         let record = try Self.record()
-        let added = try #require(ASAccessoryEvent(managerEvent: wire(.tuple([
-            .objectPath("/io/accessorysetup/session/3"), .uint32(30), BusCoding.record(record), BusCoding.error(nil),
-        ])).elements))
+        let added = try #require(
+            ASAccessoryEvent(
+                managerEvent: wire(
+                    .tuple([
+                        .objectPath("/io/accessorysetup/session/3"), .uint32(30), BusCoding.record(record),
+                        BusCoding.error(nil),
+                    ])
+                ).elements))
         #expect(added.session == "/io/accessorysetup/session/3")
         #expect(added.eventType == .accessoryAdded)
         #expect(added.accessory?.displayName == "Living room lights")
         #expect(added.error == nil)
-        let dismissed = try #require(ASAccessoryEvent(managerEvent: wire(.tuple([
-            .objectPath("/s"), .uint32(50), BusCoding.emptyDictionary, BusCoding.error(.userCancelled),
-        ])).elements))
+        let dismissed = try #require(
+            ASAccessoryEvent(
+                managerEvent: wire(
+                    .tuple([
+                        .objectPath("/s"), .uint32(50), BusCoding.emptyDictionary, BusCoding.error(.userCancelled),
+                    ])
+                ).elements))
         #expect(dismissed.eventType == .pickerDidDismiss)
         #expect(dismissed.accessory == nil)
         #expect(dismissed.error?.code == .userCancelled)
@@ -80,7 +90,8 @@ struct CodingTests {
 
     @Test func joinOptionsCarryOnlyWhatWasGiven() {
         #expect(AccessoryJoinOptions().dbusValue.members?.isEmpty == true)
-        let all = AccessoryJoinOptions(passphrase: Secret("pass-1234"), withoutSecurity: true, device: "wlan1", restoreAfter: 30)
+        let all = AccessoryJoinOptions(
+            passphrase: Secret("pass-1234"), withoutSecurity: true, device: "wlan1", restoreAfter: 30)
         let members = wire(all.dbusValue).members ?? [:]
         #expect(members["passphrase"]?.string == "pass-1234")
         #expect(members["withoutSecurity"]?.bool == true)

@@ -1,8 +1,7 @@
-import Foundation
-import Testing
-
 import AccessoryCore
 import AgentInterface
+import Foundation
+import Testing
 
 #if canImport(FoundationXML)
 import FoundationXML

@@ -10,7 +10,8 @@ struct PickerAgentEntryTests {
             ssid: try SSID(bytes: Array("Cam-\u{1}".utf8)), bssid: MACAddress(rawValue: 0x0200_0000_0010), strength: 64,
             frequency: 2437)
         let bluetooth = BLEAdvertisement(address: MACAddress(rawValue: 0xAABB_CCDD_EEFF), name: "GoPro 1234", rssi: -61)
-        let core = PickerEntry(id: 7, itemIndex: 2, name: "Camera", productImage: "images/cam.svg", wifi: wifi, bluetooth: bluetooth)
+        let core = PickerEntry(
+            id: 7, itemIndex: 2, name: "Camera", productImage: "images/cam.svg", wifi: wifi, bluetooth: bluetooth)
         let sent = PickerAgentEntry(core)
         #expect(sent.ssid == wifi.ssid?.notation, "an SSID that is not printable goes escaped, as the core writes it")
         let read = try #require(PickerAgentEntry(sent.dbusValue))
@@ -27,7 +28,8 @@ struct PickerAgentEntryTests {
     }
 
     @Test func aBluetoothEntryHasNoWiFiFields() throws {
-        let core = PickerEntry(id: 1, itemIndex: 0, name: "Sensor", bluetooth: BLEAdvertisement(address: MACAddress(rawValue: 1)))
+        let core = PickerEntry(
+            id: 1, itemIndex: 0, name: "Sensor", bluetooth: BLEAdvertisement(address: MACAddress(rawValue: 1)))
         let read = try #require(PickerAgentEntry(PickerAgentEntry(core).dbusValue))
         #expect(read.ssid == nil && read.bssid == nil && read.signal == nil && read.rssi == nil && read.strength == nil)
         #expect(read.dbusValue["ssid"] == nil)
@@ -36,7 +38,9 @@ struct PickerAgentEntryTests {
     @Test func aRequestComesBackAsItWasSent() {
         let sent = PickerAgentRequest(
             profile: "ge.wled.softap", vendor: "WLED", user: 1000,
-            items: [.init(name: "WLED controller", productImage: "images/wled.svg", rename: true), .init(name: "Other")],
+            items: [
+                .init(name: "WLED controller", productImage: "images/wled.svg", rename: true), .init(name: "Other"),
+            ],
             asksPassphrase: true)
         let read = PickerAgentRequest(sent.dbusValue)
         #expect(read == sent)

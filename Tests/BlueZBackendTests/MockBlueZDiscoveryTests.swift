@@ -1,9 +1,10 @@
 import AccessoryCore
-@testable import BlueZBackend
 import Foundation
-import Synchronization
 import ServiceHarness
+import Synchronization
 import Testing
+
+@testable import BlueZBackend
 
 /// Adapters and LE discovery against python-dbusmock's BlueZ on a private bus.
 @Suite(.serialized) final class MockBlueZDiscoveryTests {
@@ -67,12 +68,19 @@ import Testing
         await client.stopDiscovery()
 
         let log = try mock.adapterLog()
-        #expect(log.calls == ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery", "SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"])
-        #expect(log.filters == [
-            .init(UUIDs: ["0000180d-0000-1000-8000-00805f9b34fb", Self.improvService], Transport: "le", RSSI: BluetoothRange.immediateRSSIThreshold),
-            // A descriptor without a service UUID: no UUID filter, and no RSSI floor for a default range.
-            .init(UUIDs: nil, Transport: "le", RSSI: nil),
-        ])
+        #expect(
+            log.calls == [
+                "SetDiscoveryFilter", "StartDiscovery", "StopDiscovery", "SetDiscoveryFilter", "StartDiscovery",
+                "StopDiscovery",
+            ])
+        #expect(
+            log.filters == [
+                .init(
+                    UUIDs: ["0000180d-0000-1000-8000-00805f9b34fb", Self.improvService], Transport: "le",
+                    RSSI: BluetoothRange.immediateRSSIThreshold),
+                // A descriptor without a service UUID: no UUID filter, and no RSSI floor for a default range.
+                .init(UUIDs: nil, Transport: "le", RSSI: nil),
+            ])
     }
 
     @Test func endingTheStreamStopsDiscovery() async throws {
@@ -95,10 +103,12 @@ import Testing
         let iterator = EventCollector(try await client.discover())
         let path = try mock.addDevice(
             "A4:C1:38:00:11:22", addressType: "random", name: "Shelly BLU", rssi: -48, uuids: ["fcd2"],
-            manufacturerData: [0x0BA9: [0x01, 0x02, 0x03]], serviceData: ["0000fcd2-0000-1000-8000-00805f9b34fb": [0x40, 0x00, 0x2A]])
+            manufacturerData: [0x0BA9: [0x01, 0x02, 0x03]],
+            serviceData: ["0000fcd2-0000-1000-8000-00805f9b34fb": [0x40, 0x00, 0x2A]])
         let found = await iterator.next()
         let expected = BLEAdvertisement(
-            address: try MACAddress("A4:C1:38:00:11:22"), addressType: .random, name: "Shelly BLU", rssi: -48, txPower: 4,
+            address: try MACAddress("A4:C1:38:00:11:22"), addressType: .random, name: "Shelly BLU", rssi: -48,
+            txPower: 4,
             serviceUUIDs: [BluetoothUUID(assigned: 0xFCD2)],
             manufacturerData: [BluetoothCompanyIdentifier(rawValue: 0x0BA9): [1, 2, 3]],
             serviceData: [BluetoothUUID(assigned: 0xFCD2): [0x40, 0x00, 0x2A]])
@@ -179,7 +189,9 @@ final class EventCollector<Element: Sendable>: Sendable {
     @Test func releasingClientsLeaksNoFileDescriptors() async throws {
         let mock = try BlueZMock()
         try mock.addAdapter()
-        func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+        func openDescriptors() -> Int {
+            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+        }
         _ = try await BlueZClient.connect(busAddress: mock.bus.address).adapters()
         let before = openDescriptors()
         for _ in 0..<60 {

@@ -1,9 +1,10 @@
 import AccessoryCore
-@testable import BlueZBackend
 import Foundation
 import ServiceHarness
 import Synchronization
 import Testing
+
+@testable import BlueZBackend
 
 /// The accessory side of a Bluetooth-to-Wi-Fi handoff against the project's BlueZ template on
 /// a private bus: a device whose hotspot characteristics need a paired link.
@@ -30,7 +31,9 @@ import Testing
 
     /// A camera-like device: SSID and passphrase readable over a paired link, a command
     /// characteristic, and a response characteristic that indicates `answer` after `on`.
-    func addCamera(answer: [UInt8]? = [0x02, 0x17, 0x00], stateFlags: [String] = ["encrypt-indicate"], security: [UInt8]? = nil) throws -> String {
+    func addCamera(
+        answer: [UInt8]? = [0x02, 0x17, 0x00], stateFlags: [String] = ["encrypt-indicate"], security: [UInt8]? = nil
+    ) throws -> String {
         var characteristics: [BlueZMock.GATTDeviceSpec.Characteristic] = [
             .init(Self.ssid, flags: ["encrypt-read"], value: Array("GP24501234".utf8)),
             .init(Self.passphrase, flags: ["encrypt-read"], value: Array("camera-pass-1234".utf8) + [0]),
@@ -38,19 +41,30 @@ import Testing
             .init(Self.response, flags: stateFlags),
         ]
         if let security { characteristics.append(.init(Self.security, flags: ["encrypt-read"], value: security)) }
-        let answers = answer.map { [BlueZMock.GATTDeviceSpec.Answer(write: Self.on, characteristic: Self.response, value: $0, delayMs: 150)] } ?? []
+        let answers =
+            answer.map {
+                [
+                    BlueZMock.GATTDeviceSpec.Answer(
+                        write: Self.on, characteristic: Self.response, value: $0, delayMs: 150)
+                ]
+            } ?? []
         return try mock.addGATTDevice(
             address.description, name: "GoPro 1234",
-            spec: .init(service: Self.service, advertised: ["0000fea6-0000-1000-8000-00805f9b34fb"], characteristics: characteristics, answers: answers))
+            spec: .init(
+                service: Self.service, advertised: ["0000fea6-0000-1000-8000-00805f9b34fb"],
+                characteristics: characteristics, answers: answers))
     }
 
-    func handoff(pairing: BluetoothHandoff.Pairing = .required, security: Bool = false, readyTimeout: Duration = .seconds(30)) throws -> BluetoothHandoff {
+    func handoff(
+        pairing: BluetoothHandoff.Pairing = .required, security: Bool = false, readyTimeout: Duration = .seconds(30)
+    ) throws -> BluetoothHandoff {
         BluetoothHandoff(
             service: try BluetoothUUID(Self.service), pairing: pairing, ssid: try BluetoothUUID(Self.ssid),
             passphrase: try BluetoothUUID(Self.passphrase), security: security ? try BluetoothUUID(Self.security) : nil,
             switchOn: .init(characteristic: try BluetoothUUID(Self.command), value: Self.on),
             switchOff: .init(characteristic: try BluetoothUUID(Self.command), value: Self.off),
-            state: .init(characteristic: try BluetoothUUID(Self.response), ready: [[0x02, 0x17, 0x00]], failed: [[0x02, 0x17]]),
+            state: .init(
+                characteristic: try BluetoothUUID(Self.response), ready: [[0x02, 0x17, 0x00]], failed: [[0x02, 0x17]]),
             readyTimeout: readyTimeout)
     }
 
@@ -61,11 +75,15 @@ import Testing
     @Test func pairsSwitchesOnWaitsForTheIndicationReadsAndDisconnects() async throws {
         let device = try addCamera()
         let steps = Mutex<[HotspotHandoffStep]>([])
-        let revealed = try await client().revealHotspot(address, handoff: try handoff(), progress: { step in steps.withLock { $0.append(step) } })
+        let revealed = try await client().revealHotspot(
+            address, handoff: try handoff(), progress: { step in steps.withLock { $0.append(step) } })
         #expect(revealed.ssid.escaped == "GP24501234")
         #expect(revealed.passphrase?.reveal() == "camera-pass-1234", "the C string's NUL is not part of the passphrase")
         #expect(revealed.security == nil)
-        #expect(steps.withLock { $0 } == [.pairing, .connecting, .switchingOn, .waitingForHotspot, .reading, .disconnecting])
+        #expect(
+            steps.withLock { $0 } == [
+                .pairing, .connecting, .switchingOn, .waitingForHotspot, .reading, .disconnecting,
+            ])
         let log = try mock.gattLog(device)
         #expect(log.paired && log.pairs == 1)
         #expect(log.writes == [[Self.command, "03170101"]])
@@ -95,9 +113,12 @@ import Testing
 
     @Test func aHotspotThatNeverComesUpTimesOut() async throws {
         let device = try addCamera(answer: nil)
-        await #expect(throws: HotspotHandoffError.hotspotNotReady(seconds: 1),
-                      "the error names the one-second wait asked for, not a default") {
-            _ = try await self.client().revealHotspot(self.address, handoff: try self.handoff(readyTimeout: .seconds(1)))
+        await #expect(
+            throws: HotspotHandoffError.hotspotNotReady(seconds: 1),
+            "the error names the one-second wait asked for, not a default"
+        ) {
+            _ = try await self.client().revealHotspot(
+                self.address, handoff: try self.handoff(readyTimeout: .seconds(1)))
         }
         #expect(try mock.gattLog(device).writes.last == [Self.command, "03170100"])
     }
@@ -126,12 +147,14 @@ import Testing
     @Test func aReadableStateAlreadyReadyNeedsNoSwitchingOn() async throws {
         let device = try mock.addGATTDevice(
             address.description, name: "Open Cam",
-            spec: .init(service: Self.service, advertised: [], characteristics: [
-                .init(Self.ssid, flags: ["read"], value: Array("Cam-Setup".utf8)),
-                .init(Self.passphrase, flags: ["read"], value: Array("open-cam-pass".utf8)),
-                .init(Self.command, flags: ["write"]),
-                .init(Self.response, flags: ["read"], value: [0x02, 0x17, 0x00]),
-            ]))
+            spec: .init(
+                service: Self.service, advertised: [],
+                characteristics: [
+                    .init(Self.ssid, flags: ["read"], value: Array("Cam-Setup".utf8)),
+                    .init(Self.passphrase, flags: ["read"], value: Array("open-cam-pass".utf8)),
+                    .init(Self.command, flags: ["write"]),
+                    .init(Self.response, flags: ["read"], value: [0x02, 0x17, 0x00]),
+                ]))
         let revealed = try await client().revealHotspot(address, handoff: try handoff(pairing: .none))
         #expect(revealed.ssid.escaped == "Cam-Setup")
         let log = try mock.gattLog(device)
@@ -145,7 +168,8 @@ import Testing
         let revealed = try await client().revealHotspot(address, handoff: try handoff())
         #expect(revealed.ssid.escaped == "GP24501234")
         let reads = try mock.gattLog(device).reads
-        #expect(reads.filter { $0 == Self.response }.count >= 2, "the state is read before the switch and after: \(reads)")
+        #expect(
+            reads.filter { $0 == Self.response }.count >= 2, "the state is read before the switch and after: \(reads)")
     }
 
     @Test func theSecurityTheDeviceNamesIsRead() async throws {
@@ -178,12 +202,14 @@ import Testing
         let control = "0000fea6-0000-1000-8000-00805f9b34fb"
         let device = try mock.addGATTDevice(
             address.description, name: "GoPro 1234",
-            spec: .init(service: Self.service, advertised: [control], characteristics: [
-                .init(Self.ssid, flags: ["encrypt-read"], value: Array("GP24501234".utf8)),
-                .init(Self.passphrase, flags: ["encrypt-read"], value: Array("camera-pass-1234".utf8)),
-                .init(Self.command, flags: ["encrypt-write"], service: control),
-                .init(Self.response, flags: ["encrypt-notify"], service: control),
-            ], answers: [.init(write: Self.on, characteristic: Self.response, value: [0x02, 0x17, 0x00])]))
+            spec: .init(
+                service: Self.service, advertised: [control],
+                characteristics: [
+                    .init(Self.ssid, flags: ["encrypt-read"], value: Array("GP24501234".utf8)),
+                    .init(Self.passphrase, flags: ["encrypt-read"], value: Array("camera-pass-1234".utf8)),
+                    .init(Self.command, flags: ["encrypt-write"], service: control),
+                    .init(Self.response, flags: ["encrypt-notify"], service: control),
+                ], answers: [.init(write: Self.on, characteristic: Self.response, value: [0x02, 0x17, 0x00])]))
         let revealed = try await client().revealHotspot(address, handoff: handoff)
         #expect(revealed.ssid.escaped == "GP24501234")
         let joining = try revealed.configuration(policy: try #require(profile.hotspot))
@@ -198,13 +224,21 @@ import Testing
         let uuid = { (number: String) in "6e1d\(number)-8c3a-4b57-9f0e-2a7c94d1b360" }
         let device = try mock.addGATTDevice(
             address.description, name: "Printer",
-            spec: .init(service: uuid("0001"), advertised: [uuid("0001")], characteristics: [
-                .init(uuid("0002"), flags: ["encrypt-read"], value: Array("PRN-Setup".utf8), description: "hotspot-ssid"),
-                .init(uuid("0003"), flags: ["encrypt-read"], value: Array("printer-pass".utf8), description: "hotspot-passphrase"),
-                .init(uuid("0004"), flags: ["encrypt-read"], value: [0x02], description: "hotspot-security"),
-                .init(uuid("0005"), flags: ["encrypt-write"], description: "hotspot-control"),
-                .init(uuid("0006"), flags: ["encrypt-read", "encrypt-notify"], value: [0x00], description: "hotspot-state"),
-            ], answers: [.init(write: [0x01], characteristic: uuid("0006"), value: [0x02], delayMs: 200)]))
+            spec: .init(
+                service: uuid("0001"), advertised: [uuid("0001")],
+                characteristics: [
+                    .init(
+                        uuid("0002"), flags: ["encrypt-read"], value: Array("PRN-Setup".utf8),
+                        description: "hotspot-ssid"),
+                    .init(
+                        uuid("0003"), flags: ["encrypt-read"], value: Array("printer-pass".utf8),
+                        description: "hotspot-passphrase"),
+                    .init(uuid("0004"), flags: ["encrypt-read"], value: [0x02], description: "hotspot-security"),
+                    .init(uuid("0005"), flags: ["encrypt-write"], description: "hotspot-control"),
+                    .init(
+                        uuid("0006"), flags: ["encrypt-read", "encrypt-notify"], value: [0x00],
+                        description: "hotspot-state"),
+                ], answers: [.init(write: [0x01], characteristic: uuid("0006"), value: [0x02], delayMs: 200)]))
         let revealed = try await client().revealHotspot(address, handoff: handoff)
         let joining = try revealed.configuration(policy: try #require(profile.hotspot))
         #expect(joining.target == .ssid(try SSID("PRN-Setup")))
@@ -215,7 +249,8 @@ import Testing
     }
 
     static func profile(_ name: String) -> URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../profiles/\(name)").standardizedFileURL
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../profiles/\(name)")
+            .standardizedFileURL
     }
 
     @Test func switchingOffWritesTheOffValue() async throws {

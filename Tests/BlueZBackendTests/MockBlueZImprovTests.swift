@@ -1,9 +1,10 @@
 import AccessoryCore
-@testable import BlueZBackend
 import Foundation
 import ServiceHarness
 import Synchronization
 import Testing
+
+@testable import BlueZBackend
 
 /// GATT and Improv Wi-Fi against the project's BlueZ template on a private bus.
 @Suite(.serialized) final class MockBlueZImprovTests {
@@ -28,9 +29,11 @@ import Testing
         let client = try await client()
         let gatt = try await client.connect(address)
         let service = try #require(gatt.service(Improv.serviceUUID))
-        #expect(service.characteristics.map(\.uuid) == [
-            Improv.stateUUID, Improv.errorUUID, Improv.rpcCommandUUID, Improv.rpcResultUUID, Improv.capabilitiesUUID,
-        ])
+        #expect(
+            service.characteristics.map(\.uuid) == [
+                Improv.stateUUID, Improv.errorUUID, Improv.rpcCommandUUID, Improv.rpcResultUUID,
+                Improv.capabilitiesUUID,
+            ])
         let capabilities = try #require(service.characteristic(Improv.capabilitiesUUID))
         #expect(try await client.read(capabilities) == [0b111])
 
@@ -44,7 +47,9 @@ import Testing
         #expect(await notifications.next(timeout: .milliseconds(200)) == nil)
 
         try await client.disconnect(gatt)
-        #expect(try mock.call(device, "org.freedesktop.DBus.Properties", "Get", ["org.bluez.Device1", "Connected"]).contains("false"))
+        #expect(
+            try mock.call(device, "org.freedesktop.DBus.Properties", "Get", ["org.bluez.Device1", "Connected"])
+                .contains("false"))
     }
 
     @Test func bluezErrorsAreTyped() async throws {
@@ -71,7 +76,10 @@ import Testing
         let client = try await client()
         try await client.improvIdentify(address)
         let info = try await client.improvDeviceInfo(address)
-        #expect(info == ImprovDeviceInfo(firmware: "MockFirmware", version: "2024.6.0", chip: "ESP32-C3", name: "Improv Plug"))
+        #expect(
+            info
+                == ImprovDeviceInfo(
+                    firmware: "MockFirmware", version: "2024.6.0", chip: "ESP32-C3", name: "Improv Plug"))
         let networks = try await client.improvScan(address)
         #expect(networks.map(\.ssid.escaped) == ["HomeNet", "Cafe Libre"])
         #expect(networks.map(\.rssi) == [-52, -80])
@@ -98,7 +106,10 @@ import Testing
             if step == .awaitingAuthorization { Task.detached { try mock.authorizeImprovDevice(locked) } }
         }
         #expect(url == "http://10.0.0.7/welcome")
-        #expect(steps.withLock { $0 } == [.connecting, .awaitingAuthorization, .authorized, .sendingCredentials, .provisioning, .provisioned])
+        #expect(
+            steps.withLock { $0 } == [
+                .connecting, .awaitingAuthorization, .authorized, .sendingCredentials, .provisioning, .provisioned,
+            ])
         let log = try mock.improvLog(locked)
         #expect(log.ssid == "HomeNet-5G")
         #expect(log.password == passphrase)
@@ -135,7 +146,8 @@ import Testing
         let client = try await client()
         await #expect(throws: ImprovError.unknownRPC(.identify)) { try await client.improvIdentify(self.address) }
         await #expect(throws: ImprovError.unknownRPC(.sendWiFiSettings)) {
-            _ = try await client.improvProvision(self.address, ssid: try SSID("HomeNet"), passphrase: Secret("secret12"))
+            _ = try await client.improvProvision(
+                self.address, ssid: try SSID("HomeNet"), passphrase: Secret("secret12"))
         }
     }
 
@@ -143,7 +155,8 @@ import Testing
         try mock.setImprov(device, failConnect: true)
         let client = try await client()
         await #expect(throws: ImprovError.unableToConnect) {
-            _ = try await client.improvProvision(self.address, ssid: try SSID("HomeNet"), passphrase: Secret("wrong-one"))
+            _ = try await client.improvProvision(
+                self.address, ssid: try SSID("HomeNet"), passphrase: Secret("wrong-one"))
         }
     }
 
@@ -184,7 +197,6 @@ import Testing
         }
     }
 
-
     /// Cancelling a provisioning that waits for the person to press the device's button still
     /// turns its notifications off and disconnects, and says it was cancelled.
     @Test func cancelledProvisioningStillCleansUp() async throws {
@@ -193,11 +205,15 @@ import Testing
         let client = try await client()
         let steps = Mutex<[ImprovProgress]>([])
         let provisioning = Task {
-            try await client.improvProvision(try MACAddress("24:0A:C4:00:00:08"), ssid: try SSID("HomeNet"), passphrase: Secret("home-pass")) {
+            try await client.improvProvision(
+                try MACAddress("24:0A:C4:00:00:08"), ssid: try SSID("HomeNet"), passphrase: Secret("home-pass")
+            ) {
                 step in steps.withLock { $0.append(step) }
             }
         }
-        _ = try await poll(timeout: .seconds(20)) { steps.withLock { $0.contains(.awaitingAuthorization) } ? true : nil }
+        _ = try await poll(timeout: .seconds(20)) {
+            steps.withLock { $0.contains(.awaitingAuthorization) } ? true : nil
+        }
         provisioning.cancel()
         await #expect(throws: ImprovError.bluetooth(.cancelled)) { try await provisioning.value }
         let objects = try mock.call("/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects", [])
@@ -205,4 +221,5 @@ import Testing
         let deviceProperties = objects[device.upperBound...].prefix { $0 != "}" }
         #expect(deviceProperties.contains("'Connected': <false>"), "\(deviceProperties)")
         #expect(!objects.contains("'Notifying': <true>"), "every notification was stopped")
-    }}
+    }
+}

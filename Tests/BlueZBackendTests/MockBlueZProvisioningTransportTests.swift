@@ -1,8 +1,9 @@
 import AccessoryCore
-@testable import BlueZBackend
 import Foundation
 import ServiceHarness
 import Testing
+
+@testable import BlueZBackend
 
 /// ESP-IDF provisioning's GATT transport against the BlueZ template: endpoints found by their
 /// user descriptions, a request written and its answer read back, a refusal told apart.
@@ -29,20 +30,28 @@ import Testing
         // The UUIDs are shuffled on purpose: only the descriptions name the endpoints.
         let device = try mock.addGATTDevice(
             address.description, name: "PROV_261FCC",
-            spec: .init(service: Self.service, advertised: [Self.service], characteristics: [
-                .init(Self.endpoint("ff53"), flags: ["read", "write"], description: "prov-session"),
-                .init(Self.endpoint("ff51"), flags: ["read", "write"], description: "proto-ver"),
-                .init(Self.endpoint("ff52"), flags: ["read", "write"], description: "prov-config"),
-                .init(Self.endpoint("ff54"), flags: ["read"]),
-            ], answers: [
-                .init(write: Array("---".utf8), characteristic: Self.endpoint("ff51"), value: Array(#"{"prov":{"ver":"v1.1"}}"#.utf8), delayMs: 0),
-            ]))
+            spec: .init(
+                service: Self.service, advertised: [Self.service],
+                characteristics: [
+                    .init(Self.endpoint("ff53"), flags: ["read", "write"], description: "prov-session"),
+                    .init(Self.endpoint("ff51"), flags: ["read", "write"], description: "proto-ver"),
+                    .init(Self.endpoint("ff52"), flags: ["read", "write"], description: "prov-config"),
+                    .init(Self.endpoint("ff54"), flags: ["read"]),
+                ],
+                answers: [
+                    .init(
+                        write: Array("---".utf8), characteristic: Self.endpoint("ff51"),
+                        value: Array(#"{"prov":{"ver":"v1.1"}}"#.utf8), delayMs: 0)
+                ]))
         let transport = try await BlueZProvisioningTransport.open(address, client: try await client())
         #expect(transport.endpointNames == ["proto-ver", "prov-config", "prov-session"])
         let answer = try await transport.send(endpoint: .version, Array("---".utf8))
         #expect(String(decoding: answer, as: UTF8.self) == #"{"prov":{"ver":"v1.1"}}"#)
         #expect(try mock.gattLog(device).writes == [[Self.endpoint("ff51"), "2d2d2d"]])
-        await #expect(throws: ProvisioningError.transport(endpoint: "prov-scan", "the device has no characteristic named prov-scan")) {
+        await #expect(
+            throws: ProvisioningError.transport(
+                endpoint: "prov-scan", "the device has no characteristic named prov-scan")
+        ) {
             _ = try await transport.send(endpoint: .scan, [1])
         }
         await transport.close()
@@ -52,10 +61,12 @@ import Testing
     @Test func aRefusedRequestIsAClosedConnection() async throws {
         let device = try mock.addGATTDevice(
             address.description, name: "PROV_261FCC",
-            spec: .init(service: Self.service, advertised: [], characteristics: [
-                .init(Self.endpoint("ff51"), flags: ["read", "write"], description: "prov-session"),
-                .init(Self.endpoint("ff53"), flags: ["read", "write"], description: "proto-ver"),
-            ]))
+            spec: .init(
+                service: Self.service, advertised: [],
+                characteristics: [
+                    .init(Self.endpoint("ff51"), flags: ["read", "write"], description: "prov-session"),
+                    .init(Self.endpoint("ff53"), flags: ["read", "write"], description: "proto-ver"),
+                ]))
         let client = try await client()
         let transport = try await BlueZProvisioningTransport.open(address, client: client)
         try mock.failCharacteristic(device + "/service0020/char0021", with: "org.bluez.Error.Failed")
@@ -68,10 +79,15 @@ import Testing
     @Test func aDeviceWithoutProvisioningEndpointsIsNamed() async throws {
         let device = try mock.addGATTDevice(
             address.description, name: "Thermometer",
-            spec: .init(service: "181a", advertised: [], characteristics: [.init("2a6e", flags: ["read"], value: [0x10, 0x09])]))
-        await #expect(throws: ProvisioningError.transport(
-            endpoint: "connect", "\(address) names no proto-ver and prov-session characteristics: it is not an ESP-IDF provisioning device"
-        )) {
+            spec: .init(
+                service: "181a", advertised: [], characteristics: [.init("2a6e", flags: ["read"], value: [0x10, 0x09])])
+        )
+        await #expect(
+            throws: ProvisioningError.transport(
+                endpoint: "connect",
+                "\(address) names no proto-ver and prov-session characteristics: it is not an ESP-IDF provisioning device"
+            )
+        ) {
             _ = try await BlueZProvisioningTransport.open(self.address, client: try await self.client())
         }
         #expect(try mock.gattLog(device).connected == false)

@@ -78,7 +78,9 @@ private let executor = GLibTaskExecutor.make(name: "test-tasks")
     @Test func aHugeDelayWaitsAndANegativeOneRunsAtOnce() async {
         let executor = GLibMainContextExecutor(name: "test-glib")
         let ran = Atomic(0)
-        for delay in [Duration.seconds(Int64.max), .seconds(Int64(UInt32.max) / 1000 + 1), .seconds(Int64.max / 1_000_000 + 1)] {
+        for delay in [
+            Duration.seconds(Int64.max), .seconds(Int64(UInt32.max) / 1000 + 1), .seconds(Int64.max / 1_000_000 + 1),
+        ] {
             executor.invoke(after: delay) { ran.add(1, ordering: .relaxed) }
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -1,9 +1,10 @@
 import AccessoryCore
 import Foundation
-@testable import NetworkManagerBackend
 import ServiceHarness
 import Synchronization
 import Testing
+
+@testable import NetworkManagerBackend
 
 /// Joining, leaving, forgetting and listing against python-dbusmock's NetworkManager, with a
 /// home network the device is on before each join.
@@ -15,7 +16,8 @@ import Testing
     init() throws {
         mock = try NetworkManagerMock()
         device = try mock.addWiFiDevice("wlan0")
-        home = try mock.addAccessPoint(device, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
+        home = try mock.addAccessPoint(
+            device, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
         try mock.connectHomeNetwork(device, accessPoint: home, ssid: "HomeNet")
     }
 
@@ -25,15 +27,21 @@ import Testing
         try await NetworkManagerClient.connect(busAddress: mock.bus.address)
     }
 
-    func configuration(_ ssid: String, _ security: HotspotSecurity = .open, joinOnce: Bool = true, lifetime: Int? = nil, hidden: Bool = false) throws -> HotspotConfiguration {
-        try HotspotConfiguration(target: .ssid(SSID(ssid)), security: security, joinOnce: joinOnce, lifetimeInDays: lifetime, hidden: hidden)
+    func configuration(
+        _ ssid: String, _ security: HotspotSecurity = .open, joinOnce: Bool = true, lifetime: Int? = nil,
+        hidden: Bool = false
+    ) throws -> HotspotConfiguration {
+        try HotspotConfiguration(
+            target: .ssid(SSID(ssid)), security: security, joinOnce: joinOnce, lifetimeInDays: lifetime, hidden: hidden)
     }
 
     /// Only the person's own profile is left, and the device is back on it.
     func expectBackHome(_ comment: Comment? = nil) throws {
         #expect(try mock.connectionPaths().count == 1, comment)
         #expect(try mock.activeConnectionID(on: device) == "HomeNet", comment)
-        #expect(try mock.property("/org/freedesktop/NetworkManager", "org.freedesktop.NetworkManager", "Checkpoints").contains("@ao []"), comment)
+        #expect(
+            try mock.property("/org/freedesktop/NetworkManager", "org.freedesktop.NetworkManager", "Checkpoints")
+                .contains("@ao []"), comment)
     }
 
     @Test func joinOnceThenLeaveRestoresTheHomeNetwork() async throws {
@@ -58,7 +66,9 @@ import Testing
         #expect(stored.profile.userData[ProfileTag.managed] == "1")
         #expect(stored.profile.userData[ProfileTag.joinOnce] == "1")
         #expect(stored.profile.userData[ProfileTag.recordID] == record.uuidString.lowercased())
-        #expect(stored.profile.userData[ProfileTag.checkpoint]?.hasPrefix("/org/freedesktop/NetworkManager/Checkpoint/") == true)
+        #expect(
+            stored.profile.userData[ProfileTag.checkpoint]?.hasPrefix("/org/freedesktop/NetworkManager/Checkpoint/")
+                == true)
         #expect(stored.profile.userData[ProfileTag.previousConnection] != nil)
         #expect(mock.log.contains("AddAndActivateConnection2"), "join-once uses AddAndActivateConnection2")
         #expect(mock.log.contains("\"persist\": \"memory\""), "join-once profiles are never written to disk")
@@ -166,7 +176,8 @@ import Testing
         try mock.addAccessPoint(device, name: "a2", ssid: "Acme-2222", bssid: "02:00:00:00:00:12", strength: 80)
         try mock.addAccessPoint(device, name: "other", ssid: "Other-3333", bssid: "02:00:00:00:00:13", strength: 95)
         let client = try await client()
-        let joined = try await client.join(HotspotConfiguration(target: .ssidPrefix(SSID("Acme-")), joinOnce: true), options: JoinOptions())
+        let joined = try await client.join(
+            HotspotConfiguration(target: .ssidPrefix(SSID("Acme-")), joinOnce: true), options: JoinOptions())
         #expect(joined.ssid == (try SSID("Acme-2222")))
         #expect(try mock.scanRequests() == [[]], "the cached results had never been scanned, so one full scan ran")
         _ = try await client.leave(device: "wlan0")
@@ -177,7 +188,8 @@ import Testing
         try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Setup", bssid: "02:00:00:00:00:20", security: .wpa2)
         let client = try await client()
         let joined = try await client.join(
-            try configuration("Cam-Setup", .wpa2Personal(Secret("camera-pass")), joinOnce: false, lifetime: 7), options: JoinOptions())
+            try configuration("Cam-Setup", .wpa2Personal(Secret("camera-pass")), joinOnce: false, lifetime: 7),
+            options: JoinOptions())
         #expect(mock.log.contains("\"persist\": \"disk\""), "a stored profile is written to disk")
         let stored = try #require(try await client.storedProfile(uuid: joined.connectionUUID))
         #expect(stored.profile.keyManagement == "wpa-psk")
@@ -202,11 +214,15 @@ import Testing
         try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Setup", bssid: "02:00:00:00:00:20", security: .wpa2)
         let client = try await client()
         let first = try await client.join(
-            try configuration("Cam-Setup", .wpa2Personal(Secret("old-pass-1")), joinOnce: false, lifetime: 7), options: JoinOptions())
+            try configuration("Cam-Setup", .wpa2Personal(Secret("old-pass-1")), joinOnce: false, lifetime: 7),
+            options: JoinOptions())
         _ = try await client.leave(device: nil)
         let second = try await client.join(
-            try configuration("Cam-Setup", .wpa2Personal(Secret("new-pass-2")), joinOnce: false), options: JoinOptions())
-        #expect(try await client.storedProfile(uuid: first.connectionUUID) != nil, "kept while the checkpoint may undo the join")
+            try configuration("Cam-Setup", .wpa2Personal(Secret("new-pass-2")), joinOnce: false), options: JoinOptions()
+        )
+        #expect(
+            try await client.storedProfile(uuid: first.connectionUUID) != nil,
+            "kept while the checkpoint may undo the join")
         _ = try await client.leave(device: nil)
 
         let configured = try await client.configuredHotspots()
@@ -224,10 +240,12 @@ import Testing
         var withoutCheckpoint = JoinOptions()
         withoutCheckpoint.restoreAfter = nil
         let first = try await client.join(
-            try configuration("Cam-Setup", .wpa2Personal(Secret("old-pass-1")), joinOnce: false), options: withoutCheckpoint)
+            try configuration("Cam-Setup", .wpa2Personal(Secret("old-pass-1")), joinOnce: false),
+            options: withoutCheckpoint)
         _ = try await client.leave(device: nil)
         let second = try await client.join(
-            try configuration("Cam-Setup", .wpa2Personal(Secret("new-pass-2")), joinOnce: false), options: withoutCheckpoint)
+            try configuration("Cam-Setup", .wpa2Personal(Secret("new-pass-2")), joinOnce: false),
+            options: withoutCheckpoint)
         #expect(try await client.configuredHotspots().map(\.connectionUUID) == [second.connectionUUID])
         #expect(try await client.storedProfile(uuid: first.connectionUUID) == nil)
     }
@@ -242,21 +260,28 @@ import Testing
         let first = try await client.join(
             try configuration("Cam-Setup", .wpa2Personal(Secret("camera-pass")), joinOnce: false), options: onSecond)
         let again = try await client.join(
-            try configuration("Cam-Setup", .wpa2Personal(Secret("camera-pass")), joinOnce: false), options: JoinOptions())
+            try configuration("Cam-Setup", .wpa2Personal(Secret("camera-pass")), joinOnce: false),
+            options: JoinOptions())
         #expect(again.device == "wlan0")
         _ = try await client.leave(device: "wlan0")
-        #expect(Set(try await client.configuredHotspots().map(\.connectionUUID)) == [first.connectionUUID, again.connectionUUID])
+        #expect(
+            Set(try await client.configuredHotspots().map(\.connectionUUID)) == [
+                first.connectionUUID, again.connectionUUID,
+            ])
     }
 
     @Test func aStoredJoinThatFailsKeepsTheProfileStoredBefore() async throws {
         try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Setup", bssid: "02:00:00:00:00:20", security: .wpa2)
         let client = try await client()
         let first = try await client.join(
-            try configuration("Cam-Setup", .wpa2Personal(Secret("old-pass-1")), joinOnce: false), options: JoinOptions())
+            try configuration("Cam-Setup", .wpa2Personal(Secret("old-pass-1")), joinOnce: false), options: JoinOptions()
+        )
         _ = try await client.leave(device: nil)
         try mock.failActivations(of: "Cam-Setup", deviceReason: 53)
         await #expect(throws: HotspotError.self) {
-            try await client.join(try self.configuration("Cam-Setup", .wpa2Personal(Secret("wrong-pass")), joinOnce: false), options: JoinOptions())
+            try await client.join(
+                try self.configuration("Cam-Setup", .wpa2Personal(Secret("wrong-pass")), joinOnce: false),
+                options: JoinOptions())
         }
         #expect(try await client.configuredHotspots().map(\.connectionUUID) == [first.connectionUUID])
         #expect(try await client.storedProfile(uuid: first.connectionUUID)?.profile.psk == Secret("old-pass-1"))
@@ -292,30 +317,34 @@ import Testing
             try await client.join(HotspotConfiguration(target: .ssidPrefix(SSID("Nowhere"))), options: JoinOptions())
         }
         let probe = Array("Nowhere-Setup".utf8)
-        #expect(try mock.scanRequests() == [[probe], [probe], [probe], [], [], []],
-                "each join scans \(NetworkManagerClient.scanAttempts) times before giving up")
+        #expect(
+            try mock.scanRequests() == [[probe], [probe], [probe], [], [], []],
+            "each join scans \(NetworkManagerClient.scanAttempts) times before giving up")
         try expectBackHome()
     }
 
-    static let failures: [(deviceReason: UInt32, connectionReason: UInt32, expected: @Sendable (SSID) -> HotspotError)] = [
-        (7, 9, { .wrongPassphrase($0) }),            // NO_SECRETS: the passphrase was refused
-        (8, 0, { .wrongPassphrase($0) }),            // SUPPLICANT_DISCONNECT during the handshake
-        (11, 0, { .associationTimeout($0) }),        // SUPPLICANT_TIMEOUT
-        (53, 0, { .authenticationRejected($0) }),    // SSID_NOT_FOUND, the AP still in range: turned away
-        (17, 0, { .addressingFailed($0) }),          // DHCP_FAILED
-        (0, 6, { .associationTimeout($0) }),         // active connection CONNECT_TIMEOUT
-        (4, 0, { .activationFailed($0, reason: "the configuration failed") }),
-    ]
+    static let failures:
+        [(deviceReason: UInt32, connectionReason: UInt32, expected: @Sendable (SSID) -> HotspotError)] = [
+            (7, 9, { .wrongPassphrase($0) }),  // NO_SECRETS: the passphrase was refused
+            (8, 0, { .wrongPassphrase($0) }),  // SUPPLICANT_DISCONNECT during the handshake
+            (11, 0, { .associationTimeout($0) }),  // SUPPLICANT_TIMEOUT
+            (53, 0, { .authenticationRejected($0) }),  // SSID_NOT_FOUND, the AP still in range: turned away
+            (17, 0, { .addressingFailed($0) }),  // DHCP_FAILED
+            (0, 6, { .associationTimeout($0) }),  // active connection CONNECT_TIMEOUT
+            (4, 0, { .activationFailed($0, reason: "the configuration failed") }),
+        ]
 
     @Test(arguments: 0..<failures.count)
     func failedJoinIsTypedAndLeavesNoProfile(index: Int) async throws {
         let failure = Self.failures[index]
         try mock.addAccessPoint(device, name: "plug", ssid: "Plug-Setup", bssid: "02:00:00:00:00:40", security: .wpa2)
-        try mock.failActivations(of: "Plug-Setup", deviceReason: failure.deviceReason, connectionReason: failure.connectionReason)
+        try mock.failActivations(
+            of: "Plug-Setup", deviceReason: failure.deviceReason, connectionReason: failure.connectionReason)
         let client = try await client()
         let ssid = try SSID("Plug-Setup")
         await #expect(throws: failure.expected(ssid)) {
-            try await client.join(try self.configuration("Plug-Setup", .wpa2Personal(Secret("wrong-pass"))), options: JoinOptions())
+            try await client.join(
+                try self.configuration("Plug-Setup", .wpa2Personal(Secret("wrong-pass"))), options: JoinOptions())
         }
         try await Task.sleep(for: .milliseconds(300))  // the mock removes the failed activation after 200 ms
         try expectBackHome("device reason \(failure.deviceReason)")
@@ -330,7 +359,8 @@ import Testing
         try mock.dropLinkDuringActivation(of: "Plug-Setup", once: true)
         let client = try await client()
         let joined = try await client.join(
-            try configuration("Plug-Setup", .wpa2Personal(Secret("plug-pass-1")), joinOnce: joinOnce), options: JoinOptions())
+            try configuration("Plug-Setup", .wpa2Personal(Secret("plug-pass-1")), joinOnce: joinOnce),
+            options: JoinOptions())
         #expect(try mock.activeConnectionID(on: device) == joined.connectionID)
         #expect(try mock.connectionPaths().count == 2, "one profile for the accessory, however many activations")
         try await Task.sleep(for: .milliseconds(300))  // the mock removes the failed activation after 200 ms
@@ -344,8 +374,12 @@ import Testing
         try mock.dropLinkDuringActivation(of: "Plug-Setup", once: false)
         let client = try await client()
         let ssid = try SSID("Plug-Setup")
-        await #expect(throws: HotspotError.activationFailed(ssid, reason: "the connection dropped after the hotspot had accepted the passphrase")) {
-            try await client.join(try self.configuration("Plug-Setup", .wpa2Personal(Secret("plug-pass-1"))), options: JoinOptions())
+        await #expect(
+            throws: HotspotError.activationFailed(
+                ssid, reason: "the connection dropped after the hotspot had accepted the passphrase")
+        ) {
+            try await client.join(
+                try self.configuration("Plug-Setup", .wpa2Personal(Secret("plug-pass-1"))), options: JoinOptions())
         }
         try await Task.sleep(for: .milliseconds(300))
         try expectBackHome()
@@ -358,7 +392,8 @@ import Testing
         try mock.failActivations(of: "Cam-Sae", deviceReason: 53)
         let client = try await client()
         await #expect(throws: HotspotError.authenticationRejected(try SSID("Cam-Sae"))) {
-            try await client.join(try self.configuration("Cam-Sae", .wpa3Personal(Secret("not-the-password"))), options: JoinOptions())
+            try await client.join(
+                try self.configuration("Cam-Sae", .wpa3Personal(Secret("not-the-password"))), options: JoinOptions())
         }
         try await Task.sleep(for: .milliseconds(300))
         try expectBackHome()
@@ -392,23 +427,29 @@ import Testing
     }
 
     @Test func hotspotThatGoesOutOfRangeDuringTheJoinIsNotFound() async throws {
-        let ap = try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Gone", bssid: "02:00:00:00:00:42", security: .wpa3)
+        let ap = try mock.addAccessPoint(
+            device, name: "cam", ssid: "Cam-Gone", bssid: "02:00:00:00:00:42", security: .wpa3)
         try mock.vanishDuringActivation(of: "Cam-Gone", accessPoint: ap)
         let client = try await client()
         await #expect(throws: HotspotError.notFound("named Cam-Gone")) {
-            try await client.join(try self.configuration("Cam-Gone", .wpa3Personal(Secret("the-password"))), options: JoinOptions())
+            try await client.join(
+                try self.configuration("Cam-Gone", .wpa3Personal(Secret("the-password"))), options: JoinOptions())
         }
         try await Task.sleep(for: .milliseconds(300))
         try expectBackHome()
     }
 
     /// Without a passphrase there is no passphrase to blame.
-    @Test(arguments: [(HotspotSecurity.open, NetworkManagerMock.Security.open, UInt32(8), UInt32(0)),
-                      (.owe, .owe, 8, 0), (.open, .open, 7, 9), (.owe, .owe, 53, 0)])
+    @Test(arguments: [
+        (HotspotSecurity.open, NetworkManagerMock.Security.open, UInt32(8), UInt32(0)),
+        (.owe, .owe, 8, 0), (.open, .open, 7, 9), (.owe, .owe, 53, 0),
+    ])
     func openHotspotThatDropsTheJoinIsNotAPassphraseProblem(
-        security: HotspotSecurity, advertised: NetworkManagerMock.Security, deviceReason: UInt32, connectionReason: UInt32
+        security: HotspotSecurity, advertised: NetworkManagerMock.Security, deviceReason: UInt32,
+        connectionReason: UInt32
     ) async throws {
-        try mock.addAccessPoint(device, name: "plug", ssid: "Open-Setup", bssid: "02:00:00:00:00:43", security: advertised)
+        try mock.addAccessPoint(
+            device, name: "plug", ssid: "Open-Setup", bssid: "02:00:00:00:00:43", security: advertised)
         try mock.failActivations(of: "Open-Setup", deviceReason: deviceReason, connectionReason: connectionReason)
         let client = try await client()
         await #expect {
@@ -433,9 +474,11 @@ import Testing
     /// A profile that libnm refuses is refused before NetworkManager is asked for anything, so
     /// no checkpoint is left to block the joins after it.
     @Test func refusedProfileLeavesNoCheckpointAndTheNextJoinWorks() async throws {
-        try mock.addAccessPoint(device, name: "corp", ssid: "Corp-Setup", bssid: "02:00:00:00:00:44", security: .enterprise)
+        try mock.addAccessPoint(
+            device, name: "corp", ssid: "Corp-Setup", bssid: "02:00:00:00:00:44", security: .enterprise)
         try mock.addAccessPoint(device, name: "plug", ssid: "Plug-Setup", bssid: "02:00:00:00:00:45")
-        let corporate = try HotspotConfiguration(target: .ssid(SSID("Corp-Setup")), security: .enterprise(Self.settingsWithAMissingCA))
+        let corporate = try HotspotConfiguration(
+            target: .ssid(SSID("Corp-Setup")), security: .enterprise(Self.settingsWithAMissingCA))
         let client = try await client()
         await #expect {
             try await client.join(corporate, options: JoinOptions())
@@ -454,10 +497,13 @@ import Testing
     /// network out of range is not reported as missing when its configuration could never join.
     @Test(arguments: [false, true])
     func refusedSettingsAreReportedBeforeAnyScan(byPrefix: Bool) async throws {
-        let target: HotspotConfiguration.Target = byPrefix ? .ssidPrefix(try SSID("Absent")) : .ssid(try SSID("Absent-Setup"))
+        let target: HotspotConfiguration.Target =
+            byPrefix ? .ssidPrefix(try SSID("Absent")) : .ssid(try SSID("Absent-Setup"))
         let client = try await client()
         await #expect {
-            try await client.join(try HotspotConfiguration(target: target, security: .enterprise(Self.settingsWithAMissingCA)), options: JoinOptions())
+            try await client.join(
+                try HotspotConfiguration(target: target, security: .enterprise(Self.settingsWithAMissingCA)),
+                options: JoinOptions())
         } throws: { error in
             guard case .invalidConfiguration(.invalidEAPSettings) = error as? HotspotError else { return false }
             return true
@@ -539,7 +585,8 @@ import Testing
     @Test func joiningTheNetworkAlreadyInUseIsAlreadyAssociated() async throws {
         let client = try await client()
         await #expect(throws: HotspotError.alreadyAssociated(try SSID("HomeNet"))) {
-            try await client.join(try self.configuration("HomeNet", .wpa2Personal(Secret("whatever1"))), options: JoinOptions())
+            try await client.join(
+                try self.configuration("HomeNet", .wpa2Personal(Secret("whatever1"))), options: JoinOptions())
         }
         try expectBackHome()
         #expect(!mock.log.contains("CheckpointCreate"), "a named network is checked before the checkpoint")
@@ -576,9 +623,11 @@ import Testing
 
     @Test func configuredListsOnlyThisProjectsProfilesAndDropsExpiredOnes() async throws {
         let client = try await client()
-        var expired = WirelessProfile(id: "Accessory Old", uuid: UUID().uuidString.lowercased(), ssid: Array("Old-Setup".utf8))
+        var expired = WirelessProfile(
+            id: "Accessory Old", uuid: UUID().uuidString.lowercased(), ssid: Array("Old-Setup".utf8))
         expired.userData = [ProfileTag.managed: "1", ProfileTag.joinOnce: "0", ProfileTag.expires: "1000"]
-        var kept = WirelessProfile(id: "Accessory Kept", uuid: UUID().uuidString.lowercased(), ssid: Array("Kept-Setup".utf8))
+        var kept = WirelessProfile(
+            id: "Accessory Kept", uuid: UUID().uuidString.lowercased(), ssid: Array("Kept-Setup".utf8))
         kept.userData = [ProfileTag.managed: "1", ProfileTag.joinOnce: "0"]
         try await client.add(expired, persistence: .disk)
         try await client.add(kept, persistence: .disk)

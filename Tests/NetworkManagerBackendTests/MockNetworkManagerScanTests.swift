@@ -1,8 +1,9 @@
 import AccessoryCore
 import Foundation
-@testable import NetworkManagerBackend
 import ServiceHarness
 import Testing
+
+@testable import NetworkManagerBackend
 
 /// Devices, access points and scans against python-dbusmock's NetworkManager on a private bus.
 @Suite(.serialized) struct MockNetworkManagerScanTests {
@@ -14,8 +15,9 @@ import Testing
             ("Mixed", .transition, [.psk, .sae]), ("Owe", .owe, [.owe]), ("Corp", .enterprise, [.enterprise]),
         ]
         for (index, kind) in kinds.enumerated() {
-            try mock.addAccessPoint(device, name: kind.0, ssid: "Acme-\(kind.0)", bssid: "02:00:00:00:00:0\(index)",
-                                    frequency: 2412 + UInt32(index) * 5, strength: UInt8(40 + index), security: kind.1)
+            try mock.addAccessPoint(
+                device, name: kind.0, ssid: "Acme-\(kind.0)", bssid: "02:00:00:00:00:0\(index)",
+                frequency: 2412 + UInt32(index) * 5, strength: UInt8(40 + index), security: kind.1)
         }
         let client = try await NetworkManagerClient.connect(busAddress: mock.bus.address)
         let devices = try await client.wifiDevices()
@@ -59,7 +61,8 @@ import Testing
         let client = try await NetworkManagerClient.connect(busAddress: mock.bus.address)
         let watch = try await client.watchAccessPoints(device: nil)
         #expect(watch.listed.mapValues(\.ssid) == [early: try SSID("Acme-Early")])
-        let ap = try mock.addAccessPoint(device, name: "late", ssid: "Acme-Late", bssid: "02:00:00:00:00:09", strength: 55)
+        let ap = try mock.addAccessPoint(
+            device, name: "late", ssid: "Acme-Late", bssid: "02:00:00:00:00:09", strength: 55)
         try mock.removeAccessPoint(device, ap)
         var iterator = watch.events.makeAsyncIterator()
         let first = await iterator.next()
@@ -100,9 +103,13 @@ import Testing
     @Test func unknownDeviceAndNoDevice() async throws {
         let mock = try NetworkManagerMock()
         let client = try await NetworkManagerClient.connect(busAddress: mock.bus.address)
-        await #expect(throws: HotspotError.noWiFiDevice(nil)) { try await client.accessPoints(device: nil, rescan: false) }
+        await #expect(throws: HotspotError.noWiFiDevice(nil)) {
+            try await client.accessPoints(device: nil, rescan: false)
+        }
         try mock.addWiFiDevice("wlan0")
-        await #expect(throws: HotspotError.noWiFiDevice("wlan9")) { try await client.accessPoints(device: "wlan9", rescan: false) }
+        await #expect(throws: HotspotError.noWiFiDevice("wlan9")) {
+            try await client.accessPoints(device: "wlan9", rescan: false)
+        }
     }
 
     @Test func noNetworkManagerOnTheBus() async throws {
@@ -123,7 +130,9 @@ import Testing
     @Test func releasingClientsLeaksNoFileDescriptors() async throws {
         let mock = try NetworkManagerMock()
         try mock.addWiFiDevice("wlan0")
-        func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+        func openDescriptors() -> Int {
+            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+        }
         // The first client brings GLib's own one-time descriptors (its worker thread, its wakeups).
         _ = try await NetworkManagerClient.connect(busAddress: mock.bus.address).wifiDevices()
         let before = openDescriptors()

@@ -1,8 +1,9 @@
 import AccessoryCore
 import Foundation
-@testable import NetworkManagerBackend
 import ServiceHarness
 import Testing
+
+@testable import NetworkManagerBackend
 
 /// Every kind of profile through the real NetworkManager daemon, confined to a network
 /// namespace with private state: added, read back field by field (secrets too), deleted;
@@ -48,10 +49,27 @@ import Testing
         return [
             ("open", try HotspotConfiguration(target: .ssid(SSID("Open-Setup")))),
             ("hidden", try HotspotConfiguration(target: .ssid(SSID("Quiet-Setup")), hidden: true)),
-            ("wep", try HotspotConfiguration(target: .ssid(SSID("Wep-Setup")), security: .wep(Secret("0123456789abcdef0123456789")))),
-            ("wpa2", try HotspotConfiguration(target: .ssid(SSID("Wpa-Setup")), security: .wpa2Personal(Secret("plug-pass-1")), lifetimeInDays: 30)),
-            ("wpa2-hex", try HotspotConfiguration(target: .ssid(SSID("Hex-Setup")), security: .wpa2Personal(Secret(String(repeating: "ab", count: 32))))),
-            ("sae", try HotspotConfiguration(target: .ssid(SSID("Sae-Setup")), security: .wpa3Personal(Secret("sae pass")))),
+            (
+                "wep",
+                try HotspotConfiguration(
+                    target: .ssid(SSID("Wep-Setup")), security: .wep(Secret("0123456789abcdef0123456789")))
+            ),
+            (
+                "wpa2",
+                try HotspotConfiguration(
+                    target: .ssid(SSID("Wpa-Setup")), security: .wpa2Personal(Secret("plug-pass-1")), lifetimeInDays: 30
+                )
+            ),
+            (
+                "wpa2-hex",
+                try HotspotConfiguration(
+                    target: .ssid(SSID("Hex-Setup")),
+                    security: .wpa2Personal(Secret(String(repeating: "ab", count: 32))))
+            ),
+            (
+                "sae",
+                try HotspotConfiguration(target: .ssid(SSID("Sae-Setup")), security: .wpa3Personal(Secret("sae pass")))
+            ),
             ("owe", try HotspotConfiguration(target: .ssid(SSID("Owe-Setup")), security: .owe)),
             ("utf8", try HotspotConfiguration(target: .ssid(SSID("Caf\u{e9}-\u{1F50C}")))),
             ("non-utf8", try HotspotConfiguration(target: .ssid(SSID(bytes: [0x43, 0xFE, 0x00, 0x01])))),
@@ -69,11 +87,15 @@ import Testing
         return url
     }
 
-    @Test(arguments: ["open", "hidden", "wep", "wpa2", "wpa2-hex", "sae", "owe", "utf8", "non-utf8", "eap-tls", "eap-ttls", "eap-peap"])
+    @Test(arguments: [
+        "open", "hidden", "wep", "wpa2", "wpa2-hex", "sae", "owe", "utf8", "non-utf8", "eap-tls", "eap-ttls",
+        "eap-peap",
+    ])
     func profileRoundTrip(kind: String) async throws {
         // Only the TLS kind reads its certificate files.
         let certificates = kind == "eap-tls" ? try makeCertificates() : daemon.keyfileDirectory
-        let configuration = try #require(try Self.kinds(certificates: certificates).first { $0.name == kind }).configuration
+        let configuration = try #require(try Self.kinds(certificates: certificates).first { $0.name == kind })
+            .configuration
         let profile = try Self.profile(configuration)
         let client = try await client()
 
@@ -94,7 +116,8 @@ import Testing
     }
 
     @Test func inMemoryProfileNeverReachesTheKeyfileDirectory() async throws {
-        let profile = try Self.profile(try HotspotConfiguration(target: .ssid(SSID("Mem-Setup")), security: .wpa2Personal(Secret("memory-pass"))))
+        let profile = try Self.profile(
+            try HotspotConfiguration(target: .ssid(SSID("Mem-Setup")), security: .wpa2Personal(Secret("memory-pass"))))
         let client = try await client()
         try await client.add(profile, persistence: .memory)
         let stored = try #require(try await client.storedProfile(uuid: profile.uuid))
@@ -109,12 +132,14 @@ import Testing
     /// SSID, with the passphrase NetworkManager stores; never one this project made.
     @Test func theStoredHomeNetworkIsThePersonsProfileWithItsPassphrase() async throws {
         let client = try await client()
-        var home = try Self.profile(try HotspotConfiguration(
-            target: .ssid(SSID("HomeNet")), security: .wpa2Personal(Secret("home-secret-42")), joinOnce: false))
+        var home = try Self.profile(
+            try HotspotConfiguration(
+                target: .ssid(SSID("HomeNet")), security: .wpa2Personal(Secret("home-secret-42")), joinOnce: false))
         home.userData = [:]
         home.id = "HomeNet"
-        var ours = try Self.profile(try HotspotConfiguration(
-            target: .ssid(SSID("HomeNet")), security: .wpa2Personal(Secret("accessory-made")), joinOnce: false))
+        var ours = try Self.profile(
+            try HotspotConfiguration(
+                target: .ssid(SSID("HomeNet")), security: .wpa2Personal(Secret("accessory-made")), joinOnce: false))
         ours.uuid = UUID().uuidString.lowercased()
         ours.id = "Accessory HomeNet"
         try await client.add(ours, persistence: .memory)
@@ -135,11 +160,30 @@ import Testing
 
     /// Profiles our own types cannot even express, handed straight to NetworkManager.
     @Test(arguments: [
-        ("ssid", WirelessProfile(id: "Accessory Long", uuid: UUID().uuidString.lowercased(), ssid: Array(repeating: 0x41, count: 33))),
+        (
+            "ssid",
+            WirelessProfile(
+                id: "Accessory Long", uuid: UUID().uuidString.lowercased(), ssid: Array(repeating: 0x41, count: 33))
+        ),
         ("empty", WirelessProfile(id: "Accessory Empty", uuid: UUID().uuidString.lowercased(), ssid: [])),
-        ("psk", WirelessProfile(id: "Accessory Short", uuid: UUID().uuidString.lowercased(), ssid: Array("Short".utf8), keyManagement: "wpa-psk", psk: Secret("7-chars"))),
-        ("psk64", WirelessProfile(id: "Accessory NotHex", uuid: UUID().uuidString.lowercased(), ssid: Array("NotHex".utf8), keyManagement: "wpa-psk", psk: Secret(String(repeating: "z", count: 64)))),
-        ("wep", WirelessProfile(id: "Accessory Wep", uuid: UUID().uuidString.lowercased(), ssid: Array("Wep".utf8), keyManagement: "none", wepKey: Secret("0123"))),
+        (
+            "psk",
+            WirelessProfile(
+                id: "Accessory Short", uuid: UUID().uuidString.lowercased(), ssid: Array("Short".utf8),
+                keyManagement: "wpa-psk", psk: Secret("7-chars"))
+        ),
+        (
+            "psk64",
+            WirelessProfile(
+                id: "Accessory NotHex", uuid: UUID().uuidString.lowercased(), ssid: Array("NotHex".utf8),
+                keyManagement: "wpa-psk", psk: Secret(String(repeating: "z", count: 64)))
+        ),
+        (
+            "wep",
+            WirelessProfile(
+                id: "Accessory Wep", uuid: UUID().uuidString.lowercased(), ssid: Array("Wep".utf8),
+                keyManagement: "none", wepKey: Secret("0123"))
+        ),
     ])
     func networkManagersRejectionsAreTyped(field: String, profile: WirelessProfile) async throws {
         let client = try await client()
@@ -148,9 +192,11 @@ import Testing
             Issue.record("NetworkManager accepted \(profile.id)")
         } catch {
             switch (field, error) {
-            case ("ssid", .invalidConfiguration(.invalidSSID(let message))), ("empty", .invalidConfiguration(.invalidSSID(let message))):
+            case ("ssid", .invalidConfiguration(.invalidSSID(let message))),
+                ("empty", .invalidConfiguration(.invalidSSID(let message))):
                 #expect(message.contains("SSID length is out of range"), "\(message)")
-            case ("psk", .invalidConfiguration(.invalidWPAPassphrase(let message))), ("psk64", .invalidConfiguration(.invalidWPAPassphrase(let message))):
+            case ("psk", .invalidConfiguration(.invalidWPAPassphrase(let message))),
+                ("psk64", .invalidConfiguration(.invalidWPAPassphrase(let message))):
                 #expect(message.contains("property is invalid"), "\(message)")
             case ("wep", .invalidConfiguration(.invalidWEPPassphrase)):
                 break
@@ -164,7 +210,9 @@ import Testing
 
     @Test func localVerificationNamesTheFieldBeforeAnythingIsSent() async throws {
         let client = try await client()
-        let short = WirelessProfile(id: "Accessory Short", uuid: UUID().uuidString.lowercased(), ssid: Array("Short".utf8), keyManagement: "wpa-psk", psk: Secret("7-chars"))
+        let short = WirelessProfile(
+            id: "Accessory Short", uuid: UUID().uuidString.lowercased(), ssid: Array("Short".utf8),
+            keyManagement: "wpa-psk", psk: Secret("7-chars"))
         await #expect(throws: HotspotError.invalidConfiguration(.invalidWPAPassphrase("property is invalid"))) {
             try await client.add(short, persistence: .disk)
         }

@@ -1,8 +1,9 @@
 import AccessoryCore
 import Foundation
-@testable import NetworkManagerBackend
 import ServiceHarness
 import Testing
+
+@testable import NetworkManagerBackend
 
 /// Profiles built from configurations, with libnm's own checks and no daemon: every
 /// configuration the core accepts must become a profile libnm accepts, so that a join can
@@ -35,25 +36,37 @@ struct WirelessProfileTests {
             ("WPA3, not ASCII", { try personal(.wpa3Personal(Secret("pässwörd-ß"))) }),
             ("WEP, 10 hex digits", { try personal(.wep(Secret("0123456789"))) }),
             ("WEP, 26 hex digits", { try personal(.wep(Secret("0123456789abcdef0123456789"))) }),
-            ("EAP-TTLS, longest user name and password", {
-                try enterprise {
-                    $0.username = String(repeating: "u", count: 253)
-                    $0.password = Secret(String(repeating: "p", count: 64))
+            (
+                "EAP-TTLS, longest user name and password",
+                {
+                    try enterprise {
+                        $0.username = String(repeating: "u", count: 253)
+                        $0.password = Secret(String(repeating: "p", count: 64))
+                    }
                 }
-            }),
+            ),
             ("EAP, one CA certificate", { try enterprise { $0.trustedServerCertificatePaths = [certificates.ca] } }),
-            ("EAP, two CA certificates", { try enterprise { $0.trustedServerCertificatePaths = [certificates.ca, certificates.ca] } }),
-            ("EAP, ten CA certificates", {
-                try enterprise { $0.trustedServerCertificatePaths = Array(repeating: certificates.ca, count: 10) }
-            }),
-            ("EAP-TLS", {
-                var settings = EAPSettings(supportedEAPTypes: [.tls])
-                settings.clientCertificatePath = certificates.client
-                settings.privateKeyPath = certificates.key
-                settings.privateKeyPassword = Secret("key-pass")
-                settings.trustedServerCertificatePaths = [certificates.ca]
-                return try HotspotConfiguration(target: .ssid(SSID("Corp-Setup")), security: .enterprise(settings))
-            }),
+            (
+                "EAP, two CA certificates",
+                { try enterprise { $0.trustedServerCertificatePaths = [certificates.ca, certificates.ca] } }
+            ),
+            (
+                "EAP, ten CA certificates",
+                {
+                    try enterprise { $0.trustedServerCertificatePaths = Array(repeating: certificates.ca, count: 10) }
+                }
+            ),
+            (
+                "EAP-TLS",
+                {
+                    var settings = EAPSettings(supportedEAPTypes: [.tls])
+                    settings.clientCertificatePath = certificates.client
+                    settings.privateKeyPath = certificates.key
+                    settings.privateKeyPassword = Secret("key-pass")
+                    settings.trustedServerCertificatePaths = [certificates.ca]
+                    return try HotspotConfiguration(target: .ssid(SSID("Corp-Setup")), security: .enterprise(settings))
+                }
+            ),
         ]
     }
 

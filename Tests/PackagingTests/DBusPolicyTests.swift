@@ -28,11 +28,13 @@ struct DBusPolicyTests {
 
     /// Asks the bus for `name` as the given user; returns gdbus's output or error.
     static func requestName(_ name: String, on bus: ConfiguredBus, as user: [String]) throws -> ProcessResult {
-        try runProcess("/usr/bin/setpriv", user + [
-            "/usr/bin/gdbus", "call", "--system", "--dest", "org.freedesktop.DBus",
-            "--object-path", "/org/freedesktop/DBus",
-            "--method", "org.freedesktop.DBus.RequestName", name, "uint32 4",
-        ], environment: bus.environment)
+        try runProcess(
+            "/usr/bin/setpriv",
+            user + [
+                "/usr/bin/gdbus", "call", "--system", "--dest", "org.freedesktop.DBus",
+                "--object-path", "/org/freedesktop/DBus",
+                "--method", "org.freedesktop.DBus.RequestName", name, "uint32 4",
+            ], environment: bus.environment)
     }
 
     @Test func onlyRootOwnsTheName() throws {
@@ -53,10 +55,12 @@ struct DBusPolicyTests {
         let agent = try AgentMock(busEnvironment: bus.environment, directory: scratch)
         defer { agent.stop() }
         let call = { (user: [String], destination: String) in
-            try runProcess("/usr/bin/setpriv", user + [
-                "/usr/bin/busctl", "--system", "--timeout=5", "call", destination, "/io/accessorysetup",
-                "io.accessorysetup.Manager1", "ReportConnection", "sa{sv}", "up", "0",
-            ], environment: bus.environment)
+            try runProcess(
+                "/usr/bin/setpriv",
+                user + [
+                    "/usr/bin/busctl", "--system", "--timeout=5", "call", destination, "/io/accessorysetup",
+                    "io.accessorysetup.Manager1", "ReportConnection", "sa{sv}", "up", "0",
+                ], environment: bus.environment)
         }
         let asNobody = try call(Self.nobody, Repository.busName)
         #expect(asNobody.status == 0, "an unprivileged caller cannot reach the agent: \(asNobody.err)")
@@ -66,8 +70,10 @@ struct DBusPolicyTests {
         // the agent's name, not the bus.
         let other = try ServiceProcess(
             name: "python-dbusmock (other)", executable: "/usr/bin/python3",
-            arguments: ["-m", "dbusmock", "--system", "org.example.Other", "/io/accessorysetup",
-                        "io.accessorysetup.Manager1"],
+            arguments: [
+                "-m", "dbusmock", "--system", "org.example.Other", "/io/accessorysetup",
+                "io.accessorysetup.Manager1",
+            ],
             environment: bus.environment, logFile: scratch.url.appendingPathComponent("other.log"))
         defer { other.stop() }
         try other.wait(for: "owning org.example.Other") { bus.hasOwner("org.example.Other") }
@@ -111,9 +117,11 @@ struct DBusPolicyTests {
         let uniqueName = String(process.log.prefix { $0 != "\n" })
 
         let call = { (interface: String, method: String) in
-            try runProcess("/usr/bin/busctl", [
-                "--system", "--timeout=5", "call", uniqueName, "/picker", interface, method,
-            ], environment: bus.environment)
+            try runProcess(
+                "/usr/bin/busctl",
+                [
+                    "--system", "--timeout=5", "call", uniqueName, "/picker", interface, method,
+                ], environment: bus.environment)
         }
         let release = try call("io.accessorysetup.PickerAgent1", "Release")
         #expect(release.status == 0, "root cannot call a picker agent: \(release.err)")

@@ -44,8 +44,10 @@ struct DispatcherHookTests {
         for action in ["up", "down", "pre-down"] {
             let run = try fixture.hook(
                 "wlan0", action,
-                ["CONNECTION_UUID": Self.uuid, "CONNECTION_ID": "Accessory WLED-AP", "DEVICE_IFACE": "wlan0",
-                 "NM_DISPATCHER_ACTION": action])
+                [
+                    "CONNECTION_UUID": Self.uuid, "CONNECTION_ID": "Accessory WLED-AP", "DEVICE_IFACE": "wlan0",
+                    "NM_DISPATCHER_ACTION": action,
+                ])
             #expect(run.status == 0)
             #expect(run.out.isEmpty && run.err.isEmpty, "the hook printed: \(run.out)\(run.err)")
         }
@@ -134,7 +136,8 @@ struct DispatcherHookTests {
         let bus = try PrivateSystemBus()
         defer { bus.stop() }
         let variables = ["CONNECTION_UUID": Self.uuid, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
-        let noAgent = try runProcess(Self.hook, ["wlan0", "up"], environment: bus.environment.merging(variables) { $1 })
+        let noAgent = try runProcess(
+            Self.hook, ["wlan0", "up"], environment: bus.environment.merging(variables) { $1 })
         #expect(noAgent.status == 0)
         #expect(noAgent.out.isEmpty && noAgent.err.isEmpty)
         #expect(noAgent.seconds < 2, "the hook waited \(noAgent.seconds) s for an agent that is not there")
@@ -163,7 +166,9 @@ struct DispatcherHookTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: starter)
         try "[D-BUS Service]\nName=\(Repository.busName)\nExec=\(starter)\n".write(
             toFile: services.path("\(Repository.busName).service"), atomically: true, encoding: .utf8)
-        let bus = try ConfiguredBus(type: "session", """
+        let bus = try ConfiguredBus(
+            type: "session",
+            """
               <servicedir>\(services.url.path)</servicedir>
               <policy context="default">
                 <allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_sender="*"/>
@@ -178,8 +183,11 @@ struct DispatcherHookTests {
 
         // The same call with activation allowed does start it: the bus above can tell.
         _ = try? runProcess(
-            "/usr/bin/busctl", ["--system", "--timeout=1", "call", Repository.busName, "/io/accessorysetup",
-                                "io.accessorysetup.Manager1", "ReportConnection", "sa{sv}", "up", "0"],
+            "/usr/bin/busctl",
+            [
+                "--system", "--timeout=1", "call", Repository.busName, "/io/accessorysetup",
+                "io.accessorysetup.Manager1", "ReportConnection", "sa{sv}", "up", "0",
+            ],
             environment: bus.environment)
         #expect(FileManager.default.fileExists(atPath: marker))
     }

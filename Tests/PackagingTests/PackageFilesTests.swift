@@ -58,8 +58,9 @@ struct PackageFilesTests {
 
     @Test func busPolicyLetsOnlyRootOwnTheNameAndEveryoneCallIt() throws {
         let policy = try Repository.text("packaging/dbus/io.accessorysetup.conf")
-        let root = try #require(policy.components(separatedBy: "<policy user=\"root\">").dropFirst().first?
-            .components(separatedBy: "</policy>").first)
+        let root = try #require(
+            policy.components(separatedBy: "<policy user=\"root\">").dropFirst().first?
+                .components(separatedBy: "</policy>").first)
         #expect(root.contains("<allow own=\"\(Repository.busName)\"/>"))
         #expect(policy.components(separatedBy: "allow own=").count == 2, "someone besides root may own a name")
         #expect(!policy.contains("at_console"), "access is polkit's to decide, not the policy's")

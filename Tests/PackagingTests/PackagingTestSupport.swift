@@ -90,10 +90,13 @@ final class ConfiguredBus: @unchecked Sendable {
 
     /// Whether `name` has an owner on this bus.
     func hasOwner(_ name: String) -> Bool {
-        let reply = try? run("/usr/bin/gdbus", [
-            "call", "--address", address, "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
-            "--method", "org.freedesktop.DBus.NameHasOwner", name,
-        ], timeout: 5)
+        let reply = try? run(
+            "/usr/bin/gdbus",
+            [
+                "call", "--address", address, "--dest", "org.freedesktop.DBus", "--object-path",
+                "/org/freedesktop/DBus",
+                "--method", "org.freedesktop.DBus.NameHasOwner", name,
+            ], timeout: 5)
         return reply?.contains("true") == true
     }
 
@@ -110,22 +113,28 @@ final class AgentMock: @unchecked Sendable {
         environment = busEnvironment
         process = try ServiceProcess(
             name: "python-dbusmock (agent)", executable: "/usr/bin/python3",
-            arguments: ["-m", "dbusmock", "--system", Repository.busName, "/io/accessorysetup",
-                        "io.accessorysetup.Manager1"],
+            arguments: [
+                "-m", "dbusmock", "--system", Repository.busName, "/io/accessorysetup",
+                "io.accessorysetup.Manager1",
+            ],
             environment: busEnvironment, logFile: directory.url.appendingPathComponent("agent-mock.log"))
         let address = busEnvironment["DBUS_SYSTEM_BUS_ADDRESS"]!
         try process.wait(for: "owning \(Repository.busName)") {
-            (try? run("/usr/bin/gdbus", [
-                "call", "--address", address, "--dest", "org.freedesktop.DBus",
-                "--object-path", "/org/freedesktop/DBus", "--method", "org.freedesktop.DBus.NameHasOwner",
-                Repository.busName,
-            ], timeout: 5))?.contains("true") == true
+            (try? run(
+                "/usr/bin/gdbus",
+                [
+                    "call", "--address", address, "--dest", "org.freedesktop.DBus",
+                    "--object-path", "/org/freedesktop/DBus", "--method", "org.freedesktop.DBus.NameHasOwner",
+                    Repository.busName,
+                ], timeout: 5))?.contains("true") == true
         }
-        try run("/usr/bin/gdbus", [
-            "call", "--address", address, "--dest", Repository.busName, "--object-path", "/io/accessorysetup",
-            "--method", "org.freedesktop.DBus.Mock.AddMethod", "io.accessorysetup.Manager1", "ReportConnection",
-            "sa{sv}", "", reportConnectionCode,
-        ], timeout: 5)
+        try run(
+            "/usr/bin/gdbus",
+            [
+                "call", "--address", address, "--dest", Repository.busName, "--object-path", "/io/accessorysetup",
+                "--method", "org.freedesktop.DBus.Mock.AddMethod", "io.accessorysetup.Manager1", "ReportConnection",
+                "sa{sv}", "", reportConnectionCode,
+            ], timeout: 5)
     }
 
     struct Report: Equatable {

@@ -1,7 +1,8 @@
 import AccessoryCore
 import Foundation
-@testable import ProvisioningCrypto
 import Testing
+
+@testable import ProvisioningCrypto
 
 /// libcrypto through `OpenSSLProvisioningCrypto`, against known answers from Python's
 /// `cryptography` and pysrp (`Fixtures/make_crypto_vectors.py`).
@@ -102,9 +103,11 @@ import Testing
         #expect(Self.vectors.gcm.count == 3)
         for vector in Self.vectors.gcm {
             let key = SecretBytes(bytes(vector.key))
-            #expect(try crypto.aes256GCMSeal(key: key, nonce: bytes(vector.nonce), plaintext: bytes(vector.plaintext))
+            #expect(
+                try crypto.aes256GCMSeal(key: key, nonce: bytes(vector.nonce), plaintext: bytes(vector.plaintext))
                     == bytes(vector.sealed))
-            #expect(try crypto.aes256GCMOpen(key: key, nonce: bytes(vector.nonce), sealed: bytes(vector.sealed))
+            #expect(
+                try crypto.aes256GCMOpen(key: key, nonce: bytes(vector.nonce), sealed: bytes(vector.sealed))
                     == bytes(vector.plaintext))
             var tampered = bytes(vector.sealed)
             tampered[tampered.count - 1] ^= 1
@@ -113,15 +116,17 @@ import Testing
             }
         }
         #expect(throws: ProvisioningError.decryptionFailed) {
-            _ = try crypto.aes256GCMOpen(key: SecretBytes([UInt8](repeating: 0, count: 32)), nonce: [1], sealed: [1, 2])
+            _ = try crypto.aes256GCMOpen(
+                key: SecretBytes([UInt8](repeating: 0, count: 32)), nonce: [1], sealed: [1, 2])
         }
     }
 
     @Test func srp6aClientAgreesWithPysrp() throws {
         #expect(Self.vectors.srp.count == 2)
         for vector in Self.vectors.srp {
-            let client = SRP6a.Client(username: bytes(vector.username), password: Secret(vector.password),
-                                      privateValue: bytes(vector.a))
+            let client = SRP6a.Client(
+                username: bytes(vector.username), password: Secret(vector.password),
+                privateValue: bytes(vector.a))
             #expect(client.publicKey == bytes(vector.A))
             #expect(client.sessionKey == nil)
             let proof = try client.proof(salt: bytes(vector.salt), serverPublicKey: bytes(vector.B))
@@ -136,8 +141,9 @@ import Testing
 
     @Test func srp6aClientWithAWrongPasswordMakesAnotherProof() throws {
         let vector = try #require(Self.vectors.srp.first)
-        let client = SRP6a.Client(username: bytes(vector.username), password: Secret(vector.password + "x"),
-                                  privateValue: bytes(vector.a))
+        let client = SRP6a.Client(
+            username: bytes(vector.username), password: Secret(vector.password + "x"),
+            privateValue: bytes(vector.a))
         #expect(try client.proof(salt: bytes(vector.salt), serverPublicKey: bytes(vector.B)) != bytes(vector.M1))
         #expect(!client.verifyServerProof(bytes(vector.M2)))
     }

@@ -12,9 +12,11 @@ import Testing
     static let home = "home-passphrase"
 
     func client(_ device: ESPProvisioningDevice) throws(ProvisioningError) -> ProvisioningClient {
-        ProvisioningClient(transport: HTTPProvisioningTransport(host: "127.0.0.1", port: device.port,
-                                                                timeout: .seconds(60)),
-                           crypto: try OpenSSLProvisioningCrypto())
+        ProvisioningClient(
+            transport: HTTPProvisioningTransport(
+                host: "127.0.0.1", port: device.port,
+                timeout: .seconds(60)),
+            crypto: try OpenSSLProvisioningCrypto())
     }
 
     /// The whole flow: version, session, scan, credentials, apply, status until a verdict.
@@ -29,8 +31,9 @@ import Testing
         #expect(networks.contains { $0.ssid == Array("HomeNet".utf8) })
         try await client.sendCredentials(WiFiCredentials(ssid: Array(ssid.utf8), passphrase: Secret(passphrase)))
         try await client.apply()
-        return try await client.waitForConnection(ssid: Array(ssid.utf8), every: .milliseconds(50),
-                                                  timeout: .seconds(60))
+        return try await client.waitForConnection(
+            ssid: Array(ssid.utf8), every: .milliseconds(50),
+            timeout: .seconds(60))
     }
 
     @Test(arguments: [
@@ -41,13 +44,15 @@ import Testing
         (2, pop, 0),
     ])
     func provisionsWithEverySecurityScheme(scheme: Int, pop: String?, patch: Int) async throws {
-        let device = try ESPProvisioningDevice(security: scheme, proofOfPossession: pop, patchVersion: patch,
-                                               connectingPolls: 2)
-        let security: ProvisioningSecurity = switch scheme {
-        case 0: .sec0
-        case 1: .sec1(proofOfPossession: pop.map(Secret.init))
-        default: .sec2(username: "wifiprov", proofOfPossession: Secret(pop!))
-        }
+        let device = try ESPProvisioningDevice(
+            security: scheme, proofOfPossession: pop, patchVersion: patch,
+            connectingPolls: 2)
+        let security: ProvisioningSecurity =
+            switch scheme {
+            case 0: .sec0
+            case 1: .sec1(proofOfPossession: pop.map(Secret.init))
+            default: .sec2(username: "wifiprov", proofOfPossession: Secret(pop!))
+            }
         let connection = try await provision(device, security)
         #expect(connection.ssid == Array("HomeNet".utf8))
         #expect(connection.ipv4Address == "192.168.1.42")
@@ -59,16 +64,20 @@ import Testing
     @Test func theVersionSaysWhatTheDeviceRuns() async throws {
         let device = try ESPProvisioningDevice(security: 2, proofOfPossession: Self.pop, patchVersion: 1)
         let version = try await client(device).version()
-        #expect(version == ProvisioningVersion(version: "v1.1", securityScheme: 2, securityPatchVersion: 1,
-                                               capabilities: ["wifi_scan"]))
+        #expect(
+            version
+                == ProvisioningVersion(
+                    version: "v1.1", securityScheme: 2, securityPatchVersion: 1,
+                    capabilities: ["wifi_scan"]))
     }
 
     /// esp_prov's reading of firmware that does not announce `sec_ver`: `no_sec` means 0,
     /// anything else 1, and security 2 is used when asked for explicitly.
     @Test(arguments: ["no-sec-ver", "bare"])
     func anExplicitSchemeIsUsedWhenTheDeviceDoesNotAnnounceOne(format: String) async throws {
-        let device = try ESPProvisioningDevice(security: 2, proofOfPossession: Self.pop, patchVersion: 0,
-                                               versionFormat: format)
+        let device = try ESPProvisioningDevice(
+            security: 2, proofOfPossession: Self.pop, patchVersion: 0,
+            versionFormat: format)
         let version = try await client(device).version()
         #expect(version.securityScheme == nil)
         let connection = try await provision(device, .sec2(username: "wifiprov", proofOfPossession: Secret(Self.pop)))
@@ -81,7 +90,8 @@ import Testing
         let version = try await client.version()
         try await client.establishSession(.sec1(proofOfPossession: Secret(Self.pop)), version: version)
         let networks = try await client.scan(batch: 4)
-        #expect(networks.map { String(decoding: $0.ssid, as: UTF8.self) }
+        #expect(
+            networks.map { String(decoding: $0.ssid, as: UTF8.self) }
                 == ["HomeNet"] + (0..<5).map { "Neighbour-\($0)" })
         #expect(networks[0].rssi == -48)
         #expect(networks[0].channel == 6)
@@ -90,7 +100,9 @@ import Testing
     @Test(arguments: [1, 2])
     func aWrongProofOfPossessionIsNamedAsSuch(scheme: Int) async throws {
         let device = try ESPProvisioningDevice(security: scheme, proofOfPossession: Self.pop)
-        let security: ProvisioningSecurity = scheme == 1 ? .sec1(proofOfPossession: Secret("wrong-pop"))
+        let security: ProvisioningSecurity =
+            scheme == 1
+            ? .sec1(proofOfPossession: Secret("wrong-pop"))
             : .sec2(username: "wifiprov", proofOfPossession: Secret("wrong-pop"))
         let error = await #expect(throws: ProvisioningError.self) { _ = try await provision(device, security) }
         #expect(error == .wrongProofOfPossession(scheme == 1 ? .sec1 : .sec2))
@@ -124,8 +136,9 @@ import Testing
     func theDevicesFailureReasonIsReported(ssid: String, passphrase: String, reason: WiFiFailureReason) async throws {
         let device = try ESPProvisioningDevice(security: 2, proofOfPossession: Self.pop)
         let error = await #expect(throws: ProvisioningError.self) {
-            _ = try await provision(device, .sec2(username: "wifiprov", proofOfPossession: Secret(Self.pop)),
-                                    ssid: ssid, passphrase: passphrase)
+            _ = try await provision(
+                device, .sec2(username: "wifiprov", proofOfPossession: Secret(Self.pop)),
+                ssid: ssid, passphrase: passphrase)
         }
         #expect(error == .connectionFailed(ssid: Array(ssid.utf8), reason))
         #expect(!"\(String(describing: error))".contains(passphrase))
@@ -139,8 +152,9 @@ import Testing
             try await client.establishSession(.sec1(proofOfPossession: nil), version: version)
         }
         await #expect(throws: ProvisioningError.securityMismatch(requested: .sec2, device: .sec1)) {
-            try await client.establishSession(.sec2(username: "wifiprov", proofOfPossession: Secret(Self.pop)),
-                                              version: version)
+            try await client.establishSession(
+                .sec2(username: "wifiprov", proofOfPossession: Secret(Self.pop)),
+                version: version)
         }
         await #expect(throws: ProvisioningError.sessionNotEstablished) { _ = try await client.status() }
     }
@@ -148,13 +162,15 @@ import Testing
     @Test func cancellingWhileTheDeviceJoinsEndsTheWaitAsCancelled() async throws {
         let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop, connectingPolls: 100_000)
         let client = try client(device)
-        try await client.establishSession(.sec1(proofOfPossession: Secret(Self.pop)),
-                                          version: try await client.version())
+        try await client.establishSession(
+            .sec1(proofOfPossession: Secret(Self.pop)),
+            version: try await client.version())
         try await client.sendCredentials(WiFiCredentials(ssid: Array("HomeNet".utf8), passphrase: Secret(Self.home)))
         try await client.apply()
         let waiting = Task {
-            try await client.waitForConnection(ssid: Array("HomeNet".utf8), every: .milliseconds(20),
-                                               timeout: .seconds(60))
+            try await client.waitForConnection(
+                ssid: Array("HomeNet".utf8), every: .milliseconds(20),
+                timeout: .seconds(60))
         }
         try await Task.sleep(for: .milliseconds(300))
         waiting.cancel()
@@ -163,8 +179,9 @@ import Testing
             Issue.record("the wait went on to \(result)")
             return
         }
-        #expect(error as? ProvisioningError == .cancelled,
-                "a device that never joins ends the wait only by its cancellation, before the 60 s timeout: \(error)")
+        #expect(
+            error as? ProvisioningError == .cancelled,
+            "a device that never joins ends the wait only by its cancellation, before the 60 s timeout: \(error)")
     }
 
     @Test func nothingListeningIsATransportErrorNotAHang() async throws {
@@ -201,14 +218,17 @@ import Testing
 
     func runPeer(_ device: ESPProvisioningDevice, pop: String, ssid: String, passphrase: String) throws -> Outcome {
         guard FileManager.default.isExecutableFile(atPath: ESPProvisioningDevice.peersPython) else {
-            throw HarnessError("\(ESPProvisioningDevice.peersPython) is missing: run scripts/setup.sh, which installs "
-                + "esp-protocomm from PyPI into .build/python-peers")
+            throw HarnessError(
+                "\(ESPProvisioningDevice.peersPython) is missing: run scripts/setup.sh, which installs "
+                    + "esp-protocomm from PyPI into .build/python-peers")
         }
         let client = ESPProvisioningDevice.repository.appendingPathComponent("lab/accessories/esp_protocomm_client.py")
-        let output = try run(ESPProvisioningDevice.peersPython, [
-            client.path, "--port", "\(device.port)", "--pop-file", try device.writeFile("client.pop", pop),
-            "--ssid", ssid, "--passphrase-file", try device.writeFile("client.pass", passphrase),
-        ])
+        let output = try run(
+            ESPProvisioningDevice.peersPython,
+            [
+                client.path, "--port", "\(device.port)", "--pop-file", try device.writeFile("client.pop", pop),
+                "--ssid", ssid, "--passphrase-file", try device.writeFile("client.pass", passphrase),
+            ])
         return try JSONDecoder().decode(Outcome.self, from: Data(output.utf8))
     }
 
@@ -224,8 +244,13 @@ import Testing
         #expect(outcome.outcome == "wrong-pop", "\(outcome.detail)\n\(device.log)")
     }
 
-    @Test(arguments: [("HomeNet", "wrong-passphrase", "incorrect password"), ("OtherNet", "home-passphrase",
-                                                                               "incorrect SSID")])
+    @Test(arguments: [
+        ("HomeNet", "wrong-passphrase", "incorrect password"),
+        (
+            "OtherNet", "home-passphrase",
+            "incorrect SSID"
+        ),
+    ])
     func espProtocommReadsTheSimulatorsFailureReasons(ssid: String, passphrase: String, expected: String) throws {
         let device = try ESPProvisioningDevice(security: 1, proofOfPossession: "abcd1234")
         let outcome = try runPeer(device, pop: "abcd1234", ssid: ssid, passphrase: passphrase)

@@ -42,7 +42,8 @@ public final class AgentProcess: @unchecked Sendable {
             packageRoot.appendingPathComponent(".build/debug/\(name)"),
         ]
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw HarnessError("""
+            throw HarnessError(
+                """
                 \(name) is not built (looked in \(candidates.map(\.path).joined(separator: ", "))); \
                 run 'swift build --build-tests' first
                 """)

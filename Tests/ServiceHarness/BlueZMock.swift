@@ -30,9 +30,11 @@ public final class BlueZMock: @unchecked Sendable {
 
     @discardableResult
     public func call(_ path: String, _ interface: String, _ method: String, _ arguments: [String]) throws -> String {
-        try run("/usr/bin/gdbus", [
-            "call", "--system", "--dest", "org.bluez", "--object-path", path, "--method", "\(interface).\(method)",
-        ] + arguments, environment: bus.environment)
+        try run(
+            "/usr/bin/gdbus",
+            [
+                "call", "--system", "--dest", "org.bluez", "--object-path", path, "--method", "\(interface).\(method)",
+            ] + arguments, environment: bus.environment)
     }
 
     /// Adds a powered adapter that records its discovery calls; returns its path.
@@ -64,7 +66,8 @@ public final class BlueZMock: @unchecked Sendable {
     }
 
     public func adapterLog(_ name: String = "hci0") throws -> AdapterLog {
-        try JSONDecoder().decode(AdapterLog.self, from: Data(Self.string(mockCall("GetAdapterLog", [quoted(name)])).utf8))
+        try JSONDecoder().decode(
+            AdapterLog.self, from: Data(Self.string(mockCall("GetAdapterLog", [quoted(name)])).utf8))
     }
 
     /// A device announced with its advertisement; an empty name means none. Returns its path.
@@ -73,20 +76,27 @@ public final class BlueZMock: @unchecked Sendable {
         _ address: String, adapter: String = "hci0", addressType: String = "public", name: String = "", rssi: Int = -60,
         uuids: [String] = [], manufacturerData: [UInt16: [UInt8]] = [:], serviceData: [String: [UInt8]] = [:]
     ) throws -> String {
-        try Self.string(mockCall("AddAdvertisingDevice", [
-            quoted(adapter), quoted(address), quoted(addressType), quoted(name), "int16 \(rssi)",
-            "@as [" + uuids.map(quoted).joined(separator: ", ") + "]",
-            Self.table(manufacturerData.map { ("uint16 \($0.key)", $0.value) }, type: "a{qay}"),
-            Self.table(serviceData.map { (quoted($0.key), $0.value) }, type: "a{say}"),
-        ]))
+        try Self.string(
+            mockCall(
+                "AddAdvertisingDevice",
+                [
+                    quoted(adapter), quoted(address), quoted(addressType), quoted(name), "int16 \(rssi)",
+                    "@as [" + uuids.map(quoted).joined(separator: ", ") + "]",
+                    Self.table(manufacturerData.map { ("uint16 \($0.key)", $0.value) }, type: "a{qay}"),
+                    Self.table(serviceData.map { (quoted($0.key), $0.value) }, type: "a{say}"),
+                ]))
     }
 
-    public func updateAdvertisement(_ path: String, rssi: Int, manufacturerData: [UInt16: [UInt8]] = [:], serviceData: [String: [UInt8]] = [:]) throws {
-        try mockCall("UpdateAdvertisement", [
-            quoted(path), "int16 \(rssi)",
-            Self.table(manufacturerData.map { ("uint16 \($0.key)", $0.value) }, type: "a{qay}"),
-            Self.table(serviceData.map { (quoted($0.key), $0.value) }, type: "a{say}"),
-        ])
+    public func updateAdvertisement(
+        _ path: String, rssi: Int, manufacturerData: [UInt16: [UInt8]] = [:], serviceData: [String: [UInt8]] = [:]
+    ) throws {
+        try mockCall(
+            "UpdateAdvertisement",
+            [
+                quoted(path), "int16 \(rssi)",
+                Self.table(manufacturerData.map { ("uint16 \($0.key)", $0.value) }, type: "a{qay}"),
+                Self.table(serviceData.map { (quoted($0.key), $0.value) }, type: "a{say}"),
+            ])
     }
 
     /// BlueZ forgets the device (`Adapter1.RemoveDevice`, so `InterfacesRemoved`).
@@ -96,8 +106,14 @@ public final class BlueZMock: @unchecked Sendable {
 
     /// An Improv device in `state` (1: authorization required, 2: authorized); returns its path.
     @discardableResult
-    public func addImprovDevice(_ address: String, name: String = "Improv Plug", state: UInt8 = 2, capabilities: UInt8 = 0b111, adapter: String = "hci0") throws -> String {
-        try Self.string(mockCall("AddImprovDevice", [quoted(adapter), quoted(address), quoted(name), "byte \(state)", "byte \(capabilities)"]))
+    public func addImprovDevice(
+        _ address: String, name: String = "Improv Plug", state: UInt8 = 2, capabilities: UInt8 = 0b111,
+        adapter: String = "hci0"
+    ) throws -> String {
+        try Self.string(
+            mockCall(
+                "AddImprovDevice",
+                [quoted(adapter), quoted(address), quoted(name), "byte \(state)", "byte \(capabilities)"]))
     }
 
     /// An Improv device BlueZ does not know yet: it is heard `after` the adapter's next
@@ -108,19 +124,27 @@ public final class BlueZMock: @unchecked Sendable {
         adapter: String = "hci0"
     ) throws -> String {
         let milliseconds = delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
-        return try Self.string(mockCall("AddImprovDeviceHeardLater", [
-            quoted(adapter), quoted(address), quoted(name), "byte \(state)", "byte 7", "uint32 \(milliseconds)",
-        ]))
+        return try Self.string(
+            mockCall(
+                "AddImprovDeviceHeardLater",
+                [
+                    quoted(adapter), quoted(address), quoted(name), "byte \(state)", "byte 7", "uint32 \(milliseconds)",
+                ]))
     }
 
     public enum ImprovMode: String, Sendable {
         case normal, badChecksum = "bad-checksum", unknownRPC = "unknown-rpc", silent
     }
 
-    public func setImprov(_ path: String, mode: ImprovMode? = nil, authorizeAfterMilliseconds: UInt32? = nil, failConnect: Bool? = nil, url: String? = nil) throws {
+    public func setImprov(
+        _ path: String, mode: ImprovMode? = nil, authorizeAfterMilliseconds: UInt32? = nil, failConnect: Bool? = nil,
+        url: String? = nil
+    ) throws {
         var options: [String] = []
         if let mode { options.append("'mode': <'\(mode.rawValue)'>") }
-        if let authorizeAfterMilliseconds { options.append("'authorize_after_ms': <uint32 \(authorizeAfterMilliseconds)>") }
+        if let authorizeAfterMilliseconds {
+            options.append("'authorize_after_ms': <uint32 \(authorizeAfterMilliseconds)>")
+        }
         if let failConnect { options.append("'fail_connect': <\(failConnect)>") }
         if let url { options.append("'url': <\(quoted(url))>") }
         try mockCall("SetImprovBehaviour", [quoted(path), "{" + options.joined(separator: ", ") + "}"])
@@ -156,7 +180,9 @@ public final class BlueZMock: @unchecked Sendable {
             /// Another service than the spec's to put the characteristic in.
             public var service: String?
 
-            public init(_ uuid: String, flags: [String], value: [UInt8] = [], description: String? = nil, service: String? = nil) {
+            public init(
+                _ uuid: String, flags: [String], value: [UInt8] = [], description: String? = nil, service: String? = nil
+            ) {
                 self.uuid = uuid
                 self.flags = flags
                 self.value = value.map { String(format: "%02x", $0) }.joined()
@@ -195,9 +221,12 @@ public final class BlueZMock: @unchecked Sendable {
     }
 
     @discardableResult
-    public func addGATTDevice(_ address: String, name: String, spec: GATTDeviceSpec, adapter: String = "hci0") throws -> String {
+    public func addGATTDevice(_ address: String, name: String, spec: GATTDeviceSpec, adapter: String = "hci0") throws
+        -> String
+    {
         let json = String(decoding: try JSONEncoder().encode(spec), as: UTF8.self)
-        return try Self.string(mockCall("AddGATTDevice", [quoted(adapter), quoted(address), quoted(name), quoted(json)]))
+        return try Self.string(
+            mockCall("AddGATTDevice", [quoted(adapter), quoted(address), quoted(name), quoted(json)]))
     }
 
     /// What a GATT device saw: pairing, and the writes and reads of its characteristics.
@@ -217,7 +246,9 @@ public final class BlueZMock: @unchecked Sendable {
     /// Makes `Pair` on the device ask the last registered pairing agent (on `agentName`, by
     /// default the bus name that registered it): to show `passkey`, to confirm that both sides
     /// show `confirm` (numeric comparison), or, without either, for a passkey.
-    public func setPairing(_ path: String, agentName: String? = nil, passkey: UInt32? = nil, confirm: UInt32? = nil) throws {
+    public func setPairing(_ path: String, agentName: String? = nil, passkey: UInt32? = nil, confirm: UInt32? = nil)
+        throws
+    {
         var options: [String] = []
         if let agentName { options.append("'agentName': <\(quoted(agentName))>") }
         if let passkey { options.append("'passkey': <uint32 \(passkey)>") }
@@ -249,16 +280,21 @@ public final class BlueZMock: @unchecked Sendable {
     }
 
     private static func table(_ entries: [(String, [UInt8])], type: String) -> String {
-        "@\(type) {" + entries.map { "\($0.0): [" + $0.1.map { "byte \($0)" }.joined(separator: ", ") + "]" }.joined(separator: ", ") + "}"
+        "@\(type) {"
+            + entries.map { "\($0.0): [" + $0.1.map { "byte \($0)" }.joined(separator: ", ") + "]" }.joined(
+                separator: ", ") + "}"
     }
 
     /// The string of a one-string reply in GVariant text form: `('…',)`.
     static func string(_ reply: String) throws -> String {
         let text = reply.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.hasPrefix("('") || text.hasPrefix("(\""), text.hasSuffix(",)") else { throw HarnessError("unexpected reply '\(text)'") }
+        guard text.hasPrefix("('") || text.hasPrefix("(\""), text.hasSuffix(",)") else {
+            throw HarnessError("unexpected reply '\(text)'")
+        }
         let quote = text.dropFirst().first!
         var body = String(text.dropFirst(2).dropLast(3))
-        body = body.replacingOccurrences(of: "\\\(quote)", with: String(quote)).replacingOccurrences(of: "\\\\", with: "\\")
+        body = body.replacingOccurrences(of: "\\\(quote)", with: String(quote)).replacingOccurrences(
+            of: "\\\\", with: "\\")
         return body
     }
 }

@@ -38,9 +38,10 @@ public final class ESPProvisioningDevice: @unchecked Sendable {
         self.process = process
         var found: Int?
         try process.wait(for: "listening") {
-            found = process.log.split(separator: "\n").lazy.compactMap { line in
-                line.hasPrefix("READY port=") ? Int(line.dropFirst(11).prefix { $0.isNumber }) : nil
-            }.first
+            found =
+                process.log.split(separator: "\n").lazy.compactMap { line in
+                    line.hasPrefix("READY port=") ? Int(line.dropFirst(11).prefix { $0.isNumber }) : nil
+                }.first
             return found != nil
         }
         port = found!

@@ -49,11 +49,13 @@ public final class HeadlessDisplay: @unchecked Sendable {
             logFile: directory.url.appendingPathComponent("at-spi.log"))
         let address = sessionBusAddress
         try accessibility.wait(for: "org.a11y.Bus") {
-            let reply = try? run("/usr/bin/gdbus", [
-                "call", "--address", address, "--dest", "org.freedesktop.DBus",
-                "--object-path", "/org/freedesktop/DBus",
-                "--method", "org.freedesktop.DBus.NameHasOwner", "org.a11y.Bus",
-            ], timeout: 5)
+            let reply = try? run(
+                "/usr/bin/gdbus",
+                [
+                    "call", "--address", address, "--dest", "org.freedesktop.DBus",
+                    "--object-path", "/org/freedesktop/DBus",
+                    "--method", "org.freedesktop.DBus.NameHasOwner", "org.a11y.Bus",
+                ], timeout: 5)
             return reply?.contains("true") == true
         }
     }

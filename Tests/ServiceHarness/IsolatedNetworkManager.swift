@@ -16,14 +16,16 @@ public final class IsolatedNetworkManager: @unchecked Sendable {
             throw HarnessError("starting NetworkManager in a network namespace needs root (run the tests as root)")
         }
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/NetworkManager") else {
-            throw HarnessError("/usr/sbin/NetworkManager is missing: install the network-manager package (scripts/setup.sh does)")
+            throw HarnessError(
+                "/usr/sbin/NetworkManager is missing: install the network-manager package (scripts/setup.sh does)")
         }
         bus = try PrivateSystemBus()
         let directory = bus.directory
         keyfileDirectory = directory.url.appendingPathComponent("system-connections")
         try FileManager.default.createDirectory(at: keyfileDirectory, withIntermediateDirectories: true)
         for name in ["conf.d", "system-conf.d"] {
-            try FileManager.default.createDirectory(at: directory.url.appendingPathComponent(name), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: directory.url.appendingPathComponent(name), withIntermediateDirectories: true)
         }
         let config = """
             [main]
@@ -65,9 +67,14 @@ public final class IsolatedNetworkManager: @unchecked Sendable {
         do {
             daemon = try ServiceProcess(
                 name: "NetworkManager", executable: "/usr/sbin/ip",
-                arguments: ["netns", "exec", namespace, "/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", script],
+                arguments: [
+                    "netns", "exec", namespace, "/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh",
+                    "-c", script,
+                ],
                 environment: bus.environment, logFile: directory.url.appendingPathComponent("NetworkManager.log"))
-            try daemon.wait(for: "owning org.freedesktop.NetworkManager") { bus.hasOwner("org.freedesktop.NetworkManager") }
+            try daemon.wait(for: "owning org.freedesktop.NetworkManager") {
+                bus.hasOwner("org.freedesktop.NetworkManager")
+            }
         } catch {
             _ = try? run("/usr/sbin/ip", ["netns", "delete", namespace])
             throw error

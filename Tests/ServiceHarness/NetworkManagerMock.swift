@@ -27,10 +27,12 @@ public final class NetworkManagerMock: @unchecked Sendable {
     /// Calls a method of the mock's control interface; arguments in GVariant text form.
     @discardableResult
     public func mockCall(_ method: String, _ arguments: [String]) throws -> String {
-        try run("/usr/bin/gdbus", [
-            "call", "--system", "--dest", "org.freedesktop.NetworkManager", "--object-path", "/org/freedesktop",
-            "--method", "org.freedesktop.DBus.Mock.\(method)",
-        ] + arguments, environment: bus.environment)
+        try run(
+            "/usr/bin/gdbus",
+            [
+                "call", "--system", "--dest", "org.freedesktop.NetworkManager", "--object-path", "/org/freedesktop",
+                "--method", "org.freedesktop.DBus.Mock.\(method)",
+            ] + arguments, environment: bus.environment)
     }
 
     /// Adds a Wi-Fi device (NetworkManager state 30, disconnected, by default); returns its path.
@@ -64,7 +66,10 @@ public final class NetworkManagerMock: @unchecked Sendable {
         _ device: String, name: String, ssid: [UInt8], bssid: String, frequency: UInt32 = 2412,
         strength: UInt8 = 70, security: Security = .open
     ) throws -> String {
-        try objectPath(mockCall("AddAccessPointWithFlags", accessPointArguments(device, name, ssid, bssid, frequency, strength, security)))
+        try objectPath(
+            mockCall(
+                "AddAccessPointWithFlags",
+                accessPointArguments(device, name, ssid, bssid, frequency, strength, security)))
     }
 
     @discardableResult
@@ -72,12 +77,17 @@ public final class NetworkManagerMock: @unchecked Sendable {
         _ device: String, name: String, ssid: String, bssid: String, frequency: UInt32 = 2412,
         strength: UInt8 = 70, security: Security = .open
     ) throws -> String {
-        try addAccessPoint(device, name: name, ssid: Array(ssid.utf8), bssid: bssid, frequency: frequency, strength: strength, security: security)
+        try addAccessPoint(
+            device, name: name, ssid: Array(ssid.utf8), bssid: bssid, frequency: frequency, strength: strength,
+            security: security)
     }
 
     /// An access point that appears only when a scan probes for its SSID.
-    public func addHiddenAccessPoint(_ device: String, name: String, ssid: String, bssid: String, security: Security = .open) throws {
-        try mockCall("AddHiddenAccessPoint", accessPointArguments(device, name, Array(ssid.utf8), bssid, 2437, 60, security))
+    public func addHiddenAccessPoint(
+        _ device: String, name: String, ssid: String, bssid: String, security: Security = .open
+    ) throws {
+        try mockCall(
+            "AddHiddenAccessPoint", accessPointArguments(device, name, Array(ssid.utf8), bssid, 2437, 60, security))
     }
 
     public func removeAccessPoint(_ device: String, _ accessPoint: String) throws {
@@ -86,13 +96,17 @@ public final class NetworkManagerMock: @unchecked Sendable {
 
     /// A saved profile for `ssid` (its id is the SSID), active on `device`: the network the machine was on.
     public func connectHomeNetwork(_ device: String, accessPoint: String, ssid: String) throws {
-        let connection = try objectPath(mockCall("AddWiFiConnection", ["'\(device)'", "'home'", "'\(ssid)'", "'wpa-psk'"]))
-        try mockCall("AddActiveConnection", ["['\(device)']", "'\(connection)'", "'\(accessPoint)'", "'home_active'", "uint32 2"])
+        let connection = try objectPath(
+            mockCall("AddWiFiConnection", ["'\(device)'", "'home'", "'\(ssid)'", "'wpa-psk'"]))
+        try mockCall(
+            "AddActiveConnection",
+            ["['\(device)']", "'\(connection)'", "'\(accessPoint)'", "'home_active'", "uint32 2"])
     }
 
     /// Makes joins of `ssid` fail with these NetworkManager state reasons.
     public func failActivations(of ssid: String, deviceReason: UInt32, connectionReason: UInt32 = 0) throws {
-        try mockCall("SetActivationFailure", [bytes(Array(ssid.utf8)), "uint32 \(deviceReason)", "uint32 \(connectionReason)"])
+        try mockCall(
+            "SetActivationFailure", [bytes(Array(ssid.utf8)), "uint32 \(deviceReason)", "uint32 \(connectionReason)"])
     }
 
     /// Deleting a profile of `ssid` fails because NetworkManager removed it meanwhile, as 1.42
@@ -110,7 +124,9 @@ public final class NetworkManagerMock: @unchecked Sendable {
     /// The next activation of a stored profile of `ssid` fails with these reasons, the one
     /// after succeeds.
     public func failNextActivation(of ssid: String, deviceReason: UInt32, connectionReason: UInt32 = 0) throws {
-        try mockCall("SetNextActivationFailure", [bytes(Array(ssid.utf8)), "uint32 \(deviceReason)", "uint32 \(connectionReason)"])
+        try mockCall(
+            "SetNextActivationFailure",
+            [bytes(Array(ssid.utf8)), "uint32 \(deviceReason)", "uint32 \(connectionReason)"])
     }
 
     /// Activations of `ssid` fail as NetworkManager 1.42 fails a refused WPA3-SAE password
@@ -151,15 +167,21 @@ public final class NetworkManagerMock: @unchecked Sendable {
     /// make them; returns its path.
     @discardableResult
     public func createCheckpoint(of device: String, rollbackTimeout: UInt32 = 0) throws -> String {
-        try objectPath(run("/usr/bin/gdbus", [
-            "call", "--system", "--dest", "org.freedesktop.NetworkManager", "--object-path", "/org/freedesktop/NetworkManager",
-            "--method", "org.freedesktop.NetworkManager.CheckpointCreate", "['\(device)']", "uint32 \(rollbackTimeout)", "uint32 0",
-        ], environment: bus.environment))
+        try objectPath(
+            run(
+                "/usr/bin/gdbus",
+                [
+                    "call", "--system", "--dest", "org.freedesktop.NetworkManager", "--object-path",
+                    "/org/freedesktop/NetworkManager",
+                    "--method", "org.freedesktop.NetworkManager.CheckpointCreate", "['\(device)']",
+                    "uint32 \(rollbackTimeout)", "uint32 0",
+                ], environment: bus.environment))
     }
 
     /// The checkpoints NetworkManager holds, by object path.
     public func checkpointPaths() throws -> [String] {
-        Self.objectPaths(in: try property("/org/freedesktop/NetworkManager", "org.freedesktop.NetworkManager", "Checkpoints"))
+        Self.objectPaths(
+            in: try property("/org/freedesktop/NetworkManager", "org.freedesktop.NetworkManager", "Checkpoints"))
     }
 
     /// The SSIDs each scan request probed for, oldest first (an empty list: a scan of everything).
@@ -183,25 +205,31 @@ public final class NetworkManagerMock: @unchecked Sendable {
 
     /// A property of an object, in GVariant text form.
     public func property(_ path: String, _ interface: String, _ name: String) throws -> String {
-        try run("/usr/bin/gdbus", [
-            "call", "--system", "--dest", "org.freedesktop.NetworkManager", "--object-path", path,
-            "--method", "org.freedesktop.DBus.Properties.Get", interface, name,
-        ], environment: bus.environment).trimmingCharacters(in: .whitespacesAndNewlines)
+        try run(
+            "/usr/bin/gdbus",
+            [
+                "call", "--system", "--dest", "org.freedesktop.NetworkManager", "--object-path", path,
+                "--method", "org.freedesktop.DBus.Properties.Get", interface, name,
+            ], environment: bus.environment
+        ).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The profiles NetworkManager holds, by object path.
     public func connectionPaths() throws -> [String] {
-        let text = try property("/org/freedesktop/NetworkManager/Settings", "org.freedesktop.NetworkManager.Settings", "Connections")
+        let text = try property(
+            "/org/freedesktop/NetworkManager/Settings", "org.freedesktop.NetworkManager.Settings", "Connections")
         return Self.objectPaths(in: text)
     }
 
     /// Every profile's settings, in GVariant text form (secrets are not among them).
     public func connectionSettings() throws -> [String] {
         try connectionPaths().map { path in
-            try run("/usr/bin/gdbus", [
-                "call", "--system", "--dest", "org.freedesktop.NetworkManager", "--object-path", path,
-                "--method", "org.freedesktop.NetworkManager.Settings.Connection.GetSettings",
-            ], environment: bus.environment)
+            try run(
+                "/usr/bin/gdbus",
+                [
+                    "call", "--system", "--dest", "org.freedesktop.NetworkManager", "--object-path", path,
+                    "--method", "org.freedesktop.NetworkManager.Settings.Connection.GetSettings",
+                ], environment: bus.environment)
         }
     }
 
@@ -219,16 +247,19 @@ public final class NetworkManagerMock: @unchecked Sendable {
             {'connection': {'id': <'\(id)'>, 'uuid': <'\(uuid)'>, 'type': <'802-11-wireless'>\(permissions)}, \
             '802-11-wireless': {'ssid': <b'\(ssid)'>}, 'user': {'data': <{\(data)}>}}
             """
-        try run("/usr/bin/gdbus", [
-            "call", "--system", "--dest", "org.freedesktop.NetworkManager",
-            "--object-path", "/org/freedesktop/NetworkManager/Settings",
-            "--method", "org.freedesktop.NetworkManager.Settings.AddConnection", settings,
-        ], environment: bus.environment)
+        try run(
+            "/usr/bin/gdbus",
+            [
+                "call", "--system", "--dest", "org.freedesktop.NetworkManager",
+                "--object-path", "/org/freedesktop/NetworkManager/Settings",
+                "--method", "org.freedesktop.NetworkManager.Settings.AddConnection", settings,
+            ], environment: bus.environment)
         return uuid
     }
 
     public func activeConnectionPaths() throws -> [String] {
-        Self.objectPaths(in: try property("/org/freedesktop/NetworkManager", "org.freedesktop.NetworkManager", "ActiveConnections"))
+        Self.objectPaths(
+            in: try property("/org/freedesktop/NetworkManager", "org.freedesktop.NetworkManager", "ActiveConnections"))
     }
 
     /// The id of the profile active on `device`, or `nil`.
@@ -241,7 +272,7 @@ public final class NetworkManagerMock: @unchecked Sendable {
             do {
                 let id = try property(active, "org.freedesktop.NetworkManager.Connection.Active", "Id")
                 return id.split(separator: "'").dropFirst().first.map(String.init)
-            } catch where attempt < 3 {
+            } catch _ where attempt < 3 {
                 usleep(100_000)
             }
         }
@@ -252,7 +283,7 @@ public final class NetworkManagerMock: @unchecked Sendable {
     public func activatedConnectionID(on device: String) throws -> String? {
         let active = try objectPath(property(device, "org.freedesktop.NetworkManager.Device", "ActiveConnection"))
         guard active != "/",
-              try property(active, "org.freedesktop.NetworkManager.Connection.Active", "State").contains("<uint32 2>")
+            try property(active, "org.freedesktop.NetworkManager.Connection.Active", "State").contains("<uint32 2>")
         else { return nil }
         return try activeConnectionID(on: device)
     }
@@ -263,11 +294,14 @@ public final class NetworkManagerMock: @unchecked Sendable {
     }
 
     private func accessPointArguments(
-        _ device: String, _ name: String, _ ssid: [UInt8], _ bssid: String, _ frequency: UInt32, _ strength: UInt8, _ security: Security
+        _ device: String, _ name: String, _ ssid: [UInt8], _ bssid: String, _ frequency: UInt32, _ strength: UInt8,
+        _ security: Security
     ) -> [String] {
         let flags = security.flags
-        return ["'\(device)'", "'\(name)'", bytes(ssid), "'\(bssid)'", "uint32 \(frequency)", "byte \(strength)",
-                "uint32 \(flags.privacy)", "uint32 \(flags.wpa)", "uint32 \(flags.rsn)"]
+        return [
+            "'\(device)'", "'\(name)'", bytes(ssid), "'\(bssid)'", "uint32 \(frequency)", "byte \(strength)",
+            "uint32 \(flags.privacy)", "uint32 \(flags.wpa)", "uint32 \(flags.rsn)",
+        ]
     }
 
     private func bytes(_ value: [UInt8]) -> String {

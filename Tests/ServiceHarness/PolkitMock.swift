@@ -40,11 +40,13 @@ public final class PolkitMock: @unchecked Sendable {
 
     @discardableResult
     private func mockCall(_ method: String, _ arguments: [String]) throws -> String {
-        try run("/usr/bin/gdbus", [
-            "call", "--system", "--dest", "org.freedesktop.PolicyKit1",
-            "--object-path", "/org/freedesktop/PolicyKit1/Authority",
-            "--method", "org.freedesktop.DBus.Mock.\(method)",
-        ] + arguments, environment: bus.environment)
+        try run(
+            "/usr/bin/gdbus",
+            [
+                "call", "--system", "--dest", "org.freedesktop.PolicyKit1",
+                "--object-path", "/org/freedesktop/PolicyKit1/Authority",
+                "--method", "org.freedesktop.DBus.Mock.\(method)",
+            ] + arguments, environment: bus.environment)
     }
 
     public func stop() { mock.stop() }
@@ -59,12 +61,15 @@ public final class LogindMock: @unchecked Sendable {
     public init(on bus: PrivateSystemBus, session: String, uid: UInt32, user: String) throws {
         self.bus = bus
         mock = try bus.startMock(
-            "logind", owning: "org.freedesktop.login1", arguments: ["--template", "logind"], logName: "dbusmock-logind.log")
+            "logind", owning: "org.freedesktop.login1", arguments: ["--template", "logind"],
+            logName: "dbusmock-logind.log")
         try mockCall("AddSession", ["'\(session)'", "'seat0'", "uint32 \(uid)", "'\(user)'", "true"])
-        try mockCall("AddMethod", [
-            "'org.freedesktop.login1.Manager'", "'GetSessionByPID'", "'u'", "'o'",
-            "'ret = \"/org/freedesktop/login1/session/\(session)\"'",
-        ])
+        try mockCall(
+            "AddMethod",
+            [
+                "'org.freedesktop.login1.Manager'", "'GetSessionByPID'", "'u'", "'o'",
+                "'ret = \"/org/freedesktop/login1/session/\(session)\"'",
+            ])
     }
 
     /// Every D-Bus call the mock received, one line each.
@@ -72,10 +77,12 @@ public final class LogindMock: @unchecked Sendable {
 
     @discardableResult
     func mockCall(_ method: String, _ arguments: [String]) throws -> String {
-        try run("/usr/bin/gdbus", [
-            "call", "--system", "--dest", "org.freedesktop.login1", "--object-path", "/org/freedesktop/login1",
-            "--method", "org.freedesktop.DBus.Mock.\(method)",
-        ] + arguments, environment: bus.environment)
+        try run(
+            "/usr/bin/gdbus",
+            [
+                "call", "--system", "--dest", "org.freedesktop.login1", "--object-path", "/org/freedesktop/login1",
+                "--method", "org.freedesktop.DBus.Mock.\(method)",
+            ] + arguments, environment: bus.environment)
     }
 
     public func stop() { mock.stop() }

@@ -44,7 +44,9 @@ public final class PrivateSystemBus: @unchecked Sendable {
     /// sanitizers, with every suite starting its services at once, one BlueZ mock in a few
     /// hundred was seen never to take its name, its log empty, while the others on the same
     /// machine did. Each attempt's log is kept (`logName`, then `logName.2`, `logName.3`).
-    public func startMock(_ label: String, owning name: String, arguments: [String], logName: String) throws -> ServiceProcess {
+    public func startMock(_ label: String, owning name: String, arguments: [String], logName: String) throws
+        -> ServiceProcess
+    {
         var failures: [String] = []
         for attempt in 1...3 {
             let log = directory.url.appendingPathComponent(attempt == 1 ? logName : "\(logName).\(attempt)")
@@ -55,10 +57,14 @@ public final class PrivateSystemBus: @unchecked Sendable {
                 try mock.wait(for: "owning \(name)", timeout: 60) { hasOwner(name) }
                 return mock
             } catch {
-                let names = (try? run("/usr/bin/gdbus", [
-                    "call", "--system", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
-                    "--method", "org.freedesktop.DBus.ListNames",
-                ], environment: environment, timeout: 10)) ?? "(the bus did not answer ListNames)"
+                let names =
+                    (try? run(
+                        "/usr/bin/gdbus",
+                        [
+                            "call", "--system", "--dest", "org.freedesktop.DBus", "--object-path",
+                            "/org/freedesktop/DBus",
+                            "--method", "org.freedesktop.DBus.ListNames",
+                        ], environment: environment, timeout: 10)) ?? "(the bus did not answer ListNames)"
                 failures.append("attempt \(attempt): \(error); the bus's names: \(names)")
                 mock.stop()
             }
@@ -68,10 +74,12 @@ public final class PrivateSystemBus: @unchecked Sendable {
 
     /// Whether a bus name has an owner on this bus.
     public func hasOwner(_ name: String) -> Bool {
-        let reply = try? run("/usr/bin/gdbus", [
-            "call", "--system", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
-            "--method", "org.freedesktop.DBus.NameHasOwner", name,
-        ], environment: environment, timeout: 5)
+        let reply = try? run(
+            "/usr/bin/gdbus",
+            [
+                "call", "--system", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                "--method", "org.freedesktop.DBus.NameHasOwner", name,
+            ], environment: environment, timeout: 5)
         return reply?.contains("true") == true
     }
 

@@ -10,7 +10,9 @@ public struct HarnessError: Error, CustomStringConvertible {
 /// Runs a program to completion and returns its standard output; throws with its standard
 /// error when it exits non-zero.
 @discardableResult
-public func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 120) throws -> String {
+public func run(
+    _ executable: String, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 120
+) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -31,7 +33,8 @@ public func run(_ executable: String, _ arguments: [String], environment: [Strin
         throw HarnessError("\(executable) \(arguments.joined(separator: " ")) did not finish within \(Int(timeout)) s")
     }
     guard ended == .exited(0) else {
-        throw HarnessError("\(executable) \(arguments.joined(separator: " ")) \(ended): \(String(decoding: err, as: UTF8.self))")
+        throw HarnessError(
+            "\(executable) \(arguments.joined(separator: " ")) \(ended): \(String(decoding: err, as: UTF8.self))")
     }
     return String(decoding: out, as: UTF8.self)
 }
@@ -125,7 +128,9 @@ public final class ServiceProcess: @unchecked Sendable {
     public let logFile: URL
     private let process = Process()
 
-    public init(name: String, executable: String, arguments: [String], environment: [String: String] = [:], logFile: URL) throws {
+    public init(
+        name: String, executable: String, arguments: [String], environment: [String: String] = [:], logFile: URL
+    ) throws {
         self.name = name
         self.logFile = logFile
         guard FileManager.default.createFile(atPath: logFile.path, contents: nil) else {
@@ -135,10 +140,12 @@ public final class ServiceProcess: @unchecked Sendable {
         // Children inherit the test runner's blocked signals, and a service that blocks
         // SIGTERM cannot be stopped cleanly; this exec trampoline unblocks them first.
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [
-            "-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
-            executable,
-        ] + arguments
+        process.arguments =
+            [
+                "-c",
+                "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
+                executable,
+            ] + arguments
         // Python services write their log as they go, so a service that is slow to start
         // shows how far it got.
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -216,8 +223,16 @@ public final class ScratchDirectory: @unchecked Sendable {
 /// `client.key` encrypted with "key-pass") into `directory`, made with openssl.
 public func makeTestCertificates(in directory: String) throws {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    try run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca",
-                                 "-keyout", "\(directory)/ca.key", "-out", "\(directory)/ca.pem"])
-    try run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-days", "2", "-subj", "/CN=plug",
-                                 "-passout", "pass:key-pass", "-keyout", "\(directory)/client.key", "-out", "\(directory)/client.pem"])
+    try run(
+        "/usr/bin/openssl",
+        [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca",
+            "-keyout", "\(directory)/ca.key", "-out", "\(directory)/ca.pem",
+        ])
+    try run(
+        "/usr/bin/openssl",
+        [
+            "req", "-x509", "-newkey", "rsa:2048", "-days", "2", "-subj", "/CN=plug",
+            "-passout", "pass:key-pass", "-keyout", "\(directory)/client.key", "-out", "\(directory)/client.pem",
+        ])
 }

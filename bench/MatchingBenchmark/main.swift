@@ -18,7 +18,9 @@ struct SplitMix64: RandomNumberGenerator {
 
 func option(_ name: String, default value: Int) -> Int {
     let arguments = CommandLine.arguments
-    guard let index = arguments.firstIndex(of: "--\(name)"), index + 1 < arguments.count, let number = Int(arguments[index + 1]), number > 0 else {
+    guard let index = arguments.firstIndex(of: "--\(name)"), index + 1 < arguments.count,
+        let number = Int(arguments[index + 1]), number > 0
+    else {
         return value
     }
     return number
@@ -40,10 +42,16 @@ extension String {
 // The descriptors of a large kiosk deployment: exact setup SSIDs, vendor prefixes, OUI filters,
 // Bluetooth services with service data, companies with manufacturer data and names.
 let brands = (0..<400).map { "Brand\($0)" }
-let services = (0..<300).map { _ in BluetoothUUID(UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { bytes in
-    let b = Array(bytes)
-    return (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
-})) }
+let services = (0..<300).map { _ in
+    BluetoothUUID(
+        UUID(
+            uuid: withUnsafeBytes(of: (random.next(), random.next())) { bytes in
+                let b = Array(bytes)
+                return (
+                    b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]
+                )
+            }))
+}
 var descriptors: [DiscoveryDescriptor] = []
 for index in 0..<descriptorCount {
     var descriptor = DiscoveryDescriptor()
@@ -72,17 +80,21 @@ var wifi: [WiFiScanEntry] = []
 var bluetooth: [BLEAdvertisement] = []
 for index in 0..<entryCount {
     if index % 4 != 3 {
-        let name: String = switch index % 3 {
-        case 0: {
-            let target = index * 10 % descriptorCount
-            return "\(brands[target % brands.count])-Setup-\(hexWord(UInt64(target), digits: 4))"
-        }()
-        case 1: "\(brands[Int.random(in: 0..<brands.count, using: &random)])-\(index % 7)\(hexWord(random.next(), digits: 6))"
-        default: "HomeNetwork-\(hexWord(random.next(), digits: 8))"
-        }
-        wifi.append(WiFiScanEntry(
-            ssid: ssid(name), bssid: MACAddress(rawValue: random.next()),
-            strength: Int.random(in: 0...100, using: &random), frequency: 2412))
+        let name: String =
+            switch index % 3 {
+            case 0:
+                {
+                    let target = index * 10 % descriptorCount
+                    return "\(brands[target % brands.count])-Setup-\(hexWord(UInt64(target), digits: 4))"
+                }()
+            case 1:
+                "\(brands[Int.random(in: 0..<brands.count, using: &random)])-\(index % 7)\(hexWord(random.next(), digits: 6))"
+            default: "HomeNetwork-\(hexWord(random.next(), digits: 8))"
+            }
+        wifi.append(
+            WiFiScanEntry(
+                ssid: ssid(name), bssid: MACAddress(rawValue: random.next()),
+                strength: Int.random(in: 0...100, using: &random), frequency: 2412))
     } else {
         var advertisement = BLEAdvertisement(
             address: MACAddress(rawValue: random.next()), name: index % 2 == 0 ? "Sensor \(index)" : nil,
@@ -90,7 +102,9 @@ for index in 0..<entryCount {
         if index % 2 == 0 {
             advertisement.serviceData[services[index % services.count]] = [UInt8(index % 4), 0x1A]
         } else {
-            advertisement.manufacturerData[BluetoothCompanyIdentifier(rawValue: UInt16(index % 500))] = [0x01, UInt8(index % 16), 0x77]
+            advertisement.manufacturerData[BluetoothCompanyIdentifier(rawValue: UInt16(index % 500))] = [
+                0x01, UInt8(index % 16), 0x77,
+            ]
         }
         bluetooth.append(advertisement)
     }
@@ -115,11 +129,15 @@ func format(_ milliseconds: Double) -> String {
     return "\(hundredths / 100)"
 }
 
-print("matching \(descriptorCount) descriptors against \(wifi.count) access points and \(bluetooth.count) advertisements, median of \(rounds) rounds")
+print(
+    "matching \(descriptorCount) descriptors against \(wifi.count) access points and \(bluetooth.count) advertisements, median of \(rounds) rounds"
+)
 let indexed = measure { AccessoryMatcher(descriptors: descriptors).matches(wifi: wifi, bluetooth: bluetooth) }
 let linear = measure { LinearAccessoryMatcher(descriptors: descriptors).matches(wifi: wifi, bluetooth: bluetooth) }
 guard indexed.result == linear.result else {
-    print("FAIL: the indexed matcher and the linear baseline disagree (\(indexed.result.count) vs \(linear.result.count) matches)")
+    print(
+        "FAIL: the indexed matcher and the linear baseline disagree (\(indexed.result.count) vs \(linear.result.count) matches)"
+    )
     exit(1)
 }
 print("matches:                   \(indexed.result.count)")

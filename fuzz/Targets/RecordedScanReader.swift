@@ -37,8 +37,9 @@ public func fuzzRecordedScanReader(_ start: UnsafePointer<UInt8>, _ count: Int) 
         return 0
     }
     let indexed = matcher.matches(wifi: scan.wifi, bluetooth: scan.bluetooth)
-    precondition(indexed == linearMatcher.matches(wifi: scan.wifi, bluetooth: scan.bluetooth),
-                 "the indexed matcher and the linear one disagree")
+    precondition(
+        indexed == linearMatcher.matches(wifi: scan.wifi, bluetooth: scan.bluetooth),
+        "the indexed matcher and the linear one disagree")
     do {
         _ = try JSONEncoder().encode(scan.wifi)
         _ = try JSONEncoder().encode(scan.bluetooth)

@@ -16,8 +16,9 @@ public func fuzzTextParsers(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt
     }
     if let ssid = try? SSID(bytes: bytes) {
         precondition((try? SSID(notation: ssid.notation)) == ssid, "an SSID's notation reads back differently")
-        precondition(!ssid.escaped.unicodeScalars.contains { $0.properties.generalCategory == .control },
-                     "an escaped SSID still holds a control character")
+        precondition(
+            !ssid.escaped.unicodeScalars.contains { $0.properties.generalCategory == .control },
+            "an escaped SSID still holds a control character")
     }
     if let address = try? MACAddress(text) {
         precondition((try? MACAddress(address.description)) == address, "a MAC address reads back differently")
@@ -26,8 +27,9 @@ public func fuzzTextParsers(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt
         precondition((try? BluetoothUUID(uuid.string)) == uuid, "a Bluetooth UUID reads back differently")
     }
     if let company = try? BluetoothCompanyIdentifier(text) {
-        precondition((try? BluetoothCompanyIdentifier(company.description)) == company,
-                     "a company identifier reads back differently")
+        precondition(
+            (try? BluetoothCompanyIdentifier(company.description)) == company,
+            "a company identifier reads back differently")
     }
     do {
         let decoded = try Hex.bytes(text)

@@ -12,7 +12,9 @@ extension AgentCallError {
 /// What the commands through the agent share: connecting, reporting its errors with the right
 /// exit status, and printing accessories.
 enum AgentCommand {
-    static func run(_ console: Console, _ body: (AgentConnection) async throws(AgentFailure) -> ExitCode) async -> ExitCode {
+    static func run(_ console: Console, _ body: (AgentConnection) async throws(AgentFailure) -> ExitCode) async
+        -> ExitCode
+    {
         do {
             let client = try await AgentConnection.connect()
             defer { Task { await client.close() } }

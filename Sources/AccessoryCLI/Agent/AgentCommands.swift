@@ -15,7 +15,9 @@ enum RecordCommands {
             """,
         options: [
             .value("profile", "ID", help: "Only the accessories of this profile"),
-            .number("user", "UID", NumberRange(0...Int(UInt32.max), "user ids"), help: "List this user's instead (polkit decides)"),
+            .number(
+                "user", "UID", NumberRange(0...Int(UInt32.max), "user ids"),
+                help: "List this user's instead (polkit decides)"),
             .flag("json", help: "Print the accessories as JSON"),
         ],
         examples: ["\(AccessoryCtl.name) list", "\(AccessoryCtl.name) list --profile ge.wled.softap --json"],
@@ -39,7 +41,9 @@ enum RecordCommands {
         summary: "Show one of your accessories (through the agent)",
         discussion: "Prints everything the agent recorded about the accessory with the id ID.",
         options: [.flag("json", help: "Print the accessory as JSON")],
-        positionals: PositionalSpec(name: "ID", minimum: 1, maximum: 1, help: "The accessory's id, as 'list' prints it", leadsWithAccessoryID: true),
+        positionals: PositionalSpec(
+            name: "ID", minimum: 1, maximum: 1, help: "The accessory's id, as 'list' prints it",
+            leadsWithAccessoryID: true),
         examples: ["\(AccessoryCtl.name) show 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50"],
         run: { arguments, console in
             await AgentCommand.run(console) { client throws(AgentFailure) in
@@ -69,7 +73,8 @@ enum RecordCommands {
             are forgotten, and sessions of its app receive accessoryRemoved.
             """,
         options: [jsonOption],
-        positionals: PositionalSpec(name: "ID", minimum: 1, maximum: 1, help: "The accessory's id", leadsWithAccessoryID: true),
+        positionals: PositionalSpec(
+            name: "ID", minimum: 1, maximum: 1, help: "The accessory's id", leadsWithAccessoryID: true),
         examples: ["\(AccessoryCtl.name) remove 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50"],
         run: { arguments, console in
             await AgentCommand.run(console) { client throws(AgentFailure) in
@@ -88,7 +93,9 @@ enum RecordCommands {
             hotspot's SSID becomes the new name too, as Apple's RenameOptions.ssid.
             """,
         options: [.flag("ssid", help: "Rename the accessory's hotspot SSID too"), jsonOption],
-        positionals: PositionalSpec(name: "ID NAME", minimum: 2, maximum: 2, help: "The accessory's id and its new name", leadsWithAccessoryID: true),
+        positionals: PositionalSpec(
+            name: "ID NAME", minimum: 2, maximum: 2, help: "The accessory's id and its new name",
+            leadsWithAccessoryID: true),
         examples: ["\(AccessoryCtl.name) rename 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50 \"Desk lamp\""],
         run: { arguments, console in
             await AgentCommand.run(console) { client throws(AgentFailure) in
@@ -115,7 +122,8 @@ enum RecordCommands {
             .value("bridging", "ADDRESS", help: "With --finish: its classic Bluetooth address"),
             jsonOption,
         ],
-        positionals: PositionalSpec(name: "ID", minimum: 1, maximum: 1, help: "The accessory's id", leadsWithAccessoryID: true),
+        positionals: PositionalSpec(
+            name: "ID", minimum: 1, maximum: 1, help: "The accessory's id", leadsWithAccessoryID: true),
         examples: [
             "\(AccessoryCtl.name) authorize 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50 --finish --ssid WLED-AP",
             "\(AccessoryCtl.name) authorize 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50 --fail",
@@ -139,7 +147,9 @@ enum RecordCommands {
                 return await AgentCommand.run(console) { client throws(AgentFailure) in
                     let accessory = try await client.accessory(id: id)
                     try await client.failAuthorization(id: id)
-                    return done(accessory, "The authorization failed; removed \(AgentCommand.describe(accessory)).", arguments, console)
+                    return done(
+                        accessory, "The authorization failed; removed \(AgentCommand.describe(accessory)).", arguments,
+                        console)
                 }
             default:
                 return usage("give --finish or --fail", console)
@@ -195,13 +205,17 @@ enum MonitorCommand {
                 let error = event.error
                 if arguments.flag("json") {
                     var line: [String: JSONValue] = [
-                        "session": .string(session), "event": .string(type.name), "type": .number(Double(type.rawValue)),
+                        "session": .string(session), "event": .string(type.name),
+                        "type": .number(Double(type.rawValue)),
                     ]
                     if let accessory { line["accessory"] = accessory.json }
-                    if let error { line["error"] = .object(["name": .string(error.name), "message": .string(error.message)]) }
+                    if let error {
+                        line["error"] = .object(["name": .string(error.name), "message": .string(error.message)])
+                    }
                     console.printJSONLine(JSONValue.object(line))
                 } else {
-                    let detail: TerminalText = accessory.map { " \(AgentCommand.describe($0))" } ?? error.map { " \($0.name)" } ?? ""
+                    let detail: TerminalText =
+                        accessory.map { " \(AgentCommand.describe($0))" } ?? error.map { " \($0.name)" } ?? ""
                     console.print("\(session) \(type.name)\(detail)")
                 }
                 remaining -= 1

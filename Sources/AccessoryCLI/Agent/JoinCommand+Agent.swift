@@ -13,7 +13,9 @@ extension JoinCommand {
             switch arguments.value("security") {
             case nil: break
             case "open": options.withoutSecurity = true
-            case let other?: throw UsageError("--security \(other): with an accessory id the profile says the security; only 'open' may be given")
+            case let other?:
+                throw UsageError(
+                    "--security \(other): with an accessory id the profile says the security; only 'open' may be given")
             }
             options.passphrase = try HotspotCommand.passphrase(arguments, console)
         } catch let error as UsageError {
@@ -51,7 +53,8 @@ extension JoinCommand {
         let ssid = joined.ssid ?? "?"
         let device = joined.device ?? "?"
         let address: TerminalText = joined.ipv4Address.map { ", address \($0)" } ?? ""
-        console.print("Joined \(ssid) on \(device) through the agent (profile '\(joined.connection ?? "?")'\(address)).")
+        console.print(
+            "Joined \(ssid) on \(device) through the agent (profile '\(joined.connection ?? "?")'\(address)).")
         let back: TerminalText = joined.previousConnection.map { " to return to '\($0)'" } ?? ""
         console.print("Run '\(AccessoryCtl.name) leave'\(back).")
     }

@@ -2,8 +2,8 @@ import AccessoryCore
 import AccessorySetupKit
 import AgentInterface
 import FoundationEssentials
-import Glibc
 import GLibRuntime
+import Glibc
 
 /// `accessoryctl pick`
 enum PickCommand {
@@ -30,7 +30,9 @@ enum PickCommand {
         options: [
             .value("select", "SSID|ADDRESS", help: "Choose the accessory with this SSID or Bluetooth address"),
             .flag("no-picker", help: "Leave the choice to the kiosk policy or a desktop picker"),
-            .number("timeout", "SECONDS", NumberRange(1...3600, "seconds"), help: "Give up discovering after this (default 30)"),
+            .number(
+                "timeout", "SECONDS", NumberRange(1...3600, "seconds"),
+                help: "Give up discovering after this (default 30)"),
             .value("profile-file", "FILE", help: "Use this profile file instead of an installed one (polkit decides)"),
             .flag("join", help: "Then join the accessory's hotspot through the agent, as 'join ID' does"),
             .flag("json", help: "Print the accessory added as JSON (with --join: {\"accessory\", \"joined\"})"),
@@ -57,7 +59,9 @@ enum PickCommand {
         if let file {
             descriptor = open(file, O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else {
-                console.error("\(AccessoryCtl.name): error: cannot open the profile file \(file): \(String(cString: strerror(errno)))")
+                console.error(
+                    "\(AccessoryCtl.name): error: cannot open the profile file \(file): \(String(cString: strerror(errno)))"
+                )
                 return .failure
             }
         }

@@ -11,7 +11,8 @@ enum CompletionCommand {
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
         guard arguments.positionals == ["bash"] else {
-            console.error("\(AccessoryCtl.name): error: no completion for '\(arguments.positionals[0])'; only bash is supported")
+            console.error(
+                "\(AccessoryCtl.name): error: no completion for '\(arguments.positionals[0])'; only bash is supported")
             return .usage
         }
         console.print(TerminalText(trusted: bashScript()))

@@ -34,7 +34,8 @@ enum ProfileValidateCommand {
         for path in arguments.positionals {
             do {
                 let profile = try AccessoryProfile.load(contentsOf: URL(fileURLWithPath: path))
-                results.append(FileResult(file: path, valid: true, profile: profile.id, items: profile.items.count, errors: []))
+                results.append(
+                    FileResult(file: path, valid: true, profile: profile.id, items: profile.items.count, errors: []))
             } catch {
                 results.append(FileResult(file: path, valid: false, errors: error.issues))
             }
@@ -45,7 +46,9 @@ enum ProfileValidateCommand {
         } else {
             for result in results {
                 if result.valid {
-                    console.print("\(result.file): valid (\(result.profile ?? ""), \(result.items ?? 0) item\(result.items == 1 ? "" : "s"))")
+                    console.print(
+                        "\(result.file): valid (\(result.profile ?? ""), \(result.items ?? 0) item\(result.items == 1 ? "" : "s"))"
+                    )
                 }
                 for issue in result.errors {
                     console.print("\(result.file): \(issue.field): \(issue.message)")

@@ -33,7 +33,9 @@ enum BLEListCommand {
         return await BluetoothCommand.run(console) { client throws(BluetoothError) in
             let progress = HotspotCommand.progress(console)
             progress?("Scanning…")
-            let devices = try await BluetoothCommand.scan(client, [], adapter: arguments.value("adapter"), timeout: timeout) { count in
+            let devices = try await BluetoothCommand.scan(
+                client, [], adapter: arguments.value("adapter"), timeout: timeout
+            ) { count in
                 progress?("Scanning… \(count) device\(count == 1 ? "" : "s")")
             }
             HotspotCommand.clearProgress(console)
@@ -50,7 +52,8 @@ enum BLEListCommand {
                 rows.append([
                     device.address.description, device.name ?? "-", device.rssi.map { "\($0) dBm" } ?? "-",
                     device.serviceUUIDs.isEmpty ? "-" : device.serviceUUIDs.map(\.string).joined(separator: ","),
-                    device.manufacturerData.isEmpty ? "-" : device.manufacturerData.keys.sorted().map(\.description).joined(separator: ","),
+                    device.manufacturerData.isEmpty
+                        ? "-" : device.manufacturerData.keys.sorted().map(\.description).joined(separator: ","),
                 ])
             }
             console.printTable(rows)

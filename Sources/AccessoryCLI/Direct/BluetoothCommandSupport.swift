@@ -6,7 +6,9 @@ import FoundationEssentials
 /// addresses and timeouts.
 enum BluetoothCommand {
     /// Runs `body` with a BlueZ client, turning a `BluetoothError` into a message and exit status.
-    static func run(_ console: Console, _ body: (BlueZClient) async throws(BluetoothError) -> ExitCode) async -> ExitCode {
+    static func run(_ console: Console, _ body: (BlueZClient) async throws(BluetoothError) -> ExitCode) async
+        -> ExitCode
+    {
         do {
             let client = try await BlueZClient.connect()
             return try await body(client)
@@ -39,8 +41,10 @@ enum BluetoothCommand {
     }
 
     /// LE discovery for `timeout`; the latest advertisement of each device still in range.
-    static func scan(_ client: BlueZClient, _ descriptors: [DiscoveryDescriptor], adapter: String?, timeout: Duration,
-                     seen: (@Sendable (Int) -> Void)? = nil) async throws(BluetoothError) -> [BLEAdvertisement] {
+    static func scan(
+        _ client: BlueZClient, _ descriptors: [DiscoveryDescriptor], adapter: String?, timeout: Duration,
+        seen: (@Sendable (Int) -> Void)? = nil
+    ) async throws(BluetoothError) -> [BLEAdvertisement] {
         let events = try await client.discover(descriptors, adapter: adapter)
         let stopper = Task {
             try? await Task.sleep(for: timeout)
@@ -59,5 +63,6 @@ enum BluetoothCommand {
         return devices.values.sorted { ($0.rssi ?? .min, $1.address) > ($1.rssi ?? .min, $0.address) }
     }
 
-    static let adapterOption = OptionSpec.value("adapter", "NAME", help: "The Bluetooth adapter (default: the first one, such as hci0)")
+    static let adapterOption = OptionSpec.value(
+        "adapter", "NAME", help: "The Bluetooth adapter (default: the first one, such as hci0)")
 }

@@ -44,24 +44,30 @@ enum HandoffCommand {
             .flag("passphrase-stdin", help: "Read the setup hotspot's passphrase from standard input"),
             .value("pop-file", "FILE", help: "Provisioning: read the proof of possession from FILE"),
             .flag("pop-stdin", help: "Provisioning: read the proof of possession from standard input"),
-            .value("home-ssid", "SSID", help: "Provisioning: the network to give the device (default: the one this machine is on)"),
+            .value(
+                "home-ssid", "SSID",
+                help: "Provisioning: the network to give the device (default: the one this machine is on)"),
             .value("home-passphrase-file", "FILE", help: "Provisioning: read that network's passphrase from FILE"),
             .flag("home-passphrase-stdin", help: "Provisioning: read that network's passphrase from standard input"),
             BluetoothCommand.adapterOption,
             HotspotCommand.deviceOption,
-            BluetoothCommand.timeoutOption("How long each Bluetooth step, the join and the provisioning may take (default: 60)"),
-            .number("restore-after", "SECONDS", NumberRange(0...86_400, "seconds"),
-                    help: "NetworkManager restores the previous network after this (default 900, 0: never)"),
+            BluetoothCommand.timeoutOption(
+                "How long each Bluetooth step, the join and the provisioning may take (default: 60)"),
+            .number(
+                "restore-after", "SECONDS", NumberRange(0...86_400, "seconds"),
+                help: "NetworkManager restores the previous network after this (default 900, 0: never)"),
             .flag("json", help: "Print the result as JSON"),
         ],
         positionals: PositionalSpec(
-            name: "TARGET", minimum: 1, maximum: 1, help: "The accessory's Bluetooth address, or its setup hotspot's SSID"),
+            name: "TARGET", minimum: 1, maximum: 1,
+            help: "The accessory's Bluetooth address, or its setup hotspot's SSID"),
         examples: [
             "\(AccessoryCtl.name) handoff D4:D9:19:AA:BB:CC --profile /usr/share/accessory-setup/profiles/gopro.json",
             "\(AccessoryCtl.name) leave && \(AccessoryCtl.name) handoff D4:D9:19:AA:BB:CC --profile gopro.json --switch-off",
             "\(AccessoryCtl.name) handoff PROV_261FCC --profile esp-idf-provisioning-softap.json --pop-file /root/plug.pop",
         ],
-        usage: "TARGET --profile FILE [--switch-off] [--pop-file FILE] [--home-ssid SSID --home-passphrase-file FILE] [OPTIONS]",
+        usage:
+            "TARGET --profile FILE [--switch-off] [--pop-file FILE] [--home-ssid SSID --home-passphrase-file FILE] [OPTIONS]",
         run: run)
 
     /// What `--json` prints.
@@ -200,7 +206,8 @@ enum HandoffCommand {
             HotspotCommand.clearProgress(console)
             if let joined = report.joined {
                 let ip = joined.ipv4Address.map { ", address \($0)" } ?? ""
-                console.error("Joined \(joined.ssid.escaped) on \(joined.device) (profile '\(joined.connectionID)'\(ip)).")
+                console.error(
+                    "Joined \(joined.ssid.escaped) on \(joined.device) (profile '\(joined.connectionID)'\(ip)).")
             }
             return nil
         }
@@ -214,7 +221,9 @@ enum HandoffCommand {
                     console.error("Left \(joined.ssid.escaped)\(left.restored.map { "; back on '\($0)'" } ?? "").")
                 } catch {
                     let leave = "\(AccessoryCtl.name) leave"
-                    console.error("\(AccessoryCtl.name): warning: leaving \(joined.ssid.escaped) failed: \(error); run '\(leave)'")
+                    console.error(
+                        "\(AccessoryCtl.name): warning: leaving \(joined.ssid.escaped) failed: \(error); run '\(leave)'"
+                    )
                 }
             }
             await switchHotspotOff()
@@ -241,11 +250,14 @@ enum HandoffCommand {
     private static func makePlan(_ arguments: ParsedArguments, _ console: Console) throws -> Plan {
         let path = arguments.value("profile")!
         let profile: AccessoryProfile
-        do { profile = try AccessoryProfile.load(contentsOf: URL(fileURLWithPath: path)) } catch { throw UsageError("\(error)") }
+        do { profile = try AccessoryProfile.load(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw UsageError("\(error)")
+        }
         let target = arguments.positionals[0]
         func address() throws -> MACAddress {
             do { return try MACAddress(target) } catch {
-                throw UsageError("TARGET: profile \(profile.id) starts over Bluetooth, so TARGET is a Bluetooth address: \(error)")
+                throw UsageError(
+                    "TARGET: profile \(profile.id) starts over Bluetooth, so TARGET is a Bluetooth address: \(error)")
             }
         }
         let start: Start
@@ -253,23 +265,33 @@ enum HandoffCommand {
         case .bluetoothToWiFi:
             start = .bluetooth(try address(), profile.bluetoothHandoff)
         case .joinHotspot:
-            guard !arguments.flag("switch-off") else { throw UsageError("--switch-off: profile \(profile.id) has no hotspot to switch") }
+            guard !arguments.flag("switch-off") else {
+                throw UsageError("--switch-off: profile \(profile.id) has no hotspot to switch")
+            }
             let ssid: SSID
             do { ssid = try SSID(notation: target) } catch { throw UsageError("TARGET: \(error)") }
             let passphrase = try HotspotCommand.passphrase(arguments, console)
-            guard let policy = profile.hotspot else { throw UsageError("\(path): profile \(profile.id) has no hotspot") }
+            guard let policy = profile.hotspot else {
+                throw UsageError("\(path): profile \(profile.id) has no hotspot")
+            }
             if case .prompt(let hint) = policy.passphrase, passphrase == nil {
-                throw UsageError("the hotspot's passphrase is asked for\(hint.map { " (\($0))" } ?? ""): give --passphrase-file or --passphrase-stdin")
+                throw UsageError(
+                    "the hotspot's passphrase is asked for\(hint.map { " (\($0))" } ?? ""): give --passphrase-file or --passphrase-stdin"
+                )
             }
             start = .hotspot(try policy.configuration(for: .ssid(ssid), passphrase: passphrase))
         case .none where profile.provisioning?.transport == .bluetooth:
-            guard !arguments.flag("switch-off") else { throw UsageError("--switch-off: profile \(profile.id) has no hotspot to switch") }
+            guard !arguments.flag("switch-off") else {
+                throw UsageError("--switch-off: profile \(profile.id) has no hotspot to switch")
+            }
             start = .bluetooth(try address(), nil)
         case .none, .improvWiFi:
             let hint = profile.handoff == .improvWiFi ? "; use 'accessoryctl improv provision'" : ""
-            throw UsageError("\(path): profile \(profile.id) has handoff \(profile.handoff.rawValue) and nothing to run here\(hint)")
+            throw UsageError(
+                "\(path): profile \(profile.id) has handoff \(profile.handoff.rawValue) and nothing to run here\(hint)")
         }
-        return Plan(profile: profile, start: start, provisioning: try provisioningRequest(profile, start, arguments, console))
+        return Plan(
+            profile: profile, start: start, provisioning: try provisioningRequest(profile, start, arguments, console))
     }
 
     /// The provisioning the profile asks for, with the options' secrets; `nil` without one.
@@ -279,15 +301,22 @@ enum HandoffCommand {
         let options = ["pop-file", "pop-stdin", "home-ssid", "home-passphrase-file", "home-passphrase-stdin"]
         guard let setup = profile.provisioning, !arguments.flag("switch-off") else {
             if let given = options.first(where: { arguments.values[$0] != nil || arguments.flag($0) }) {
-                throw UsageError("--\(given): profile \(profile.id) has no provisioning\(arguments.flag("switch-off") ? " to run with --switch-off" : "")")
+                throw UsageError(
+                    "--\(given): profile \(profile.id) has no provisioning\(arguments.flag("switch-off") ? " to run with --switch-off" : "")"
+                )
             }
             return nil
         }
         let stdinReaders = ["passphrase-stdin", "pop-stdin", "home-passphrase-stdin"].filter { arguments.flag($0) }
-        if stdinReaders.count > 1 { throw UsageError("only one of \(stdinReaders.map { "--\($0)" }.joined(separator: ", ")) can read standard input") }
-        let pop = try HotspotCommand.secret(arguments, option: "pop", what: "proof of possession", prompt: "Proof of possession: ", console)
+        if stdinReaders.count > 1 {
+            throw UsageError(
+                "only one of \(stdinReaders.map { "--\($0)" }.joined(separator: ", ")) can read standard input")
+        }
+        let pop = try HotspotCommand.secret(
+            arguments, option: "pop", what: "proof of possession", prompt: "Proof of possession: ", console)
         let homePassphrase = try HotspotCommand.secret(
-            arguments, option: "home-passphrase", what: "home network's passphrase", prompt: "Home network passphrase: ", console)
+            arguments, option: "home-passphrase", what: "home network's passphrase",
+            prompt: "Home network passphrase: ", console)
         var homeSSID: SSID?
         if let text = arguments.value("home-ssid") {
             do { homeSSID = try SSID(notation: text) } catch { throw UsageError("--home-ssid: \(error)") }
@@ -299,7 +328,9 @@ enum HandoffCommand {
             try credentials?.validate()
         }
         if setup.security == 2 && pop == nil {
-            throw UsageError("profile \(profile.id) provisions with security 2, which needs the proof of possession: give --pop-file or --pop-stdin")
+            throw UsageError(
+                "profile \(profile.id) provisions with security 2, which needs the proof of possession: give --pop-file or --pop-stdin"
+            )
         }
         var host = "", port = 0
         var bluetooth: MACAddress?
@@ -316,12 +347,14 @@ enum HandoffCommand {
         }
         return ProvisionCommand.Request(
             host: host, port: port, bluetooth: bluetooth, adapter: arguments.value("adapter"), security: setup.security,
-            proofOfPossession: pop, username: setup.username ?? ProvisioningSecurity.defaultUsername, credentials: credentials,
+            proofOfPossession: pop, username: setup.username ?? ProvisioningSecurity.defaultUsername,
+            credentials: credentials,
             ssid: homeSSID, device: arguments.value("device"), timeout: arguments.seconds("timeout") ?? .seconds(60))
     }
 
     private static func switchOff(
-        _ plan: Plan, _ arguments: ParsedArguments, _ console: Console, _ steps: @escaping @Sendable (HotspotHandoffStep) -> Void
+        _ plan: Plan, _ arguments: ParsedArguments, _ console: Console,
+        _ steps: @escaping @Sendable (HotspotHandoffStep) -> Void
     ) async -> ExitCode {
         guard case .bluetooth(let address, let handoff?) = plan.start else { return .usage }
         do throws(HotspotHandoffError) {
@@ -335,9 +368,10 @@ enum HandoffCommand {
             return report(error, console)
         }
         HotspotCommand.clearProgress(console)
-        console.print(handoff.switchOff == nil
-            ? "Profile \(plan.profile.id) cannot switch the accessory's hotspot off; it stays as the accessory keeps it."
-            : "Switched the hotspot of \(address) off.")
+        console.print(
+            handoff.switchOff == nil
+                ? "Profile \(plan.profile.id) cannot switch the accessory's hotspot off; it stays as the accessory keeps it."
+                : "Switched the hotspot of \(address) off.")
         return .success
     }
 
@@ -346,7 +380,9 @@ enum HandoffCommand {
             console.printJSON(report)
         } else if let joined = report.joined {
             let back: TerminalText = joined.previousConnection.map { " to return to '\($0)'" } ?? ""
-            console.print("Joined \(joined.ssid.escaped), the hotspot of \(report.target), on \(joined.device). Run '\(AccessoryCtl.name) leave'\(back).")
+            console.print(
+                "Joined \(joined.ssid.escaped), the hotspot of \(report.target), on \(joined.device). Run '\(AccessoryCtl.name) leave'\(back)."
+            )
         }
         return .success
     }
@@ -355,7 +391,9 @@ enum HandoffCommand {
     /// comparison); without a terminal to ask on, no.
     private static func confirmOnTerminal(_ code: String, _ address: MACAddress, _ console: Console) async -> Bool {
         guard isatty(STDIN_FILENO) == 1 else {
-            console.error("\(AccessoryCtl.name): \(address) shows \(code) to be confirmed, and there is no terminal to ask on; not pairing")
+            console.error(
+                "\(AccessoryCtl.name): \(address) shows \(code) to be confirmed, and there is no terminal to ask on; not pairing"
+            )
             return false
         }
         console.writeError("Does \(address) show \(code)? Pair only if it does [y/N] ")
@@ -417,21 +455,24 @@ enum HandoffCommand {
 
     /// Each step on standard error: rewritten in place on a terminal, a line each otherwise
     /// (none with --json).
-    private static func progress(_ arguments: ParsedArguments, _ console: Console) -> @Sendable (HotspotHandoffStep) -> Void {
+    private static func progress(_ arguments: ParsedArguments, _ console: Console)
+        -> @Sendable (HotspotHandoffStep) -> Void
+    {
         let inPlace = HotspotCommand.progress(console)
         let quiet = arguments.flag("json")
         let target = arguments.positionals[0]
         return { step in
-            let text = switch step {
-            case .pairing: "Pairing with \(target)…"
-            case .connecting: "Connecting to \(target)…"
-            case .switchingOn: "Switching the accessory's hotspot on…"
-            case .waitingForHotspot: "Waiting for the accessory's hotspot…"
-            case .reading: "Reading the hotspot's name and passphrase…"
-            case .disconnecting: "Disconnecting Bluetooth…"
-            case .joining: "Joining the accessory's hotspot…"
-            case .switchingOff: "Switching the accessory's hotspot off…"
-            }
+            let text =
+                switch step {
+                case .pairing: "Pairing with \(target)…"
+                case .connecting: "Connecting to \(target)…"
+                case .switchingOn: "Switching the accessory's hotspot on…"
+                case .waitingForHotspot: "Waiting for the accessory's hotspot…"
+                case .reading: "Reading the hotspot's name and passphrase…"
+                case .disconnecting: "Disconnecting Bluetooth…"
+                case .joining: "Joining the accessory's hotspot…"
+                case .switchingOff: "Switching the accessory's hotspot off…"
+                }
             if let inPlace { inPlace(text) } else if !quiet { console.error("\(text)") }
         }
     }

@@ -8,7 +8,9 @@ import NetworkManagerBackend
 enum HotspotCommand {
     /// Runs `body` with NetworkManager, as the core's `HotspotManaging`, turning a `HotspotError`
     /// into a message and an exit status (77 when NetworkManager refused for lack of authorization).
-    static func run(_ console: Console, _ body: (any HotspotManaging) async throws(HotspotError) -> ExitCode) async -> ExitCode {
+    static func run(_ console: Console, _ body: (any HotspotManaging) async throws(HotspotError) -> ExitCode) async
+        -> ExitCode
+    {
         do {
             let client = try await NetworkManagerClient.connect()
             return try await body(client)
@@ -105,5 +107,6 @@ enum HotspotCommand {
         if isatty(STDERR_FILENO) == 1 { console.writeError("\r\u{1B}[K") }
     }
 
-    static let deviceOption = OptionSpec.value("device", "IFACE", help: "The Wi-Fi interface (default: the first one NetworkManager manages)")
+    static let deviceOption = OptionSpec.value(
+        "device", "IFACE", help: "The Wi-Fi interface (default: the first one NetworkManager manages)")
 }

@@ -86,14 +86,16 @@ enum ImprovProvisionCommand {
                 url = try await client.improvProvision(
                     address, ssid: ssid, passphrase: passphrase, adapter: arguments.value("adapter"), timeout: timeout
                 ) { step in
-                    let text: TerminalText = switch step {
-                    case .connecting: "Connecting to \(address)…"
-                    case .awaitingAuthorization: "The device asks for authorization: press its button (or do what its manual says)…"
-                    case .authorized: "Authorized."
-                    case .sendingCredentials: "Sending the Wi-Fi settings for \(ssid)…"
-                    case .provisioning: "The device is joining \(ssid)…"
-                    case .provisioned: "The device joined \(ssid)."
-                    }
+                    let text: TerminalText =
+                        switch step {
+                        case .connecting: "Connecting to \(address)…"
+                        case .awaitingAuthorization:
+                            "The device asks for authorization: press its button (or do what its manual says)…"
+                        case .authorized: "Authorized."
+                        case .sendingCredentials: "Sending the Wi-Fi settings for \(ssid)…"
+                        case .provisioning: "The device is joining \(ssid)…"
+                        case .provisioned: "The device joined \(ssid)."
+                        }
                     console.error(text)
                 }
             } catch {

@@ -1,8 +1,8 @@
 import AccessoryCore
 import AccessorySetupKit
 import FoundationEssentials
-import NetworkManagerBackend
 import GLibRuntime
+import NetworkManagerBackend
 
 /// `accessoryctl join`
 enum JoinCommand {
@@ -40,13 +40,16 @@ enum JoinCommand {
             .value("security", "KIND", help: "open, wep, wpa2, wpa3, owe or enterprise"),
             .flag("once", help: "Join once: the profile is never stored and goes away when the connection does"),
             .flag("hidden", help: "The hotspot does not broadcast its SSID"),
-            .number("lifetime-days", "DAYS", NumberRange(HotspotConfiguration.lifetimeRange, "days"),
-                    help: "Delete the stored profile after DAYS"),
+            .number(
+                "lifetime-days", "DAYS", NumberRange(HotspotConfiguration.lifetimeRange, "days"),
+                help: "Delete the stored profile after DAYS"),
             HotspotCommand.deviceOption,
-            .number("timeout", "SECONDS", NumberRange(1...3600, "seconds"),
-                    help: "Give up if the connection is not up in time (default 45)"),
-            .number("restore-after", "SECONDS", NumberRange(0...86_400, "seconds"),
-                    help: "NetworkManager restores the previous network after this (default 900, 0: never)"),
+            .number(
+                "timeout", "SECONDS", NumberRange(1...3600, "seconds"),
+                help: "Give up if the connection is not up in time (default 45)"),
+            .number(
+                "restore-after", "SECONDS", NumberRange(0...86_400, "seconds"),
+                help: "NetworkManager restores the previous network after this (default 900, 0: never)"),
             .value("eap", "METHOD", help: "Enterprise: tls, ttls, peap or fast (repeatable)", repeatable: true),
             .value("identity", "NAME", help: "Enterprise: the user name"),
             .value("anonymous-identity", "NAME", help: "Enterprise: the outer identity"),
@@ -57,14 +60,17 @@ enum JoinCommand {
             .value("ttls-inner", "METHOD", help: "Enterprise, TTLS: pap, chap, mschap, mschapv2 or eap"),
             .flag("json", help: "Print the result as JSON"),
         ],
-        positionals: PositionalSpec(name: "ID", minimum: 0, maximum: 1, help: "An accessory's id, to join through the agent", leadsWithAccessoryID: true),
+        positionals: PositionalSpec(
+            name: "ID", minimum: 0, maximum: 1, help: "An accessory's id, to join through the agent",
+            leadsWithAccessoryID: true),
         examples: [
             "\(AccessoryCtl.name) join 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50     # through the agent",
             "\(AccessoryCtl.name) join --ssid WLED-AP --passphrase-file /root/wled.pass --once",
             "\(AccessoryCtl.name) join --ssid-prefix PROV_ --once",
             "\(AccessoryCtl.name) join --ssid Cam-Setup --security wpa3 --passphrase-stdin   # asks for it, unseen",
         ],
-        usage: "(ID | --ssid SSID | --ssid-prefix PREFIX) [--passphrase-file FILE | --passphrase-stdin] [--security KIND] [--once] [OPTIONS]",
+        usage:
+            "(ID | --ssid SSID | --ssid-prefix PREFIX) [--passphrase-file FILE | --passphrase-stdin] [--security KIND] [--once] [OPTIONS]",
         run: run)
 
     /// Options that only a direct join takes.
@@ -120,13 +126,14 @@ enum JoinCommand {
     private static func progressReport(_ console: Console) -> (@Sendable (JoinStep) -> Void)? {
         guard let progress = HotspotCommand.progress(console) else { return nil }
         return { step in
-            let text = switch step {
-            case .scanning: "Looking for the hotspot…"
-            case .checkpoint: "Saving the current network state…"
-            case .adding: "Adding the profile…"
-            case .associating: "Associating…"
-            case .configuringAddress: "Getting an address…"
-            }
+            let text =
+                switch step {
+                case .scanning: "Looking for the hotspot…"
+                case .checkpoint: "Saving the current network state…"
+                case .adding: "Adding the profile…"
+                case .associating: "Associating…"
+                case .configuringAddress: "Getting an address…"
+                }
             progress(text)
         }
     }
@@ -151,17 +158,24 @@ enum JoinCommand {
         guard arguments.value("ssid") == nil || arguments.value("ssid-prefix") == nil else {
             throw UsageError("--ssid and --ssid-prefix are mutually exclusive")
         }
-        let target = try HotspotConfiguration.target(ssid: arguments.value("ssid"), ssidPrefix: arguments.value("ssid-prefix"))
+        let target = try HotspotConfiguration.target(
+            ssid: arguments.value("ssid"), ssidPrefix: arguments.value("ssid-prefix"))
         let passphrase = try HotspotCommand.passphrase(arguments, console)
-        let kind = arguments.value("security") ?? (arguments.all("eap").isEmpty ? (passphrase == nil ? "open" : "wpa2") : "enterprise")
+        let kind =
+            arguments.value("security")
+            ?? (arguments.all("eap").isEmpty ? (passphrase == nil ? "open" : "wpa2") : "enterprise")
         let security: HotspotSecurity
         switch kind {
         case "open", "owe":
             if passphrase != nil { throw UsageError("a \(kind) network takes no passphrase") }
             security = kind == "open" ? .open : .owe
         case "wep", "wpa2", "wpa3":
-            guard let passphrase else { throw UsageError("a \(kind) network needs --passphrase-file or --passphrase-stdin") }
-            security = kind == "wep" ? .wep(passphrase) : kind == "wpa2" ? .wpa2Personal(passphrase) : .wpa3Personal(passphrase)
+            guard let passphrase else {
+                throw UsageError("a \(kind) network needs --passphrase-file or --passphrase-stdin")
+            }
+            security =
+                kind == "wep"
+                ? .wep(passphrase) : kind == "wpa2" ? .wpa2Personal(passphrase) : .wpa3Personal(passphrase)
         case "enterprise":
             security = .enterprise(try eapSettings(arguments, password: passphrase))
         default:

@@ -1,7 +1,7 @@
 import AccessoryCore
 import AccessorySetupKit
-import NetworkManagerBackend
 import GLibRuntime
+import NetworkManagerBackend
 
 /// `accessoryctl leave`
 enum LeaveCommand {
@@ -33,7 +33,9 @@ enum LeaveCommand {
             let back = Self.back(restored: left.restored, notRestored: left.notRestored)
             let deleted: TerminalText = left.deleted ? " and deleted its profile" : ""
             if left.alreadyEnded {
-                console.print("The connection to \(name) on \(left.device) had already ended; cleaned up after it\(deleted)\(back).")
+                console.print(
+                    "The connection to \(name) on \(left.device) had already ended; cleaned up after it\(deleted)\(back)."
+                )
             } else {
                 console.print("Left \(name) on \(left.device)\(deleted)\(back).")
             }

@@ -20,7 +20,9 @@ enum MatchCommand {
             be used or no source could scan.
             """,
         options: [
-            .value("profile", "FILE", help: "A profile whose items to match (repeatable)", required: true, repeatable: true),
+            .value(
+                "profile", "FILE", help: "A profile whose items to match (repeatable)", required: true, repeatable: true
+            ),
             .value("scan", "FILE", help: "A recorded scan (JSON)"),
             .flag("live", help: "Scan now over Bluetooth LE and Wi-Fi instead of reading a file"),
             BluetoothCommand.timeoutOption("With --live, how long to listen for Bluetooth LE (default: 5)"),
@@ -121,7 +123,8 @@ enum MatchCommand {
     private static func printTable(_ matches: [MatchOutput], of scan: RecordedScan, _ console: Console) {
         guard !matches.isEmpty else {
             console.print(
-                "No accessory in the scan (\(scan.wifi.count) access points, \(scan.bluetooth.count) Bluetooth devices) matches.")
+                "No accessory in the scan (\(scan.wifi.count) access points, \(scan.bluetooth.count) Bluetooth devices) matches."
+            )
             return
         }
         var rows = [["ITEM", "PROFILE", "VIA", "DEVICE", "ADDRESS", "SIGNAL"]]
@@ -142,7 +145,9 @@ enum MatchCommand {
     }
 
     /// Bluetooth LE advertisements and Wi-Fi access points heard now; `nil` when no source could scan.
-    private static func liveScan(_ descriptors: [DiscoveryDescriptor], timeout: Duration, _ console: Console) async -> RecordedScan? {
+    private static func liveScan(_ descriptors: [DiscoveryDescriptor], timeout: Duration, _ console: Console) async
+        -> RecordedScan?
+    {
         var scan = RecordedScan()
         var sources = 0
         let bluetooth = descriptors.filter(\.hasBluetoothIdentifier)

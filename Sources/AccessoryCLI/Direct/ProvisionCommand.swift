@@ -24,8 +24,9 @@ enum ProvisionCommand {
             .value("address", "HOST[:PORT]", help: "The device (default: 192.168.4.1:80, its SoftAP address)"),
             .value("bluetooth", "ADDRESS", help: "Provision over Bluetooth LE: the device's Bluetooth address"),
             BluetoothCommand.adapterOption,
-            .number("security", "0|1|2", NumberRange(0...2, "scheme"),
-                    help: "The security scheme to insist on (default: the one the device announces)"),
+            .number(
+                "security", "0|1|2", NumberRange(0...2, "scheme"),
+                help: "The security scheme to insist on (default: the one the device announces)"),
             .value("pop-file", "FILE", help: "Read the proof of possession from FILE (one line)"),
             .flag("pop-stdin", help: "Read the proof of possession from standard input"),
             .value("username", "NAME", help: "The security 2 username (default: wifiprov)"),
@@ -34,9 +35,12 @@ enum ProvisionCommand {
             .flag("passphrase-stdin", help: "Read the network's passphrase from standard input"),
             .flag("open", help: "The network is open: send no passphrase"),
             HotspotCommand.deviceOption,
-            .number("timeout", "SECONDS", NumberRange(lowerBound: 1, upperBound: 600, isFractional: true,
-                                                      unit: "seconds"),
-                    help: "How long the device may take to join (default: 60)"),
+            .number(
+                "timeout", "SECONDS",
+                NumberRange(
+                    lowerBound: 1, upperBound: 600, isFractional: true,
+                    unit: "seconds"),
+                help: "How long the device may take to join (default: 60)"),
             .flag("json", help: "Print the result as JSON"),
         ],
         examples: [
@@ -104,8 +108,9 @@ enum ProvisionCommand {
         if arguments.flag("pop-stdin") && arguments.flag("passphrase-stdin") {
             throw UsageError("only one of --pop-stdin and --passphrase-stdin can read standard input")
         }
-        let pop = try HotspotCommand.secret(arguments, option: "pop", what: "proof of possession",
-                                            prompt: "Proof of possession: ", console)
+        let pop = try HotspotCommand.secret(
+            arguments, option: "pop", what: "proof of possession",
+            prompt: "Proof of possession: ", console)
         let passphrase = try HotspotCommand.passphrase(arguments, console)
         if arguments.flag("open") && passphrase != nil {
             throw UsageError("--open takes no passphrase")
@@ -120,10 +125,12 @@ enum ProvisionCommand {
         if security == 2 && pop == nil {
             throw UsageError("security 2 needs the proof of possession: give --pop-file or --pop-stdin")
         }
-        return Request(host: host, port: port, bluetooth: bluetooth, adapter: arguments.value("adapter"), security: security, proofOfPossession: pop,
-                       username: arguments.value("username") ?? ProvisioningSecurity.defaultUsername,
-                       credentials: credentials, ssid: ssid, device: arguments.value("device"),
-                       timeout: arguments.seconds("timeout") ?? .seconds(60))
+        return Request(
+            host: host, port: port, bluetooth: bluetooth, adapter: arguments.value("adapter"), security: security,
+            proofOfPossession: pop,
+            username: arguments.value("username") ?? ProvisioningSecurity.defaultUsername,
+            credentials: credentials, ssid: ssid, device: arguments.value("device"),
+            timeout: arguments.seconds("timeout") ?? .seconds(60))
     }
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
@@ -168,8 +175,12 @@ enum ProvisionCommand {
         } catch {
             if case .connectionFailed(_, let reason) = error {
                 report.state = "failed"
-                report.reason = reason == .authError ? "authError" : reason == .networkNotFound ? "networkNotFound"
-                    : "\(reason.rawValue)"
+                report.reason =
+                    reason == .authError
+                    ? "authError"
+                    : reason == .networkNotFound
+                        ? "networkNotFound"
+                        : "\(reason.rawValue)"
             }
             report.error = error.description
             console.error("\(AccessoryCtl.name): error: \(error)")
@@ -178,17 +189,23 @@ enum ProvisionCommand {
     }
 
     /// The network this machine is on (or `ssid`), with the passphrase NetworkManager stores.
-    static func storedCredentials(ssid: SSID?, device: String?, _ console: Console) async throws(HotspotError) -> WiFiCredentials {
+    static func storedCredentials(ssid: SSID?, device: String?, _ console: Console) async throws(HotspotError)
+        -> WiFiCredentials
+    {
         let network = try await NetworkManagerClient.connect().storedNetwork(ssid: ssid, device: device)
         switch network.keyManagement {
         case nil, "owe":
             break
         case "wpa-psk", "sae", "none":
-            guard network.passphrase != nil else { throw .notStored("\(network.ssid) with a passphrase NetworkManager keeps (it is an agent's)") }
+            guard network.passphrase != nil else {
+                throw .notStored("\(network.ssid) with a passphrase NetworkManager keeps (it is an agent's)")
+            }
         default:
             throw .notStored("\(network.ssid) that a device can join: it uses \(network.keyManagement ?? "?")")
         }
-        console.error("Giving the device '\(network.ssid)' with the passphrase of NetworkManager's profile '\(network.connectionID)'.")
+        console.error(
+            "Giving the device '\(network.ssid)' with the passphrase of NetworkManager's profile '\(network.connectionID)'."
+        )
         return WiFiCredentials(ssid: network.ssid.bytes, passphrase: network.passphrase ?? Secret(""))
     }
 
@@ -201,11 +218,14 @@ enum ProvisionCommand {
         }
         console.error("Connecting to \(bluetooth) over Bluetooth LE…")
         let bluez: BlueZClient
-        do { bluez = try await BlueZClient.connect() } catch { throw .transport(endpoint: "connect", error.description) }
+        do { bluez = try await BlueZClient.connect() } catch {
+            throw .transport(endpoint: "connect", error.description)
+        }
         let transport = try await BlueZProvisioningTransport.open(bluetooth, client: bluez, adapter: request.adapter)
         let outcome: Result<WiFiConnection, ProvisioningError>
         do throws(ProvisioningError) {
-            outcome = .success(try await provision(request, over: transport, address: address, ssid: ssid, report: &report, console))
+            outcome = .success(
+                try await provision(request, over: transport, address: address, ssid: ssid, report: &report, console))
         } catch {
             outcome = .failure(error)
         }
@@ -214,10 +234,13 @@ enum ProvisionCommand {
     }
 
     private static func provision(
-        _ request: Request, over transport: any ProvisioningTransport, address: String, ssid: String, report: inout Report,
+        _ request: Request, over transport: any ProvisioningTransport, address: String, ssid: String,
+        report: inout Report,
         _ console: Console
     ) async throws(ProvisioningError) -> WiFiConnection {
-        guard let credentials = request.credentials else { throw .invalidCredentials(field: "ssid", "no network to give the device") }
+        guard let credentials = request.credentials else {
+            throw .invalidCredentials(field: "ssid", "no network to give the device")
+        }
         let client = ProvisioningClient(transport: transport, crypto: try OpenSSLProvisioningCrypto())
         console.error("Asking \(address) for its provisioning version…")
         let version = try await client.version()
@@ -226,7 +249,8 @@ enum ProvisionCommand {
         report.security = scheme
         let patch = version.impliedScheme == 2 ? " (patch \(version.securityPatchVersion))" : ""
         let capabilities = version.capabilities.isEmpty ? "none" : version.capabilities.joined(separator: ", ")
-        let announced = version.securityScheme.map { "security \($0)\(patch)" }
+        let announced =
+            version.securityScheme.map { "security \($0)\(patch)" }
             ?? "no security scheme announced (\(version.impliedScheme) by its capabilities)"
         console.error("The device speaks \(version.version), \(announced); capabilities: \(capabilities).")
         let security: ProvisioningSecurity
@@ -244,8 +268,10 @@ enum ProvisionCommand {
             }
             console.error("Warning: security 0 sends the passphrase unencrypted; anyone on the hotspot can read it.")
         }
-        console.error(scheme == 2 ? "Opening a security 2 session as '\(request.username)'…"
-            : "Opening a security \(scheme) session…")
+        console.error(
+            scheme == 2
+                ? "Opening a security 2 session as '\(request.username)'…"
+                : "Opening a security \(scheme) session…")
         try await client.establishSession(security, version: version)
         console.error("Session established.")
         if version.capabilities.contains("wifi_scan") {

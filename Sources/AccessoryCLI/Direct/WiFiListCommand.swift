@@ -30,7 +30,9 @@ enum WiFiListCommand {
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
         await HotspotCommand.run(console) { client throws(HotspotError) in
-            let device = try await client.wifiDevices().first { arguments.value("device") == nil || $0.interface == arguments.value("device") }
+            let device = try await client.wifiDevices().first {
+                arguments.value("device") == nil || $0.interface == arguments.value("device")
+            }
             guard let device else { throw .noWiFiDevice(arguments.value("device")) }
             let rescan = arguments.flag("rescan")
             if rescan { HotspotCommand.progress(console)?("Scanning on \(device.interface)…") }

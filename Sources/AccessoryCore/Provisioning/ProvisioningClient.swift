@@ -44,8 +44,9 @@ public actor ProvisioningClient {
             throw .securityMismatch(requested: security.scheme, device: device)
         }
         if case .sec1(nil) = security, !version.acceptsNoProofOfPossession { throw .proofOfPossessionRequired }
-        let session = ProvisioningSession(security: security, securityPatchVersion: version.securityPatchVersion,
-                                          crypto: crypto)
+        let session = ProvisioningSession(
+            security: security, securityPatchVersion: version.securityPatchVersion,
+            crypto: crypto)
         self.session = nil
         var request: [UInt8]? = try session.start()
         while let body = request {
@@ -62,16 +63,19 @@ public actor ProvisioningClient {
 
     /// The networks the device sees, read `batch` at a time (4 fits BLE's 256-byte values).
     public func scan(batch: UInt32 = 4) async throws(ProvisioningError) -> [WiFiScanResult] {
-        let start = try await scanExchange(.startCommand(blocking: true, passive: false, groupChannels: 5,
-                                                         periodMilliseconds: 120), step: "the scan start")
+        let start = try await scanExchange(
+            .startCommand(
+                blocking: true, passive: false, groupChannels: 5,
+                periodMilliseconds: 120), step: "the scan start")
         guard case .startResponse = start else { throw unexpected("scan start") }
         let status = try await scanExchange(.statusCommand, step: "the scan status")
         guard case .statusResponse(_, let count) = status else { throw unexpected("scan status") }
         var results: [WiFiScanResult] = []
         while results.count < Int(count) {
             let next = min(batch, count - UInt32(results.count))
-            let answer = try await scanExchange(.resultCommand(startIndex: UInt32(results.count), count: next),
-                                                step: "the scan results")
+            let answer = try await scanExchange(
+                .resultCommand(startIndex: UInt32(results.count), count: next),
+                step: "the scan results")
             guard case .resultResponse(let entries) = answer, !entries.isEmpty else { throw unexpected("scan results") }
             results += entries
         }

@@ -55,26 +55,28 @@ public enum ProvisioningError: Error, Hashable, Sendable, CustomStringConvertibl
     }
 
     public var errorName: String {
-        let name = switch self {
-        case .wrongProofOfPossession: "ProvisioningWrongProofOfPossession"
-        case .proofOfPossessionRequired: "ProvisioningProofOfPossessionRequired"
-        case .securityMismatch: "ProvisioningSecurityMismatch"
-        case .unsupportedSecurity: "ProvisioningUnsupportedSecurity"
-        case .deviceStatus: "ProvisioningDeviceStatus"
-        case .deviceNotVerified: "ProvisioningDeviceNotVerified"
-        case .malformedMessage, .malformedVersion: "ProvisioningMalformedMessage"
-        case .invalidCredentials: "ProvisioningInvalidCredentials"
-        case .connectionFailed(_, let reason):
-            reason == .authError ? "ProvisioningWrongPassphrase"
-                : reason == .networkNotFound ? "ProvisioningNetworkNotFound" : "ProvisioningConnectionFailed"
-        case .disconnected: "ProvisioningConnectionFailed"
-        case .sessionNotEstablished: "ProvisioningSessionNotEstablished"
-        case .decryptionFailed: "ProvisioningDecryptionFailed"
-        case .crypto: "ProvisioningCryptoFailed"
-        case .transport, .connectionClosed: "ProvisioningTransportFailed"
-        case .timedOut: "TimedOut"
-        case .cancelled: "Cancelled"
-        }
+        let name =
+            switch self {
+            case .wrongProofOfPossession: "ProvisioningWrongProofOfPossession"
+            case .proofOfPossessionRequired: "ProvisioningProofOfPossessionRequired"
+            case .securityMismatch: "ProvisioningSecurityMismatch"
+            case .unsupportedSecurity: "ProvisioningUnsupportedSecurity"
+            case .deviceStatus: "ProvisioningDeviceStatus"
+            case .deviceNotVerified: "ProvisioningDeviceNotVerified"
+            case .malformedMessage, .malformedVersion: "ProvisioningMalformedMessage"
+            case .invalidCredentials: "ProvisioningInvalidCredentials"
+            case .connectionFailed(_, let reason):
+                reason == .authError
+                    ? "ProvisioningWrongPassphrase"
+                    : reason == .networkNotFound ? "ProvisioningNetworkNotFound" : "ProvisioningConnectionFailed"
+            case .disconnected: "ProvisioningConnectionFailed"
+            case .sessionNotEstablished: "ProvisioningSessionNotEstablished"
+            case .decryptionFailed: "ProvisioningDecryptionFailed"
+            case .crypto: "ProvisioningCryptoFailed"
+            case .transport, .connectionClosed: "ProvisioningTransportFailed"
+            case .timedOut: "TimedOut"
+            case .cancelled: "Cancelled"
+            }
         return name
     }
 

@@ -393,10 +393,11 @@ public enum WiFiConfigMessage: Hashable, Sendable {
                 case .fixed: continue
                 }
             }
-            return .connected(WiFiConnection(
-                ipv4Address: String(decoding: bytes[1] ?? [], as: UTF8.self),
-                authMode: WiFiAuthMode(rawValue: UInt32(truncatingIfNeeded: numbers[2] ?? 0)),
-                ssid: bytes[3] ?? [], bssid: bytes[4] ?? [], channel: Int32(truncatingIfNeeded: numbers[5] ?? 0)))
+            return .connected(
+                WiFiConnection(
+                    ipv4Address: String(decoding: bytes[1] ?? [], as: UTF8.self),
+                    authMode: WiFiAuthMode(rawValue: UInt32(truncatingIfNeeded: numbers[2] ?? 0)),
+                    ssid: bytes[3] ?? [], bssid: bytes[4] ?? [], channel: Int32(truncatingIfNeeded: numbers[5] ?? 0)))
         case 1:
             guard let attempt = byField[12] else { return .connecting(attemptsRemaining: nil) }
             var failed = ProtobufReader(attempt, message: "attempt-failed state")
@@ -514,15 +515,18 @@ public enum WiFiScanMessage: Hashable, Sendable {
             }
         }
         let number = { (field: Int) in UInt32(truncatingIfNeeded: numbers[field] ?? 0) }
-        let message: WiFiScanMessage = switch body.type {
-        case 0: .startCommand(blocking: number(1) != 0, passive: number(2) != 0, groupChannels: number(3),
-                              periodMilliseconds: number(4))
-        case 1: .startResponse
-        case 2: .statusCommand
-        case 3: .statusResponse(finished: number(1) != 0, resultCount: number(2))
-        case 4: .resultCommand(startIndex: number(1), count: number(2))
-        default: .resultResponse(entries)
-        }
+        let message: WiFiScanMessage =
+            switch body.type {
+            case 0:
+                .startCommand(
+                    blocking: number(1) != 0, passive: number(2) != 0, groupChannels: number(3),
+                    periodMilliseconds: number(4))
+            case 1: .startResponse
+            case 2: .statusCommand
+            case 3: .statusResponse(finished: number(1) != 0, resultCount: number(2))
+            case 4: .resultCommand(startIndex: number(1), count: number(2))
+            default: .resultResponse(entries)
+            }
         return (message, status)
     }
 

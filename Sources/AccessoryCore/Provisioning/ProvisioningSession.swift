@@ -112,8 +112,10 @@ public final class ProvisioningSession {
             guard case .sec1Response0(let status, let devicePublicKey, let random) = answer else { break }
             try check(status, step: "the key exchange")
             guard devicePublicKey.count == 32, random.count == 16 else {
-                throw .malformedMessage("key exchange answer", "the device's key is \(devicePublicKey.count) bytes "
-                    + "(32 expected) and its random \(random.count) (16 expected)")
+                throw .malformedMessage(
+                    "key exchange answer",
+                    "the device's key is \(devicePublicKey.count) bytes "
+                        + "(32 expected) and its random \(random.count) (16 expected)")
             }
             var key = try crypto.x25519(privateKey: pair.privateKey, peerPublicKey: devicePublicKey).bytes
             if case .sec1(.some(let pop)) = security {
@@ -148,8 +150,10 @@ public final class ProvisioningSession {
             guard srp.verifyServerProof(proof), let key = srp.sessionKey else { throw .deviceNotVerified(.sec2) }
             let counting = patchVersion >= 1
             guard counting ? nonce.count == 12 : !nonce.isEmpty else {
-                throw .malformedMessage("SRP proof answer", "its nonce is \(nonce.count) bytes"
-                    + (counting ? "; security 2 patch 1 uses 12" : ""))
+                throw .malformedMessage(
+                    "SRP proof answer",
+                    "its nonce is \(nonce.count) bytes"
+                        + (counting ? "; security 2 patch 1 uses 12" : ""))
             }
             state = .established(.gcm(key: SecretBytes(Array(key.bytes.prefix(32))), nonce: nonce, counting: counting))
             return nil
@@ -192,7 +196,9 @@ public final class ProvisioningSession {
         case .gcm(let key, let nonce, let counting):
             let result: [UInt8]
             do {
-                result = sealing ? try crypto.aes256GCMSeal(key: key, nonce: nonce, plaintext: data)
+                result =
+                    sealing
+                    ? try crypto.aes256GCMSeal(key: key, nonce: nonce, plaintext: data)
                     : try crypto.aes256GCMOpen(key: key, nonce: nonce, sealed: data)
             } catch {
                 state = .failed

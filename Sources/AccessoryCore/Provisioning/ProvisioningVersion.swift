@@ -41,8 +41,9 @@ public struct ProvisioningVersion: Hashable, Sendable {
         for (key, value) in [("sec_ver", prov.sec_ver), ("sec_patch_ver", prov.sec_patch_ver)] where (value ?? 0) < 0 {
             throw .malformedVersion("prov.\(key) is negative")
         }
-        self.init(version: prov.ver, securityScheme: prov.sec_ver, securityPatchVersion: prov.sec_patch_ver ?? 0,
-                  capabilities: prov.cap ?? [])
+        self.init(
+            version: prov.ver, securityScheme: prov.sec_ver, securityPatchVersion: prov.sec_patch_ver ?? 0,
+            capabilities: prov.cap ?? [])
     }
 
     private struct Document: Decodable {

@@ -29,56 +29,84 @@ import Testing
 
     // Computed, not a stored static: LeakSanitizer reported an array of this literal, built
     // in the static's one-time initializer, as leaked.
-    static var expected: [String: Value] { [
-        "sec0Command": .session(.sec0Command),
-        "sec0Response": .session(.sec0Response(status: .success)),
-        "sec1Command0": .session(.sec1Command0(clientPublicKey: key32)),
-        "sec1Response0": .session(.sec1Response0(status: .success, devicePublicKey: key32.reversed(),
-                                                 deviceRandom: random16)),
-        "sec1Command1": .session(.sec1Command1(clientVerifyData: key32)),
-        "sec1Response1CryptoError": .session(.sec1Response1(status: .cryptoError, deviceVerifyData: key32)),
-        "sec2Command0": .session(.sec2Command0(username: Array("wifiprov".utf8), clientPublicKey: big384)),
-        "sec2Response0": .session(.sec2Response0(status: .success, devicePublicKey: big384.reversed(), salt: random16)),
-        "sec2Command1": .session(.sec2Command1(clientProof: [UInt8](repeating: 0, count: 64))),
-        "sec2Response1": .session(.sec2Response1(status: .success, deviceProof: Array(0..<64),
-                                                 deviceNonce: Array(0..<12))),
-        "getStatusCommand": .config(.getStatusCommand),
-        "statusConnected": .config(.getStatusResponse(status: .success, state: .connected(WiFiConnection(
-            ipv4Address: "192.168.1.23", authMode: .wpa2PSK, ssid: Array("HomeNet".utf8), bssid: bssid, channel: 6)))),
-        "statusConnecting": .config(.getStatusResponse(status: .success, state: .connecting(attemptsRemaining: nil))),
-        "statusConnectingAttemptsLeft": .config(.getStatusResponse(status: .success,
-                                                                   state: .connecting(attemptsRemaining: 3))),
-        "decodeOnly.statusConnectingEmptyConnected": .config(.getStatusResponse(
-            status: .success, state: .connecting(attemptsRemaining: nil))),
-        "statusFailedAuthError": .config(.getStatusResponse(status: .success, state: .failed(.authError))),
-        "statusFailedNetworkNotFound": .config(.getStatusResponse(status: .success, state: .failed(.networkNotFound))),
-        "statusDisconnected": .config(.getStatusResponse(status: .success, state: .disconnected)),
-        "setConfigCommand": .config(.setConfigCommand(WiFiCredentials(ssid: Array("HomeNet".utf8),
-                                                                      passphrase: Secret("correct horse")))),
-        "setConfigCommandFull": .config(.setConfigCommand(WiFiCredentials(
-            ssid: Array("Café ☕".utf8), passphrase: Secret(String(repeating: "p", count: 63)),
-            bssid: [0xA4, 0xCF, 0x12, 0x6B, 0, 1], channel: 11))),
-        "setConfigResponseInvalidArgument": .config(.setConfigResponse(status: .invalidArgument)),
-        "applyCommand": .config(.applyCommand),
-        "applyResponse": .config(.applyResponse(status: .success)),
-        "scanStartCommand": .scan(.startCommand(blocking: true, passive: false, groupChannels: 5,
-                                                periodMilliseconds: 120), .success),
-        "scanStartResponse": .scan(.startResponse, .success),
-        "scanStatusCommand": .scan(.statusCommand, .success),
-        "scanStatusResponse": .scan(.statusResponse(finished: true, resultCount: 300), .success),
-        "scanResultCommand": .scan(.resultCommand(startIndex: 4, count: 4), .success),
-        "scanResultResponse": .scan(.resultResponse([
-            WiFiScanResult(ssid: Array("HomeNet".utf8), channel: 6, rssi: -42, bssid: [2, 0, 0, 0, 0, 6],
-                           auth: .wpa2PSK),
-            WiFiScanResult(ssid: Array("Cafe".utf8), channel: 1, rssi: -90, bssid: [2, 0, 0, 0, 0, 1], auth: .open),
-            WiFiScanResult(ssid: Array("Lab\0Net".utf8), channel: 13, rssi: 5, bssid: [2, 0, 0, 0, 0, 13],
-                           auth: .wpa2WPA3PSK),
-        ]), .success),
-        "scanStatusInvalidSession": .scan(.statusResponse(finished: false, resultCount: 0), .invalidSession),
-        "decodeOnly.sec0CommandWithoutMember": .session(.sec0Command),
-        "decodeOnly.applyCommandWithoutMember": .config(.applyCommand),
-        "decodeOnly.scanStartResponseWithoutMember": .scan(.startResponse, .success),
-    ] }
+    static var expected: [String: Value] {
+        [
+            "sec0Command": .session(.sec0Command),
+            "sec0Response": .session(.sec0Response(status: .success)),
+            "sec1Command0": .session(.sec1Command0(clientPublicKey: key32)),
+            "sec1Response0": .session(
+                .sec1Response0(
+                    status: .success, devicePublicKey: key32.reversed(),
+                    deviceRandom: random16)),
+            "sec1Command1": .session(.sec1Command1(clientVerifyData: key32)),
+            "sec1Response1CryptoError": .session(.sec1Response1(status: .cryptoError, deviceVerifyData: key32)),
+            "sec2Command0": .session(.sec2Command0(username: Array("wifiprov".utf8), clientPublicKey: big384)),
+            "sec2Response0": .session(
+                .sec2Response0(status: .success, devicePublicKey: big384.reversed(), salt: random16)),
+            "sec2Command1": .session(.sec2Command1(clientProof: [UInt8](repeating: 0, count: 64))),
+            "sec2Response1": .session(
+                .sec2Response1(
+                    status: .success, deviceProof: Array(0..<64),
+                    deviceNonce: Array(0..<12))),
+            "getStatusCommand": .config(.getStatusCommand),
+            "statusConnected": .config(
+                .getStatusResponse(
+                    status: .success,
+                    state: .connected(
+                        WiFiConnection(
+                            ipv4Address: "192.168.1.23", authMode: .wpa2PSK, ssid: Array("HomeNet".utf8), bssid: bssid,
+                            channel: 6)))),
+            "statusConnecting": .config(
+                .getStatusResponse(status: .success, state: .connecting(attemptsRemaining: nil))),
+            "statusConnectingAttemptsLeft": .config(
+                .getStatusResponse(
+                    status: .success,
+                    state: .connecting(attemptsRemaining: 3))),
+            "decodeOnly.statusConnectingEmptyConnected": .config(
+                .getStatusResponse(
+                    status: .success, state: .connecting(attemptsRemaining: nil))),
+            "statusFailedAuthError": .config(.getStatusResponse(status: .success, state: .failed(.authError))),
+            "statusFailedNetworkNotFound": .config(
+                .getStatusResponse(status: .success, state: .failed(.networkNotFound))),
+            "statusDisconnected": .config(.getStatusResponse(status: .success, state: .disconnected)),
+            "setConfigCommand": .config(
+                .setConfigCommand(
+                    WiFiCredentials(
+                        ssid: Array("HomeNet".utf8),
+                        passphrase: Secret("correct horse")))),
+            "setConfigCommandFull": .config(
+                .setConfigCommand(
+                    WiFiCredentials(
+                        ssid: Array("Café ☕".utf8), passphrase: Secret(String(repeating: "p", count: 63)),
+                        bssid: [0xA4, 0xCF, 0x12, 0x6B, 0, 1], channel: 11))),
+            "setConfigResponseInvalidArgument": .config(.setConfigResponse(status: .invalidArgument)),
+            "applyCommand": .config(.applyCommand),
+            "applyResponse": .config(.applyResponse(status: .success)),
+            "scanStartCommand": .scan(
+                .startCommand(
+                    blocking: true, passive: false, groupChannels: 5,
+                    periodMilliseconds: 120), .success),
+            "scanStartResponse": .scan(.startResponse, .success),
+            "scanStatusCommand": .scan(.statusCommand, .success),
+            "scanStatusResponse": .scan(.statusResponse(finished: true, resultCount: 300), .success),
+            "scanResultCommand": .scan(.resultCommand(startIndex: 4, count: 4), .success),
+            "scanResultResponse": .scan(
+                .resultResponse([
+                    WiFiScanResult(
+                        ssid: Array("HomeNet".utf8), channel: 6, rssi: -42, bssid: [2, 0, 0, 0, 0, 6],
+                        auth: .wpa2PSK),
+                    WiFiScanResult(
+                        ssid: Array("Cafe".utf8), channel: 1, rssi: -90, bssid: [2, 0, 0, 0, 0, 1], auth: .open),
+                    WiFiScanResult(
+                        ssid: Array("Lab\0Net".utf8), channel: 13, rssi: 5, bssid: [2, 0, 0, 0, 0, 13],
+                        auth: .wpa2WPA3PSK),
+                ]), .success),
+            "scanStatusInvalidSession": .scan(.statusResponse(finished: false, resultCount: 0), .invalidSession),
+            "decodeOnly.sec0CommandWithoutMember": .session(.sec0Command),
+            "decodeOnly.applyCommandWithoutMember": .config(.applyCommand),
+            "decodeOnly.scanStartResponseWithoutMember": .scan(.startResponse, .success),
+        ]
+    }
 
     @Test func everyVectorHasAnExpectedValue() {
         #expect(Set(Self.vectors.keys) == Set(Self.expected.keys))
@@ -129,8 +157,11 @@ import Testing
         let bytes = try #require(Self.vectors["statusFailedAuthError"])
         // Field 7 (varint) and field 9 (fixed32) appended at the top level.
         let extended = bytes + [0x38, 0x05, 0x4D, 1, 2, 3, 4]
-        #expect(try WiFiConfigMessage(decoding: extended) == .getStatusResponse(status: .success,
-                                                                              state: .failed(.authError)))
+        #expect(
+            try WiFiConfigMessage(decoding: extended)
+                == .getStatusResponse(
+                    status: .success,
+                    state: .failed(.authError)))
     }
 
     @Test func credentialsTheDeviceWouldRefuseAreRefusedNamingTheField() {

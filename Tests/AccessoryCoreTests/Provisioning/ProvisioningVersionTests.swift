@@ -6,8 +6,11 @@ import Testing
     @Test func readsTheJSONOfCurrentFirmware() throws {
         let text = #"{"prov":{"ver":"v1.1","sec_ver":2,"sec_patch_ver":1,"cap":["wifi_scan"]},"my_app":{"ver":"1.0"}}"#
         let version = try ProvisioningVersion(parsing: Array(text.utf8))
-        #expect(version == ProvisioningVersion(version: "v1.1", securityScheme: 2, securityPatchVersion: 1,
-                                               capabilities: ["wifi_scan"]))
+        #expect(
+            version
+                == ProvisioningVersion(
+                    version: "v1.1", securityScheme: 2, securityPatchVersion: 1,
+                    capabilities: ["wifi_scan"]))
         #expect(version.impliedScheme == 2)
     }
 

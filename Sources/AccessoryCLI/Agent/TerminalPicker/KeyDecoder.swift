@@ -43,13 +43,14 @@ struct KeyDecoder {
             while end < bytes.count, !(0x40...0x7E).contains(bytes[end]) { end += 1 }
             guard end < bytes.count else { return (nil, 0) }
             let parameters = String(decoding: bytes[2..<end], as: UTF8.self)
-            let key: PickerModel.Key? = switch (bytes[end], parameters) {
-            case (UInt8(ascii: "A"), _): .up
-            case (UInt8(ascii: "B"), _): .down
-            case (UInt8(ascii: "H"), _), (UInt8(ascii: "~"), "1"), (UInt8(ascii: "~"), "7"): .home
-            case (UInt8(ascii: "F"), _), (UInt8(ascii: "~"), "4"), (UInt8(ascii: "~"), "8"): .end
-            default: nil
-            }
+            let key: PickerModel.Key? =
+                switch (bytes[end], parameters) {
+                case (UInt8(ascii: "A"), _): .up
+                case (UInt8(ascii: "B"), _): .down
+                case (UInt8(ascii: "H"), _), (UInt8(ascii: "~"), "1"), (UInt8(ascii: "~"), "7"): .home
+                case (UInt8(ascii: "F"), _), (UInt8(ascii: "~"), "4"), (UInt8(ascii: "~"), "8"): .end
+                default: nil
+                }
             return (key, end + 1)
         case 0x03: return (.interrupt, 1)
         case 0x0D, 0x0A: return (.enter, 1)

@@ -85,10 +85,11 @@ struct PickerModel {
             let index = min(selectedIndex ?? 0, entries.count - 1)
             selected = index >= 0 ? entries[index].id : nil
         }
-        let prompted: UInt32? = switch stage {
-        case .renaming(let id), .passphrase(let id, _): id
-        default: nil
-        }
+        let prompted: UInt32? =
+            switch stage {
+            case .renaming(let id), .passphrase(let id, _): id
+            default: nil
+            }
         if let prompted, !entries.contains(where: { $0.id == prompted }) { backToList("That accessory went away.") }
     }
 

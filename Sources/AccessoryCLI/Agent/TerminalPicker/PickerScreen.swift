@@ -55,7 +55,8 @@ struct PickerScreen {
             ]
             cursor = Cursor(row: 2, column: min(width - 1, displayWidth(terminalSafe("New name: " + model.typed))))
             let keep = entry.map { "Enter with nothing typed keeps “\($0.name)”" } ?? ""
-            lines += footer(model, [keep, "Esc: back", "Ctrl-C: cancel"], short: ["Enter: keep if empty", "Esc: back"])
+            lines += footer(
+                model, [keep, "Esc: back", "Ctrl-C: cancel"], short: ["Enter: keep if empty", "Esc: back"])
         case .passphrase(let id, _):
             let entry = model.entries.first { $0.id == id }
             let label = "Passphrase for \(entry.map(\.identity) ?? "the accessory"): "
@@ -67,23 +68,27 @@ struct PickerScreen {
         case .settingUp(let id, let name, let step):
             let entry = model.entries.first { $0.id == id }
             let shown = name.map { "\($0) (\(entry?.identity ?? ""))" } ?? describe(entry)
-            let doing = switch step {
-            case "pairing" where model.confirmation != nil:
-                "Pairing: does the accessory show \(model.confirmation ?? "")? Pair only if it shows this very number."
-            case "pairing" where model.passkey != nil: "Pairing: type \(model.passkey ?? "") on the accessory…"
-            case "pairing": "Pairing over Bluetooth LE…"
-            case "bridging": "Bringing up its Bluetooth connection…"
-            case "hotspotHandoff": "Switching its hotspot on over Bluetooth LE…"
-            default: "Setting it up…"
-            }
+            let doing =
+                switch step {
+                case "pairing" where model.confirmation != nil:
+                    "Pairing: does the accessory show \(model.confirmation ?? "")? Pair only if it shows this very number."
+                case "pairing" where model.passkey != nil: "Pairing: type \(model.passkey ?? "") on the accessory…"
+                case "pairing": "Pairing over Bluetooth LE…"
+                case "bridging": "Bringing up its Bluetooth connection…"
+                case "hotspotHandoff": "Switching its hotspot on over Bluetooth LE…"
+                default: "Setting it up…"
+                }
             lines = [[Span("Setting up ", .bold), Span(shown, .bold)], [], [Span(doing)]]
-            lines += footer(model, model.confirmation != nil ? ["y: it does, pair", "n: it does not", "Ctrl-C: leave"] : ["Ctrl-C: leave"])
+            lines += footer(
+                model,
+                model.confirmation != nil ? ["y: it does, pair", "n: it does not", "Ctrl-C: leave"] : ["Ctrl-C: leave"])
         case .closed(let outcome):
-            lines = switch outcome {
-            case .done: [[Span("Done.")]]
-            case .cancelled: [[Span("Cancelled.")]]
-            case .failed(let message): [[Span("The setup failed: ", .alert), Span(message, .alert)]]
-            }
+            lines =
+                switch outcome {
+                case .done: [[Span("Done.")]]
+                case .cancelled: [[Span("Cancelled.")]]
+                case .failed(let message): [[Span("The setup failed: ", .alert), Span(message, .alert)]]
+                }
         }
         if lines.count > height {
             // The title and the list matter most; the hints go first.
@@ -203,13 +208,14 @@ struct PickerScreen {
                 line += text
                 continue
             }
-            let code = switch span.style {
-            case .bold: "1"
-            case .dim: "2"
-            case .reverse: "7"
-            case .alert: "1;31"
-            case .plain: "0"
-            }
+            let code =
+                switch span.style {
+                case .bold: "1"
+                case .dim: "2"
+                case .reverse: "7"
+                case .alert: "1;31"
+                case .plain: "0"
+                }
             line += "\u{1B}[\(code)m" + text + "\u{1B}[0m"
         }
         return line
@@ -228,7 +234,8 @@ func displayWidth(_ text: String) -> Int {
             break
         }
         let value = scalar.value
-        let wide = properties.isEmojiPresentation
+        let wide =
+            properties.isEmojiPresentation
             || (0x1100...0x115F).contains(value) || (0x2E80...0x303E).contains(value)
             || (0x3041...0x33FF).contains(value) || (0x3400...0x4DBF).contains(value)
             || (0x4E00...0x9FFF).contains(value) || (0xA000...0xA4CF).contains(value)

@@ -1,6 +1,6 @@
 import FoundationEssentials
-import Glibc
 import GLibRuntime
+import Glibc
 import Synchronization
 
 /// The terminal while the picker is on it: raw mode (keys one by one, no echo, Ctrl-C a key),
