@@ -3,7 +3,7 @@
 # going on after a failed one; exits 1 naming the parts that failed.
 #
 #   scripts/test.sh                   every part: what the README's test command and CI run
-#   scripts/test.sh --quick           build, then the unit and integration tests (development)
+#   scripts/test.sh --quick           build, format lint, then the unit and integration tests (development)
 #   scripts/test.sh --only PART [ARG...]
 #                                     one part, with its arguments: --only lab 80 85 runs those
 #                                     lab scenarios, --only fuzz 30 each fuzzer for 30 s,
@@ -197,7 +197,7 @@ run() {
 
 case $mode in
 all) selected=("${parts[@]}") ;;
-quick) selected=(build tests) ;;
+quick) selected=(build format tests) ;;
 only) selected=("$only_part") ;;
 esac
 run_start=$SECONDS

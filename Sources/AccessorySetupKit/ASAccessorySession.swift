@@ -50,7 +50,10 @@ public final class ASAccessorySession: Sendable {
         }
         let events = session.events()
         let task = Task {
-            for await event in events { eventHandler(event) }
+            for await event in events {
+                eventHandler(event)
+                if event.eventType == .invalidated { return }
+            }
         }
         state.withLock { $0 = (session, task) }
         try await session.activate()
@@ -94,12 +97,26 @@ public final class ASAccessorySession: Sendable {
         try await session.renameAccessory(id: accessory.id, to: name, ssid: ssid)
     }
 
-    /// Ends the session; its events stop after `invalidated`.
+    /// Ends the session; `invalidated` is the handler's last event.
     public func invalidate() async {
-        guard let session = state.withLock({ $0.session }) else { return }
-        try? await session.invalidate()
+        guard let (session, events) = state.withLock({ state in state.session.map { ($0, state.events) } }) else {
+            return
+        }
+        do {
+            try await session.invalidate()
+            // The agent sends `Invalidated` before its reply, on this connection: the handler
+            // has it, or is about to. A second is a bound, not a wait.
+            let deadline = Task {
+                try? await Task.sleep(for: .seconds(1))
+                events?.cancel()
+            }
+            await events?.value
+            deadline.cancel()
+        } catch {
+            events?.cancel()
+        }
         await session.connection.close()
-        state.withLock { $0.events?.cancel() }
+        state.withLock { $0 = (nil, nil) }
     }
 }
 
