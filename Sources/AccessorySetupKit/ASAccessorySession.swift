@@ -3,7 +3,7 @@ import BusService
 import FoundationEssentials
 import Synchronization
 
-/// Apple's Discovery descriptor and picker item, as the core has them.
+/// Apple's discovery descriptor and picker item, as the core has them.
 public typealias ASDiscoveryDescriptor = DiscoveryDescriptor
 public typealias ASPickerDisplayItem = PickerDisplayItem
 
@@ -40,6 +40,9 @@ public final class ASAccessorySession: Sendable {
 
     /// Opens the session and delivers its events, in order, to `eventHandler`: `activated` first.
     public func activate(eventHandler: @escaping @Sendable (ASAccessoryEvent) -> Void) async throws(AgentCallError) {
+        guard state.withLock({ $0.session == nil }) else {
+            throw AgentCallError(name: nil, message: "the session is activated already")
+        }
         let connection = try await AgentConnection.connect(bus)
         let session: AgentSession
         do {

@@ -129,20 +129,15 @@ public final class AgentConnection: Sendable {
 
     /// Renames the accessory; with `ssid`, its hotspot too (Apple's `RenameOptions.ssid`).
     public func renameAccessory(id: String, to name: String, ssid: Bool = false) async throws(AgentCallError) {
-        let options = DBusValue.vardict(ssid ? [("ssid", .boolean(true))] : [])
-        _ = try await manager("RenameAccessory", [.string(id), .string(name), options])
+        _ = try await manager("RenameAccessory", [.string(id), .string(name), renameOptions(ssid: ssid)])
     }
 
     /// Authorizes an accessory waiting in `awaitingAuthorization`, with what the app learned.
     public func finishAuthorization(
         id: String, ssid: String? = nil, bluetoothTransportBridgingIdentifier: String? = nil
     ) async throws(AgentCallError) {
-        var settings: [(String, DBusValue)] = []
-        if let ssid { settings.append(("ssid", .string(ssid))) }
-        if let bluetoothTransportBridgingIdentifier {
-            settings.append(("bluetoothTransportBridgingIdentifier", .string(bluetoothTransportBridgingIdentifier)))
-        }
-        _ = try await manager("FinishAuthorization", [.string(id), .vardict(settings)])
+        let settings = authorizationSettings(ssid, bluetoothTransportBridgingIdentifier)
+        _ = try await manager("FinishAuthorization", [.string(id), settings])
     }
 
     public func failAuthorization(id: String) async throws(AgentCallError) {
@@ -278,12 +273,8 @@ public struct AgentSession: Sendable {
     public func finishAuthorization(
         id: String, ssid: String? = nil, bluetoothTransportBridgingIdentifier: String? = nil
     ) async throws(AgentCallError) {
-        var settings: [(String, DBusValue)] = []
-        if let ssid { settings.append(("ssid", .string(ssid))) }
-        if let bluetoothTransportBridgingIdentifier {
-            settings.append(("bluetoothTransportBridgingIdentifier", .string(bluetoothTransportBridgingIdentifier)))
-        }
-        _ = try await call("FinishAuthorization", [.string(id), .vardict(settings)])
+        let settings = authorizationSettings(ssid, bluetoothTransportBridgingIdentifier)
+        _ = try await call("FinishAuthorization", [.string(id), settings])
     }
 
     public func failAuthorization(id: String) async throws(AgentCallError) {
@@ -295,8 +286,7 @@ public struct AgentSession: Sendable {
     }
 
     public func renameAccessory(id: String, to name: String, ssid: Bool = false) async throws(AgentCallError) {
-        _ = try await call(
-            "RenameAccessory", [.string(id), .string(name), .vardict(ssid ? [("ssid", .boolean(true))] : [])])
+        _ = try await call("RenameAccessory", [.string(id), .string(name), renameOptions(ssid: ssid)])
     }
 
     public func joinAccessoryHotspot(id: String, passphrase: Secret? = nil) async throws(AgentCallError)
@@ -321,4 +311,17 @@ extension AgentConnection {
             throw AgentCallError(error)
         }
     }
+}
+
+/// `FinishAuthorization`'s settings: what the application learned of the accessory.
+private func authorizationSettings(_ ssid: String?, _ bridging: String?) -> DBusValue {
+    var settings: [(String, DBusValue)] = []
+    if let ssid { settings.append(("ssid", .string(ssid))) }
+    if let bridging { settings.append(("bluetoothTransportBridgingIdentifier", .string(bridging))) }
+    return .vardict(settings)
+}
+
+/// `RenameAccessory`'s options (Apple's `RenameOptions`).
+private func renameOptions(ssid: Bool) -> DBusValue {
+    .vardict(ssid ? [("ssid", .boolean(true))] : [])
 }
