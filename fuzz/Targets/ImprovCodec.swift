@@ -18,7 +18,7 @@ public func fuzzImprovCodec(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt
         do {
             if let result = try assembler.append(chunk) { read(result) }
         } catch {
-            _ = (error.code, error.dbusName, error.description)
+            _ = (error.code, error.errorName, error.description)
         }
     }
 

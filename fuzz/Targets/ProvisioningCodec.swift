@@ -12,7 +12,7 @@ public func fuzzProvisioningCodec(_ start: UnsafePointer<UInt8>, _ count: Int) -
         let again = try? SessionMessage(decoding: message.encoded())
         precondition(again == message, "a session message does not survive encoding")
     } catch {
-        _ = (error.code, error.dbusName, error.description)
+        _ = (error.code, error.errorName, error.description)
     }
     do {
         let message = try WiFiConfigMessage(decoding: bytes)
