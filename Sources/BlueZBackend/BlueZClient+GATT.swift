@@ -58,10 +58,16 @@ extension BlueZClient {
         let resolved: Bool
         do throws(BluetoothError) {
             if property(path, Self.deviceInterface, "Connected")?.bool != true {
+                let budget = left()
                 do {
-                    _ = try await call(path, Self.deviceInterface, "Connect", timeout: left())
+                    _ = try await call(path, Self.deviceInterface, "Connect", timeout: budget)
                 } catch .failed(let message) where message.hasPrefix("AlreadyConnected") {
                     // Connected meanwhile by someone else: fine.
+                } catch .timedOut where budget < patience {
+                    // What was left of the whole connection's time ran out (a slow first link
+                    // can leave the second almost none): the link goes, and `connect` says so.
+                    await runToCompletion { _ = try? await self.call(path, Self.deviceInterface, "Disconnect") }
+                    return false
                 }
             }
             resolved = try await wait(timeout: min(patience, left())) {

@@ -94,7 +94,7 @@ extension BlueZClient {
     // MARK: Steps
 
     /// Pairs with a device some other way than `pair(_:)`.
-    public typealias Pairer = @Sendable (MACAddress) async throws(BluetoothError) -> Void
+    public typealias Pairer = BluetoothPairer
 
     private static let notifyingFlags: Set<String> = ["notify", "indicate", "encrypt-notify", "encrypt-indicate"]
 

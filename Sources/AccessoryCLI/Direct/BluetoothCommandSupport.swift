@@ -5,16 +5,21 @@ import FoundationEssentials
 /// What the Bluetooth commands share: connecting to BlueZ, reporting its errors, parsing
 /// addresses and timeouts.
 enum BluetoothCommand {
-    /// Runs `body` with a BlueZ client, turning a `BluetoothError` into a message and exit status.
-    static func run(_ console: Console, _ body: (BlueZClient) async throws(BluetoothError) -> ExitCode) async
+    /// Runs `body` with BlueZ, as the core's `BluetoothManaging`, turning a `BluetoothError`
+    /// into a message and exit status.
+    static func run(_ console: Console, _ body: (any BluetoothManaging) async throws(BluetoothError) -> ExitCode) async
         -> ExitCode
     {
         do {
-            let client = try await BlueZClient.connect()
-            return try await body(client)
+            return try await body(try await connect())
         } catch {
             return report(error, console)
         }
+    }
+
+    /// BlueZ on the system bus.
+    static func connect() async throws(BluetoothError) -> any BluetoothManaging {
+        try await BlueZClient.connect()
     }
 
     static func report(_ error: BluetoothError, _ console: Console) -> ExitCode {
@@ -42,7 +47,7 @@ enum BluetoothCommand {
 
     /// LE discovery for `timeout`; the latest advertisement of each device still in range.
     static func scan(
-        _ client: BlueZClient, _ descriptors: [DiscoveryDescriptor], adapter: String?, timeout: Duration,
+        _ client: any BluetoothManaging, _ descriptors: [DiscoveryDescriptor], adapter: String?, timeout: Duration,
         seen: (@Sendable (Int) -> Void)? = nil
     ) async throws(BluetoothError) -> [BLEAdvertisement] {
         let events = try await client.discover(descriptors, adapter: adapter)

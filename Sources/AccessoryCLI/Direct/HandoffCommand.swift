@@ -121,7 +121,7 @@ enum HandoffCommand {
         let timeout: Duration
         var report: Report
         /// The accessory that revealed its hotspot over Bluetooth, to switch it off after.
-        var revealedBy: (address: MACAddress, handoff: BluetoothHandoff, bluetooth: BlueZClient)?
+        var revealedBy: (address: MACAddress, handoff: BluetoothHandoff, bluetooth: any BluetoothManaging)?
         /// NetworkManager, once the hotspot is joined.
         var network: (any HotspotManaging)?
 
@@ -408,9 +408,11 @@ enum HandoffCommand {
     /// pairing (BlueZ asks the agent of the connection that calls `Pair`): a code the accessory
     /// asks the person to type on it is printed. Without an agent BlueZ pairs as
     /// NoInputNoOutput, which such an accessory refuses.
-    private static func pairer(_ bluetooth: BlueZClient, _ adapter: String?, _ console: Console) -> BlueZClient.Pairer {
+    private static func pairer(
+        _ bluetooth: any BluetoothManaging, _ adapter: String?, _ console: Console
+    ) -> BluetoothPairer {
         { address throws(BluetoothError) in
-            let path = try await bluetooth.devicePath(of: address, adapter: adapter)
+            let path = try await bluetooth.devicePath(of: address, adapter: adapter, timeout: .seconds(20))
             let bus: BusConnection
             do {
                 bus = try await BusConnection.connect(.system, threadName: "pairing")
@@ -449,8 +451,8 @@ enum HandoffCommand {
         }
     }
 
-    private static func connectBlueZ() async throws(HotspotHandoffError) -> BlueZClient {
-        do { return try await BlueZClient.connect() } catch { throw .bluetooth(error) }
+    private static func connectBlueZ() async throws(HotspotHandoffError) -> any BluetoothManaging {
+        do { return try await BluetoothCommand.connect() } catch { throw .bluetooth(error) }
     }
 
     /// Each step on standard error: rewritten in place on a terminal, a line each otherwise

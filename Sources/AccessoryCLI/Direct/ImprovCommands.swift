@@ -84,7 +84,8 @@ enum ImprovProvisionCommand {
             let url: String?
             do throws(ImprovError) {
                 url = try await client.improvProvision(
-                    address, ssid: ssid, passphrase: passphrase, adapter: arguments.value("adapter"), timeout: timeout
+                    address, ssid: ssid, passphrase: passphrase, adapter: arguments.value("adapter"), timeout: timeout,
+                    authorizationTimeout: .seconds(120)
                 ) { step in
                     let text: TerminalText =
                         switch step {

@@ -153,7 +153,7 @@ enum MatchCommand {
         let bluetooth = descriptors.filter(\.hasBluetoothIdentifier)
         if !bluetooth.isEmpty {
             do throws(BluetoothError) {
-                let client = try await BlueZClient.connect()
+                let client = try await BluetoothCommand.connect()
                 HotspotCommand.progress(console)?("Listening for Bluetooth LE accessories…")
                 scan.bluetooth = try await BluetoothCommand.scan(client, bluetooth, adapter: nil, timeout: timeout)
                 sources += 1
