@@ -142,7 +142,7 @@ public struct HotspotJoinReport: Sendable, Hashable {
         connection = fields["connection"]?.string
         ipv4Address = fields["ipv4Address"]?.string
         previousConnection = fields["previousConnection"]?.string
-        json = DBusValue.vardict(fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }).jsonValue
+        json = .object(fields.mapValues(\.jsonValue))
     }
 }
 
@@ -161,6 +161,6 @@ public struct HotspotLeaveReport: Sendable, Hashable {
         device = fields["device"]?.string
         restored = fields["restored"]?.string
         notRestored = fields["notRestored"]?.string
-        json = DBusValue.vardict(fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }).jsonValue
+        json = .object(fields.mapValues(\.jsonValue))
     }
 }
