@@ -33,14 +33,19 @@ extension AccessoryState: Codable {
     }
 }
 
-/// The client an authorization belongs to: a user and the profile it set the accessory up with.
+/// The client an authorization belongs to: a user, the application of that user (a sandboxed
+/// one's Flatpak id; `nil` for a process on the host), and the profile it set the accessory up
+/// with. Records are kept apart by all three, as AccessorySetupKit keeps each app's apart.
 public struct AccessoryOwner: Hashable, Sendable, Codable {
     public var uid: UInt32
     public var profileID: String
+    /// The Flatpak application id of a sandboxed client; `nil` for a host process.
+    public var application: String?
 
-    public init(uid: UInt32, profileID: String) {
+    public init(uid: UInt32, profileID: String, application: String? = nil) {
         self.uid = uid
         self.profileID = profileID
+        self.application = application
     }
 }
 

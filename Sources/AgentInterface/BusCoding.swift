@@ -21,6 +21,7 @@ public enum BusCoding {
             ("created", .uint64(UInt64(max(0, record.created.timeIntervalSince1970)))),
             ("changed", .uint64(UInt64(max(0, record.changed.timeIntervalSince1970)))),
         ]
+        if let application = record.owner.application { entries.append(("application", .string(application))) }
         if let ssid = record.ssid { entries.append(("ssid", .string(ssid.notation))) }
         if let address = record.bluetoothIdentifier {
             entries.append(("bluetoothIdentifier", .string(address.description)))

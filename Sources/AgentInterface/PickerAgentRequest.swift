@@ -23,14 +23,22 @@ public struct PickerAgentRequest: Sendable, Hashable {
     public var vendor: String
     /// The uid of the client's user.
     public var user: UInt32?
+    /// The Flatpak application id of a sandboxed client, as the agent established it from the
+    /// client's connection (never as the client said); `nil` for a client on the host. The
+    /// picker names the application from its `.desktop` file.
+    public var application: String?
     public var items: [Item]
     /// Whether the person is asked for the accessory's passphrase.
     public var asksPassphrase: Bool
 
-    public init(profile: String, vendor: String, user: UInt32? = nil, items: [Item], asksPassphrase: Bool) {
+    public init(
+        profile: String, vendor: String, user: UInt32? = nil, application: String? = nil, items: [Item],
+        asksPassphrase: Bool
+    ) {
         self.profile = profile
         self.vendor = vendor
         self.user = user
+        self.application = application
         self.items = items
         self.asksPassphrase = asksPassphrase
     }
@@ -41,6 +49,7 @@ public struct PickerAgentRequest: Sendable, Hashable {
         self.init(
             profile: profile, vendor: value.field("vendor")?.string ?? profile,
             user: value.field("user")?.int.flatMap(UInt32.init(exactly:)),
+            application: value.field("application")?.string,
             items: (value.field("items")?.elements ?? []).map { item in
                 Item(
                     name: item.field("name")?.string ?? "", productImage: item.field("productImage")?.string,
@@ -53,6 +62,7 @@ public struct PickerAgentRequest: Sendable, Hashable {
     public var dbusValue: DBusValue {
         var fields: [(String, DBusValue)] = [("profile", .string(profile)), ("vendor", .string(vendor))]
         if let user { fields.append(("user", .uint32(user))) }
+        if let application { fields.append(("application", .string(application))) }
         fields.append(
             (
                 "items",
