@@ -36,8 +36,8 @@ in_app() {
     as_carol bwrap --unshare-user --unshare-pid --unshare-ipc --die-with-parent \
         --tmpfs / --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
         --symlink usr/sbin /sbin --ro-bind /etc /etc --proc /proc --dev /dev --tmpfs /tmp \
-        --ro-bind /run/dbus /run/dbus --ro-bind "/run/lab/$app.flatpak-info" /.flatpak-info \
-        --setenv HOME /tmp --chdir /tmp "$@"
+        --ro-bind /run/dbus /run/dbus --symlink ../run /var/run --ro-bind "/run/lab/$app.flatpak-info" /.flatpak-info \
+        --setenv DBUS_SYSTEM_BUS_ADDRESS unix:path=/run/dbus/system_bus_socket --setenv HOME /tmp --chdir /tmp "$@"
 }
 
 check agent_started start_agent "{\"schemaVersion\": 1, \"policies\": [
@@ -55,7 +55,7 @@ expect setup_page "$(setup_page 192.168.4.1)" setup-page-of-wled
 expect record_names_the_app "$(jq -r '.accessory.application' <<<"$picked")" org.example.AcmePlug
 check agent_logged_the_app bash -c "journalctl -u accessory-setup --no-pager | grep -q 'org.example.AcmePlug'"
 
-expect app_lists_its_own "$(in_app org.example.AcmePlug "$ACCESSORYCTL" list --json | jq -r '.[].id')" "$id"
+expect app_lists_its_own "$(in_app org.example.AcmePlug "$ACCESSORYCTL" list --json | jq -c '[.[].id]')" "[\"$id\"]"
 expect other_app_sees_none "$(in_app org.example.OtherApp "$ACCESSORYCTL" list --json | jq length)" 0
 for command in "show $id" "rename $id Mine" "remove $id" "join $id"; do
     # shellcheck disable=SC2086
