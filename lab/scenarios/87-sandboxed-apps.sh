@@ -18,11 +18,12 @@ polkit.addRule(function (action, subject) {
 RULES
 systemctl restart polkit
 
-# The apps' profiles: the shipped WLED profile under ids of their own, each naming its app.
+# The apps' profiles: the shipped WLED profile under ids of their own, each naming its app (its
+# product image, a path relative to the shipped profile, left out).
 mkdir -p /etc/accessory-setup/profiles
 for app in org.example.AcmePlug org.example.OtherApp; do
     profile=$(tr '[:upper:]' '[:lower:]' <<<"$app").wled
-    jq --arg id "$profile" --arg app "$app" '.id = $id | .applications = [$app]' \
+    jq --arg id "$profile" --arg app "$app" '.id = $id | .applications = [$app] | .items |= map(del(.productImage))' \
         /usr/share/accessory-setup/profiles/wled.json >"/etc/accessory-setup/profiles/$profile.json"
     printf '[Application]\nname=%s\nruntime=runtime/org.freedesktop.Platform/x86_64/23.08\n\n[Instance]\ninstance-id=%s\n' \
         "$app" "$RANDOM$RANDOM" >"/run/lab/$app.flatpak-info"
