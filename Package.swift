@@ -17,7 +17,7 @@ let package = Package(
 
         // Layer 2: C libraries, each behind a system-library target, the shims Swift cannot
         // import without (macros, varargs), and the Swift runtime for GLib main contexts.
-        .systemLibrary(name: "CGLib", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        .systemLibrary(name: "CGLib", pkgConfig: "gio-unix-2.0", providers: [.apt(["libglib2.0-dev"])]),
         .systemLibrary(name: "CNetworkManager", pkgConfig: "libnm", providers: [.apt(["libnm-dev"])]),
         .target(name: "CGLibShim", dependencies: ["CGLib"]),
         .target(name: "GLibRuntime", dependencies: ["CGLib", "CGLibShim"]),
