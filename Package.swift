@@ -89,7 +89,7 @@ let package = Package(
 
         // Starts the services integration tests need: a private bus, python-dbusmock,
         // NetworkManager in a network namespace.
-        .target(name: "ServiceHarness", path: "Tests/ServiceHarness", exclude: ["templates"]),
+        .target(name: "ServiceHarness", path: "Tests/ServiceHarness", exclude: ["templates", "stand_in_agent.py"]),
 
         .testTarget(name: "AccessoryCoreTests", dependencies: ["AccessoryCore"], exclude: ["Fixtures"]),
         .testTarget(name: "GLibRuntimeTests", dependencies: ["GLibRuntime", "CGLib"]),
