@@ -17,7 +17,7 @@ let package = Package(
 
         // Layer 2: C libraries, each behind a system-library target, the shims Swift cannot
         // import without (macros, varargs), and the Swift runtime for GLib main contexts.
-        .systemLibrary(name: "CGLib", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        .systemLibrary(name: "CGLib", pkgConfig: "gio-unix-2.0", providers: [.apt(["libglib2.0-dev"])]),
         .systemLibrary(name: "CNetworkManager", pkgConfig: "libnm", providers: [.apt(["libnm-dev"])]),
         .target(name: "CGLibShim", dependencies: ["CGLib"]),
         .target(name: "GLibRuntime", dependencies: ["CGLib", "CGLibShim"]),
@@ -89,7 +89,7 @@ let package = Package(
 
         // Starts the services integration tests need: a private bus, python-dbusmock,
         // NetworkManager in a network namespace.
-        .target(name: "ServiceHarness", path: "Tests/ServiceHarness", exclude: ["templates"]),
+        .target(name: "ServiceHarness", path: "Tests/ServiceHarness", exclude: ["templates", "stand_in_agent.py"]),
 
         .testTarget(name: "AccessoryCoreTests", dependencies: ["AccessoryCore"], exclude: ["Fixtures"]),
         .testTarget(name: "GLibRuntimeTests", dependencies: ["GLibRuntime", "CGLib"]),

@@ -137,7 +137,8 @@ public enum AccessoryPicker {
             for await call in service.calls {
                 switch call.method {
                 case .requestChoice(let request):
-                    await windows.request(call, request)
+                    // The application's desktop file is read here, off the GTK thread.
+                    await windows.request(call, request, application: request.requestingApplication())
                     continue
                 case .confirmPasskey(let code):
                     await windows.confirmPasskey(call, code)

@@ -1,6 +1,8 @@
 import AccessoryCore
 import AccessorySetupKit
+import AgentInterface
 import FoundationEssentials
+import GLibRuntime
 
 /// One picker dialog, for one `RequestChoice`: the vendor's name as its title, the matching
 /// accessories as rows, Set Up and Cancel, the rename and passphrase rows where asked, and the
@@ -75,6 +77,7 @@ final class PickerDialog {
     private func makeContent() -> Box {
         let content = Box(.vertical, spacing: 12)
         content.setMargins(18)
+        if let application = request.application { content.append(makeApplicationHeading(application)) }
         content.append(Label.paragraph("Choose the accessory to set up."))
         content.append(makeAccessoryList())
         content.append(makeOptions())
@@ -83,6 +86,25 @@ final class PickerDialog {
         errorLabel.addStyleClass("error")
         content.append(errorLabel)
         return content
+    }
+
+    /// Who asks, as on iOS: the application's icon, named for a screen reader, and "<Name>
+    /// wants to set up an accessory" as a heading.
+    private func makeApplicationHeading(_ application: DesktopApplication) -> Box {
+        let heading = Box(.vertical, spacing: 12)
+        heading.setMargins(6)
+        let icon =
+            application.icon.flatMap { Image(serializedIcon: $0) } ?? Image(iconName: "application-x-executable")
+        icon.pixelSize = 64
+        icon.setAccessibleLabel(application.name)
+        heading.append(icon)
+        let text = Label(heading: application.pickerHeading)
+        text.addStyleClass("title-4")
+        text.wraps = true
+        text.centersLines = true
+        text.setAccessibleLabel(application.pickerHeading)
+        heading.append(text)
+        return heading
     }
 
     /// The list of accessories; while it is empty it says that the agent is searching.

@@ -2,12 +2,16 @@ import AccessoryCore
 import AccessorySetupKit
 import AgentInterface
 import FoundationEssentials
+import GLibRuntime
 
 /// A picker request of the agent (`PickerAgent1.RequestChoice`) and the session it is for.
 @dynamicMemberLookup
 struct PickerRequest: Sendable, Hashable {
     var session: String
     var request: PickerAgentRequest
+    /// The sandboxed application that asks, as its desktop file names it; `nil` for a client
+    /// on the host.
+    var application: DesktopApplication? = nil
 
     subscript<Value>(dynamicMember keyPath: KeyPath<PickerAgentRequest, Value>) -> Value { request[keyPath: keyPath] }
 

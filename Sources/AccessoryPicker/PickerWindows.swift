@@ -1,6 +1,7 @@
 import AccessorySetupKit
 import AgentInterface
 import FoundationEssentials
+import GLibRuntime
 
 /// The open picker dialogs, one per agent session, on the GTK thread: an actor whose executor
 /// is `GtkThread`, so its methods and its widgets' handlers never run concurrently.
@@ -10,13 +11,16 @@ actor PickerWindows {
     private let images: ProductImages
     private var dialogs: [String: PickerDialog] = [:]
     private var early = EarlyEntries()
+    /// Whether the icon theme looks in Flatpak's export directories yet.
+    private var iconsOfFlatpakApplications = false
 
     init(images: ProductImages) {
         self.images = images
     }
 
-    /// `RequestChoice`: shows a dialog; the person's choice answers `call`.
-    func request(_ call: PickerAgentCall, _ request: PickerAgentRequest) {
+    /// `RequestChoice`: shows a dialog naming `application`, the sandboxed application that
+    /// asks (looked up off this thread); the person's choice answers `call`.
+    func request(_ call: PickerAgentCall, _ request: PickerAgentRequest, application: DesktopApplication?) {
         let session = call.session
         guard !session.isEmpty else {
             call.refuse("expected a session and a request")
@@ -26,8 +30,14 @@ actor PickerWindows {
             call.refuse("a picker for \(session) is open already")
             return
         }
-        let request = PickerRequest(session: session, request: request)
-        AccessoryPicker.log("\(session): showing the picker of \(request.profile), asked by \(call.sender)")
+        let request = PickerRequest(session: session, request: request, application: application)
+        let asker = application.map { " for \($0.id)" } ?? ""
+        AccessoryPicker.log("\(session): showing the picker of \(request.profile)\(asker), asked by \(call.sender)")
+        if application != nil, !iconsOfFlatpakApplications {
+            // Flatpak exports its applications' icons beside their desktop files.
+            iconsOfFlatpakApplications = true
+            IconTheme.addSearchPaths(DesktopApplication.flatpakExportDirectories.map { "\($0)/icons" })
+        }
         let dialog = PickerDialog(request: request, call: call, images: images) { [unowned self] in
             self.assumeIsolated { $0.dialogs[session] = nil }
         }

@@ -25,6 +25,10 @@ GtkImage *cgtk_image(gpointer widget) { return GTK_IMAGE(widget); }
 GtkSpinner *cgtk_spinner(gpointer widget) { return GTK_SPINNER(widget); }
 GtkEditable *cgtk_editable(gpointer widget) { return GTK_EDITABLE(widget); }
 
+GtkWidget *cgtk_heading_label_new(const char *text) {
+    return g_object_new(GTK_TYPE_LABEL, "label", text, "accessible-role", GTK_ACCESSIBLE_ROLE_HEADING, NULL);
+}
+
 void cgtk_accessible_set_label(gpointer widget, const char *label) {
     gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
 }

@@ -1,4 +1,5 @@
 import AccessoryCore
+import GLibRuntime
 import Testing
 
 @testable import AccessoryCLI
@@ -216,6 +217,34 @@ private let twoPlugs = [
                 "↑↓ or number: choose · Enter: set up · Esc: cancel",
             ])
         #expect(frame.cursor == nil)
+    }
+
+    @Test func theApplicationThatAsksIsNamedAboveThePicker() {
+        var model = PickerModel()
+        model.requested(plugRequest, application: DesktopApplication(id: "org.example.AcmePlug", name: "Acme Plug"))
+        model.update(twoPlugs, removed: [])
+        let frame = screen(width: 100).frame(model)
+        #expect(frame.lines.first == "Acme Plug wants to set up an accessory")
+        #expect(frame.lines[1] == "Choose an accessory to set up · Example (org.example.plug)")
+        #expect(frame.lines[4].hasPrefix("› 1  Acme plug  Acme-Setup-4F2A"))
+        // The prompts keep the line, and the cursor stays on the prompt under it.
+        let request = PickerModel.Request(
+            profile: "p", vendor: "v", items: [.init(name: "Item", rename: false)], asksPassphrase: true)
+        model.requested(request, application: DesktopApplication(id: "org.example.AcmePlug", name: "Acme Plug"))
+        _ = model.handle(.enter)
+        let asking = screen(width: 80).frame(model)
+        #expect(asking.lines[0] == "Acme Plug wants to set up an accessory")
+        #expect(asking.lines[3] == "Passphrase for Acme-Setup-4F2A: ")
+        #expect(asking.cursor == PickerScreen.Cursor(row: 3, column: 32))
+        // A name from a desktop file is escaped as what a device sends is, and cut to the width.
+        model = PickerModel()
+        let hostile = DesktopApplication(id: "org.example.Evil", name: "Evil\u{1B}]0;owned\u{07} app with a long name")
+        model.requested(plugRequest, application: hostile)
+        let escaped = screen(width: 40).frame(model)
+        expectFits(escaped, 40)
+        #expect(escaped.lines[0].hasPrefix("Evil\\x1b]0;owned\\x07 app"))
+        // A client on the host: no such line.
+        #expect(!screen(width: 100).frame(choosing(twoPlugs)).lines.joined().contains("wants to set up"))
     }
 
     @Test func aFortyColumnTerminalKeepsTheSSIDsAndDropsTheTransport() {

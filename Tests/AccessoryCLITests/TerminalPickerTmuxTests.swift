@@ -311,6 +311,42 @@ final class TmuxPane: @unchecked Sendable {
         expectTerminalRestored(end)
     }
 
+    /// A sandboxed application's picker: a stand-in for the agent sends the request naming it
+    /// (the agent establishes the id from the client's connection), and its desktop file is in a
+    /// directory of `XDG_DATA_DIRS`.
+    @Test func theApplicationThatAsksIsNamedAtTheTop() throws {
+        let bus = try PrivateSystemBus()
+        let scratch = try ScratchDirectory("terminal-application")
+        let dataDir = scratch.url.appendingPathComponent("data-dirs")
+        try TestApplication.install("org.example.AcmePlug", name: "Acme Plug", in: dataDir)
+        let request = """
+            {"profile": "com.example.acme", "vendor": "Acme Devices", "application": "org.example.AcmePlug",
+             "items": [{"name": "Acme plug", "rename": false}], "passphrase": false}
+            """
+        let entries = """
+            [{"entry": 1, "item": 0, "name": "Acme plug", "ssid": "Acme-Setup-4F2A", "signal": 50},
+             {"entry": 2, "item": 0, "name": "Acme plug", "ssid": "Acme-Setup-9B1C", "signal": 80}]
+            """
+        let agent = try StandInAgent(
+            bus: bus, request: request, entries: entries, logFile: scratch.url.appendingPathComponent("agent.log"))
+        let environment = bus.environment.merging([
+            "XDG_DATA_DIRS": "\(dataDir.path):/usr/local/share:/usr/share",
+            "XDG_DATA_HOME": scratch.path("data-home"), "HOME": scratch.path("home"),
+        ]) { $1 }
+        let pane = try TmuxPane(["pick", "com.example.acme"], environment: environment)
+        let shown = try pane.waitFor("2 found")
+        let screen = lines(shown)
+        #expect(screen.first == "Acme Plug wants to set up an accessory", "\(shown)\n\(agent.log)")
+        #expect(screen.dropFirst().first == "Choose an accessory to set up · Acme Devices (com.example.acme)")
+        #expect(screen.contains { $0.hasPrefix("› 1  Acme plug  Acme-Setup-4F2A") }, "\(shown)")
+        try pane.send("Escape")
+        let end = try pane.waitFor("[tty ")
+        #expect(end.contains("[exit 1]"), "\(end)")
+        #expect(end.contains("pickerDidDismiss io.accessorysetup.Error.UserCancelled"), "\(end)\n\(agent.log)")
+        #expect(agent.log.contains(#""cancelled": "io.accessorysetup.Error.UserCancelled""#), "\(agent.log)")
+        expectTerminalRestored(end)
+    }
+
     @Test func withoutATerminalItSaysToUseSelectOrAKioskPolicy() throws {
         let services = try PickerServices()
         let run = try accessoryctlProcess(

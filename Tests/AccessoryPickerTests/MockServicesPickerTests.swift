@@ -162,10 +162,15 @@ final class PickerServices: @unchecked Sendable {
     /// Compares a screenshot the driver took with its reference within a tolerance (ImageMagick's
     /// normalised RMSE); with UPDATE_SCREENSHOTS=1 makes it the reference (and the README's copy).
     func checkScreenshot(_ name: String) throws {
+        try Self.checkScreenshot(name, in: scratch)
+    }
+
+    /// `checkScreenshot` for a screenshot the driver took into `scratch`.
+    static func checkScreenshot(_ name: String, in scratch: ScratchDirectory) throws {
         let shot = scratch.url.appendingPathComponent("\(name).png")
-        let reference = Self.testsDirectory.appendingPathComponent("Reference/\(name).png")
+        let reference = testsDirectory.appendingPathComponent("Reference/\(name).png")
         if ProcessInfo.processInfo.environment["UPDATE_SCREENSHOTS"] == "1" {
-            for target in [reference, Self.packageRoot.appendingPathComponent("docs/images/picker-\(name).png")] {
+            for target in [reference, packageRoot.appendingPathComponent("docs/images/picker-\(name).png")] {
                 try? FileManager.default.createDirectory(
                     at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try? FileManager.default.removeItem(at: target)

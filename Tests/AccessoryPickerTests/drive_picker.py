@@ -2,15 +2,16 @@
 """Drives accessory-picker through the accessibility tree (AT-SPI), as a screen reader would.
 
     drive_picker.py PID SCENARIO [--rows N] [--choose NAME] [--rename TEXT] [--passphrase TEXT]
-                    [--shots DIR] [--title TITLE]
+                    [--shots DIR] [--shot-name NAME] [--title TITLE]
 
 SCENARIO is `choose` (select the row named NAME or whose description holds it, optionally
 fill the Name and Passphrase rows, press Set Up, wait for the setup to end), `cancel` (press Cancel) or
 `keyboard` (keys alone: Down to the row holding NAME and Return, or Escape without one)
-`timeout` (nothing is found: read the dialog's error, press Close) or `live` (run a command
-that takes an accessory away, wait for its row to vanish, press Cancel).
+`timeout` (nothing is found: read the dialog's error, press Close), `live` (run a command
+that takes an accessory away, wait for its row to vanish, press Cancel) or `look` (read the
+headings, labels and images above the list, take a screenshot, press Cancel).
 Before acting it waits until the picker's window shows N rows. Window screenshots go to DIR
-(`<scenario>-<state>.png`). Prints one JSON object per line: what it saw and did; exits 1
+(`<scenario>-<state>.png`, or `NAME.png` with --shot-name). Prints one JSON object per line: what it saw and did; exits 1
 with the reason and the accessibility tree on a failure.
 Run with /usr/bin/python3 (Debian's python3-pyatspi) on the session bus the picker uses.
 """
@@ -118,7 +119,7 @@ def screenshot(args, state):
     if not args.shots:
         return
     time.sleep(0.4)  # one frame after the last change
-    path = f"{args.shots}/{args.scenario}-{state}.png"
+    path = f"{args.shots}/{args.shot_name or f'{args.scenario}-{state}'}.png"
     subprocess.run(["import", "-window", args.title, path], check=True)
     say(screenshot=path)
 
@@ -168,10 +169,35 @@ def keyboard(window, listbox, shown, args):
     key("Escape")
 
 
+def outside_lists(node):
+    """The descendants of `node` that are not in a list (the accessories, the options)."""
+    for child in [node.getChildAtIndex(index) for index in range(node.childCount)]:
+        if child is None or child.getRole() == pyatspi.ROLE_LIST:
+            continue
+        yield child
+        yield from outside_lists(child)
+
+
+def look(window, args):
+    """What the dialog shows above its list, as a screen reader finds it: the headings (with
+    the text their Text interface holds), the labels and the images outside the list."""
+    headings = []
+    for node in descendants(window):
+        if node.getRole() == pyatspi.ROLE_HEADING and node.getState().contains(pyatspi.STATE_VISIBLE):
+            text = node.queryText()
+            headings.append({"name": node.name, "text": text.getText(0, text.characterCount)})
+    say(headings=headings)
+    say(labels=visible_labels(window))
+    say(imagesAbove=[node.name for node in outside_lists(window)
+                if node.getRole() == pyatspi.ROLE_IMAGE and node.getState().contains(pyatspi.STATE_VISIBLE)])
+    screenshot(args, "shown")
+    press(window, "Cancel")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("pid", type=int)
-    parser.add_argument("scenario", choices=["choose", "cancel", "keyboard", "timeout", "live"])
+    parser.add_argument("scenario", choices=["choose", "cancel", "keyboard", "timeout", "live", "look"])
     parser.add_argument("--run", help="for `live`: a command (arguments separated by U+001F) that removes one")
     parser.add_argument("--rows", type=int, default=1)
     parser.add_argument("--choose")
@@ -180,6 +206,7 @@ def main():
     parser.add_argument("--compare", choices=["matches", "differs"],
                         help="answer the number the accessory shows while pairing")
     parser.add_argument("--shots")
+    parser.add_argument("--shot-name", help="the screenshot's file name, without .png")
     parser.add_argument("--title", required=True)
     args = parser.parse_args()
 
@@ -207,6 +234,9 @@ def main():
 
     if args.scenario == "cancel":
         press(window, "Cancel")
+        return
+    if args.scenario == "look":
+        look(window, args)
         return
     if args.scenario == "live":
         subprocess.run(args.run.split("\x1f"), check=True, stdout=subprocess.DEVNULL)

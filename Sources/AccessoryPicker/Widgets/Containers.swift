@@ -125,3 +125,25 @@ final class Window: Widget {
         addShortcut(pointer, accelerator, handler)
     }
 }
+
+/// The icon theme of the display: where themed icons (an application's, say) are looked up.
+enum IconTheme {
+    /// Looks for icons in `directories` too (each holding themes, as `/usr/share/icons` does),
+    /// after the places GTK looks already; those it looks in already are left as they are.
+    static func addSearchPaths(_ directories: [String]) {
+        guard let display = gdk_display_get_default() else { return }
+        let theme = gtk_icon_theme_get_for_display(display)
+        var present: Set<String> = []
+        if let paths = gtk_icon_theme_get_search_path(theme) {
+            var index = 0
+            while let path = paths[index] {
+                present.insert(String(cString: path))
+                index += 1
+            }
+            g_strfreev(paths)
+        }
+        for directory in directories where !present.contains(directory) {
+            gtk_icon_theme_add_search_path(theme, directory)
+        }
+    }
+}

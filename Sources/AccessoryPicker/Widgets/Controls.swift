@@ -7,6 +7,11 @@ final class Label: Widget {
         super.init(gtk_label_new(text))
     }
 
+    /// A label that assistive technologies announce as a heading.
+    init(heading text: String) {
+        super.init(cgtk_heading_label_new(text))
+    }
+
     var text: String {
         get { String(cString: gtk_label_get_text(cgtk_label(pointer))) }
         set { gtk_label_set_text(cgtk_label(pointer), newValue) }
@@ -16,6 +21,12 @@ final class Label: Widget {
     var wraps: Bool {
         get { gtk_label_get_wrap(cgtk_label(pointer)) != 0 }
         set { gtk_label_set_wrap(cgtk_label(pointer), newValue ? 1 : 0) }
+    }
+
+    /// Whether the lines of wrapped text are centred on one another (`GTK_JUSTIFY_CENTER`).
+    var centersLines: Bool {
+        get { gtk_label_get_justify(cgtk_label(pointer)) == GTK_JUSTIFY_CENTER }
+        set { gtk_label_set_justify(cgtk_label(pointer), newValue ? GTK_JUSTIFY_CENTER : GTK_JUSTIFY_LEFT) }
     }
 
     /// Where the text sits across the label: 0 at the start, 1 at the end.
@@ -54,6 +65,20 @@ final class Image: Widget {
 
     init(iconName: String) {
         super.init(gtk_image_new_from_icon_name(iconName))
+    }
+
+    /// The icon a `GIcon` serialized with `g_icon_to_string` describes (a themed icon's name, a
+    /// file); `nil` when the text does not read as one, or names a themed icon the display's
+    /// theme does not have (GTK would draw its "missing image" instead).
+    init?(serializedIcon: String) {
+        guard let icon = g_icon_new_for_string(serializedIcon, nil) else { return nil }
+        defer { g_object_unref(gpointer(icon)) }
+        if let display = gdk_display_get_default(),
+            gtk_icon_theme_has_gicon(gtk_icon_theme_get_for_display(display), icon) == 0
+        {
+            return nil
+        }
+        super.init(gtk_image_new_from_gicon(icon))
     }
 
     var pixelSize: Int32 {

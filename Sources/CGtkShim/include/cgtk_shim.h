@@ -31,6 +31,9 @@ GtkImage *cgtk_image(gpointer widget);
 GtkSpinner *cgtk_spinner(gpointer widget);
 GtkEditable *cgtk_editable(gpointer widget);
 
+/* A GtkLabel whose accessible role is GTK_ACCESSIBLE_ROLE_HEADING (construct-only: g_object_new, varargs). */
+GtkWidget *cgtk_heading_label_new(const char *text);
+
 /* gtk_accessible_update_property (varargs) with GTK_ACCESSIBLE_PROPERTY_LABEL. */
 void cgtk_accessible_set_label(gpointer widget, const char *label);
 /* gtk_accessible_update_property with GTK_ACCESSIBLE_PROPERTY_DESCRIPTION. */

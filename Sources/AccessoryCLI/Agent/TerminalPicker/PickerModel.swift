@@ -1,6 +1,7 @@
 import AccessoryCore
 import AgentInterface
 import FoundationEssentials
+import GLibRuntime
 
 /// What the terminal picker shows and how keys change it. Pure: the D-Bus calls and the keys
 /// come in, answers for the agent come out, and `PickerScreen` draws it.
@@ -43,6 +44,9 @@ struct PickerModel {
     }
 
     private(set) var request: Request?
+    /// The sandboxed application that asks, as its desktop file names it; `nil` for a client
+    /// on the host.
+    private(set) var application: DesktopApplication?
     private(set) var entries: [Entry] = []
     private(set) var selected: UInt32?
     private(set) var stage: Stage = .waiting
@@ -63,8 +67,10 @@ struct PickerModel {
 
     var isClosed: Bool { if case .closed = stage { true } else { false } }
 
-    mutating func requested(_ request: Request) {
+    /// `RequestChoice`, with the application that asks as the desktop names it.
+    mutating func requested(_ request: Request, application: DesktopApplication? = nil) {
         self.request = request
+        self.application = application
         if stage == .waiting { stage = .choosing }
     }
 

@@ -1,4 +1,5 @@
 import AccessoryCore
+import AgentInterface
 
 /// Draws a `PickerModel` as the lines of a terminal `width` columns wide and `height` rows
 /// high. Pure: every line is cut to the width (never wrapped), everything that came from a
@@ -90,6 +91,11 @@ struct PickerScreen {
                 case .failed(let message): [[Span("The setup failed: ", .alert), Span(message, .alert)]]
                 }
         }
+        // Who asks, above what the picker shows while it is open, as on iOS.
+        if let application = model.application, model.request != nil, !model.isClosed {
+            lines.insert([Span(application.pickerHeading, .bold)], at: 0)
+            cursor?.row += 1
+        }
         if lines.count > height {
             // The title and the list matter most; the hints go first.
             lines = Array(lines.prefix(max(height, 1)))
@@ -120,7 +126,7 @@ struct PickerScreen {
         guard !entries.isEmpty else {
             return [[Span("Looking for accessories…")]] + footer(model, hints, short: short)
         }
-        let rows = max(1, height - 7)
+        let rows = max(1, height - 7 - (model.application == nil ? 0 : 1))
         let index = entries.firstIndex { $0.id == model.selected } ?? 0
         let first = min(max(0, index - rows / 2), max(0, entries.count - rows))
         let window = Array(entries.indices.dropFirst(first).prefix(rows))

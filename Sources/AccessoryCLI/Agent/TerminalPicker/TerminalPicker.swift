@@ -107,7 +107,8 @@ final class TerminalPicker: Sendable {
                 pending?.cancel("a newer picker replaced it")
                 pending = call
                 session = call.session
-                model.requested(request)
+                // The application's desktop file is read here, before the terminal is taken.
+                model.requested(request, application: request.requestingApplication())
                 if terminal == nil, let opened = RawTerminal.open() {
                     terminal = opened
                     let keys = opened.inputs()
