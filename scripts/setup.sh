@@ -8,7 +8,7 @@ set -euo pipefail
 # daemon, gdbus, iproute2 and unshare for the namespaces, openssl for test certificates, and
 # scdoc for the man pages; for ESP-IDF provisioning, libcrypto to build against, and protoc,
 # Python's protobuf, cryptography and srp for the provisioning device simulator and the test
-# vectors; tmux to drive the terminal picker; GTK 4 and libadwaita for the graphical picker
+# vectors; tmux to drive the terminal picker, and in it zsh and fish to complete commands; GTK 4 and libadwaita for the graphical picker
 # (SVG product images need librsvg's pixbuf loader), and to test it headless Xvfb, the AT-SPI
 # bus, pyatspi and ImageMagick's import.
 packages=(
@@ -19,6 +19,7 @@ packages=(
     libssl-dev protobuf-compiler python3-protobuf python3-cryptography python3-srp python3-venv tmux
     libgtk-4-dev libadwaita-1-dev librsvg2-common adwaita-icon-theme fonts-dejavu-core
     xvfb xauth at-spi2-core python3-pyatspi imagemagick
+    zsh fish
 )
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -95,10 +95,26 @@ import Testing
         #expect(run.out.contains("\"profile\") words=\"validate\""))
     }
 
+    @Test func zshAndFishCompletionsCoverEveryCommandAndOption() async {
+        for shell in ["zsh", "fish"] {
+            let run = await accessoryctl("completion", shell)
+            #expect(run.code == .success)
+            #expect(
+                run.out.hasPrefix(shell == "zsh" ? "#compdef accessoryctl\n" : "# fish completion for accessoryctl"))
+            for command in AccessoryCtl.commands {
+                #expect(run.out.contains("'\(command.name)'"), "\(shell): \(command.name)")
+                #expect(run.out.contains(command.summary.prefix { $0 != "'" }), "\(shell): \(command.name)'s summary")
+                for option in command.options {
+                    #expect(run.out.contains(shell == "zsh" ? "'--\(option.name):" : "-l \(option.name) "))
+                }
+            }
+        }
+    }
+
     @Test func completionForAnotherShellIsRefused() async {
-        let run = await accessoryctl("completion", "fish")
+        let run = await accessoryctl("completion", "tcsh")
         #expect(run.code == .usage)
-        #expect(run.err.contains("only bash is supported"))
+        #expect(run.err.contains("no completion for 'tcsh'; the shells: bash, zsh, fish"))
     }
 
     /// The built executable, not only the library: exit status and streams as a shell sees them.

@@ -70,9 +70,9 @@ final class PickerServices: @unchecked Sendable {
 final class TmuxPane: @unchecked Sendable {
     private let socket = "accessory-picker-\(UUID().uuidString.prefix(8))"
     private let tmux = "/usr/bin/tmux"
-    private static let utf8 = ["LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"]
+    static let utf8 = ["LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"]
 
-    init(_ arguments: [String], environment: [String: String], width: Int = 100, height: Int = 30) throws {
+    convenience init(_ arguments: [String], environment: [String: String], width: Int = 100, height: Int = 30) throws {
         let ctl = try #require(AccessoryCtlTests.executable(), "accessoryctl was not built next to the test bundle")
         let assignments = Self.utf8.merging(environment) { $1 }.sorted { $0.key < $1.key }
             .map { "\($0.key)=\(Self.quote($0.value))" }
@@ -84,6 +84,11 @@ final class TmuxPane: @unchecked Sendable {
             invocation.joined(separator: " ")
             + "; echo \"[exit $?]\"; echo \"[tty $(\(settings))]\""
             + "; sleep 600"
+        try self.init(shellCommand: command, width: width, height: height)
+    }
+
+    /// A pane running `command` (a `sh -c` command line) as it is.
+    init(shellCommand command: String, width: Int = 100, height: Int = 30) throws {
         try Self.startServer([
             tmux, "-L", socket, "-u", "new-session", "-d", "-x", "\(width)", "-y", "\(height)", command,
         ])
@@ -145,7 +150,7 @@ final class TmuxPane: @unchecked Sendable {
 
     deinit { _ = try? run(tmux, ["-L", socket, "kill-server"], environment: Self.utf8) }
 
-    private static func quote(_ text: String) -> String {
+    static func quote(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
