@@ -1,0 +1,221 @@
+import AccessoryCore
+import CGLib
+import CGLibShim
+import Dispatch
+import GLibRuntime
+import Glibc
+import Synchronization
+
+/// Which application a peer on the bus is, established from its connection as xdg-desktop-portal
+/// establishes it (`xdp_connection_get_pidfd` and `xdp_app_info_flatpak_new`), never from
+/// anything the peer says.
+///
+/// The facts relied on, from xdg-desktop-portal's and flatpak's sources:
+/// - The bus daemon knows the process behind a connection (`GetConnectionCredentials`:
+///   `ProcessID`, and `ProcessFD`, a pidfd of it, from daemons that take it from the kernel's
+///   `SO_PEERPIDFD`: dbus-broker, dbus-daemon 1.15 and later; else `pidfd_open` of the pid).
+/// - Every Flatpak sandbox has `/.flatpak-info`, a GLib key file flatpak writes when it starts
+///   the sandbox (`flatpak-run.c`): `[Application]` (`[Runtime]` for a runtime run on its own)
+///   `name=` the application id, and `[Instance]` `instance-id=`. It is a real file in the
+///   sandbox's root with the same data bind-mounted read-only over it, so that it can be read
+///   through `/proc/PID/root` even while the sandbox is torn down; the sandbox cannot change
+///   it, and flatpak forbids user namespaces inside the sandbox so that it cannot build a root
+///   of its own with another one.
+/// - A process whose root has no `/.flatpak-info` (`ENOENT`) is not a Flatpak sandbox; any other
+///   failure to read it is a failure, never a host process.
+/// - A sandboxed app reaches the bus directly or through flatpak's `xdg-dbus-proxy`, which
+///   flatpak runs in a sandbox holding the same `/.flatpak-info`; either way the connection's
+///   process has it.
+/// - A valid id is one `flatpak_is_valid_name` accepts (`ApplicationID`).
+///
+/// A process on the host can build a sandbox of its own (bubblewrap, a container) with any
+/// `/.flatpak-info` and so claim any application id. That gains it nothing: a host process of a
+/// user already sees and acts on all of that user's records, while as a "sandboxed"
+/// application it sees only those of the id it claims, and may neither register a picker nor
+/// pass its own profile. Snaps and other containers without `/.flatpak-info` count as host
+/// processes, as they do for xdg-desktop-portal before its snap support.
+public enum ApplicationIdentity: Sendable, Hashable, CustomStringConvertible {
+    /// A process outside any Flatpak sandbox.
+    case host
+    /// A Flatpak sandbox's application, by its id (`org.example.AcmePlug`).
+    case sandboxed(String)
+    /// Nothing could be established (no process id, the process gone, its `/.flatpak-info`
+    /// unreadable or invalid); `reason` says why, for the log. Callers treat it as the most
+    /// restricted kind.
+    case unidentified(reason: String)
+
+    public var description: String {
+        switch self {
+        case .host: "a host process"
+        case .sandboxed(let id): "the sandboxed application \(id)"
+        case .unidentified(let reason): "unidentified (\(reason))"
+        }
+    }
+
+    /// The most of a `/.flatpak-info` that is read; flatpak's are a few KiB.
+    public static let flatpakInfoLimit = 64 << 10
+    /// How long reading a process's `/.flatpak-info` may take: a root on a filesystem that
+    /// never answers (FUSE) costs one lookup this long, and a thread, never the bus's own.
+    public static let readingTime: Duration = .seconds(5)
+
+    /// What `.flatpak-info` in the directory `root` (a process's `/proc/PID/root`, opened) says:
+    /// `host` when there is none; `unidentified` when it is a symbolic link (not followed), not
+    /// a regular file, larger than `flatpakInfoLimit`, unreadable, or invalid.
+    public static func readFlatpakInfo(underRoot root: Int32) -> ApplicationIdentity {
+        let file = openat(root, ".flatpak-info", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard file >= 0 else {
+            let error = errno
+            switch error {
+            case ENOENT: return .host
+            case ELOOP: return .unidentified(reason: "its /.flatpak-info is a symbolic link")
+            default: return .unidentified(reason: "its /.flatpak-info cannot be opened: \(describe(error))")
+            }
+        }
+        defer { close(file) }
+        var status = stat()
+        guard fstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            return .unidentified(reason: "its /.flatpak-info is not a regular file")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        while bytes.count <= flatpakInfoLimit {
+            let got = chunk.withUnsafeMutableBytes { read(file, $0.baseAddress, $0.count) }
+            if got < 0 && errno == EINTR { continue }
+            guard got >= 0 else {
+                return .unidentified(reason: "its /.flatpak-info cannot be read: \(describe(errno))")
+            }
+            if got == 0 { return parseFlatpakInfo(bytes) }
+            bytes += chunk[..<got]
+        }
+        return .unidentified(reason: "its /.flatpak-info is larger than \(flatpakInfoLimit) bytes")
+    }
+
+    /// What a `.flatpak-info`'s bytes say, parsed as flatpak and xdg-desktop-portal parse it,
+    /// with GLib's `GKeyFile`: the `name` of `[Runtime]` if there is that group, else of
+    /// `[Application]`, valid as `flatpak_is_valid_name` says, and an `[Instance]` with an
+    /// `instance-id` (xdg-desktop-portal refuses a file without one).
+    public static func parseFlatpakInfo(_ bytes: [UInt8]) -> ApplicationIdentity {
+        let keyFile = g_key_file_new()!
+        defer { g_key_file_free(keyFile) }
+        var error: UnsafeMutablePointer<GError>?
+        let loaded = bytes.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: max(buffer.count, 1)) {
+                g_key_file_load_from_data(keyFile, $0, gsize(buffer.count), G_KEY_FILE_NONE, &error)
+            }
+        }
+        guard loaded != 0 else {
+            let failure = GLibError(consuming: error, operation: "read /.flatpak-info")
+            return .unidentified(reason: "its /.flatpak-info is not a key file: \(failure.message)")
+        }
+        let group = g_key_file_has_group(keyFile, "Runtime") != 0 ? "Runtime" : "Application"
+        guard let name = string(keyFile, group, "name") else {
+            return .unidentified(reason: "its /.flatpak-info has no name in [\(group)]")
+        }
+        if let problem = ApplicationID.problem(name) {
+            return .unidentified(
+                reason: "its /.flatpak-info names '\(name)', which is not a Flatpak application id (\(problem))")
+        }
+        guard string(keyFile, "Instance", "instance-id") != nil else {
+            return .unidentified(reason: "its /.flatpak-info has no instance-id in [Instance]")
+        }
+        return .sandboxed(name)
+    }
+
+    /// What the root of process `pid` holds, read on a thread of its own within `readingTime`.
+    static func readFlatpakInfo(ofProcess pid: UInt32) async -> ApplicationIdentity {
+        let answered = Mutex(false)
+        return await withCheckedContinuation { continuation in
+            let answer: @Sendable (ApplicationIdentity) -> Void = { identity in
+                let first = answered.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+                if first { continuation.resume(returning: identity) }
+            }
+            // Dispatch's global queue takes another thread when one blocks: the bus's thread
+            // and the Swift pool's never wait on another process's filesystem.
+            DispatchQueue.global().async {
+                answer(readFlatpakInfoBlocking(ofProcess: pid))
+            }
+            let seconds = readingTime.components.seconds
+            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(seconds))) {
+                answer(.unidentified(reason: "its /.flatpak-info was not read within \(seconds) s"))
+            }
+        }
+    }
+
+    private static func readFlatpakInfoBlocking(ofProcess pid: UInt32) -> ApplicationIdentity {
+        let path = "/proc/\(pid)/root"
+        let root = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard root >= 0 else {
+            return .unidentified(reason: "\(path) cannot be opened: \(describe(errno))")
+        }
+        defer { close(root) }
+        return readFlatpakInfo(underRoot: root)
+    }
+
+    private static func string(_ keyFile: OpaquePointer, _ group: String, _ key: String) -> String? {
+        guard let value = g_key_file_get_string(keyFile, group, key, nil) else { return nil }
+        defer { g_free(value) }
+        return String(cString: value)
+    }
+
+    static func describe(_ error: Int32) -> String {
+        String(cString: strerror(error))
+    }
+}
+
+extension BusConnection {
+    /// The application behind `peer`'s connection (see `ApplicationIdentity`): its process, from
+    /// the bus daemon, pinned by a pidfd; the `/.flatpak-info` under that process's root; then
+    /// the process checked to be still alive (so that its pid was not given to another process
+    /// while the file was read) and `peer` to be still on the bus. Anything that cannot be
+    /// established is `unidentified`.
+    ///
+    /// Without `ProcessFD` the pid is pinned only once `pidfd_open` opened it, after the bus
+    /// daemon named it: a process that left the bus and whose pid was reused in between would
+    /// be looked at instead. The final check that `peer` is still on the bus narrows that to a
+    /// peer whose connection outlived its process (a descriptor passed on), as it is for
+    /// xdg-desktop-portal on such daemons.
+    public func applicationIdentity(of peer: String) async -> ApplicationIdentity {
+        let credentials: DBusValue
+        let descriptors: [Int32]
+        do throws(GLibError) {
+            let reply = try await GDBusConnection.callReceivingDescriptors(
+                connection, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                interface: "org.freedesktop.DBus", method: "GetConnectionCredentials", [.string(peer)],
+                timeout: .seconds(25))
+            credentials = reply.reply.elements.first ?? .vardict([])
+            descriptors = reply.descriptors
+        } catch {
+            return .unidentified(reason: "the bus gave no credentials of \(peer): \(BusError(error))")
+        }
+        var pidfd: Int32 = -1
+        var pidfdIndex: Int?
+        if case .handle(let index)? = credentials["ProcessFD"], descriptors.indices.contains(Int(index)) {
+            pidfdIndex = Int(index)
+            pidfd = descriptors[Int(index)]
+        }
+        for (index, descriptor) in descriptors.enumerated() where index != pidfdIndex { Glibc.close(descriptor) }
+        defer { if pidfd >= 0 { Glibc.close(pidfd) } }
+        guard case .uint32(let pid)? = credentials["ProcessID"], pid > 0 else {
+            return .unidentified(reason: "the bus knows no process of \(peer)")
+        }
+        if pidfd < 0 {
+            pidfd = cglib_pidfd_open(Int32(bitPattern: pid))
+            guard pidfd >= 0 else {
+                return .unidentified(
+                    reason: "process \(pid) of \(peer) cannot be pinned: \(ApplicationIdentity.describe(errno))")
+            }
+        }
+        let identity = await ApplicationIdentity.readFlatpakInfo(ofProcess: pid)
+        // Signal 0 sends nothing; EPERM (an agent without CAP_KILL) still says the process is there.
+        guard cglib_pidfd_send_signal(pidfd, 0) == 0 || errno == EPERM else {
+            return .unidentified(reason: "process \(pid) of \(peer) ended while its /.flatpak-info was read")
+        }
+        guard await hasOwner(peer) else {
+            return .unidentified(reason: "\(peer) left the bus while its application was looked up")
+        }
+        return identity
+    }
+}
