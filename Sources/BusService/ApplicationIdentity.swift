@@ -112,8 +112,9 @@ public enum ApplicationIdentity: Sendable, Hashable, CustomStringConvertible {
             return .unidentified(reason: "its /.flatpak-info has no name in [\(group)]")
         }
         if let problem = ApplicationID.problem(name) {
+            let shown = name.utf8.count > 80 ? "\(name.prefix(80))…" : name
             return .unidentified(
-                reason: "its /.flatpak-info names '\(name)', which is not a Flatpak application id (\(problem))")
+                reason: "its /.flatpak-info names '\(shown)', which is not a Flatpak application id (\(problem))")
         }
         guard string(keyFile, "Instance", "instance-id") != nil else {
             return .unidentified(reason: "its /.flatpak-info has no instance-id in [Instance]")
@@ -121,8 +122,9 @@ public enum ApplicationIdentity: Sendable, Hashable, CustomStringConvertible {
         return .sandboxed(name)
     }
 
-    /// What the root of process `pid` holds, read on a thread of its own within `readingTime`.
-    static func readFlatpakInfo(ofProcess pid: UInt32) async -> ApplicationIdentity {
+    /// What the root of process `pid` holds, read on a thread of its own within `readingTime`;
+    /// with `uid`, `unidentified` when the process is not that user's.
+    static func readFlatpakInfo(ofProcess pid: UInt32, uid: UInt32?) async -> ApplicationIdentity {
         let answered = Mutex(false)
         return await withCheckedContinuation { continuation in
             let answer: @Sendable (ApplicationIdentity) -> Void = { identity in
@@ -135,7 +137,7 @@ public enum ApplicationIdentity: Sendable, Hashable, CustomStringConvertible {
             // Dispatch's global queue takes another thread when one blocks: the bus's thread
             // and the Swift pool's never wait on another process's filesystem.
             DispatchQueue.global().async {
-                answer(readFlatpakInfoBlocking(ofProcess: pid))
+                answer(readFlatpakInfoBlocking(ofProcess: pid, uid: uid))
             }
             let seconds = readingTime.components.seconds
             DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(seconds))) {
@@ -144,11 +146,24 @@ public enum ApplicationIdentity: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    private static func readFlatpakInfoBlocking(ofProcess pid: UInt32) -> ApplicationIdentity {
-        let path = "/proc/\(pid)/root"
-        let root = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        guard root >= 0 else {
+    /// `/proc/PID` is opened first and, with `uid`, its owner (the process's effective user;
+    /// root for a process that made itself not dumpable) checked: a pid given to another
+    /// user's process since the bus daemon named it is not looked at. `root` under it then
+    /// belongs to the same process, or, if it ended meanwhile, to none.
+    private static func readFlatpakInfoBlocking(ofProcess pid: UInt32, uid: UInt32?) -> ApplicationIdentity {
+        let path = "/proc/\(pid)"
+        let process = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard process >= 0 else {
             return .unidentified(reason: "\(path) cannot be opened: \(describe(errno))")
+        }
+        defer { close(process) }
+        var status = stat()
+        if let uid, fstat(process, &status) != 0 || status.st_uid != uid {
+            return .unidentified(reason: "process \(pid) is not of uid \(uid), the connection's user")
+        }
+        let root = openat(process, "root", O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard root >= 0 else {
+            return .unidentified(reason: "\(path)/root cannot be opened: \(describe(errno))")
         }
         defer { close(root) }
         return readFlatpakInfo(underRoot: root)
@@ -173,10 +188,10 @@ extension BusConnection {
     /// established is `unidentified`.
     ///
     /// Without `ProcessFD` the pid is pinned only once `pidfd_open` opened it, after the bus
-    /// daemon named it: a process that left the bus and whose pid was reused in between would
-    /// be looked at instead. The final check that `peer` is still on the bus narrows that to a
-    /// peer whose connection outlived its process (a descriptor passed on), as it is for
-    /// xdg-desktop-portal on such daemons.
+    /// daemon named it: if the connecting process ended and its pid was reused in between, the
+    /// new process would be looked at instead, as xdg-desktop-portal would on such daemons.
+    /// The checks narrow that to a connection that outlived its process (a descriptor passed
+    /// to a child) whose pid went to another process of the same user.
     public func applicationIdentity(of peer: String) async -> ApplicationIdentity {
         let credentials: DBusValue
         let descriptors: [Int32]
@@ -201,6 +216,12 @@ extension BusConnection {
         guard case .uint32(let pid)? = credentials["ProcessID"], pid > 0 else {
             return .unidentified(reason: "the bus knows no process of \(peer)")
         }
+        guard case .uint32(let uid)? = credentials["UnixUserID"] else {
+            return .unidentified(reason: "the bus knows no user of \(peer)")
+        }
+        // Pinned by the bus daemon, the process is the one that connected; pinned here, after
+        // the daemon named its pid, it is checked to be at least of the connection's user.
+        let pinnedByBus = pidfd >= 0
         if pidfd < 0 {
             pidfd = cglib_pidfd_open(Int32(bitPattern: pid))
             guard pidfd >= 0 else {
@@ -208,7 +229,7 @@ extension BusConnection {
                     reason: "process \(pid) of \(peer) cannot be pinned: \(ApplicationIdentity.describe(errno))")
             }
         }
-        let identity = await ApplicationIdentity.readFlatpakInfo(ofProcess: pid)
+        let identity = await ApplicationIdentity.readFlatpakInfo(ofProcess: pid, uid: pinnedByBus ? nil : uid)
         // Signal 0 sends nothing; EPERM (an agent without CAP_KILL) still says the process is there.
         guard cglib_pidfd_send_signal(pidfd, 0) == 0 || errno == EPERM else {
             return .unidentified(reason: "process \(pid) of \(peer) ended while its /.flatpak-info was read")
