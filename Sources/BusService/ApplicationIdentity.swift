@@ -1,7 +1,6 @@
 import AccessoryCore
 import CGLib
 import CGLibShim
-import Dispatch
 import GLibRuntime
 import Glibc
 import Synchronization
@@ -124,25 +123,66 @@ public enum ApplicationIdentity: Sendable, Hashable, CustomStringConvertible {
 
     /// What the root of process `pid` holds, read on a thread of its own within `readingTime`;
     /// with `uid`, `unidentified` when the process is not that user's.
+    ///
+    /// A thread of its own (GLib's, not libdispatch's pool, which the agent never starts): the
+    /// bus's thread and the Swift pool's never wait on another process's filesystem. A reader
+    /// stuck on a root that never answers (a FUSE filesystem mounted `allow_other`) stays, so
+    /// at most `maximumReaders` run at once; past that, callers are unidentified.
     static func readFlatpakInfo(ofProcess pid: UInt32, uid: UInt32?) async -> ApplicationIdentity {
-        let answered = Mutex(false)
+        guard readers.wrappingAdd(1, ordering: .relaxed).newValue <= maximumReaders else {
+            readers.wrappingSubtract(1, ordering: .relaxed)
+            return .unidentified(reason: "\(maximumReaders) lookups of /.flatpak-info are still running")
+        }
+        let lookup = Lookup()
         return await withCheckedContinuation { continuation in
-            let answer: @Sendable (ApplicationIdentity) -> Void = { identity in
-                let first = answered.withLock { done in
-                    defer { done = true }
-                    return !done
-                }
-                if first { continuation.resume(returning: identity) }
-            }
-            // Dispatch's global queue takes another thread when one blocks: the bus's thread
-            // and the Swift pool's never wait on another process's filesystem.
-            DispatchQueue.global().async {
-                answer(readFlatpakInfoBlocking(ofProcess: pid, uid: uid))
+            lookup.start(continuation)
+            GLibThread.detach(name: "flatpak-info") {
+                let identity = readFlatpakInfoBlocking(ofProcess: pid, uid: uid)
+                readers.wrappingSubtract(1, ordering: .relaxed)
+                lookup.answer(identity)
             }
             let seconds = readingTime.components.seconds
-            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(seconds))) {
-                answer(.unidentified(reason: "its /.flatpak-info was not read within \(seconds) s"))
+            lookup.timeOut(
+                after: Task {
+                    try? await Task.sleep(for: readingTime)
+                    guard !Task.isCancelled else { return }
+                    lookup.answer(.unidentified(reason: "its /.flatpak-info was not read within \(seconds) s"))
+                })
+        }
+    }
+
+    public static let maximumReaders = 16
+    private static let readers = Atomic<Int>(0)
+
+    /// One lookup's answer, given once: by its reader or by its timeout, whichever comes first.
+    private final class Lookup: Sendable {
+        private struct State {
+            var continuation: CheckedContinuation<ApplicationIdentity, Never>?
+            var timeout: Task<Void, Never>?
+            var answered = false
+        }
+        private let state = Mutex(State())
+
+        func start(_ continuation: CheckedContinuation<ApplicationIdentity, Never>) {
+            state.withLock { $0.continuation = continuation }
+        }
+
+        func timeOut(after task: Task<Void, Never>) {
+            let answered = state.withLock { state in
+                state.timeout = task
+                return state.answered
             }
+            if answered { task.cancel() }
+        }
+
+        func answer(_ identity: ApplicationIdentity) {
+            let pending = state.withLock { state -> State? in
+                guard !state.answered else { return nil }
+                defer { state = State(answered: true) }
+                return state
+            }
+            pending?.timeout?.cancel()
+            pending?.continuation?.resume(returning: identity)
         }
     }
 
