@@ -103,13 +103,13 @@ struct Sandbox {
 
     /// Fails with bwrap's own words when it cannot make a sandbox here (no user namespaces,
     /// bubblewrap missing): the tests that need one fail, never skip.
-    static func check(as uid: UInt32, services: AgentServices) throws {
+    static func check(as uid: UInt32, services: AgentServices) async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap") else {
             throw HarnessError("bubblewrap is not installed (/usr/bin/bwrap); scripts/setup.sh installs it")
         }
         let probe = try Sandbox(application: "org.example.Probe")
-        let run = try services.runProgram(
-            "/bin/sh", probe.command(bus: services.bus, "/bin/cat", ["/.flatpak-info"]), uid: uid, timeout: 20)
+        let command = probe.command(bus: services.bus, "/bin/cat", ["/.flatpak-info"])
+        let run = try await offThePool { try services.runProgram("/bin/sh", command, uid: uid, timeout: 30) }
         guard run.status == 0, run.out.contains("name=org.example.Probe") else {
             throw HarnessError("bwrap cannot make an unprivileged sandbox as uid \(uid) here: \(run)")
         }
@@ -117,13 +117,31 @@ struct Sandbox {
 }
 
 extension AgentServices {
-    /// Runs the GIO test client in `sandbox` as `uid`.
-    func runClient(in sandbox: Sandbox, uid: UInt32, _ arguments: [String], timeout: TimeInterval = 40) throws
-        -> ScriptRun
+    /// Runs the GIO test client in `sandbox` as `uid`, waiting on a thread of its own.
+    func runClient(in sandbox: Sandbox, uid: UInt32, _ arguments: [String], timeout: TimeInterval = 60)
+        async throws -> ScriptRun
     {
-        try runProgram(
-            "/bin/sh", sandbox.command(bus: bus, "/usr/bin/python3", [AgentPaths.testClient] + arguments), uid: uid,
-            timeout: timeout)
+        let command = sandbox.command(bus: bus, "/usr/bin/python3", [AgentPaths.testClient] + arguments)
+        return try await offThePool { try self.runProgram("/bin/sh", command, uid: uid, timeout: timeout) }
+    }
+
+    /// Runs the GIO test client on the host as `uid`, waiting on a thread of its own.
+    func runHostClient(uid: UInt32, _ arguments: [String]) async throws -> ScriptRun {
+        try await offThePool { try self.runClient(uid: uid, arguments) }
+    }
+
+    /// Runs `program` as `uid`, waiting on a thread of its own.
+    func runHostProgram(_ program: String, _ arguments: [String], uid: UInt32) async throws -> ScriptRun {
+        try await offThePool { try self.runProgram(program, arguments, uid: uid) }
+    }
+}
+
+/// Runs `body`, which blocks until a process ends, on a thread of its own: the cooperative
+/// pool's two threads stay free for the test's own bus connections (a picker agent answering
+/// the agent), which a test blocked in a process's run would otherwise starve under load.
+func offThePool<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
     }
 }
 
@@ -155,18 +173,18 @@ struct MockServicesAgentApplicationTests {
     @Test func eachApplicationSeesAndActsOnItsOwnAccessoriesOnlyAndTheHostSeesBoth() async throws {
         let user = try systemUser("nobody")
         let services = try Apps.services(user: user)
-        try Sandbox.check(as: user, services: services)
+        try await Sandbox.check(as: user, services: services)
         try services.polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.join"])
         let acme = try Sandbox(application: Apps.acme), wled = try Sandbox(application: Apps.wled)
 
         // Each picks through the kiosk policy over its own profile.
-        let acmePick = try services.runClient(in: acme, uid: user, ["pick", Apps.acmeProfile, Apps.acmeItems])
+        let acmePick = try await services.runClient(in: acme, uid: user, ["pick", Apps.acmeProfile, Apps.acmeItems])
         #expect(acmePick.status == 0, "\(acmePick)")
         let acmeRecord = try #require(acmePick.added, "\(acmePick)")
         #expect(acmeRecord["application"] as? String == Apps.acme)
         #expect(acmeRecord["user"] as? Int == Int(user))
         let acmeID = try #require(acmeRecord["id"] as? String)
-        let wledPick = try services.runClient(in: wled, uid: user, ["pick", Apps.wledProfile, Apps.wledItems])
+        let wledPick = try await services.runClient(in: wled, uid: user, ["pick", Apps.wledProfile, Apps.wledItems])
         #expect(wledPick.status == 0, "\(wledPick)")
         let wledID = try #require(wledPick.added?["id"] as? String, "\(wledPick)")
         #expect(wledPick.added?["application"] as? String == Apps.wled)
@@ -181,11 +199,11 @@ struct MockServicesAgentApplicationTests {
                 ])
 
         // Each lists its own only; a session over its profile is activated with its own only.
-        let acmeList = try services.runClient(in: acme, uid: user, ["list"])
+        let acmeList = try await services.runClient(in: acme, uid: user, ["list"])
         #expect(acmeList.listed.compactMap { $0["id"] as? String } == [acmeID], "\(acmeList)")
-        let wledList = try services.runClient(in: wled, uid: user, ["list"])
+        let wledList = try await services.runClient(in: wled, uid: user, ["list"])
         #expect(wledList.listed.compactMap { $0["id"] as? String } == [wledID], "\(wledList)")
-        let reopened = try services.runClient(in: acme, uid: user, ["activate", Apps.acmeProfile])
+        let reopened = try await services.runClient(in: acme, uid: user, ["activate", Apps.acmeProfile])
         let activated = reopened.objects.first { $0["event"] as? String == "Activated" }
         let already = ((activated?["args"] as? [Any])?.first as? [[String: Any]]) ?? []
         #expect(already.compactMap { $0["id"] as? String } == [acmeID], "\(reopened)")
@@ -193,8 +211,8 @@ struct MockServicesAgentApplicationTests {
         // The other application's accessory is not there for it, exactly as one that does not exist.
         let missing = UUID().uuidString.lowercased()
         for command in [["show"], ["join"], ["remove"], ["rename", "Mine now"]] {
-            let other = try services.runClient(in: acme, uid: user, [command[0], wledID] + command.dropFirst())
-            let none = try services.runClient(in: acme, uid: user, [command[0], missing] + command.dropFirst())
+            let other = try await services.runClient(in: acme, uid: user, [command[0], wledID] + command.dropFirst())
+            let none = try await services.runClient(in: acme, uid: user, [command[0], missing] + command.dropFirst())
             #expect(other.status == 1 && none.status == 1, "\(command): \(other)")
             let otherError = other.objects.first
             let noneError = none.objects.first
@@ -208,22 +226,22 @@ struct MockServicesAgentApplicationTests {
         #expect(try services.networkManager.activeConnectionID(on: services.device) == "HomeNet")
 
         // A host process of the same user sees both, each with its application.
-        let host = try services.runClient(uid: user, ["list"])
+        let host = try await services.runHostClient(uid: user, ["list"])
         let both = Dictionary(
             uniqueKeysWithValues: host.listed.map { ($0["id"] as? String ?? "", $0["application"] as? String ?? "") })
         #expect(both == [acmeID: Apps.acme, wledID: Apps.wled], "\(host)")
-        let shown = try services.runClient(uid: user, ["show", wledID])
+        let shown = try await services.runHostClient(uid: user, ["show", wledID])
         #expect(shown.status == 0, "\(shown)")
 
         // accessoryctl, a host process, shows each record's application.
         let accessoryctl = try AgentProcess.builtProduct("accessoryctl").path
-        let table = try services.runProgram(accessoryctl, ["list"], uid: user)
+        let table = try await services.runHostProgram(accessoryctl, ["list"], uid: user)
         #expect(table.status == 0, "\(table)")
         let header = table.lines.first ?? ""
         #expect(header.contains("PROFILE") && header.contains("APPLICATION"), "\(table)")
         #expect(table.lines.contains { $0.hasPrefix(acmeID) && $0.contains(Apps.acme) }, "\(table)")
         #expect(table.lines.contains { $0.hasPrefix(wledID) && $0.contains(Apps.wled) }, "\(table)")
-        let json = try services.runProgram(accessoryctl, ["list", "--json"], uid: user)
+        let json = try await services.runHostProgram(accessoryctl, ["list", "--json"], uid: user)
         let listedJSON = try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [[String: Any]] ?? []
         #expect(Set(listedJSON.compactMap { $0["application"] as? String }) == [Apps.acme, Apps.wled], "\(json)")
 
@@ -237,14 +255,14 @@ struct MockServicesAgentApplicationTests {
     @Test func anApplicationOpensOnlyItsOwnProfilesAndAnotherIsNoSuchProfileLikeAMissingOne() async throws {
         let user = try systemUser("nobody")
         let services = try Apps.services(user: user)
-        try Sandbox.check(as: user, services: services)
+        try await Sandbox.check(as: user, services: services)
         try services.polkit.allow(["io.accessorysetup.open-session"])
         let acme = try Sandbox(application: Apps.acme)
 
-        let own = try services.runClient(in: acme, uid: user, ["open", Apps.acmeProfile])
+        let own = try await services.runClient(in: acme, uid: user, ["open", Apps.acmeProfile])
         #expect(own.status == 0, "\(own)")
-        func refusal(_ profile: String) throws -> (name: String?, message: String?) {
-            let run = try services.runClient(in: acme, uid: user, ["open", profile])
+        func refusal(_ profile: String) async throws -> (name: String?, message: String?) {
+            let run = try await services.runClient(in: acme, uid: user, ["open", profile])
             #expect(run.status == 1, "\(profile): \(run)")
             let result = run.result(of: "OpenSession")
             return (
@@ -252,16 +270,16 @@ struct MockServicesAgentApplicationTests {
                 (result?["message"] as? String)?.replacingOccurrences(of: profile, with: "PROFILE")
             )
         }
-        let missing = try refusal("org.example.nothing")
+        let missing = try await refusal("org.example.nothing")
         #expect(missing.name == "io.accessorysetup.Error.NoSuchProfile")
         // Another application's, and one installed for no application (host processes only).
         for profile in [Apps.wledProfile, "ge.wled.softap", "org.example.plug"] {
-            let refused = try refusal(profile)
+            let refused = try await refusal(profile)
             #expect(refused.name == missing.name && refused.message == missing.message, "\(profile): \(refused)")
         }
         // A host process of the same user opens any of them.
         for profile in [Apps.wledProfile, Apps.acmeProfile, "ge.wled.softap"] {
-            let host = try services.runClient(uid: user, ["open", profile])
+            let host = try await services.runHostClient(uid: user, ["open", profile])
             #expect(host.status == 0, "\(profile): \(host)")
         }
     }
@@ -269,14 +287,14 @@ struct MockServicesAgentApplicationTests {
     @Test func anApplicationCannotConsentForThePersonWhateverPolkitWouldAllow() async throws {
         let user = try systemUser("nobody")
         let services = try Apps.services(user: user)
-        try Sandbox.check(as: user, services: services)
+        try await Sandbox.check(as: user, services: services)
         try services.polkit.allow([
             "io.accessorysetup.open-session", "io.accessorysetup.use-client-profile",
             "io.accessorysetup.manage-others", "io.accessorysetup.authorize",
         ])
         let acme = try Sandbox(application: Apps.acme)
 
-        let register = try services.runClient(in: acme, uid: user, ["register-picker"])
+        let register = try await services.runClient(in: acme, uid: user, ["register-picker"])
         #expect(register.status == 1)
         #expect(
             register.result(of: "RegisterPickerAgent")?["error"] as? String == "io.accessorysetup.Error.NotAuthorized")
@@ -286,7 +304,7 @@ struct MockServicesAgentApplicationTests {
         let ownProfile = Apps.profile(
             id: "org.example.own", vendor: "Own", application: Apps.acme, item: "Anything",
             descriptor: #"{"ssidPrefix": "Acme-"}"#)
-        let passed = try services.runClient(in: acme, uid: user, ["open-fd", ownProfile])
+        let passed = try await services.runClient(in: acme, uid: user, ["open-fd", ownProfile])
         #expect(passed.status == 1, "\(passed)")
         let passedError = passed.result(of: "OpenSessionWithProfile")
         #expect(passedError?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(passed)")
@@ -295,28 +313,28 @@ struct MockServicesAgentApplicationTests {
         // A migration item records without anyone picking: the application would consent itself.
         let migration =
             #"[{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}, "hotspotSSID": "Acme-Setup-4F2A"}]"#
-        let migrated = try services.runClient(in: acme, uid: user, ["pick", Apps.acmeProfile, migration])
+        let migrated = try await services.runClient(in: acme, uid: user, ["pick", Apps.acmeProfile, migration])
         #expect(migrated.status == 1, "\(migrated)")
         let migratedError = migrated.result(of: "ShowPicker")
         #expect(migratedError?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(migrated)")
         #expect((migratedError?["message"] as? String)?.contains("without the person picking") == true)
 
         for command in [["list", "0"], ["leave", "0"]] {
-            let other = try services.runClient(in: acme, uid: user, command)
+            let other = try await services.runClient(in: acme, uid: user, command)
             #expect(other.status == 1, "\(command): \(other)")
             #expect(other.objects.first?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(other)")
             #expect((other.objects.first?["message"] as? String)?.contains("another user") == true, "\(other)")
         }
         // Its own uid named is no other user's.
-        let ownUser = try services.runClient(in: acme, uid: user, ["list", "\(user)"])
+        let ownUser = try await services.runClient(in: acme, uid: user, ["list", "\(user)"])
         #expect(ownUser.status == 0, "\(ownUser)")
 
         // polkit would have allowed them: a host process of the same user does all three.
-        let hostList = try services.runClient(uid: user, ["list", "0"])
+        let hostList = try await services.runHostClient(uid: user, ["list", "0"])
         #expect(hostList.status == 0, "\(hostList)")
-        let hostPassed = try services.runClient(uid: user, ["open-fd", ownProfile])
+        let hostPassed = try await services.runHostClient(uid: user, ["open-fd", ownProfile])
         #expect(hostPassed.status == 0, "\(hostPassed)")
-        let hostRegister = try services.runClient(uid: user, ["register-picker"])
+        let hostRegister = try await services.runHostClient(uid: user, ["register-picker"])
         #expect(hostRegister.status == 0, "\(hostRegister)")
     }
 
@@ -325,23 +343,23 @@ struct MockServicesAgentApplicationTests {
     @Test func aCallerWhoseApplicationCannotBeEstablishedOpensNothingAndSeesNothing() async throws {
         let user = try systemUser("nobody")
         let services = try Apps.services(user: user)
-        try Sandbox.check(as: user, services: services)
+        try await Sandbox.check(as: user, services: services)
         try services.polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.manage-others"])
-        let host = try services.runClient(uid: user, ["pick", Apps.acmeProfile, Apps.acmeItems])
+        let host = try await services.runHostClient(uid: user, ["pick", Apps.acmeProfile, Apps.acmeItems])
         let id = try #require(host.added?["id"] as? String, "\(host)")
         #expect(host.added?["application"] == nil, "a host process's record names no application")
 
         let invalid = try Sandbox(application: "org.example")
-        let opened = try services.runClient(in: invalid, uid: user, ["open", Apps.acmeProfile])
+        let opened = try await services.runClient(in: invalid, uid: user, ["open", Apps.acmeProfile])
         #expect(opened.result(of: "OpenSession")?["error"] as? String == "io.accessorysetup.Error.NotAuthorized")
         #expect(
             (opened.result(of: "OpenSession")?["message"] as? String)?.contains("could not establish which application")
                 == true, "\(opened)")
-        let listed = try services.runClient(in: invalid, uid: user, ["list"])
+        let listed = try await services.runClient(in: invalid, uid: user, ["list"])
         #expect(listed.status == 0 && listed.listed.isEmpty, "\(listed)")
-        let shown = try services.runClient(in: invalid, uid: user, ["show", id])
+        let shown = try await services.runClient(in: invalid, uid: user, ["show", id])
         #expect(shown.objects.first?["error"] as? String == "io.accessorysetup.Error.NoSuchAccessory", "\(shown)")
-        let register = try services.runClient(in: invalid, uid: user, ["register-picker"])
+        let register = try await services.runClient(in: invalid, uid: user, ["register-picker"])
         #expect(register.objects.first?["error"] as? String == "io.accessorysetup.Error.NotAuthorized")
         #expect(
             services.agent.log.contains("its application cannot be established")
@@ -354,7 +372,7 @@ struct MockServicesAgentApplicationTests {
     @Test func theDesktopSessionsPickerPicksForAnApplicationAndIsToldWhichOne() async throws {
         let user = try systemUser("nobody")
         let services = try Apps.services(user: user, kiosk: false)
-        try Sandbox.check(as: user, services: services)
+        try await Sandbox.check(as: user, services: services)
         try services.polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.authorize"])
         let logind = try LogindMock(on: services.bus, session: "c1", uid: user, user: "nobody")
         defer { logind.stop() }
@@ -364,7 +382,7 @@ struct MockServicesAgentApplicationTests {
             "RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([("session", .string("c1"))])])
 
         let acme = try Sandbox(application: Apps.acme)
-        let pick = try services.runClient(in: acme, uid: user, ["pick", Apps.acmeProfile, Apps.acmeItems])
+        let pick = try await services.runClient(in: acme, uid: user, ["pick", Apps.acmeProfile, Apps.acmeItems])
         #expect(pick.status == 0, "\(pick)")
         #expect(pick.added?["application"] as? String == Apps.acme, "\(pick)")
         let request = try #require(picker.calls.first { $0.member == "RequestChoice" })
@@ -379,19 +397,23 @@ struct MockServicesAgentApplicationTests {
     @Test func eventsReachAnApplicationForItsOwnSessionsOnly() async throws {
         let user = try systemUser("nobody")
         let services = try Apps.services(user: user)
-        try Sandbox.check(as: user, services: services)
+        try await Sandbox.check(as: user, services: services)
         try services.polkit.allow(["io.accessorysetup.open-session"])
         let acme = try Sandbox(application: Apps.acme), wled = try Sandbox(application: Apps.wled)
         let root = try await services.client()
         let rootEvents = try await root.subscribe()
 
-        let watching = Task.detached { try services.runClient(in: wled, uid: user, ["monitor", "20"], timeout: 60) }
-        let subscribed = try await poll(timeout: .seconds(20)) {
+        // The monitor ends with the first AccessoryAdded it hears (30): the WLED tool's, picked
+        // after the Acme plug's, so that every event of the Acme plug's pick came before it.
+        let watching = Task {
+            try await services.runClient(in: wled, uid: user, ["monitor", "120", "30"], timeout: 150)
+        }
+        let subscribed = try await poll(timeout: .seconds(60)) {
             services.agent.log.components(separatedBy: "events: ").count - 1 >= 2 ? true : nil
         }
         #expect(subscribed == true, "the sandboxed monitor never subscribed: \(services.agent.log)")
-        let acmePick = try services.runClient(in: acme, uid: user, ["pick", Apps.acmeProfile, Apps.acmeItems])
-        let wledPick = try services.runClient(in: wled, uid: user, ["pick", Apps.wledProfile, Apps.wledItems])
+        let acmePick = try await services.runClient(in: acme, uid: user, ["pick", Apps.acmeProfile, Apps.acmeItems])
+        let wledPick = try await services.runClient(in: wled, uid: user, ["pick", Apps.wledProfile, Apps.wledItems])
         let acmeSession = try #require(acmePick.result(of: "OpenSession")?["reply"] as? [String], "\(acmePick)")
         let wledSession = try #require(wledPick.result(of: "OpenSession")?["reply"] as? [String], "\(wledPick)")
 

@@ -14,8 +14,8 @@ setpriv). Each command prints one JSON object a line: {"call": ..., "reply": ...
     agent_client.py activate PROFILE        Manager1.OpenSession and Session1.Activate; prints Activated
     agent_client.py open-fd JSON            Manager1.OpenSessionWithProfile, the profile JSON through a pipe
     agent_client.py register-picker         Manager1.RegisterPickerAgent for the connection's own sessions
-    agent_client.py monitor SECONDS         Manager1.Subscribe, then every Event for SECONDS as
-        {"event": "Event", "session": PATH, "type": N, "accessory": {...}}
+    agent_client.py monitor SECONDS [TYPE]  Manager1.Subscribe, then every Event for SECONDS (or until
+        one of TYPE arrives) as {"event": "Event", "session": PATH, "type": N, "accessory": {...}}
     agent_client.py latency SECONDS         Manager1.ListAccessories again and again for SECONDS;
         prints {"calls": N, "slowest": SECONDS, "failed": N}
     agent_client.py pick PROFILE ITEMS [--picker SSID]
@@ -203,13 +203,16 @@ def activate(profile):
     return 0
 
 
-def monitor(seconds):
-    """Prints the Manager1.Event signals this connection hears for `seconds` after Subscribe."""
+def monitor(seconds, until_type):
+    """Prints the Manager1.Event signals this connection hears for `seconds` after Subscribe, or
+    until one of `until_type` arrives."""
     loop = GLib.MainLoop()
 
     def on_event(_connection, _sender, _path, _interface, _member, parameters):
         session, event_type, accessory, _error = parameters.unpack()
         emit({"event": "Event", "session": session, "type": event_type, "accessory": accessory})
+        if event_type == until_type:
+            loop.quit()
 
     bus.signal_subscribe(AGENT, MANAGER, "Event", MANAGER_PATH, None, Gio.DBusSignalFlags.NONE, on_event)
     ok, _ = call("Subscribe")
@@ -265,7 +268,7 @@ def main(arguments):
     elif command == "register-picker":
         ok, _ = call("RegisterPickerAgent", "(oa{sv})", (PICKER_PATH, {}))
     elif command == "monitor":
-        return monitor(float(rest[0]))
+        return monitor(float(rest[0]), int(rest[1]) if len(rest) > 1 else None)
     elif command == "latency":
         return latency(float(rest[0]))
     elif command == "pick":
