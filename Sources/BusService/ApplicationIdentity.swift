@@ -23,8 +23,8 @@ import Synchronization
 /// - A process whose root has no `/.flatpak-info` (`ENOENT`) is not a Flatpak sandbox; any other
 ///   failure to read it is a failure, never a host process.
 /// - A sandboxed app reaches the bus directly or through flatpak's `xdg-dbus-proxy`, which
-///   flatpak runs in a sandbox holding the same `/.flatpak-info`; either way the connection's
-///   process has it.
+///   flatpak runs under bubblewrap with the same `/.flatpak-info` (`flatpak-run-dbus.c`);
+///   either way the connection's process has it.
 /// - A valid id is one `flatpak_is_valid_name` accepts (`ApplicationID`).
 ///
 /// A process on the host can build a sandbox of its own (bubblewrap, a container) with any
