@@ -121,25 +121,26 @@ public enum ApplicationIdentity: Sendable, Hashable, CustomStringConvertible {
         return .sandboxed(name)
     }
 
-    /// What the root of process `pid` holds, read on a thread of its own within `readingTime`;
+    /// What the root of process `pid` holds, read off the caller's thread within `readingTime`;
     /// with `uid`, `unidentified` when the process is not that user's.
     ///
-    /// A thread of its own (GLib's, not libdispatch's pool, which the agent never starts): the
-    /// bus's thread and the Swift pool's never wait on another process's filesystem. A reader
-    /// stuck on a root that never answers (a FUSE filesystem mounted `allow_other`) stays, so
-    /// at most `maximumReaders` run at once; past that, callers are unidentified.
+    /// Read on GLib threads of their own (not libdispatch's pool, which the agent never
+    /// starts): the bus's thread and the Swift pool's never wait on another process's
+    /// filesystem. At most `maximumReaders` such threads run; a lookup past that waits for one
+    /// within its time. A reader stuck on a root that never answers (a FUSE filesystem mounted
+    /// `allow_other`) keeps its thread, so readers are bounded rather than unlimited; a lookup
+    /// that waited out its time is skipped when its turn comes.
     static func readFlatpakInfo(ofProcess pid: UInt32, uid: UInt32?) async -> ApplicationIdentity {
-        guard readers.wrappingAdd(1, ordering: .relaxed).newValue <= maximumReaders else {
-            readers.wrappingSubtract(1, ordering: .relaxed)
-            return .unidentified(reason: "\(maximumReaders) lookups of /.flatpak-info are still running")
-        }
         let lookup = Lookup()
         return await withCheckedContinuation { continuation in
             lookup.start(continuation)
-            GLibThread.detach(name: "flatpak-info") {
-                let identity = readFlatpakInfoBlocking(ofProcess: pid, uid: uid)
-                readers.wrappingSubtract(1, ordering: .relaxed)
-                lookup.answer(identity)
+            let queued = Readers.submit {
+                guard !lookup.isAnswered else { return }
+                lookup.answer(readFlatpakInfoBlocking(ofProcess: pid, uid: uid))
+            }
+            guard queued else {
+                lookup.answer(.unidentified(reason: "too many lookups of /.flatpak-info are waiting"))
+                return
             }
             let seconds = readingTime.components.seconds
             lookup.timeOut(
@@ -151,8 +152,50 @@ public enum ApplicationIdentity: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public static let maximumReaders = 16
-    private static let readers = Atomic<Int>(0)
+    /// The reader threads running at once, at most.
+    public static let maximumReaders = 4
+    /// The lookups waiting for a reader, at most.
+    public static let maximumWaiting = 256
+
+    /// The reader threads and the reads waiting for one: a thread takes the next waiting read
+    /// when it is done with its own, and ends when none waits.
+    private enum Readers {
+        private struct Queue {
+            var running = 0
+            var waiting: [@Sendable () -> Void] = []
+        }
+        private static let queue = Mutex(Queue())
+
+        /// Runs `read` on a reader thread, now or when one is free; `false` when too many wait.
+        static func submit(_ read: @escaping @Sendable () -> Void) -> Bool {
+            let start: Bool? = queue.withLock { queue in
+                if queue.running < maximumReaders {
+                    queue.running += 1
+                    return true
+                }
+                guard queue.waiting.count < maximumWaiting else { return nil }
+                queue.waiting.append(read)
+                return false
+            }
+            guard let start else { return false }
+            if start {
+                GLibThread.detach(name: "flatpak-info") {
+                    var next: (@Sendable () -> Void)? = read
+                    while let current = next {
+                        current()
+                        next = queue.withLock { queue in
+                            guard !queue.waiting.isEmpty else {
+                                queue.running -= 1
+                                return nil
+                            }
+                            return queue.waiting.removeFirst()
+                        }
+                    }
+                }
+            }
+            return true
+        }
+    }
 
     /// One lookup's answer, given once: by its reader or by its timeout, whichever comes first.
     private final class Lookup: Sendable {
@@ -166,6 +209,8 @@ public enum ApplicationIdentity: Sendable, Hashable, CustomStringConvertible {
         func start(_ continuation: CheckedContinuation<ApplicationIdentity, Never>) {
             state.withLock { $0.continuation = continuation }
         }
+
+        var isAnswered: Bool { state.withLock { $0.answered } }
 
         func timeOut(after task: Task<Void, Never>) {
             let answered = state.withLock { state in
