@@ -103,7 +103,8 @@ extension Agent {
         let ssid = record.ssid.map { "\($0)" } ?? "?"
         do {
             let client = try await radios.hotspots()
-            Journal.info("join: \(ssid) for record \(record.id) of uid \(uid) (\(caller))")
+            let application = record.owner.application.map { ", application \($0)" } ?? ""
+            Journal.info("join: \(ssid) for record \(record.id) of uid \(uid)\(application) (\(caller))")
             return try await client.join(configuration, options: options)
         } catch {
             if case .networkManagerUnavailable = error { await radios.reset(networkManager: true) }
