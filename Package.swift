@@ -25,8 +25,9 @@ let package = Package(
             name: "NetworkManagerBackend",
             dependencies: ["AccessoryCore", "GLibRuntime", "CGLibShim", "CNetworkManager"]),
         .target(name: "BlueZBackend", dependencies: ["AccessoryCore", "GLibRuntime", "CGLibShim", "CGLib"]),
-        // The agent's own side of D-Bus: owning a name, exporting objects, calling peers.
-        .target(name: "BusService", dependencies: ["GLibRuntime", "CGLib"]),
+        // The agent's own side of D-Bus: owning a name, exporting objects, calling peers, and
+        // which application a peer is.
+        .target(name: "BusService", dependencies: ["AccessoryCore", "GLibRuntime", "CGLib", "CGLibShim"]),
         // The BlueZ pairing agent (`org.bluez.Agent1`) the agent and `accessoryctl handoff` export.
         .target(
             name: "BluetoothPairing", dependencies: ["AccessoryCore", "BlueZBackend", "BusService", "GLibRuntime"]),
@@ -93,6 +94,7 @@ let package = Package(
 
         .testTarget(name: "AccessoryCoreTests", dependencies: ["AccessoryCore"], exclude: ["Fixtures"]),
         .testTarget(name: "GLibRuntimeTests", dependencies: ["GLibRuntime", "CGLib"]),
+        .testTarget(name: "BusServiceTests", dependencies: ["BusService", "AccessoryCore"]),
         .testTarget(
             name: "AccessorySetupKitTests",
             dependencies: ["AccessorySetupKit", "AgentInterface", "AccessoryCore", "GLibRuntime", "CGLib"]),

@@ -8,9 +8,11 @@ set -euo pipefail
 # daemon, gdbus, iproute2 and unshare for the namespaces, openssl for test certificates, and
 # scdoc for the man pages; for ESP-IDF provisioning, libcrypto to build against, and protoc,
 # Python's protobuf, cryptography and srp for the provisioning device simulator and the test
-# vectors; tmux to drive the terminal picker, and in it zsh and fish to complete commands; GTK 4 and libadwaita for the graphical picker
+# vectors; tmux to drive the terminal picker, and in it zsh and fish to complete commands; GTK 4
+# and libadwaita for the graphical picker
 # (SVG product images need librsvg's pixbuf loader), and to test it headless Xvfb, the AT-SPI
-# bus, pyatspi and ImageMagick's import.
+# bus, pyatspi and ImageMagick's import; bubblewrap, to run test clients in Flatpak-like
+# sandboxes as sandboxed applications.
 packages=(
     binutils gcc git libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libsqlite3-0
     libstdc++-12-dev libxml2-dev libz3-dev pkgconf tzdata zlib1g-dev
@@ -19,7 +21,7 @@ packages=(
     libssl-dev protobuf-compiler python3-protobuf python3-cryptography python3-srp python3-venv tmux
     libgtk-4-dev libadwaita-1-dev librsvg2-common adwaita-icon-theme fonts-dejavu-core
     xvfb xauth at-spi2-core python3-pyatspi imagemagick
-    zsh fish
+    zsh fish bubblewrap
 )
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -103,7 +103,8 @@ extension Agent {
         let ssid = record.ssid.map { "\($0)" } ?? "?"
         do {
             let client = try await radios.hotspots()
-            Journal.info("join: \(ssid) for record \(record.id) of uid \(uid) (\(caller))")
+            let application = record.owner.application.map { ", application \($0)" } ?? ""
+            Journal.info("join: \(ssid) for record \(record.id) of uid \(uid)\(application) (\(caller))")
             return try await client.join(configuration, options: options)
         } catch {
             if case .networkManagerUnavailable = error { await radios.reset(networkManager: true) }
@@ -122,7 +123,8 @@ extension Agent {
     ) async throws(CallFailure) {
         joins.add(
             ActiveJoin(
-                device: joined.device, uid: uid, client: caller, sessionPath: host?.path, recordID: record.id,
+                device: joined.device, uid: uid, application: record.owner.application, client: caller,
+                sessionPath: host?.path, recordID: record.id,
                 ssid: joined.ssid, connectionUUID: joined.connectionUUID.lowercased(), joinOnce: configuration.joinOnce,
                 endsWithClient: bindToCaller && configuration.joinOnce))
         recordConnection(joined, of: record.id)
@@ -153,16 +155,28 @@ extension Agent {
         return .vardict(reply)
     }
 
-    /// Leaves the caller's join (or, with `user` and polkit's leave, another user's).
+    /// Leaves the caller's join (or, with `user` and polkit's manage-others, another user's). A
+    /// sandboxed application leaves only the joins of its own application's records, and names
+    /// no other user.
     func leave(_ call: MethodCall, host: SessionHost?, options: [String: DBusValue]) async throws(CallFailure)
         -> DBusValue
     {
-        let caller = try await uid(of: call.sender)
+        let caller = try await caller(call)
         let reader = try CallOptions(options, known: ["device", "user"])
-        let uid = try reader.uint32("user", expected: "a uint32 user id") ?? caller
+        let uid = try reader.uint32("user", expected: "a uint32 user id") ?? caller.uid
         let device = try reader.string("device", expected: "an interface name")
-        if uid != caller { try await require(.manageOthers, call, uid: caller) }
-        guard let join = joins.joinToLeave(uid: uid, device: device, sessionPath: host?.path) else {
+        if uid != caller.uid {
+            try caller.requireHost("options.user naming another user", because: Self.ownRecordsOnly)
+            try await require(.manageOthers, call, uid: caller.uid)
+        }
+        let othersUser = uid != caller.uid
+        guard
+            let join = joins.joinToLeave(
+                uid: uid, device: device, sessionPath: host?.path,
+                where: {
+                    othersUser || caller.sees(AccessoryOwner(uid: $0.uid, profileID: "", application: $0.application))
+                })
+        else {
             throw CallFailure(HotspotError.notJoined(device: device ?? "any device"))
         }
         // No longer ours while NetworkManager takes it down, so that the dispatcher's "down"

@@ -33,8 +33,8 @@ extension Agent {
             let (record, _) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
             return [BusCoding.record(record)]
         case "JoinAccessory":
-            let (record, uid) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
-            return [try await join(call, record: record, uid: uid, host: nil, options: arguments.options(1))]
+            let (record, caller) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
+            return [try await join(call, record: record, uid: caller.uid, host: nil, options: arguments.options(1))]
         case "Leave":
             return [try await leave(call, host: nil, options: arguments.options(0))]
         case "RemoveAccessory", "RenameAccessory", "FinishAuthorization", "FailAuthorization":
@@ -53,7 +53,9 @@ extension Agent {
             try await reportConnection(call, action: action, connection: arguments.options(1))
             return []
         case "Reload":
-            try await require(.configureKiosk, call, uid: try await uid(of: call.sender))
+            let caller = try await caller(call)
+            try caller.requireHost("Reload", because: "configuring the agent is the administrator's, on the host")
+            try await require(.configureKiosk, call, uid: caller.uid)
             try reload()
             return []
         default:
@@ -80,8 +82,8 @@ extension Agent {
             let name = try arguments.string(1, "name")
             try await applyOutsideSession(record, .renameAccessory(record.id, name: name, options: rename))
         case "FinishAuthorization":
-            let (record, uid) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
-            try await require(.authorize, call, uid: uid)
+            let (record, caller) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
+            try await require(.authorize, call, uid: caller.uid)
             let settings = try Self.read { () throws(AccessorySessionError) in
                 try AccessorySession.accessorySettings(arguments[1].jsonValue, at: "settings")
             }
@@ -99,8 +101,8 @@ extension Agent {
         guard !subscribers.contains(call.sender) else {
             throw CallFailure(AgentError.pickerAgentAlreadyRegistered(scope: "events of \(call.sender)"))
         }
-        let uid = try await uid(of: call.sender)
-        subscribers.add(call.sender, uid: uid)
+        let caller = try await caller(call)
+        subscribers.add(caller)
         guard await bus.hasOwner(call.sender) else {
             _ = subscribers.remove(call.sender)
             return
@@ -119,16 +121,33 @@ extension Agent {
     // MARK: Sessions
 
     /// Profiles are read only once polkit allowed the session: a caller it refuses makes the
-    /// agent read no file.
+    /// agent read no file. An unidentified caller is refused before polkit is asked.
     private func openSession(_ call: MethodCall, profile id: String, options: [String: DBusValue])
         async throws(CallFailure) -> String
     {
         _ = try CallOptions(options, known: [])
-        let uid = try await uid(of: call.sender)
-        try checkSessionLimits(call.sender, uid: uid)
-        try await require(.openSession, call, uid: uid)
-        let profile = try loadProfile(id)
-        return try await openSession(call, profile: profile, uid: uid)
+        let caller = try await caller(call)
+        try caller.requireIdentified("OpenSession")
+        try checkSessionLimits(call.sender, uid: caller.uid)
+        try await require(.openSession, call, uid: caller.uid)
+        let profile = try loadProfile(id, for: caller)
+        return try await openSession(call, profile: profile, caller: caller)
+    }
+
+    /// Profile `id` as `caller` may open it. A host process opens any installed profile. A
+    /// sandboxed application opens only one whose `applications` name it: for any other, and
+    /// for one installed but refused, it gets exactly the `NoSuchProfile` of a profile that
+    /// does not exist, so that it learns nothing of what else is installed. (An id that is
+    /// not a profile id at all is refused as such for everyone: that says nothing of what is
+    /// installed.)
+    private func loadProfile(_ id: String, for caller: Caller) throws(CallFailure) -> AccessoryProfile {
+        guard let application = caller.ownerApplication, AccessoryProfile.isReverseDNS(id) else {
+            return try loadProfile(id)
+        }
+        guard let profile = try? loadProfile(id), profile.admits(application: application) else {
+            throw CallFailure(AgentError.noSuchProfile(id))
+        }
+        return profile
     }
 
     private func openSessionWithProfile(_ call: MethodCall, options: [String: DBusValue]) async throws(CallFailure)
@@ -140,7 +159,13 @@ extension Agent {
         }
         defer { close(descriptor) }
         _ = try CallOptions(options, known: [])
-        let uid = try await uid(of: call.sender)
+        let caller = try await caller(call)
+        // Before polkit: an administrator's password typed for an application's own profile
+        // would let the application decide what the person is asked to set up.
+        try caller.requireHost(
+            "OpenSessionWithProfile",
+            because: "an application opens the installed profiles that name it, never one it passes itself")
+        let uid = caller.uid
         try checkSessionLimits(call.sender, uid: uid)
         try await require(.useClientProfile, call, uid: uid)
         try await require(.openSession, call, uid: uid)
@@ -172,20 +197,23 @@ extension Agent {
                     what: "items in one profile", limit: limits.itemsPerCall,
                     advice: "split the profile, or show fewer items at a time"))
         }
-        return try await openSession(call, profile: profile, uid: uid)
+        return try await openSession(call, profile: profile, caller: caller)
     }
 
     private func checkSessionLimits(_ client: String, uid: UInt32) throws(CallFailure) {
         try sessions.checkLimits(client: client, uid: uid, configuration.limits)
     }
 
-    private func openSession(_ call: MethodCall, profile: AccessoryProfile, uid: UInt32) async throws(CallFailure)
+    /// The session's owner is the caller's user, application and the profile: a sandboxed
+    /// application's session sees and makes records of its own application alone.
+    private func openSession(_ call: MethodCall, profile: AccessoryProfile, caller: Caller) async throws(CallFailure)
         -> String
     {
+        let uid = caller.uid
         // Checked again: other calls may have opened sessions while polkit answered.
         try checkSessionLimits(call.sender, uid: uid)
         let path = sessions.nextPath()
-        let owner = AccessoryOwner(uid: uid, profileID: profile.id)
+        let owner = AccessoryOwner(uid: uid, profileID: profile.id, application: caller.ownerApplication)
         let session = AccessorySession(profile: profile, owner: owner, accessories: records.all)
         let object: ExportedObject
         do {
@@ -213,7 +241,7 @@ extension Agent {
             throw error
         }
         sessions.add(host)
-        Journal.info("session \(path) opened by \(call.sender) (uid \(uid)) over profile \(profile.id)")
+        Journal.info("session \(path) opened by \(call.sender) (\(owner.logDescription)) over profile \(profile.id)")
         // A client that left while polkit or the bus answered was not seen leaving by the session.
         guard await bus.hasOwner(call.sender) else {
             Journal.info("session \(path): its client \(call.sender) left before it was opened")
@@ -225,10 +253,18 @@ extension Agent {
 
     // MARK: Picker agents
 
+    /// Only a host process registers a picker agent: a picker is where the person consents, and
+    /// an application that picked for itself would consent for the person.
     private func registerPickerAgent(_ call: MethodCall, path: String, options: [String: DBusValue])
         async throws(CallFailure)
     {
-        let uid = try await uid(of: call.sender)
+        let caller = try await caller(call)
+        try caller.requireHost(
+            "RegisterPickerAgent",
+            because:
+                "an application cannot pick for itself; the person picks in the desktop session's picker, or the kiosk policy does"
+        )
+        let uid = caller.uid
         let logindSession = try CallOptions(options, known: ["session"]).string(
             "session", expected: "a logind session id"
         ) {
@@ -279,7 +315,7 @@ extension Agent {
     /// The picker agent for a session: the one its client's own connection registered, else the
     /// one of the client's logind session.
     func pickerAgent(for host: SessionHost) async -> PickerAgentRegistration? {
-        if let own = pickerAgents.own(of: host.client) { return own }
+        if host.isHostClient, let own = pickerAgents.own(of: host.client) { return own }
         let sessionAgents = pickerAgents.forLogindSessions
         guard !sessionAgents.isEmpty, let pid = await bus.processID(of: host.client) else { return nil }
         let reply = try? await bus.call(
@@ -295,30 +331,39 @@ extension Agent {
     private func listAccessories(_ call: MethodCall, options: [String: DBusValue]) async throws(CallFailure)
         -> [AccessoryRecord]
     {
-        let caller = try await uid(of: call.sender)
+        let caller = try await caller(call)
         let reader = try CallOptions(options, known: ["profile", "user"])
-        let uid = try reader.uint32("user", expected: "a uint32 user id") ?? caller
+        let uid = try reader.uint32("user", expected: "a uint32 user id") ?? caller.uid
         let profile = try reader.string("profile", expected: "a profile id")
-        if uid != caller { try await require(.manageOthers, call, uid: caller) }
-        return records.owned(uid: uid, profile: profile)
+        if uid != caller.uid {
+            try caller.requireHost("options.user naming another user", because: Self.ownRecordsOnly)
+            try await require(.manageOthers, call, uid: caller.uid)
+            return records.owned(uid: uid, profile: profile)
+        }
+        return records.owned(uid: uid, profile: profile).filter { caller.sees($0.owner) }
     }
 
-    /// The record `id` if the caller owns it; another user's only with `action` allowed by polkit
-    /// (without one, it counts as not there).
+    /// Why a sandboxed application may not name another user, whatever polkit would say.
+    static let ownRecordsOnly = "an application sees and acts on its own accessories only"
+
+    /// The record `id` if the caller sees it (`Caller.sees`); another user's, for a host
+    /// process, only with `action` allowed by polkit. Any other counts as not there: a
+    /// sandboxed application gets the same `NoSuchAccessory` for another application's record,
+    /// a host record, another user's and one that does not exist, and polkit is not asked.
     func callersRecord(
         _ call: MethodCall, id text: String, action: PolkitAction? = nil
-    ) async throws(CallFailure) -> (AccessoryRecord, UInt32) {
-        let uid = try await uid(of: call.sender)
+    ) async throws(CallFailure) -> (AccessoryRecord, Caller) {
+        let caller = try await caller(call)
         guard let id = UUID(uuidString: text), let record = records.record(id) else {
             throw CallFailure(AgentError.noSuchAccessory(text))
         }
-        if record.owner.uid != uid {
-            guard let action else { throw CallFailure(AgentError.noSuchAccessory(text)) }
+        if !caller.sees(record.owner) {
+            guard caller.isHost, let action else { throw CallFailure(AgentError.noSuchAccessory(text)) }
             let allowed = await polkit.check(
-                action, sender: call.sender, uid: uid, interactive: call.allowsInteractiveAuthorization)
+                action, sender: call.sender, uid: caller.uid, interactive: call.allowsInteractiveAuthorization)
             guard allowed else { throw CallFailure(AgentError.noSuchAccessory(text)) }
         }
-        return (record, uid)
+        return (record, caller)
     }
 
     /// Applies a record operation through a session of the record's owner that lives only for
@@ -349,7 +394,7 @@ extension Agent {
             case .save(let changed):
                 try records.save(changed)
                 Journal.info(
-                    "record \(changed.id) of uid \(changed.owner.uid) changed: \(changed.state.name), '\(changed.displayName)'"
+                    "record \(changed.id) of \(changed.owner.logDescription) changed: \(changed.state.name), '\(changed.displayName)'"
                 )
                 await broadcast(.recordChanged(changed), owner: changed.owner, except: nil)
             case .delete(let removed):
@@ -362,7 +407,7 @@ extension Agent {
 
     func removeRecord(_ record: AccessoryRecord) throws(CallFailure) {
         let record = try records.remove(record)
-        Journal.info("record \(record.id) of uid \(record.owner.uid) removed")
+        Journal.info("record \(record.id) of \(record.owner.logDescription) removed")
         Task { await self.forgetProfiles(of: record) }
         Task { await self.broadcast(.recordRemoved(record.id), owner: record.owner, except: nil) }
     }
@@ -401,9 +446,12 @@ extension Agent {
         Set(records.connectionUUIDs + joins.madeConnectionUUIDs())
     }
 
-    /// The profiles the agent made for the records of `uid`.
-    func ownConnections(uid: UInt32) -> Set<String> {
-        let owned = records.owned(uid: uid)
+    /// The profiles the agent made for the records a session of `owner` may adopt: all of its
+    /// user's for a host process's session, its application's own for a sandboxed one's.
+    func ownConnections(for owner: AccessoryOwner) -> Set<String> {
+        let owned = records.owned(uid: owner.uid).filter {
+            owner.application == nil || $0.owner.application == owner.application
+        }
         let ids = Set(owned.map(\.id))
         return Set(owned.flatMap(\.connectionUUIDs) + joins.madeConnectionUUIDs(of: ids))
     }

@@ -85,6 +85,14 @@ extension Agent {
         // Migration items alone need nobody to pick; what they adopt is recorded as a pick is.
         let picks = items.contains { if case .display = $0 { true } else { false } }
         if items.contains(where: { if case .migration = $0 { true } else { false } }) {
+            // A migration item records without anyone picking, on polkit's authorize alone
+            // (granted without a prompt in the active session): an application would consent
+            // for the person, so a sandboxed one shows display items only.
+            if let application = host.owner.application {
+                throw .refused(
+                    "migration items are refused to the sandboxed application \(application): they record accessories "
+                        + "without the person picking; show the accessories as display items")
+            }
             try await require(.authorize, call, uid: host.uid)
         }
         let frontEnd = picks ? try await frontEnd(for: host) : .agent
@@ -120,9 +128,12 @@ extension Agent {
     }
 
     /// Who picks for a session: the picker agent of its client, else the kiosk policy, else the
-    /// picker agent of its client's logind session.
+    /// picker agent of its client's logind session. A sandboxed application's session never
+    /// has a picker of its own (it cannot register one; checked here all the same): the
+    /// person picks in the desktop session's picker, registered by a host process, or the
+    /// kiosk policy picks.
     private func frontEnd(for host: SessionHost) async throws(CallFailure) -> PickerFrontEnd {
-        if let own = pickerAgents.own(of: host.client) {
+        if host.isHostClient, let own = pickerAgents.own(of: host.client) {
             host.pick(with: own)
             return .agent
         }
@@ -186,7 +197,7 @@ extension Agent {
         for join in joins.all where join.sessionPath == host.path && join.endsWithClient {
             await endJoin(join, because: "its session ended")
         }
-        Journal.info("session \(host.path) ended")
+        Journal.info("session \(host.path) ended (\(host.owner.logDescription))")
     }
 
     // MARK: Effects
@@ -266,7 +277,8 @@ extension Agent {
         }
         if let hotspot = host.session.revealedHotspot(for: record.id) { handedOff.keep(hotspot, for: record.id) }
         Journal.info(
-            "record \(record.id) of uid \(record.owner.uid) saved: \(record.state.name), '\(record.displayName)'")
+            "record \(record.id) of \(record.owner.logDescription) saved: \(record.state.name), '\(record.displayName)'"
+        )
         await broadcast(.recordChanged(record), owner: record.owner, except: host.path)
         return true
     }
@@ -307,9 +319,9 @@ extension Agent {
 
     private func lookUpMigrations(_ items: [MigrationDisplayItem], for host: SessionHost) {
         let path = host.path
-        let uid = host.uid
+        let owner = host.owner
         Task {
-            let lookups = await self.lookUp(items, uid: uid)
+            let lookups = await self.lookUp(items, for: owner)
             await self.feed(.migrationsLookedUp(lookups), toSession: path)
         }
     }
@@ -361,7 +373,7 @@ extension Agent {
         let eventArguments: [DBusValue] = [
             .objectPath(host.path), .uint32(UInt32(event.type.rawValue)), accessory, BusCoding.error(event.error),
         ]
-        for subscriber in subscribers.recipients(forSessionOf: host.uid) {
+        for subscriber in subscribers.recipients(forSessionOf: host.owner) {
             bus.emit(
                 path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name, signal: "Event", eventArguments,
                 destination: subscriber)
@@ -391,7 +403,7 @@ extension Agent {
         let profile = host.session.profile
         let asksPassphrase: Bool = if case .prompt? = profile.hotspot?.passphrase { true } else { false }
         let request = PickerAgentRequest(
-            profile: profile.id, vendor: profile.vendor, user: host.uid,
+            profile: profile.id, vendor: profile.vendor, user: host.uid, application: host.owner.application,
             items: items.map {
                 PickerAgentRequest.Item(
                     name: $0.name, productImage: $0.productImage, rename: $0.setupOptions.contains(.rename))
@@ -469,10 +481,10 @@ extension Agent {
     // MARK: Migration and Bluetooth setup
 
     /// What of each migration item's accessory is there to adopt: a hotspot profile the agent
-    /// made for the same user (never one anyone else could have tagged as this project's), and
-    /// the Bluetooth device as BlueZ knows it.
-    private func lookUp(_ items: [MigrationDisplayItem], uid: UInt32) async -> [MigrationLookup] {
-        let own = ownConnections(uid: uid)
+    /// made for the same user (a sandboxed application: for its own records; never one anyone
+    /// else could have tagged as this project's), and the Bluetooth device as BlueZ knows it.
+    private func lookUp(_ items: [MigrationDisplayItem], for owner: AccessoryOwner) async -> [MigrationLookup] {
+        let own = ownConnections(for: owner)
         let configured = ((try? await radios.hotspots().configuredHotspots(cleaningUp: ownConnections)) ?? [])
             .filter { own.contains($0.connectionUUID.lowercased()) }
         var lookups: [MigrationLookup] = []

@@ -36,6 +36,8 @@ public actor Agent {
     private var pairingAgent: BluetoothPairingAgent?
     private var profiles = ProfileCache()
     var handedOff = HandedOffHotspots()
+    /// The application of each connection that called, until it leaves the bus.
+    var identities = ApplicationIdentities()
 
     private init(configuration: AgentConfiguration, bus: BusConnection, manager: ExportedObject, records: RecordBook) {
         self.configuration = configuration
@@ -187,6 +189,7 @@ public actor Agent {
 
     /// A peer left the bus: its sessions end, its picker agents and subscription go.
     func peerVanished(_ peer: String) async {
+        identities.forget(peer)
         let gone = pickerAgents.removeAll(of: peer)
         // Sessions and joins mark it as they end; any peer may leave the bus without it.
         if subscribers.remove(peer) || !gone.isEmpty { activity.mark() }
@@ -253,6 +256,36 @@ public actor Agent {
             throw CallFailure(
                 name: "org.freedesktop.DBus.Error.Failed", message: "cannot tell who \(peer) is: \(error)")
         }
+    }
+
+    /// The caller: its uid from the bus daemon, its application from its connection's process.
+    func caller(_ call: MethodCall) async throws(CallFailure) -> Caller {
+        let uid = try await uid(of: call.sender)
+        return Caller(connection: call.sender, uid: uid, application: await application(of: call.sender))
+    }
+
+    /// The application behind `peer`, looked up on its first call and kept until it leaves the
+    /// bus. Calls that arrive during the lookup wait for the same one. A peer that left before
+    /// or during it was not seen leaving by the cache: its entry is dropped here, so that no
+    /// entry outlives its connection.
+    func application(of peer: String) async -> ApplicationIdentity {
+        if let known = identities[peer] { return await known.value }
+        let bus = self.bus
+        let lookup = Task {
+            let identity = await bus.applicationIdentity(of: peer)
+            if case .unidentified(let reason) = identity {
+                Journal.warning(
+                    "caller \(peer): its application cannot be established, so it may open no session and "
+                        + "sees no record: \(reason)")
+            } else {
+                Journal.info("caller \(peer) is \(identity)")
+            }
+            return identity
+        }
+        identities.add(lookup, for: peer)
+        let identity = await lookup.value
+        if !(await bus.hasOwner(peer)) { identities.forget(peer, ifStill: lookup) }
+        return identity
     }
 
     /// Refuses with `NotAuthorized` naming the action unless polkit allows it.

@@ -21,6 +21,11 @@ struct CallFailure: Error, Sendable {
         CallFailure(AgentError.invalidArguments(field: field, reason: reason))
     }
 
+    /// `NotAuthorized` whatever polkit would say; `message` says why.
+    static func refused(_ message: String) -> CallFailure {
+        CallFailure(name: AgentError.notAuthorized(action: "").dbusName, message: message)
+    }
+
     static let accessDenied = CallFailure(
         name: "org.freedesktop.DBus.Error.AccessDenied",
         message: "only the connection that opened the session may call it")

@@ -26,11 +26,13 @@ struct JoinTable {
     }
 
     /// The join of `uid` that `Leave` ends: on `device` if named, of the session at
-    /// `sessionPath` if named; the first by device name when several are.
-    func joinToLeave(uid: UInt32, device: String?, sessionPath: String?) -> ActiveJoin? {
+    /// `sessionPath` if named, one `admits`; the first by device name when several are.
+    func joinToLeave(
+        uid: UInt32, device: String?, sessionPath: String?, where admits: (ActiveJoin) -> Bool = { _ in true }
+    ) -> ActiveJoin? {
         let candidates = joins.values.filter { join in
             join.uid == uid && (device == nil || join.device == device)
-                && (sessionPath == nil || join.sessionPath == sessionPath)
+                && (sessionPath == nil || join.sessionPath == sessionPath) && admits(join)
         }
         return candidates.sorted(by: { $0.device < $1.device }).first
     }

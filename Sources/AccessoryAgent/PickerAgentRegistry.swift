@@ -57,28 +57,32 @@ struct PickerAgentRegistry {
     }
 }
 
-/// The connections subscribed to the manager's `Event` signal, with the uid of each: root's
-/// hear every session's events, others' only those of their own sessions.
+/// The connections subscribed to the manager's `Event` signal, with who each is: a host
+/// process of root hears every session's events, one of another user the events of that
+/// user's sessions, a sandboxed application those of its own application's sessions only, an
+/// unidentified caller none.
 struct EventSubscribers {
-    private var uids: [String: UInt32] = [:]
+    private var callers: [String: Caller] = [:]
 
-    var isEmpty: Bool { uids.isEmpty }
+    var isEmpty: Bool { callers.isEmpty }
 
     func contains(_ peer: String) -> Bool {
-        uids[peer] != nil
+        callers[peer] != nil
     }
 
-    mutating func add(_ peer: String, uid: UInt32) {
-        uids[peer] = uid
+    mutating func add(_ caller: Caller) {
+        callers[caller.connection] = caller
     }
 
     /// Ends the subscription of `peer`; whether it had one.
     mutating func remove(_ peer: String) -> Bool {
-        uids.removeValue(forKey: peer) != nil
+        callers.removeValue(forKey: peer) != nil
     }
 
-    /// The subscribers that may hear the events of a session of `uid`.
-    func recipients(forSessionOf uid: UInt32) -> [String] {
-        uids.compactMap { peer, subscriber in subscriber == 0 || subscriber == uid ? peer : nil }
+    /// The subscribers that may hear the events of a session of `owner`.
+    func recipients(forSessionOf owner: AccessoryOwner) -> [String] {
+        callers.compactMap { peer, subscriber in
+            (subscriber.isHost && subscriber.uid == 0) || subscriber.sees(owner) ? peer : nil
+        }
     }
 }

@@ -35,6 +35,10 @@ final class SessionHost {
 
     var owner: AccessoryOwner { session.owner }
 
+    /// Whether the client is a host process; else a sandboxed application (an unidentified
+    /// caller opens no session).
+    var isHostClient: Bool { owner.application == nil }
+
     /// Hands `input` to the session's state machine; the effects are the caller's to carry out.
     func handle(_ input: AccessorySession.Input) throws(AccessorySessionError) -> [AccessorySession.Effect] {
         try session.handle(input, at: Date())
@@ -147,6 +151,8 @@ struct PickerAgentRegistration: Hashable, Sendable {
 struct ActiveJoin: Sendable {
     let device: String
     let uid: UInt32
+    /// The application of the record's owner (`nil`: a host process's record).
+    let application: String?
     let client: String
     let sessionPath: String?
     let recordID: UUID

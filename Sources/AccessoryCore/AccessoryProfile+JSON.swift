@@ -33,9 +33,8 @@ extension AccessoryProfile {
     }
 
     static let keys = [
-        "schemaVersion", "id", "vendor", "supports", "bluetooth", "hotspot", "handoff", "bluetoothHandoff",
-        "provisioning", "items",
-        "sources",
+        "schemaVersion", "id", "vendor", "applications", "supports", "bluetooth", "hotspot", "handoff",
+        "bluetoothHandoff", "provisioning", "items", "sources",
     ]
 
     private init?(reading object: JSONObjectReader, imageDirectory: URL?) {
@@ -52,6 +51,7 @@ extension AccessoryProfile {
             )
         }
         let vendor = object.string("vendor", required: true)
+        let applications = Self.readApplications(object)
         let transports = object.choices(
             "supports", from: ["wifi": Transport.wifi, "bluetooth": .bluetooth], required: true, allowEmpty: false)
         let supports = Set(transports ?? [])
@@ -87,14 +87,35 @@ extension AccessoryProfile {
             return nil
         }
         self.init(
-            id: id, vendor: vendor, supports: supports, bluetooth: bluetooth, hotspot: hotspot,
-            handoff: handoff, bluetoothHandoff: bluetoothHandoff, provisioning: provisioning, items: items,
+            id: id, vendor: vendor, applications: applications, supports: supports, bluetooth: bluetooth,
+            hotspot: hotspot, handoff: handoff, bluetoothHandoff: bluetoothHandoff, provisioning: provisioning,
+            items: items,
             sources: sources ?? [])
     }
 
     static let handoffNames: KeyValuePairs<String, Handoff> = [
         "none": .none, "joinHotspot": .joinHotspot, "bluetoothToWiFi": .bluetoothToWiFi, "improvWiFi": .improvWiFi,
     ]
+
+    /// `applications`: Flatpak application ids, each valid as flatpak checks them, without repeats.
+    private static func readApplications(_ object: JSONObjectReader) -> [String] {
+        var applications: [String] = []
+        for (value, field) in object.array("applications") ?? [] {
+            guard case .string(let id) = value else {
+                object.diagnostics.report(field, "expected a Flatpak application id, found \(value.kindName)")
+                continue
+            }
+            if let problem = ApplicationID.problem(id) {
+                object.diagnostics.report(
+                    field, "'\(id)' is not a Flatpak application id (\(problem)); ids are like org.example.AcmePlug")
+            } else if applications.contains(id) {
+                object.diagnostics.report(field, "'\(id)' is listed twice")
+            } else {
+                applications.append(id)
+            }
+        }
+        return applications
+    }
 
     private static func readBluetooth(_ object: JSONObjectReader, supports: Set<Transport>, known: Bool)
         -> BluetoothDeclarations?

@@ -39,6 +39,10 @@ public struct AccessoryProfile: Hashable, Sendable {
 
     public var id: String
     public var vendor: String
+    /// The sandboxed applications (Flatpak ids) that may open a session over the profile, as an
+    /// app's own `Info.plist` is its alone; empty: none, only processes on the host. A host
+    /// process may open any installed profile.
+    public var applications: [String]
     public var supports: Set<Transport>
     public var bluetooth: BluetoothDeclarations
     public var hotspot: HotspotPolicy?
@@ -51,12 +55,14 @@ public struct AccessoryProfile: Hashable, Sendable {
     public var sources: [SourceReference]
 
     public init(
-        id: String, vendor: String, supports: Set<Transport>, bluetooth: BluetoothDeclarations = .init(),
-        hotspot: HotspotPolicy? = nil, handoff: Handoff, bluetoothHandoff: BluetoothHandoff? = nil,
-        provisioning: ProvisioningSetup? = nil, items: [PickerDisplayItem], sources: [SourceReference] = []
+        id: String, vendor: String, applications: [String] = [], supports: Set<Transport>,
+        bluetooth: BluetoothDeclarations = .init(), hotspot: HotspotPolicy? = nil, handoff: Handoff,
+        bluetoothHandoff: BluetoothHandoff? = nil, provisioning: ProvisioningSetup? = nil, items: [PickerDisplayItem],
+        sources: [SourceReference] = []
     ) {
         self.id = id
         self.vendor = vendor
+        self.applications = applications
         self.supports = supports
         self.bluetooth = bluetooth
         self.hotspot = hotspot
@@ -65,6 +71,11 @@ public struct AccessoryProfile: Hashable, Sendable {
         self.provisioning = provisioning
         self.items = items
         self.sources = sources
+    }
+
+    /// Whether the sandboxed application `id` may open a session over the profile.
+    public func admits(application id: String) -> Bool {
+        applications.contains(id)
     }
 }
 

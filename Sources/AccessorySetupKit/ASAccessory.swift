@@ -14,6 +14,10 @@ public struct ASAccessory: Sendable, Hashable, Identifiable {
     public var profile: String
     /// The user the record belongs to.
     public var user: UInt32?
+    /// The sandboxed application the record belongs to (its Flatpak id, as the agent
+    /// established it); `nil` for a record of a process on the host. A host process of the user
+    /// sees every application's records; an application, its own only.
+    public var application: String?
     /// The hotspot's SSID, escaped where it is not UTF-8.
     public var ssid: String?
     public var bluetoothIdentifier: String?
@@ -31,6 +35,7 @@ public struct ASAccessory: Sendable, Hashable, Identifiable {
         state = fields["state"]?.string ?? ""
         profile = fields["profile"]?.string ?? ""
         user = fields["user"]?.uint32
+        application = fields["application"]?.string
         ssid = fields["ssid"]?.string
         bluetoothIdentifier = fields["bluetoothIdentifier"]?.string
         bluetoothTransportBridgingIdentifier = fields["bluetoothTransportBridgingIdentifier"]?.string

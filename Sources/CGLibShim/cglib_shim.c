@@ -1,5 +1,8 @@
 #include "cglib_shim.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 const char *cglib_type_name(gpointer instance) {
     return G_OBJECT_TYPE_NAME(instance);
 }
@@ -92,4 +95,12 @@ const guint8 *cglib_variant_get_bytes(GVariant *value, gsize *size) {
     *size = 0;
     if (!g_variant_is_of_type(value, G_VARIANT_TYPE_BYTESTRING)) return NULL;
     return g_variant_get_fixed_array(value, size, 1);
+}
+
+int cglib_pidfd_open(int pid) {
+    return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0u);
+}
+
+int cglib_pidfd_send_signal(int pidfd, int signal) {
+    return (int)syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, 0u);
 }

@@ -1,4 +1,5 @@
 import CGLib
+import Glibc
 
 /// GDBus connections: opening one, calling methods on it, subscribing to its signals. The
 /// one place in the project that calls and subscribes through GDBus.
@@ -38,6 +39,31 @@ extension GDBusConnection {
         _ arguments: [DBusValue] = [], timeout: Duration, flags: GDBusCallFlags = G_DBUS_CALL_FLAGS_NONE,
         fileDescriptors: [Int32] = [], queued: (@Sendable () -> Void)? = nil
     ) async throws(GLibError) -> DBusValue {
+        try await perform(
+            connection, destination: destination, path: path, interface: interface, method: method, arguments,
+            timeout: timeout, flags: flags, fileDescriptors: fileDescriptors, receivingDescriptors: false,
+            queued: queued
+        ).reply
+    }
+
+    /// As `call`, and the descriptors that came with the reply, in the order its `h` values
+    /// index them: they are the caller's to close.
+    public static func callReceivingDescriptors(
+        isolation: isolated (any Actor)? = #isolation,
+        _ connection: GObjectRef, destination: String?, path: String, interface: String, method: String,
+        _ arguments: [DBusValue] = [], timeout: Duration, flags: GDBusCallFlags = G_DBUS_CALL_FLAGS_NONE
+    ) async throws(GLibError) -> (reply: DBusValue, descriptors: [Int32]) {
+        try await perform(
+            connection, destination: destination, path: path, interface: interface, method: method, arguments,
+            timeout: timeout, flags: flags, fileDescriptors: [], receivingDescriptors: true, queued: nil)
+    }
+
+    private static func perform(
+        isolation: isolated (any Actor)? = #isolation,
+        _ connection: GObjectRef, destination: String?, path: String, interface: String, method: String,
+        _ arguments: [DBusValue], timeout: Duration, flags: GDBusCallFlags, fileDescriptors: [Int32],
+        receivingDescriptors: Bool, queued: (@Sendable () -> Void)?
+    ) async throws(GLibError) -> (reply: DBusValue, descriptors: [Int32]) {
         let descriptors = UncheckedSendable(try fdList(fileDescriptors))
         defer { if let list = descriptors.value { g_object_unref(gpointer(list)) } }
         let parameters = UncheckedSendable(DBusValue.tuple(arguments).newVariant())
@@ -47,12 +73,31 @@ extension GDBusConnection {
                 connection.pointer, destination, path, interface, method, parameters.value, nil,
                 flags, milliseconds, descriptors.value, cancellable, callback, data)
             queued?()
-        } finish: { source, result, error in
-            g_dbus_connection_call_with_unix_fd_list_finish(OpaquePointer(source), nil, result, error)
-                .map(UncheckedSendable.init)
+        } finish: { source, result, error -> UncheckedSendable<(OpaquePointer, [Int32])>? in
+            // Without a list to take them, the reply's descriptors are closed with the message.
+            var received: UnsafeMutablePointer<GUnixFDList>?
+            let variant =
+                receivingDescriptors
+                ? g_dbus_connection_call_with_unix_fd_list_finish(OpaquePointer(source), &received, result, error)
+                : g_dbus_connection_call_with_unix_fd_list_finish(OpaquePointer(source), nil, result, error)
+            let taken = received.map(takeDescriptors) ?? []
+            guard let variant else {
+                taken.forEach { _ = Glibc.close($0) }
+                return nil
+            }
+            return UncheckedSendable((variant, taken))
         }
-        defer { g_variant_unref(reply.value) }
-        return DBusValue(copying: reply.value)
+        defer { g_variant_unref(reply.value.0) }
+        return (DBusValue(copying: reply.value.0), reply.value.1)
+    }
+
+    /// Takes every descriptor out of `list` (which it then releases); they are the caller's.
+    private static func takeDescriptors(_ list: UnsafeMutablePointer<GUnixFDList>) -> [Int32] {
+        defer { g_object_unref(gpointer(list)) }
+        var length: gint = 0
+        guard let descriptors = g_unix_fd_list_steal_fds(list, &length) else { return [] }
+        defer { g_free(descriptors) }
+        return (0..<Int(max(0, length))).map { descriptors[$0] }
     }
 
     /// A `GUnixFDList` of duplicates of `descriptors`; `nil` when there are none.

@@ -99,7 +99,7 @@ struct ProfileRule: Sendable, CustomTestStringConvertible {
 }
 
 private let knownTopLevel =
-    "is not a known key (known: schemaVersion, id, vendor, supports, bluetooth, hotspot, handoff, bluetoothHandoff, provisioning, items, sources)"
+    "is not a known key (known: schemaVersion, id, vendor, applications, supports, bluetooth, hotspot, handoff, bluetoothHandoff, provisioning, items, sources)"
 
 /// A camera-style `bluetoothHandoff` section using every key.
 private func cameraHandoff() -> JSON {
@@ -151,6 +151,39 @@ struct AccessoryProfileTests {
         descriptor.ssidPrefix = try SSID("plug-")
         #expect(profile.items[0].descriptor == descriptor)
         #expect(profile.sources == [])
+    }
+
+    @Test("applications: absent is none (host processes only); listed ids are admitted, others not")
+    func applications() throws {
+        let hostOnly = try AccessoryProfile.parse(data(wifiProfile()), path: "p.json")
+        #expect(hostOnly.applications == [])
+        #expect(!hostOnly.admits(application: "org.example.AcmePlug"))
+        let listed = with(wifiProfile()) { $0["applications"] = ["org.example.AcmePlug", "io.github.some_one.Tool-2"] }
+        let profile = try AccessoryProfile.parse(data(listed), path: "p.json")
+        #expect(profile.applications == ["org.example.AcmePlug", "io.github.some_one.Tool-2"])
+        #expect(profile.admits(application: "org.example.AcmePlug"))
+        #expect(!profile.admits(application: "org.example.Other"))
+        let empty = with(wifiProfile()) { $0["applications"] = [String]() }
+        #expect(try AccessoryProfile.parse(data(empty), path: "p.json").applications == [])
+    }
+
+    @Test(
+        "application ids are checked as flatpak_is_valid_name checks them",
+        arguments: [
+            ("org.example.AcmePlug", nil), ("org.example.Acme-Plug", nil), ("org.example.-Plug", nil),
+            ("_a.b_.c9", nil), ("com.example.App.Sub", nil),
+            ("", "it is empty"), ("org.example", "it has fewer than 3 elements"),
+            (".org.example.App", "it starts with a period"), ("org.example.App.", "it ends with a period"),
+            ("org..example.App", "an element is empty"), ("org.ex-ample.App", "only the last element may contain '-'"),
+            ("org.-example.App", "only the last element may contain '-'"),
+            ("org.example.1App", "an element starts with '1'"), ("1org.example.App", "an element starts with '1'"),
+            ("org.example.App!", "it contains '!'"), ("org.exämple.App", "it contains the byte 0xc3"),
+            ("org.example.App name", "it contains the byte 0x20"),
+            ("org.example." + String(repeating: "a", count: 244), "it is longer than 255 bytes"),
+        ] as [(String, String?)])
+    func applicationIDs(id: String, problem: String?) {
+        #expect(ApplicationID.problem(id) == problem)
+        #expect(ApplicationID.isValid(id) == (problem == nil))
     }
 
     @Test("a Bluetooth profile parses with its declarations, options and sources")
@@ -774,6 +807,29 @@ struct AccessoryProfileTests {
         // Sources
         .init("source without reference", [("sources[0].reference", "is required")]) {
             with(bluetoothProfile()) { $0["sources"] = [["fact": "f"]] }
+        },
+        // Applications
+        .init("applications not an array", [("applications", "expected an array, found a string")]) {
+            with(wifiProfile()) { $0["applications"] = "org.example.AcmePlug" }
+        },
+        .init(
+            "applications with an id that is not flatpak's",
+            [
+                (
+                    "applications[1]",
+                    "'org.example' is not a Flatpak application id (it has fewer than 3 elements); ids are like org.example.AcmePlug"
+                ),
+                (
+                    "applications[2]",
+                    "'org.1example.App' is not a Flatpak application id (an element starts with '1'); ids are like org.example.AcmePlug"
+                ),
+                ("applications[3]", "expected a Flatpak application id, found a number"),
+            ]
+        ) {
+            with(wifiProfile()) { $0["applications"] = ["org.example.AcmePlug", "org.example", "org.1example.App", 7] }
+        },
+        .init("an application listed twice", [("applications[1]", "'org.example.AcmePlug' is listed twice")]) {
+            with(wifiProfile()) { $0["applications"] = ["org.example.AcmePlug", "org.example.AcmePlug"] }
         },
     ]
 

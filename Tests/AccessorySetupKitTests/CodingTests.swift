@@ -36,12 +36,25 @@ struct CodingTests {
         #expect(accessory.state == "awaitingAuthorization")
         #expect(accessory.profile == "ge.wled.softap")
         #expect(accessory.user == 1000)
+        #expect(accessory.application == nil, "a host process's record names no application")
         #expect(accessory.ssid == record.ssid?.notation)
         #expect(accessory.bluetoothIdentifier == nil)
         #expect(accessory.bluetoothTransportBridgingIdentifier == "7C:C6:B6:65:43:22")
         #expect(accessory.descriptor == .object(["ssidPrefix": .string("WLED-")]))
         #expect(accessory.json == wire(BusCoding.record(record)).jsonValue)
         #expect(ASAccessory(.vardict([])) == nil, "the empty dictionary is no accessory")
+    }
+
+    @Test func anApplicationsAccessoryNamesItsApplication() throws {
+        var record = try Self.record()
+        record.owner.application = "org.example.AcmePlug"
+        let accessory = try #require(ASAccessory(wire(BusCoding.record(record))))
+        #expect(accessory.application == "org.example.AcmePlug")
+        guard case .object(let fields) = accessory.json else {
+            Issue.record("the accessory's JSON is not an object: \(accessory.json)")
+            return
+        }
+        #expect(fields["application"] == .string("org.example.AcmePlug"))
     }
 
     @Test func errorsKeepApplesCodeOrTheAgentsOwnName() throws {

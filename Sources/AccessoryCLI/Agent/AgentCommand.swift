@@ -38,12 +38,14 @@ enum AgentCommand {
         return "\(accessory.displayName)\(shown) \(accessory.state) \(accessory.id)"
     }
 
+    /// The accessories as rows; APPLICATION is the sandboxed application a record belongs to,
+    /// `host` for one a process on the host made.
     static func table(_ accessories: [ASAccessory]) -> [[String]] {
-        [["ID", "NAME", "STATE", "PROFILE", "HOTSPOT", "BLUETOOTH"]]
+        [["ID", "NAME", "STATE", "PROFILE", "APPLICATION", "HOTSPOT", "BLUETOOTH"]]
             + accessories.map { accessory in
                 [
-                    accessory.id, accessory.displayName, accessory.state, accessory.profile, accessory.ssid ?? "-",
-                    accessory.bluetoothIdentifier ?? "-",
+                    accessory.id, accessory.displayName, accessory.state, accessory.profile,
+                    accessory.application ?? "host", accessory.ssid ?? "-", accessory.bluetoothIdentifier ?? "-",
                 ]
             }
     }

@@ -9,9 +9,11 @@ enum RecordCommands {
         path: ["list"],
         summary: "List your accessories (through the agent)",
         discussion: """
-            Lists the accessories you authorized with 'accessoryctl pick', as the agent records
-            them: name, state, profile, hotspot and Bluetooth address. Another user's need
-            --user and the \(PolkitAction.manageOthers.rawValue) polkit action.
+            Lists the accessories you authorized with 'accessoryctl pick', or your sandboxed
+            applications did, as the agent records them: name, state, profile, application
+            (the sandboxed application's id, or 'host'; in JSON an "application" key, absent
+            for host), hotspot and Bluetooth address. Another user's need --user and the
+            \(PolkitAction.manageOthers.rawValue) polkit action.
             """,
         options: [
             .value("profile", "ID", help: "Only the accessories of this profile"),

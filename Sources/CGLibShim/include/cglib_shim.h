@@ -52,4 +52,9 @@ GVariant *cglib_variant_new_array(const char *element_type, GVariant *const *chi
 /* The bytes of an "ay" GVariant, borrowed; NULL with size 0 when it is of another type. */
 const guint8 *cglib_variant_get_bytes(GVariant *value, gsize *size);
 
+/* pidfd_open(2) and pidfd_send_signal(2) (no siginfo, no flags), through syscall(2): Swift's
+ * Glibc module has neither. -1 with errno set on failure. */
+int cglib_pidfd_open(int pid);
+int cglib_pidfd_send_signal(int pidfd, int signal);
+
 #endif

@@ -9,6 +9,13 @@ setpriv). Each command prints one JSON object a line: {"call": ..., "reply": ...
     agent_client.py remove ID               Manager1.RemoveAccessory
     agent_client.py rename ID NAME          Manager1.RenameAccessory
     agent_client.py report ACTION UUID      Manager1.ReportConnection
+    agent_client.py leave [USER]            Manager1.Leave (of USER with a uid)
+    agent_client.py open PROFILE            Manager1.OpenSession, and nothing more
+    agent_client.py activate PROFILE        Manager1.OpenSession and Session1.Activate; prints Activated
+    agent_client.py open-fd JSON            Manager1.OpenSessionWithProfile, the profile JSON through a pipe
+    agent_client.py register-picker         Manager1.RegisterPickerAgent for the connection's own sessions
+    agent_client.py monitor SECONDS [TYPE]  Manager1.Subscribe, then every Event for SECONDS (or until
+        one of TYPE arrives) as {"event": "Event", "session": PATH, "type": N, "accessory": {...}}
     agent_client.py latency SECONDS         Manager1.ListAccessories again and again for SECONDS;
         prints {"calls": N, "slowest": SECONDS, "failed": N}
     agent_client.py pick PROFILE ITEMS [--picker SSID]
@@ -155,6 +162,67 @@ def pick(profile, items, choose_ssid):
     return state["status"]
 
 
+def open_with_profile(text):
+    """OpenSessionWithProfile with `text` written into a pipe whose read end is passed."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, text.encode())
+    os.close(write_end)
+    descriptors = Gio.UnixFDList.new()
+    index = descriptors.append(read_end)
+    os.close(read_end)
+    try:
+        reply, _ = bus.call_with_unix_fd_list_sync(
+            AGENT, MANAGER_PATH, MANAGER, "OpenSessionWithProfile", GLib.Variant("(ha{sv})", (index, {})),
+            None, Gio.DBusCallFlags.NONE, 30000, descriptors, None)
+    except GLib.Error as error:
+        name, message = remote_error(error)
+        emit({"call": "OpenSessionWithProfile", "error": name, "message": message})
+        return 1
+    emit({"call": "OpenSessionWithProfile", "reply": list(reply.unpack())})
+    return 0
+
+
+def activate(profile):
+    """Opens a session, activates it and prints its Activated signal."""
+    loop = GLib.MainLoop()
+    ok, reply = call("OpenSession", "(sa{sv})", (profile, {}))
+    if not ok:
+        return 1
+
+    def on_signal(_connection, _sender, _path, _interface, member, parameters):
+        emit({"event": member, "args": list(parameters.unpack())})
+        if member == "Activated":
+            loop.quit()
+
+    bus.signal_subscribe(None, SESSION, None, reply[0], None, Gio.DBusSignalFlags.NONE, on_signal)
+    ok, _ = call("Activate", path=reply[0], interface=SESSION)
+    if not ok:
+        return 1
+    GLib.timeout_add_seconds(30, loop.quit)
+    loop.run()
+    return 0
+
+
+def monitor(seconds, until_type):
+    """Prints the Manager1.Event signals this connection hears for `seconds` after Subscribe, or
+    until one of `until_type` arrives."""
+    loop = GLib.MainLoop()
+
+    def on_event(_connection, _sender, _path, _interface, _member, parameters):
+        session, event_type, accessory, _error = parameters.unpack()
+        emit({"event": "Event", "session": session, "type": event_type, "accessory": accessory})
+        if event_type == until_type:
+            loop.quit()
+
+    bus.signal_subscribe(AGENT, MANAGER, "Event", MANAGER_PATH, None, Gio.DBusSignalFlags.NONE, on_event)
+    ok, _ = call("Subscribe")
+    if not ok:
+        return 1
+    GLib.timeout_add(int(seconds * 1000), loop.quit)
+    loop.run()
+    return 0
+
+
 def latency(seconds):
     """Times ListAccessories calls, one after another, while something else loads the agent."""
     calls, failed, slowest = 0, 0, 0.0
@@ -188,6 +256,19 @@ def main(arguments):
         ok, _ = call("RenameAccessory", "(ssa{sv})", (rest[0], rest[1], {}))
     elif command == "report":
         ok, _ = call("ReportConnection", "(sa{sv})", (rest[0], {"uuid": GLib.Variant("s", rest[1])}))
+    elif command == "leave":
+        options = {"user": GLib.Variant("u", int(rest[0]))} if rest else {}
+        ok, _ = call("Leave", "(a{sv})", (options,))
+    elif command == "open":
+        ok, _ = call("OpenSession", "(sa{sv})", (rest[0], {}))
+    elif command == "activate":
+        return activate(rest[0])
+    elif command == "open-fd":
+        return open_with_profile(rest[0])
+    elif command == "register-picker":
+        ok, _ = call("RegisterPickerAgent", "(oa{sv})", (PICKER_PATH, {}))
+    elif command == "monitor":
+        return monitor(float(rest[0]), int(rest[1]) if len(rest) > 1 else None)
     elif command == "latency":
         return latency(float(rest[0]))
     elif command == "pick":
