@@ -4,7 +4,7 @@
 # lintian (no error, and no warning that is not overridden with a reason), hardening-check on
 # the three binaries, the maintainer scripts (installing starts nothing,
 # removing stops the service, purging removes its state), and `systemd-analyze security` on
-# its unit, printed, at or below its exposure of 1.4. The packages end up in .build/deb/.
+# its unit, printed, at or below its exposure of 2.0. The packages end up in .build/deb/.
 #
 #   scripts/build-deb.sh            build and check
 #   scripts/build-deb.sh --quick    the same, compressing quickly (what scripts/test.sh runs)
@@ -95,9 +95,12 @@ done
     || fail maintscripts "the dispatcher hook is not mode 755 (NetworkManager runs no group- or world-writable hook)"
 
 echo "== systemd-analyze security"
-# No worse than the unit's 1.4 ("OK" ends at 4.9); --threshold counts in tenths.
-systemd-analyze security --offline=true --threshold=14 "$root/lib/systemd/system/$unit" \
-    || fail security "the unit's exposure is above 1.4, what it was before"
+# No worse than the unit's 2.0 ("OK" ends at 4.9); --threshold counts in tenths. It was 1.4
+# with no capability at all; telling sandboxed applications apart (their /.flatpak-info under
+# another user's /proc/PID/root) costs CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH without a user
+# namespace of the unit's own (packaging/systemd/accessory-setup.service says why).
+systemd-analyze security --offline=true --threshold=20 "$root/lib/systemd/system/$unit" \
+    || fail security "the unit's exposure is above 2.0, what it was before"
 
 if ((${#failures[@]})); then
     echo "build-deb: failed: ${failures[*]}" >&2
