@@ -81,8 +81,11 @@ struct Sandbox {
         chmod(info, 0o644)
     }
 
-    /// What runs `program` in the sandbox, as the user that runs this through `setpriv`.
-    func command(bus: PrivateSystemBus, _ program: String, _ arguments: [String]) -> [String] {
+    /// What runs `program` in the sandbox, as the user that runs this through `setpriv`, with
+    /// `paths` of the host bound read-only at their places too.
+    func command(bus: PrivateSystemBus, _ program: String, _ arguments: [String], binding paths: [String] = [])
+        -> [String]
+    {
         let socket = String(bus.address.dropFirst("unix:path=".count))
         let packageRoot = AgentPaths.packageRoot.path
         let bwrap = [
@@ -96,9 +99,10 @@ struct Sandbox {
             "\(packageRoot)/Tests/AccessoryAgentTests/Clients",
             "--ro-bind", "\(packageRoot)/dbus", "\(packageRoot)/dbus",
             "--perms", "0600", "--file", "3", "/.flatpak-info", "--ro-bind-data", "4", "/.flatpak-info",
-            "--", program,
         ]
-        return ["-c", #"info=$1; shift; exec "$@" 3<"$info" 4<"$info""#, "sh", info] + bwrap + arguments
+        let binds = paths.flatMap { ["--ro-bind", $0, $0] }
+        return ["-c", #"info=$1; shift; exec "$@" 3<"$info" 4<"$info""#, "sh", info] + bwrap + binds
+            + ["--", program] + arguments
     }
 
     /// Fails with bwrap's own words when it cannot make a sandbox here (no user namespaces,

@@ -36,7 +36,11 @@ do {
     try await session.activate { event in eventContinuation.yield(event) }
     try await session.showPicker()
 } catch {
-    fail("\(error.name ?? "error"): \(error.message)")
+    // A sandboxed application opens only the profiles that name it (accessory-profile(5)).
+    let hint =
+        error.isNoSuchProfile && access("/.flatpak-info", F_OK) == 0
+        ? " (in a Flatpak sandbox, a profile must name this application in its \"applications\")" : ""
+    fail("\(error.name ?? "error"): \(error.message)\(hint)")
 }
 
 var added: ASAccessory?
