@@ -65,7 +65,7 @@ for command in "show $id" "rename $id Mine" "remove $id" "join $id"; do
 done
 foreign=$(in_app org.example.OtherApp "$ACCESSORYCTL" pick "$acme" --no-picker --timeout 5 2>&1)
 absent=$(in_app org.example.OtherApp "$ACCESSORYCTL" pick org.example.no-such-profile --no-picker --timeout 5 2>&1)
-expect_match other_app_refused_the_profile "$foreign" 'NoSuchProfile|no profile'
+expect_match other_app_refused_the_profile "$foreign" "no installed profile has the id '$acme'"
 expect foreign_profile_reads_as_absent "${foreign//$acme/PROFILE}" "${absent//org.example.no-such-profile/PROFILE}"
 refused=$(in_app org.example.AcmePlug "$ACCESSORYCTL" pick "$acme" --select WLED-AP --timeout 5 2>&1)
 expect_match app_cannot_be_its_own_picker "$refused" 'NotAuthorized|not allowed|sandbox'
