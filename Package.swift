@@ -90,7 +90,7 @@ let package = Package(
 
         // Starts the services integration tests need: a private bus, python-dbusmock,
         // NetworkManager in a network namespace.
-        .target(name: "ServiceHarness", path: "Tests/ServiceHarness", exclude: ["templates", "stand_in_agent.py"]),
+        .target(name: "ServiceHarness", path: "Tests/ServiceHarness", exclude: ["templates"]),
 
         .testTarget(name: "AccessoryCoreTests", dependencies: ["AccessoryCore"], exclude: ["Fixtures"]),
         .testTarget(name: "GLibRuntimeTests", dependencies: ["GLibRuntime", "CGLib"]),

@@ -8,6 +8,7 @@ public enum AccessoryCtl {
         ProfileValidateCommand.command,
         MatchCommand.command,
         PickCommand.command,
+        PickerAgentCommand.command,
         RecordCommands.list,
         RecordCommands.show,
         JoinCommand.command,
@@ -36,7 +37,8 @@ public enum AccessoryCtl {
     }
 
     /// Runs one command line as the `accessoryctl` process does: SIGINT and SIGTERM cancel the
-    /// command, which cleans up before the process exits with 128 plus the signal's number.
+    /// command, which cleans up before the process exits with 128 plus the signal's number (a
+    /// command that serves until it is stopped, `picker-agent`, with its own status).
     public static func main(_ arguments: [String], console: Console) async -> ExitCode {
         switch resolve(arguments, console: console) {
         case .finished(let code): code
@@ -50,6 +52,7 @@ public enum AccessoryCtl {
         let task = Task { await command.run(parsed, console) }
         Interruption.onSignal { task.cancel() }
         let code = await task.value
+        if command.servesUntilStopped { return code }
         return Interruption.received.map { ExitCode(rawValue: 128 + $0) } ?? code
     }
 

@@ -84,6 +84,9 @@ public struct Command: Sendable {
     /// A hand-written synopsis of the options, for commands with many; else generated.
     public var usage: String?
     public var run: @Sendable (ParsedArguments, Console) async -> ExitCode
+    /// Whether the command serves until it is stopped (`picker-agent`): SIGINT and SIGTERM are
+    /// its way to end, and it exits with its own status instead of 128 plus the signal's.
+    public var servesUntilStopped = false
 
     public init(
         path: [String], summary: String, discussion: String, options: [OptionSpec], positionals: PositionalSpec? = nil,

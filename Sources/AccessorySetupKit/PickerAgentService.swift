@@ -76,6 +76,12 @@ public final class PickerAgentService: Sendable {
             "RegisterPickerAgent", [.objectPath(path), .vardict(options)], timeout: timeout)
     }
 
+    /// Unregisters the object with the agent, which then asks it for nothing more.
+    public func unregister(timeout: Duration = .seconds(25)) async throws(AgentCallError) {
+        _ = try await connection.manager(
+            "UnregisterPickerAgent", [.objectPath(path)], timeout: timeout, autoStart: false)
+    }
+
     /// Stops taking calls; the object goes with the connection.
     public func stop() {
         forwarder.cancel()
@@ -158,6 +164,12 @@ public struct PickerAgentCall: Sendable {
     /// Refuses the call's arguments (`org.freedesktop.DBus.Error.InvalidArgs`).
     public func refuse(_ message: String) {
         call.reply(errorName: "org.freedesktop.DBus.Error.InvalidArgs", message: message)
+    }
+
+    /// Answers `RequestChoice` that this picker shows another picker already
+    /// (`PickerAlreadyActive`).
+    public func refuseBusy(_ message: String) {
+        call.reply(errorName: AccessorySessionError.Code.pickerAlreadyActive.dbusName, message: message)
     }
 
     /// Answers that this picker does not know the method.

@@ -46,77 +46,10 @@ private enum Apps {
     }
 }
 
-/// A Flatpak-like sandbox made with bubblewrap, unprivileged (a user namespace of its own), as
-/// flatpak makes one: a `/.flatpak-info` in flatpak's format, written as flatpak writes it (a
-/// mode 0600 file with the same data bind-mounted read-only over it), no further user
-/// namespaces, its own pid namespace; the host's `/usr`, the private bus's socket and the test
-/// client bound in.
-struct Sandbox {
-    let application: String
-    private let directory: ScratchDirectory
-    private let info: String
-
-    init(application: String) throws {
-        self.application = application
-        directory = try ScratchDirectory("flatpak-\(application)")
-        info = directory.path("flatpak-info")
-        let text = """
-            [Application]
-            name=\(application)
-            runtime=runtime/org.freedesktop.Platform/x86_64/23.08
-
-            [Instance]
-            instance-id=\(UInt32.random(in: 1...UInt32.max))
-            branch=stable
-            arch=x86_64
-            flatpak-version=1.14.4
-
-            [Context]
-            shared=network;ipc;
-
-            """
-        try text.write(toFile: info, atomically: true, encoding: .utf8)
-        // The user runs bwrap and hands it the file, as flatpak does.
-        chmod(directory.url.path, 0o755)
-        chmod(info, 0o644)
-    }
-
-    /// What runs `program` in the sandbox, as the user that runs this through `setpriv`, with
-    /// `paths` of the host bound read-only at their places too.
-    func command(bus: PrivateSystemBus, _ program: String, _ arguments: [String], binding paths: [String] = [])
-        -> [String]
-    {
-        let socket = String(bus.address.dropFirst("unix:path=".count))
-        let packageRoot = AgentPaths.packageRoot.path
-        let bwrap = [
-            "/usr/bin/bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--disable-userns", "--die-with-parent",
-            "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-            "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
-            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-            "--bind", socket, socket,
-            "--ro-bind", "\(packageRoot)/Tests/AccessoryAgentTests/Clients",
-            "\(packageRoot)/Tests/AccessoryAgentTests/Clients",
-            "--ro-bind", "\(packageRoot)/dbus", "\(packageRoot)/dbus",
-            "--perms", "0600", "--file", "3", "/.flatpak-info", "--ro-bind-data", "4", "/.flatpak-info",
-        ]
-        let binds = paths.flatMap { ["--ro-bind", $0, $0] }
-        return ["-c", #"info=$1; shift; exec "$@" 3<"$info" 4<"$info""#, "sh", info] + bwrap + binds
-            + ["--", program] + arguments
-    }
-
-    /// Fails with bwrap's own words when it cannot make a sandbox here (no user namespaces,
-    /// bubblewrap missing): the tests that need one fail, never skip.
+extension Sandbox {
+    /// `Sandbox.check` off the cooperative pool.
     static func check(as uid: UInt32, services: AgentServices) async throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap") else {
-            throw HarnessError("bubblewrap is not installed (/usr/bin/bwrap); scripts/setup.sh installs it")
-        }
-        let probe = try Sandbox(application: "org.example.Probe")
-        let command = probe.command(bus: services.bus, "/bin/cat", ["/.flatpak-info"])
-        let run = try await offThePool { try services.runProgram("/bin/sh", command, uid: uid, timeout: 30) }
-        guard run.status == 0, run.out.contains("name=org.example.Probe") else {
-            throw HarnessError("bwrap cannot make an unprivileged sandbox as uid \(uid) here: \(run)")
-        }
+        try await offThePool { try Sandbox.check(as: uid, bus: services.bus) }
     }
 }
 
@@ -125,7 +58,7 @@ extension AgentServices {
     func runClient(in sandbox: Sandbox, uid: UInt32, _ arguments: [String], timeout: TimeInterval = 60)
         async throws -> ScriptRun
     {
-        let command = sandbox.command(bus: bus, "/usr/bin/python3", [AgentPaths.testClient] + arguments)
+        let command = sandbox.command(bus: bus, "/usr/bin/python3", [Sandbox.testClient] + arguments)
         return try await offThePool { try self.runProgram("/bin/sh", command, uid: uid, timeout: timeout) }
     }
 

@@ -8,7 +8,7 @@ import Testing
 /// network. Two test profiles: the plug (open hotspot) and the camera (rename offered, the
 /// passphrase asked for). This is the smallest starter of the agent; `AgentProcess` on the
 /// agent-tests branch will replace it.
-final class PickerServices: @unchecked Sendable {
+final class PickerServices: AgentLogging, @unchecked Sendable {
     let networkManager: NetworkManagerMock
     let device: String
     private let directory: ScratchDirectory
@@ -61,6 +61,11 @@ final class PickerServices: @unchecked Sendable {
         agent.stop()
         networkManager.stop()
     }
+}
+
+/// Services whose agent's log a failure shows.
+protocol AgentLogging {
+    var agentLog: String { get }
 }
 
 /// `accessoryctl` run by a shell in a detached tmux session of its own (its own server
@@ -121,7 +126,7 @@ final class TmuxPane: @unchecked Sendable {
     /// Waits until the screen contains `text` and returns it; fails with the screen it saw and
     /// the agent's log.
     @discardableResult
-    func waitFor(_ text: String, timeout: TimeInterval = 30, services: PickerServices? = nil) throws -> String {
+    func waitFor(_ text: String, timeout: TimeInterval = 30, services: (any AgentLogging)? = nil) throws -> String {
         let deadline = Date() + timeout
         var last = ""
         while Date() < deadline {
@@ -152,6 +157,106 @@ final class TmuxPane: @unchecked Sendable {
 
     static func quote(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}
+
+/// The agent on a private bus with python-dbusmock's NetworkManager (`wlan0` hears
+/// `Acme-Setup-4F2A` and `Acme-Setup-9B1C`), polkit (allowing `open-session` and `authorize`) and
+/// logind (session c1, of `nobody`, for every process), and the profile of the sandboxed
+/// application `org.example.AcmePlug` (its `applications` name it), whose desktop file is in a
+/// directory of the pane's `XDG_DATA_DIRS`. Clients run as `nobody` in a bubblewrap sandbox
+/// (`Sandbox`) with a `/.flatpak-info` naming the application.
+final class SessionPickerServices: AgentLogging, @unchecked Sendable {
+    static let application = "org.example.AcmePlug"
+    static let profileID = "com.example.acme"
+    static let items = #"[{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}}]"#
+    static let profile = """
+        {"schemaVersion": 1, "id": "\(profileID)", "vendor": "Acme Devices", "applications": ["\(application)"],
+         "supports": ["wifi"], "hotspot": {"security": "open", "passphrase": {"source": "none"}}, "handoff": "none",
+         "items": \(items)}
+        """
+
+    let bus: PrivateSystemBus
+    let networkManager: NetworkManagerMock
+    let polkit: PolkitMock
+    let logind: LogindMock
+    let agent: AgentProcess
+    let scratch: ScratchDirectory
+    let user: UInt32
+    /// The sandboxes of the clients started, kept while the test runs.
+    private var sandboxes: [Sandbox] = []
+
+    init() throws {
+        scratch = try ScratchDirectory("terminal-application")
+        try TestApplication.install(
+            Self.application, name: "Acme Plug", in: scratch.url.appendingPathComponent("data-dirs"))
+        user = try Sandbox.systemUser("nobody")
+        bus = try PrivateSystemBus()
+        try Sandbox.check(as: user, bus: bus)
+        networkManager = try NetworkManagerMock(on: bus)
+        polkit = try PolkitMock(on: bus)
+        try polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.authorize"])
+        logind = try LogindMock(on: bus, session: "c1", uid: user, user: "nobody")
+        let device = try networkManager.addWiFiDevice("wlan0")
+        try networkManager.addAccessPoint(
+            device, name: "plug1", ssid: "Acme-Setup-4F2A", bssid: "02:00:00:00:00:31", strength: 50)
+        try networkManager.addAccessPoint(
+            device, name: "plug2", ssid: "Acme-Setup-9B1C", bssid: "02:00:00:00:00:32", strength: 80)
+        agent = try AgentProcess(bus: bus)
+        try agent.installProfile(Self.profile, name: Self.profileID)
+        try agent.start()
+    }
+
+    deinit {
+        agent.stop()
+        logind.stop()
+        polkit.stop()
+        networkManager.stop()
+        bus.stop()
+    }
+
+    var agentLog: String { agent.log }
+
+    /// The pane's: the private bus as the system bus, the application's desktop file in
+    /// `XDG_DATA_DIRS`, no session of the runner's own.
+    var paneEnvironment: [String: String] {
+        bus.environment.merging([
+            "XDG_DATA_DIRS": "\(scratch.path("data-dirs")):/usr/local/share:/usr/share",
+            "XDG_DATA_HOME": scratch.path("data-home"), "HOME": scratch.path("home"), "XDG_SESSION_ID": "",
+        ]) { $1 }
+    }
+
+    /// Starts the test client in the application's sandbox: it opens a session over the
+    /// application's profile, shows the picker, and prints the events until `PickerDidDismiss`.
+    func startClient() throws -> (process: Process, output: URL) {
+        let sandbox = try Sandbox(application: Self.application)
+        sandboxes.append(sandbox)
+        let output = scratch.url.appendingPathComponent("client-\(UUID().uuidString).log")
+        return (try sandbox.startClient(["pick", Self.profileID, Self.items], as: user, bus: bus, log: output), output)
+    }
+
+    /// Waits for a client to end; its status, output, the accessory its `AccessoryAdded`
+    /// carried, and the error of its `PickerDidDismiss` (name "" for none).
+    func finish(_ client: (process: Process, output: URL)) -> (
+        status: Int32, output: String, added: [String: Any]?, dismissal: (name: String, message: String)?
+    ) {
+        var ended = waitForEnd(of: client.process, within: 40)
+        if ended == nil {
+            client.process.terminate()
+            ended = waitForEnd(of: client.process, within: 10)
+        }
+        let output = (try? String(contentsOf: client.output, encoding: .utf8)) ?? ""
+        let events = output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        func arguments(_ event: String) -> [String: Any]? {
+            guard let found = events.first(where: { $0["event"] as? String == event }) else { return nil }
+            return (found["args"] as? [[String: Any]])?.first ?? [:]
+        }
+        let dismissed = arguments("PickerDidDismiss").map {
+            ($0["name"] as? String ?? "", $0["message"] as? String ?? "")
+        }
+        return (ended?.status ?? -1, output + "\nagent:\n\(agentLog)", arguments("AccessoryAdded"), dismissed)
     }
 }
 
@@ -316,40 +421,107 @@ final class TmuxPane: @unchecked Sendable {
         expectTerminalRestored(end)
     }
 
-    /// A sandboxed application's picker: a stand-in for the agent sends the request naming it
-    /// (the agent establishes the id from the client's connection), and its desktop file is in a
-    /// directory of `XDG_DATA_DIRS`.
-    @Test func theApplicationThatAsksIsNamedAtTheTop() throws {
-        let bus = try PrivateSystemBus()
-        let scratch = try ScratchDirectory("terminal-application")
-        let dataDir = scratch.url.appendingPathComponent("data-dirs")
-        try TestApplication.install("org.example.AcmePlug", name: "Acme Plug", in: dataDir)
-        let request = """
-            {"profile": "com.example.acme", "vendor": "Acme Devices", "application": "org.example.AcmePlug",
-             "items": [{"name": "Acme plug", "rename": false}], "passphrase": false}
-            """
-        let entries = """
-            [{"entry": 1, "item": 0, "name": "Acme plug", "ssid": "Acme-Setup-4F2A", "signal": 50},
-             {"entry": 2, "item": 0, "name": "Acme plug", "ssid": "Acme-Setup-9B1C", "signal": 80}]
-            """
-        let agent = try StandInAgent(
-            bus: bus, request: request, entries: entries, logFile: scratch.url.appendingPathComponent("agent.log"))
-        let environment = bus.environment.merging([
-            "XDG_DATA_DIRS": "\(dataDir.path):/usr/local/share:/usr/share",
-            "XDG_DATA_HOME": scratch.path("data-home"), "HOME": scratch.path("home"),
-        ]) { $1 }
-        let pane = try TmuxPane(["pick", "com.example.acme"], environment: environment)
-        let shown = try pane.waitFor("2 found")
+    /// `accessoryctl picker-agent --session c1` in tmux, the picker agent of logind session c1
+    /// with the real agent: a sandboxed application (the GIO test client as `nobody` in a
+    /// bubblewrap sandbox whose `/.flatpak-info` names `org.example.AcmePlug`) shows the picker,
+    /// the agent establishes the application from its connection, and the terminal names it at
+    /// the top from its desktop file (in a directory of `XDG_DATA_DIRS`). A second
+    /// request while the picker is shown is refused; Enter sets up the first accessory, Escape
+    /// cancels; the client gets what was chosen. Ctrl-C then unregisters and exits 0.
+    @Test(arguments: ["Enter", "Escape"])
+    func theApplicationThatAsksIsNamedAtTheTop(key: String) throws {
+        let services = try SessionPickerServices()
+        let pane = try TmuxPane(["picker-agent", "--session", "c1"], environment: services.paneEnvironment)
+        try pane.waitFor("Registered as the picker of logind session c1", services: services)
+        let client = try services.startClient()
+        let shown = try pane.waitFor("2 found", services: services)
         let screen = lines(shown)
-        #expect(screen.first == "Acme Plug wants to set up an accessory", "\(shown)\n\(agent.log)")
+        #expect(screen.first == "Acme Plug wants to set up an accessory", "\(shown)\n\(services.agentLog)")
         #expect(screen.dropFirst().first == "Choose an accessory to set up · Acme Devices (com.example.acme)")
-        #expect(screen.contains { $0.hasPrefix("› 1  Acme plug  Acme-Setup-4F2A") }, "\(shown)")
-        try pane.send("Escape")
-        let end = try pane.waitFor("[tty ")
-        #expect(end.contains("[exit 1]"), "\(end)")
-        #expect(end.contains("pickerDidDismiss io.accessorysetup.Error.UserCancelled"), "\(end)\n\(agent.log)")
-        #expect(agent.log.contains(#""cancelled": "io.accessorysetup.Error.UserCancelled""#), "\(agent.log)")
+        let first = try #require(screen.first { $0.hasPrefix("› 1  Acme plug  Acme-Setup-") }, "\(shown)")
+        let ssid = try #require(first.split(separator: " ").first { $0.hasPrefix("Acme-Setup-") }).description
+        #expect(screen.contains { $0.hasPrefix("  2  Acme plug  Acme-Setup-") }, "\(shown)")
+
+        // One picker at a time: another request while this one is shown is refused.
+        let second = services.finish(try services.startClient())
+        #expect(second.dismissal?.name == "io.accessorysetup.Error.PickerRestricted", "\(second.output)")
+        #expect(second.dismissal?.message.contains("one at a time") == true, "\(second.output)")
+        #expect(!(try pane.screen()).contains("[exit"), "the picker agent ended")
+
+        try pane.send(key)
+        let result = services.finish(client)
+        if key == "Enter" {
+            let after = try pane.waitFor("is set up.", services: services)
+            #expect(
+                after.contains("Acme Plug (org.example.AcmePlug): Acme plug (\(ssid)) is set up."), "\(after)")
+            #expect(result.status == 0, "\(result.output)")
+            #expect(result.dismissal?.name == "", "\(result.output)")
+            #expect(result.added?["application"] as? String == "org.example.AcmePlug", "\(result.output)")
+            #expect(result.added?["ssid"] as? String == ssid, "\(result.output)")
+        } else {
+            let after = try pane.waitFor("the picker was cancelled.", services: services)
+            #expect(after.contains("Acme Plug (org.example.AcmePlug): the picker was cancelled."), "\(after)")
+            #expect(result.dismissal?.name == "io.accessorysetup.Error.UserCancelled", "\(result.output)")
+            #expect(result.added == nil, "\(result.output)")
+        }
+        // Off the alternate screen, the terminal in its own mode again, still serving.
+        let idle = try pane.screen()
+        #expect(!idle.contains("Choose an accessory"), "the picker stayed on the screen:\n\(idle)")
+        #expect(!idle.contains("[exit"), "the picker agent ended after one picker:\n\(idle)")
+
+        try pane.send("C-c")
+        let end = try pane.waitFor("[tty ", services: services)
+        #expect(end.contains("Unregistered the picker of logind session c1."), "\(end)")
+        #expect(end.contains("[exit 0]"), "\(end)")
         expectTerminalRestored(end)
+        #expect(services.agentLog.contains("unregistered"), "\(services.agentLog)")
+    }
+
+    @Test func pickerAgentServesTheNextRequestAndSIGTERMUnregistersAndExitsZero() throws {
+        let services = try SessionPickerServices()
+        let pane = try TmuxPane(
+            ["picker-agent"], environment: services.paneEnvironment.merging(["XDG_SESSION_ID": "c1"]) { $1 })
+        try pane.waitFor("Registered as the picker of logind session c1", services: services)
+        for round in 1...2 {
+            let client = try services.startClient()
+            try pane.waitFor("2 found", services: services)
+            try pane.send("Escape")
+            let result = services.finish(client)
+            #expect(
+                result.dismissal?.name == "io.accessorysetup.Error.UserCancelled", "round \(round): \(result.output)")
+            // The picker is off the screen, and says so, before the next one is asked for.
+            var screen = try pane.screen()
+            for _ in 0..<300 where screen.components(separatedBy: "the picker was cancelled.").count <= round {
+                usleep(100_000)
+                screen = try pane.screen()
+            }
+            #expect(screen.components(separatedBy: "the picker was cancelled.").count == round + 1, "\(screen)")
+        }
+        kill(try pane.commandProcess(), SIGTERM)
+        let end = try pane.waitFor("[tty ", services: services)
+        #expect(end.contains("[exit 0]"), "\(end)")
+        #expect(end.contains("Unregistered the picker of logind session c1."), "\(end)")
+        expectTerminalRestored(end)
+    }
+
+    @Test func aSecondPickerAgentForTheSessionIsRefusedWithTheAgentsReasonAndExitsOne() throws {
+        let services = try SessionPickerServices()
+        let first = try TmuxPane(["picker-agent", "--session", "c1"], environment: services.paneEnvironment)
+        try first.waitFor("Registered as the picker of logind session c1", services: services)
+        let second = try TmuxPane(["picker-agent", "--session", "c1"], environment: services.paneEnvironment)
+        let end = try second.waitFor("[tty ", services: services)
+        #expect(end.contains("[exit 1]"), "\(end)")
+        #expect(
+            end.contains("accessoryctl: error: the agent refused this terminal as the picker of logind session c1:"),
+            "\(end)")
+        #expect(!(try first.screen()).contains("[exit"), "the first picker agent ended")
+    }
+
+    @Test func pickerAgentWithoutASessionSaysToGiveOne() throws {
+        let run = try accessoryctlProcess(["picker-agent"], environment: ["XDG_SESSION_ID": ""])
+        #expect(run.code == .usage, "\(run)")
+        #expect(
+            run.err.contains("no logind session to serve: XDG_SESSION_ID is not set; give --session ID"), "\(run.err)")
     }
 
     @Test func withoutATerminalItSaysToUseSelectOrAKioskPolicy() throws {
