@@ -80,7 +80,9 @@ let package = Package(
         .executableTarget(name: "accessory-picker", dependencies: ["AccessoryPicker"]),
 
         // An application of the agent through the client library (examples/PickAccessory).
-        .executableTarget(name: "pick-accessory", dependencies: ["AccessorySetupKit"], path: "examples/PickAccessory"),
+        .executableTarget(
+            name: "pick-accessory", dependencies: ["AccessorySetupKit"], path: "examples/PickAccessory",
+            exclude: ["README.md", "org.example.PickAccessory.desktop", "org.example.PickAccessory.json"]),
 
         .executableTarget(
             name: "accessory-bench",

@@ -23,6 +23,7 @@ struct CompletionShellTests {
     }
 
     /// Types `keys` after the prompt, then Tab, and waits until the screen shows `expected`.
+    @discardableResult
     private static func complete(
         _ pane: TmuxPane, _ keys: String, tabs: Int = 1, showing expected: String
     ) throws -> String {
