@@ -196,81 +196,85 @@ final class ApplicationPicker: @unchecked Sendable {
     }
 }
 
-@Suite("The graphical picker names the sandboxed application that asks (real agent, mock services, bwrap)", .serialized)
-struct ApplicationPickerTests {
-    static let heading = "Acme Plug wants to set up an accessory"
-    static let cancelled = "io.accessorysetup.Error.UserCancelled"
+extension GraphicalPickerTests {
+    @Suite(
+        "The graphical picker names the sandboxed application that asks (real agent, mock services, bwrap)", .serialized
+    )
+    struct ApplicationPickerTests {
+        static let heading = "Acme Plug wants to set up an accessory"
+        static let cancelled = "io.accessorysetup.Error.UserCancelled"
 
-    /// What the test saw, for a failure's message.
-    private func context(
-        _ run: (lines: [[String: Any]], passed: Bool, text: String), _ picker: ApplicationPicker,
-        _ client: (status: Int32, output: String, dismissal: String?)
-    ) -> String {
-        """
-        driver:
-        \(run.text)
-        picker:
-        \(picker.picker.log)
-        agent:
-        \(picker.agent.log)
-        client (status \(client.status)):
-        \(client.output)
-        """
-    }
+        /// What the test saw, for a failure's message.
+        private func context(
+            _ run: (lines: [[String: Any]], passed: Bool, text: String), _ picker: ApplicationPicker,
+            _ client: (status: Int32, output: String, dismissal: String?)
+        ) -> String {
+            """
+            driver:
+            \(run.text)
+            picker:
+            \(picker.picker.log)
+            agent:
+            \(picker.agent.log)
+            client (status \(client.status)):
+            \(client.output)
+            """
+        }
 
-    @Test(
-        "the heading names the application from its desktop file, with its icon named for a screen reader",
-        arguments: [ApplicationPicker.DesktopFile.userFlatpakExport, .dataDirs])
-    func namesTheApplication(_ desktopFile: ApplicationPicker.DesktopFile) throws {
-        let picker = try ApplicationPicker(desktopFile: desktopFile)
-        let client = try picker.startClient(.sandboxed)
-        let run = try picker.look(screenshot: "application")
-        let result = picker.finish(client)
-        let context = context(run, picker, result)
-        #expect(run.passed, "\(context)")
-        let headings = run.lines.compactMap { $0["headings"] as? [[String: String]] }.first
-        #expect(headings == [["name": Self.heading, "text": Self.heading]], "\(context)")
-        let images = run.lines.compactMap { $0["imagesAbove"] as? [String] }.first
-        #expect(images == ["Acme Plug"], "\(context)")
-        #expect(
-            picker.picker.log.contains(
-                "showing the picker of \(ApplicationPicker.profileID) for \(ApplicationPicker.application)"),
-            "\(context)")
-        // The Cancel the driver pressed reached the application as its picker's dismissal.
-        #expect(result.dismissal == Self.cancelled, "\(context)")
-        #expect(result.status == 0, "\(context)")
-        #expect(throws: Never.self) { try PickerServices.checkScreenshot("application", in: picker.scratch) }
-    }
+        @Test(
+            "the heading names the application from its desktop file, with its icon named for a screen reader",
+            arguments: [ApplicationPicker.DesktopFile.userFlatpakExport, .dataDirs])
+        func namesTheApplication(_ desktopFile: ApplicationPicker.DesktopFile) throws {
+            let picker = try ApplicationPicker(desktopFile: desktopFile)
+            let client = try picker.startClient(.sandboxed)
+            let run = try picker.look(screenshot: "application")
+            let result = picker.finish(client)
+            let context = context(run, picker, result)
+            #expect(run.passed, "\(context)")
+            let headings = run.lines.compactMap { $0["headings"] as? [[String: String]] }.first
+            #expect(headings == [["name": Self.heading, "text": Self.heading]], "\(context)")
+            let images = run.lines.compactMap { $0["imagesAbove"] as? [String] }.first
+            #expect(images == ["Acme Plug"], "\(context)")
+            #expect(
+                picker.picker.log.contains(
+                    "showing the picker of \(ApplicationPicker.profileID) for \(ApplicationPicker.application)"),
+                "\(context)")
+            // The Cancel the driver pressed reached the application as its picker's dismissal.
+            #expect(result.dismissal == Self.cancelled, "\(context)")
+            #expect(result.status == 0, "\(context)")
+            #expect(throws: Never.self) { try PickerServices.checkScreenshot("application", in: picker.scratch) }
+        }
 
-    @Test("without a desktop file the heading names the application id")
-    func namesTheIdWithoutADesktopFile() throws {
-        let picker = try ApplicationPicker(desktopFile: .none)
-        let client = try picker.startClient(.sandboxed)
-        let run = try picker.look()
-        let result = picker.finish(client)
-        let context = context(run, picker, result)
-        #expect(run.passed, "\(context)")
-        let heading = "org.example.AcmePlug wants to set up an accessory"
-        let headings = run.lines.compactMap { $0["headings"] as? [[String: String]] }.first
-        #expect(headings == [["name": heading, "text": heading]], "\(context)")
-        let images = run.lines.compactMap { $0["imagesAbove"] as? [String] }.first
-        #expect(images == ["org.example.AcmePlug"], "\(context)")
-        #expect(result.dismissal == Self.cancelled, "\(context)")
-    }
+        @Test("without a desktop file the heading names the application id")
+        func namesTheIdWithoutADesktopFile() throws {
+            let picker = try ApplicationPicker(desktopFile: .none)
+            let client = try picker.startClient(.sandboxed)
+            let run = try picker.look()
+            let result = picker.finish(client)
+            let context = context(run, picker, result)
+            #expect(run.passed, "\(context)")
+            let heading = "org.example.AcmePlug wants to set up an accessory"
+            let headings = run.lines.compactMap { $0["headings"] as? [[String: String]] }.first
+            #expect(headings == [["name": heading, "text": heading]], "\(context)")
+            let images = run.lines.compactMap { $0["imagesAbove"] as? [String] }.first
+            #expect(images == ["org.example.AcmePlug"], "\(context)")
+            #expect(result.dismissal == Self.cancelled, "\(context)")
+        }
 
-    @Test("a client on the host gets the picker as before, with no heading")
-    func noHeadingForAClientOnTheHost() throws {
-        let picker = try ApplicationPicker(desktopFile: .dataDirs)
-        let client = try picker.startClient(.host)
-        let run = try picker.look()
-        let result = picker.finish(client)
-        let context = context(run, picker, result)
-        #expect(run.passed, "\(context)")
-        #expect(run.lines.compactMap { $0["headings"] as? [[String: String]] }.first == [], "\(context)")
-        let labels = run.lines.compactMap { $0["labels"] as? [String] }.first ?? []
-        #expect(labels.contains("Choose the accessory to set up."), "\(context)")
-        #expect(!labels.contains { $0.contains("wants to set up an accessory") }, "\(context)")
-        #expect(run.lines.compactMap { $0["imagesAbove"] as? [String] }.first == [], "\(context)")
-        #expect(result.dismissal == Self.cancelled, "\(context)")
+        @Test("a client on the host gets the picker as before, with no heading")
+        func noHeadingForAClientOnTheHost() throws {
+            let picker = try ApplicationPicker(desktopFile: .dataDirs)
+            let client = try picker.startClient(.host)
+            let run = try picker.look()
+            let result = picker.finish(client)
+            let context = context(run, picker, result)
+            #expect(run.passed, "\(context)")
+            #expect(run.lines.compactMap { $0["headings"] as? [[String: String]] }.first == [], "\(context)")
+            let labels = run.lines.compactMap { $0["labels"] as? [String] }.first ?? []
+            #expect(labels.contains("Choose the accessory to set up."), "\(context)")
+            #expect(!labels.contains { $0.contains("wants to set up an accessory") }, "\(context)")
+            #expect(run.lines.compactMap { $0["imagesAbove"] as? [String] }.first == [], "\(context)")
+            #expect(result.dismissal == Self.cancelled, "\(context)")
+        }
     }
 }

@@ -200,171 +200,177 @@ final class PickerServices: @unchecked Sendable {
     }
 }
 
-@Suite("The graphical picker under Xvfb, with the agent and mock services", .serialized)
-struct MockServicesPickerTests {
-    @Test("the picker shows both plugs with their image; choosing one by AT-SPI and renaming it reaches the client")
-    func chooseAndRename() throws {
-        let services = try PickerServices()
-        let client = try services.startClient()
-        let run = try services.drive([
-            "choose", "--rows", "2", "--choose", "Acme-Setup-9B1C", "--rename", "Kitchen plug",
-        ])
-        let result = services.finish(client)
-        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
-        let rows = run.lines.compactMap { $0["rows"] as? [[String: String]] }.first ?? []
-        #expect(
-            Set(rows.compactMap { $0["description"] }) == [
-                "Wi-Fi · Acme-Setup-4F2A, Signal 50 percent", "Wi-Fi · Acme-Setup-9B1C, Signal 80 percent",
+extension GraphicalPickerTests {
+    @Suite("The graphical picker under Xvfb, with the agent and mock services", .serialized)
+    struct MockServicesPickerTests {
+        @Test("the picker shows both plugs with their image; choosing one by AT-SPI and renaming it reaches the client")
+        func chooseAndRename() throws {
+            let services = try PickerServices()
+            let client = try services.startClient()
+            let run = try services.drive([
+                "choose", "--rows", "2", "--choose", "Acme-Setup-9B1C", "--rename", "Kitchen plug",
             ])
-        #expect(rows.allSatisfy { $0["name"] == "Acme plug" })
-        let images = run.lines.compactMap { $0["images"] as? [String] }.first ?? []
-        #expect(images == ["Picture of Acme plug", "Picture of Acme plug"])
-        #expect(run.lines.compactMap { $0["unnamed"] as? [String] }.first == [], "controls without an accessible name")
-        #expect(result.status == 0, "client:\n\(result.output)")
-        #expect(result.output.contains("AccessoryAdded: Kitchen plug ("), "client:\n\(result.output)")
-        #expect(result.output.contains("ssid Acme-Setup-9B1C"), "client:\n\(result.output)")
-        let labels = run.lines.compactMap { $0["labels"] as? [String] }.first ?? []
-        #expect(labels.contains("“Kitchen plug” is set up."), "labels: \(labels)")
-        for name in ["choose-list", "choose-chosen", "choose-done"] {
-            #expect(throws: Never.self) { try services.checkScreenshot(name) }
+            let result = services.finish(client)
+            #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
+            let rows = run.lines.compactMap { $0["rows"] as? [[String: String]] }.first ?? []
+            #expect(
+                Set(rows.compactMap { $0["description"] }) == [
+                    "Wi-Fi · Acme-Setup-4F2A, Signal 50 percent", "Wi-Fi · Acme-Setup-9B1C, Signal 80 percent",
+                ])
+            #expect(rows.allSatisfy { $0["name"] == "Acme plug" })
+            let images = run.lines.compactMap { $0["images"] as? [String] }.first ?? []
+            #expect(images == ["Picture of Acme plug", "Picture of Acme plug"])
+            #expect(
+                run.lines.compactMap { $0["unnamed"] as? [String] }.first == [], "controls without an accessible name")
+            #expect(result.status == 0, "client:\n\(result.output)")
+            #expect(result.output.contains("AccessoryAdded: Kitchen plug ("), "client:\n\(result.output)")
+            #expect(result.output.contains("ssid Acme-Setup-9B1C"), "client:\n\(result.output)")
+            let labels = run.lines.compactMap { $0["labels"] as? [String] }.first ?? []
+            #expect(labels.contains("“Kitchen plug” is set up."), "labels: \(labels)")
+            for name in ["choose-list", "choose-chosen", "choose-done"] {
+                #expect(throws: Never.self) { try services.checkScreenshot(name) }
+            }
         }
-    }
 
-    @Test(
-        "a number the camera shows while pairing is put to the person, and the pairing follows the answer",
-        arguments: ["matches", "differs"])
-    func numericComparison(_ answer: String) throws {
-        let services = try PickerServices()
-        try services.networkManager.addAccessPoint(
-            services.device, name: "gopro", ssid: GoProCamera.ssid, bssid: "02:00:00:00:00:50", strength: 70,
-            security: .wpa2)
-        let camera = try GoProCamera.add(to: services.bluez)
-        try services.bluez.setPairing(camera, agentName: AgentProcess.busName, confirm: 271_828)
-        let items = #"[{"name": "GoPro camera", "descriptor": {"bluetoothServiceUUID": "\#(GoProCamera.service)"}}]"#
-        let client = try services.startClient(profile: "com.gopro.camera", items: items)
-        let run = try services.drive(
-            ["choose", "--rows", "1", "--choose", "GoPro", "--compare", answer], title: "GoPro (Open GoPro BLE API)")
-        let result = services.finish(client)
-        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
-        let comparing = run.lines.compactMap { $0["comparing"] as? [String] }.first ?? []
-        #expect(comparing.contains { $0.contains("show 271828?") }, "labels: \(comparing)")
-        let asked = try services.bluez.gattLog(camera).agentCalls
-        if answer == "matches" {
-            #expect(asked == [["RequestConfirmation", "accepted"]])
-            #expect(result.output.contains("AccessoryAdded: GoPro camera"), "client:\n\(result.output)")
-        } else {
-            #expect(asked == [["RequestConfirmation", "org.bluez.Error.Rejected"]])
-            #expect(!result.output.contains("AccessoryAdded"), "client:\n\(result.output)")
+        @Test(
+            "a number the camera shows while pairing is put to the person, and the pairing follows the answer",
+            arguments: ["matches", "differs"])
+        func numericComparison(_ answer: String) throws {
+            let services = try PickerServices()
+            try services.networkManager.addAccessPoint(
+                services.device, name: "gopro", ssid: GoProCamera.ssid, bssid: "02:00:00:00:00:50", strength: 70,
+                security: .wpa2)
+            let camera = try GoProCamera.add(to: services.bluez)
+            try services.bluez.setPairing(camera, agentName: AgentProcess.busName, confirm: 271_828)
+            let items =
+                #"[{"name": "GoPro camera", "descriptor": {"bluetoothServiceUUID": "\#(GoProCamera.service)"}}]"#
+            let client = try services.startClient(profile: "com.gopro.camera", items: items)
+            let run = try services.drive(
+                ["choose", "--rows", "1", "--choose", "GoPro", "--compare", answer], title: "GoPro (Open GoPro BLE API)"
+            )
+            let result = services.finish(client)
+            #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
+            let comparing = run.lines.compactMap { $0["comparing"] as? [String] }.first ?? []
+            #expect(comparing.contains { $0.contains("show 271828?") }, "labels: \(comparing)")
+            let asked = try services.bluez.gattLog(camera).agentCalls
+            if answer == "matches" {
+                #expect(asked == [["RequestConfirmation", "accepted"]])
+                #expect(result.output.contains("AccessoryAdded: GoPro camera"), "client:\n\(result.output)")
+            } else {
+                #expect(asked == [["RequestConfirmation", "org.bluez.Error.Rejected"]])
+                #expect(!result.output.contains("AccessoryAdded"), "client:\n\(result.output)")
+            }
         }
-    }
 
-    @Test("keys alone choose an accessory: Down to its row, Return sets it up, Escape closes")
-    func keyboardChoice() throws {
-        let services = try PickerServices()
-        let client = try services.startClient()
-        let run = try services.drive(["keyboard", "--rows", "2", "--choose", "Acme-Setup-4F2A"])
-        let result = services.finish(client)
-        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
-        let focused = run.lines.compactMap { $0["focused"] as? [String] }.first
-        #expect(focused == ["Wi-Fi · Acme-Setup-4F2A, Signal 50 percent"])
-        #expect(result.status == 0, "client:\n\(result.output)")
-        #expect(result.output.contains("AccessoryAdded: Acme plug ("), "client:\n\(result.output)")
-        #expect(result.output.contains("ssid Acme-Setup-4F2A"), "client:\n\(result.output)")
-    }
-
-    @Test("when the agent stops and comes back, the picker registers again and serves the next client")
-    func registersAgainWhenTheAgentComesBack() throws {
-        let services = try PickerServices()
-        let picker = services.picker
-        #expect(try services.agent.terminate() == .exited(0))
-        try picker.wait(for: "the picker to hear the release", timeout: 90) {
-            picker.log.contains("the agent released the picker") || !picker.isRunning
+        @Test("keys alone choose an accessory: Down to its row, Return sets it up, Escape closes")
+        func keyboardChoice() throws {
+            let services = try PickerServices()
+            let client = try services.startClient()
+            let run = try services.drive(["keyboard", "--rows", "2", "--choose", "Acme-Setup-4F2A"])
+            let result = services.finish(client)
+            #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
+            let focused = run.lines.compactMap { $0["focused"] as? [String] }.first
+            #expect(focused == ["Wi-Fi · Acme-Setup-4F2A, Signal 50 percent"])
+            #expect(result.status == 0, "client:\n\(result.output)")
+            #expect(result.output.contains("AccessoryAdded: Acme plug ("), "client:\n\(result.output)")
+            #expect(result.output.contains("ssid Acme-Setup-4F2A"), "client:\n\(result.output)")
         }
-        #expect(picker.isRunning, "the picker exited with the agent:\n\(picker.log)")
-        try services.agent.start()
-        try picker.wait(for: "the picker to register again", timeout: 90) {
-            picker.log.components(separatedBy: "registered as the picker of logind session c1").count == 3
+
+        @Test("when the agent stops and comes back, the picker registers again and serves the next client")
+        func registersAgainWhenTheAgentComesBack() throws {
+            let services = try PickerServices()
+            let picker = services.picker
+            #expect(try services.agent.terminate() == .exited(0))
+            try picker.wait(for: "the picker to hear the release", timeout: 90) {
+                picker.log.contains("the agent released the picker") || !picker.isRunning
+            }
+            #expect(picker.isRunning, "the picker exited with the agent:\n\(picker.log)")
+            try services.agent.start()
+            try picker.wait(for: "the picker to register again", timeout: 90) {
+                picker.log.components(separatedBy: "registered as the picker of logind session c1").count == 3
+            }
+            let client = try services.startClient()
+            let run = try services.drive(["keyboard", "--rows", "2", "--choose", "Acme-Setup-4F2A"])
+            let result = services.finish(client)
+            #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(picker.log)\nagent:\n\(services.agent.log)")
+            #expect(result.status == 0, "client:\n\(result.output)")
+            #expect(result.output.contains("ssid Acme-Setup-4F2A"), "client:\n\(result.output)")
         }
-        let client = try services.startClient()
-        let run = try services.drive(["keyboard", "--rows", "2", "--choose", "Acme-Setup-4F2A"])
-        let result = services.finish(client)
-        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(picker.log)\nagent:\n\(services.agent.log)")
-        #expect(result.status == 0, "client:\n\(result.output)")
-        #expect(result.output.contains("ssid Acme-Setup-4F2A"), "client:\n\(result.output)")
-    }
 
-    @Test("Escape cancels the picker; the client receives UserCancelled")
-    func escape() throws {
-        let services = try PickerServices()
-        let client = try services.startClient()
-        let run = try services.drive(["keyboard", "--rows", "2"])
-        let result = services.finish(client)
-        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
-        #expect(result.status == 1)
-        let cancelled = "PickerDidDismiss: io.accessorysetup.Error.UserCancelled"
-        #expect(result.output.contains(cancelled), "client:\n\(result.output)")
-    }
+        @Test("Escape cancels the picker; the client receives UserCancelled")
+        func escape() throws {
+            let services = try PickerServices()
+            let client = try services.startClient()
+            let run = try services.drive(["keyboard", "--rows", "2"])
+            let result = services.finish(client)
+            #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
+            #expect(result.status == 1)
+            let cancelled = "PickerDidDismiss: io.accessorysetup.Error.UserCancelled"
+            #expect(result.output.contains(cancelled), "client:\n\(result.output)")
+        }
 
-    @Test("when nothing is found in time the dialog says what to do, and the client gets DiscoveryTimeout")
-    func discoveryTimeout() throws {
-        let services = try PickerServices()
-        let nothing = #"[{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-ZZ"}}]"#
-        let client = try services.startClient(items: nothing, discoveryTimeout: 2)
-        let run = try services.drive(["timeout"])
-        let result = services.finish(client)
-        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
-        let labels = run.lines.compactMap { $0["labels"] as? [String] }.first ?? []
-        #expect(labels.contains("No accessory was found in time. Make sure it is in setup mode."), "labels: \(labels)")
-        let timedOut = "PickerDidDismiss: io.accessorysetup.Error.DiscoveryTimeout"
-        #expect(result.output.contains(timedOut), "client:\n\(result.output)")
-        #expect(throws: Never.self) { try services.checkScreenshot("timeout-error") }
-    }
+        @Test("when nothing is found in time the dialog says what to do, and the client gets DiscoveryTimeout")
+        func discoveryTimeout() throws {
+            let services = try PickerServices()
+            let nothing = #"[{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-ZZ"}}]"#
+            let client = try services.startClient(items: nothing, discoveryTimeout: 2)
+            let run = try services.drive(["timeout"])
+            let result = services.finish(client)
+            #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
+            let labels = run.lines.compactMap { $0["labels"] as? [String] }.first ?? []
+            #expect(
+                labels.contains("No accessory was found in time. Make sure it is in setup mode."), "labels: \(labels)")
+            let timedOut = "PickerDidDismiss: io.accessorysetup.Error.DiscoveryTimeout"
+            #expect(result.output.contains(timedOut), "client:\n\(result.output)")
+            #expect(throws: Never.self) { try services.checkScreenshot("timeout-error") }
+        }
 
-    @Test("where the profile asks, Set Up waits for the passphrase the person types; the pick reaches the client")
-    func passphrase() throws {
-        let services = try PickerServices()
-        let client = try services.startClient(profile: "com.example.secure", items: PickerServices.secureItem)
-        let secret = "label-code-8841"
-        let run = try services.drive(
-            ["choose", "--choose", "Secure-Setup-1A2B", "--passphrase", secret], title: PickerServices.secureVendor)
-        let result = services.finish(client)
-        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
-        let sensitivity = run.lines.compactMap { $0["setUpSensitive"] as? [Bool] }.first
-        #expect(sensitivity == [false, true], "Set Up before and after the passphrase")
-        #expect(result.output.contains("AccessoryAdded: Secure sensor ("), "client:\n\(result.output)")
-        #expect(!services.picker.log.contains(secret) && !services.agent.log.contains(secret))
-    }
+        @Test("where the profile asks, Set Up waits for the passphrase the person types; the pick reaches the client")
+        func passphrase() throws {
+            let services = try PickerServices()
+            let client = try services.startClient(profile: "com.example.secure", items: PickerServices.secureItem)
+            let secret = "label-code-8841"
+            let run = try services.drive(
+                ["choose", "--choose", "Secure-Setup-1A2B", "--passphrase", secret], title: PickerServices.secureVendor)
+            let result = services.finish(client)
+            #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
+            let sensitivity = run.lines.compactMap { $0["setUpSensitive"] as? [Bool] }.first
+            #expect(sensitivity == [false, true], "Set Up before and after the passphrase")
+            #expect(result.output.contains("AccessoryAdded: Secure sensor ("), "client:\n\(result.output)")
+            #expect(!services.picker.log.contains(secret) && !services.agent.log.contains(secret))
+        }
 
-    @Test("a row vanishes while the picker is open when its accessory goes out of range")
-    func rowsLive() throws {
-        let services = try PickerServices()
-        let client = try services.startClient()
-        let remove = [
-            "/usr/bin/gdbus", "call", "--address", services.bus.address, "--dest", "org.freedesktop.NetworkManager",
-            "--object-path", "/org/freedesktop", "--method", "org.freedesktop.DBus.Mock.RemoveAccessPoint",
-            services.device, services.firstPlug,
-        ]
-        let run = try services.drive(["live", "--rows", "2", "--run", remove.joined(separator: "\u{1F}")])
-        let result = services.finish(client)
-        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
-        let seen = run.lines.compactMap { $0["rows"] as? [[String: String]] }
-            .map { $0.compactMap { $0["description"] } }
-        #expect(seen.count == 2)
-        #expect(seen.first?.count == 2)
-        #expect(seen.last == ["Wi-Fi · Acme-Setup-9B1C, Signal 80 percent"])
-        #expect(result.output.contains("PickerDidDismiss: io.accessorysetup.Error.UserCancelled"))
-    }
+        @Test("a row vanishes while the picker is open when its accessory goes out of range")
+        func rowsLive() throws {
+            let services = try PickerServices()
+            let client = try services.startClient()
+            let remove = [
+                "/usr/bin/gdbus", "call", "--address", services.bus.address, "--dest", "org.freedesktop.NetworkManager",
+                "--object-path", "/org/freedesktop", "--method", "org.freedesktop.DBus.Mock.RemoveAccessPoint",
+                services.device, services.firstPlug,
+            ]
+            let run = try services.drive(["live", "--rows", "2", "--run", remove.joined(separator: "\u{1F}")])
+            let result = services.finish(client)
+            #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
+            let seen = run.lines.compactMap { $0["rows"] as? [[String: String]] }
+                .map { $0.compactMap { $0["description"] } }
+            #expect(seen.count == 2)
+            #expect(seen.first?.count == 2)
+            #expect(seen.last == ["Wi-Fi · Acme-Setup-9B1C, Signal 80 percent"])
+            #expect(result.output.contains("PickerDidDismiss: io.accessorysetup.Error.UserCancelled"))
+        }
 
-    @Test("Cancel in the picker reaches the client as UserCancelled")
-    func cancel() throws {
-        let services = try PickerServices()
-        let client = try services.startClient()
-        let run = try services.drive(["cancel", "--rows", "2"])
-        let result = services.finish(client)
-        #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
-        #expect(result.status == 1)
-        let cancelled = "PickerDidDismiss: io.accessorysetup.Error.UserCancelled"
-        #expect(result.output.contains(cancelled), "client:\n\(result.output)")
-        #expect(services.picker.isRunning, "the picker serves the next request:\n\(services.picker.log)")
+        @Test("Cancel in the picker reaches the client as UserCancelled")
+        func cancel() throws {
+            let services = try PickerServices()
+            let client = try services.startClient()
+            let run = try services.drive(["cancel", "--rows", "2"])
+            let result = services.finish(client)
+            #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
+            #expect(result.status == 1)
+            let cancelled = "PickerDidDismiss: io.accessorysetup.Error.UserCancelled"
+            #expect(result.output.contains(cancelled), "client:\n\(result.output)")
+            #expect(services.picker.isRunning, "the picker serves the next request:\n\(services.picker.log)")
+        }
     }
 }

@@ -60,9 +60,32 @@ public struct Sandbox: Sendable {
             "--ro-bind", "\(packageRoot)/dbus", "\(packageRoot)/dbus",
             "--perms", "0600", "--file", "3", "/.flatpak-info", "--ro-bind-data", "4", "/.flatpak-info",
         ]
-        let binds = paths.flatMap { ["--ro-bind", $0, $0] }
+        let binds = paths.flatMap { ["--ro-bind", $0, $0] } + Self.sanitizerFiles
         return ["-c", #"info=$1; shift; exec "$@" 3<"$info" 4<"$info""#, "sh", info] + bwrap + binds
             + ["--", program] + arguments
+    }
+
+    /// The files the sanitizers' options name (`scripts/test.sh` sets them): a program built
+    /// with a sanitizer reads its suppressions and writes its reports there from inside the
+    /// sandbox too. Without them LeakSanitizer ends it with status 1 at exit, before its
+    /// standard output is flushed.
+    static var sanitizerFiles: [String] {
+        let environment = ProcessInfo.processInfo.environment
+        var binds: [String] = []
+        for key in ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"] {
+            for option in environment[key]?.split(whereSeparator: { $0 == ":" || $0 == " " }) ?? [] {
+                let parts = option.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2, parts[1].hasPrefix("/") else { continue }
+                switch parts[0] {
+                case "suppressions": binds += ["--ro-bind-try", parts[1], parts[1]]
+                case "log_path":
+                    let directory = URL(fileURLWithPath: parts[1]).deletingLastPathComponent().path
+                    binds += ["--bind-try", directory, directory]
+                default: break
+                }
+            }
+        }
+        return binds
     }
 
     /// The arguments of `/usr/bin/setpriv` that run `program` as `uid` with no groups.
