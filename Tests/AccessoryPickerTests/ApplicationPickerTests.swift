@@ -136,19 +136,7 @@ final class ApplicationPicker: @unchecked Sendable {
             sandboxes.append(sandbox)
             return (try sandbox.startClient(arguments, as: user, bus: bus, log: output), output)
         case .host:
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = Sandbox.asUser(user, "/usr/bin/python3", [Sandbox.testClient] + arguments)
-            process.environment = ProcessInfo.processInfo.environment.merging(bus.environment) { $1 }
-                .merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }
-            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-            let handle = try FileHandle(forWritingTo: output)
-            defer { try? handle.close() }
-            process.standardOutput = handle
-            process.standardError = handle
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            return (process, output)
+            return (try Sandbox.startHostClient(arguments, as: user, bus: bus, log: output), output)
         }
     }
 

@@ -96,10 +96,25 @@ public struct Sandbox: Sendable {
     /// Starts the test client in the sandbox as `uid` against `bus` (its system bus), its
     /// standard output and error into `log`; the caller waits for it (`waitForEnd`).
     public func startClient(_ arguments: [String], as uid: UInt32, bus: PrivateSystemBus, log: URL) throws -> Process {
+        try Self.launch(
+            "/bin/sh", command(bus: bus, "/usr/bin/python3", [Self.testClient] + arguments), as: uid, bus: bus, log: log
+        )
+    }
+
+    /// Starts the test client on the host, outside any sandbox, as `startClient` does in one.
+    public static func startHostClient(_ arguments: [String], as uid: UInt32, bus: PrivateSystemBus, log: URL)
+        throws -> Process
+    {
+        try launch("/usr/bin/python3", [testClient] + arguments, as: uid, bus: bus, log: log)
+    }
+
+    /// Runs `program` as `uid` with `bus` as its system bus, its output into `log`.
+    private static func launch(
+        _ program: String, _ arguments: [String], as uid: UInt32, bus: PrivateSystemBus, log: URL
+    ) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = Self.asUser(
-            uid, "/bin/sh", command(bus: bus, "/usr/bin/python3", [Self.testClient] + arguments))
+        process.arguments = asUser(uid, program, arguments)
         process.environment = ProcessInfo.processInfo.environment.merging(bus.environment) { $1 }
             .merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }
         guard FileManager.default.createFile(atPath: log.path, contents: nil) else {
