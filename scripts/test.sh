@@ -104,6 +104,12 @@ format_lint() {
         echo "test: swift format lint found the above (the configuration: .swift-format)" >&2
         return 1
     }
+    # The standard library's Mutex waits on a futex the thread sanitizer does not follow, so
+    # every access under it is reported as a race; AccessoryCore's Locked is the project's lock.
+    if grep -rnE '\bMutex *[(<]' --include='*.swift' "${paths[@]}"; then
+        echo "test: Synchronization's Mutex is used above; use AccessoryCore's Locked" >&2
+        return 1
+    fi
 }
 
 # The matcher's benchmark, built with the package's release flags in its build folder (after

@@ -1,6 +1,5 @@
 import AccessoryCore
 import FoundationEssentials
-import Synchronization
 
 /// The agent's log: one line per state change and per authorization decision, on standard
 /// error with the `<N>` priority prefix journald reads (sd-daemon(3)). Never given a secret.
@@ -9,7 +8,7 @@ public enum Journal {
         case error = 3, warning = 4, notice = 5, info = 6, debug = 7
     }
 
-    private static let lock = Mutex(())
+    private static let lock = Locked(())
 
     /// Writes one line: every control or format character of `message` (a newline, ESC, a
     /// bidi override a client put in a name) is escaped, so no client can forge a line or

@@ -1,3 +1,4 @@
+import AccessoryCore
 import FoundationEssentials
 import GLibRuntime
 import Glibc
@@ -21,8 +22,8 @@ enum Interruption {
     private static let reading = Atomic<Int>(Reading.no.rawValue)
     /// Written only before `reading` says it holds something, read only after.
     nonisolated(unsafe) private static let savedTerminal = UnsafeMutablePointer<termios>.allocate(capacity: 1)
-    private static let installed = Mutex(false)
-    private static let action = Mutex<(@Sendable () -> Void)?>(nil)
+    private static let installed = Locked(false)
+    private static let action = Locked<(@Sendable () -> Void)?>(nil)
 
     private enum Reading: Int {
         case no, withoutTerminal, withTerminal

@@ -1,7 +1,6 @@
 import AccessoryCore
 import BusService
 import FoundationEssentials
-import Synchronization
 
 /// Apple's discovery descriptor and picker item, as the core has them.
 public typealias ASDiscoveryDescriptor = DiscoveryDescriptor
@@ -20,7 +19,7 @@ public typealias ASPickerDisplayItem = PickerDisplayItem
 public final class ASAccessorySession: Sendable {
     private let profile: String
     private let bus: BusAddress
-    private let state = Mutex<(session: AgentSession?, events: Task<Void, Never>?)>((nil, nil))
+    private let state = Locked<(session: AgentSession?, events: Task<Void, Never>?)>((nil, nil))
 
     /// A session over the installed profile `profile`, on the system bus unless `bus` says other.
     public init(profile: String, bus: BusAddress = .system) {

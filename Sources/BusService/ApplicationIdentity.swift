@@ -3,7 +3,6 @@ import CGLib
 import CGLibShim
 import GLibRuntime
 import Glibc
-import Synchronization
 
 /// Which application a peer on the bus is, established from its connection as xdg-desktop-portal
 /// establishes it (`xdp_connection_get_pidfd` and `xdp_app_info_flatpak_new`), never from
@@ -164,7 +163,7 @@ public enum ApplicationIdentity: Sendable, Hashable, CustomStringConvertible {
             var running = 0
             var waiting: [@Sendable () -> Void] = []
         }
-        private static let queue = Mutex(Queue())
+        private static let queue = Locked(Queue())
 
         /// Runs `read` on a reader thread, now or when one is free; `false` when too many wait.
         static func submit(_ read: @escaping @Sendable () -> Void) -> Bool {
@@ -204,7 +203,7 @@ public enum ApplicationIdentity: Sendable, Hashable, CustomStringConvertible {
             var timeout: Task<Void, Never>?
             var answered = false
         }
-        private let state = Mutex(State())
+        private let state = Locked(State())
 
         func start(_ continuation: CheckedContinuation<ApplicationIdentity, Never>) {
             state.withLock { $0.continuation = continuation }

@@ -1,6 +1,6 @@
+import AccessoryCore
 import CGLib
 import GLibRuntime
-import Synchronization
 
 /// One object the service puts on the bus: a path, one interface read from introspection XML,
 /// and that interface's properties, which may change while it is exported.
@@ -14,7 +14,7 @@ public final class ExportedObject: Sendable {
     /// The parsed XML; the interface info points into it.
     private let node: UncheckedSendable<UnsafeMutablePointer<GDBusNodeInfo>>
     let interfaceInfo: UncheckedSendable<UnsafeMutablePointer<GDBusInterfaceInfo>>
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var properties: [String: DBusValue] = [:]

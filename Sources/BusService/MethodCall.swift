@@ -1,7 +1,7 @@
+import AccessoryCore
 import CGLib
 import GLibRuntime
 import Glibc
-import Synchronization
 
 /// A method call the service received, with what it needs to answer it once.
 ///
@@ -19,8 +19,8 @@ public final class MethodCall: Sendable {
     public let allowsInteractiveAuthorization: Bool
     /// Descriptors that came with the message, duplicated for this call and closed when it
     /// is released unless taken with `takeFileDescriptor(at:)`.
-    private let descriptors: Mutex<[Int32?]>
-    private let invocation: Mutex<UncheckedSendable<OpaquePointer>?>
+    private let descriptors: Locked<[Int32?]>
+    private let invocation: Locked<UncheckedSendable<OpaquePointer>?>
 
     init(
         invocation: OpaquePointer, sender: String, path: String, interface: String, member: String,
@@ -41,8 +41,8 @@ public final class MethodCall: Sendable {
                 duplicated.append(descriptor >= 0 ? descriptor : nil)
             }
         }
-        descriptors = Mutex(duplicated)
-        self.invocation = Mutex(UncheckedSendable(invocation))
+        descriptors = Locked(duplicated)
+        self.invocation = Locked(UncheckedSendable(invocation))
     }
 
     /// The descriptor a `h` argument refers to, now owned by the caller; `nil` when the index

@@ -296,7 +296,7 @@ final class SignalRecorder: Sendable {
     private let task: Task<Void, Never>
 
     private final class Received: Sendable {
-        let signals = Mutex<[BusSignal]>([])
+        let signals = Locked<[BusSignal]>([])
     }
 
     init(_ stream: AsyncStream<BusSignal>) {
@@ -371,9 +371,9 @@ final class TestPicker: Sendable {
     }
 
     private final class State: Sendable {
-        let calls = Mutex<[Call]>([])
+        let calls = Locked<[Call]>([])
         /// Entries shown now, by id.
-        let entries = Mutex<[UInt32: DBusValue]>([:])
+        let entries = Locked<[UInt32: DBusValue]>([:])
     }
 
     /// Exports the picker on `bus` and serves it; registering it is the test's to do.

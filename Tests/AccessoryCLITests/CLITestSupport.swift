@@ -1,7 +1,7 @@
 import AccessoryCLI
+import AccessoryCore
 import Foundation
 import ServiceHarness
-import Synchronization
 import Testing
 
 /// What one run of `accessoryctl` printed and how it ended.
@@ -24,8 +24,8 @@ func accessoryctl(_ arguments: String...) async -> Run {
 
 func accessoryctl(_ arguments: [String]) async -> Run {
     final class Buffers: Sendable {
-        let out = Mutex("")
-        let err = Mutex("")
+        let out = Locked("")
+        let err = Locked("")
     }
     let buffers = Buffers()
     let console = Console(
@@ -87,7 +87,7 @@ func accessoryctlProcess(
 final class RunningAccessoryctl {
     let process = Process()
     private let output = Pipe(), errors = Pipe(), stdin = Pipe()
-    private final class Flag: Sendable { let value = Mutex(false) }
+    private final class Flag: Sendable { let value = Locked(false) }
     private let timedOut = Flag()
 
     init(

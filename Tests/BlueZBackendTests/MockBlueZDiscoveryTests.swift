@@ -1,7 +1,6 @@
 import AccessoryCore
 import Foundation
 import ServiceHarness
-import Synchronization
 import Testing
 
 @testable import BlueZBackend
@@ -159,10 +158,10 @@ import Testing
 /// Collects a stream's elements in the background; `next` waits for the following one.
 final class EventCollector<Element: Sendable>: Sendable {
     private final class Store: Sendable {
-        let events = Mutex<[Element]>([])
+        let events = Locked<[Element]>([])
     }
     private let store = Store()
-    private let consumed = Mutex(0)
+    private let consumed = Locked(0)
     private let task: Task<Void, Never>
 
     init(_ stream: AsyncStream<Element>) {

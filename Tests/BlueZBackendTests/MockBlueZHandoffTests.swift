@@ -1,7 +1,6 @@
 import AccessoryCore
 import Foundation
 import ServiceHarness
-import Synchronization
 import Testing
 
 @testable import BlueZBackend
@@ -74,7 +73,7 @@ import Testing
 
     @Test func pairsSwitchesOnWaitsForTheIndicationReadsAndDisconnects() async throws {
         let device = try addCamera()
-        let steps = Mutex<[HotspotHandoffStep]>([])
+        let steps = Locked<[HotspotHandoffStep]>([])
         let revealed = try await client().revealHotspot(
             address, handoff: try handoff(), progress: { step in steps.withLock { $0.append(step) } })
         #expect(revealed.ssid.escaped == "GP24501234")

@@ -1,7 +1,6 @@
 import AccessoryCore
 import Foundation
 import ServiceHarness
-import Synchronization
 import Testing
 
 @testable import BlueZBackend
@@ -93,7 +92,7 @@ import Testing
         let locked = try mock.addImprovDevice("24:0A:C4:00:00:07", name: "Locked Plug", state: 1)
         try mock.setImprov(locked, url: "http://10.0.0.7/welcome")
         let client = try await client()
-        let steps = Mutex<[ImprovProgress]>([])
+        let steps = Locked<[ImprovProgress]>([])
         let passphrase = "correct horse battery staple"
         // The button is pressed once the client says it waits for it, not after a fixed delay
         // that a slow run (a sanitizer build) can outlast before the client reads the state.
@@ -203,7 +202,7 @@ import Testing
         let locked = try mock.addImprovDevice("24:0A:C4:00:00:08", name: "Locked Plug", state: 1)
         try mock.setImprov(locked, authorizeAfterMilliseconds: 600_000)
         let client = try await client()
-        let steps = Mutex<[ImprovProgress]>([])
+        let steps = Locked<[ImprovProgress]>([])
         let provisioning = Task {
             try await client.improvProvision(
                 try MACAddress("24:0A:C4:00:00:08"), ssid: try SSID("HomeNet"), passphrase: Secret("home-pass")

@@ -1,7 +1,6 @@
 import AccessoryCore
 import Foundation
 import ServiceHarness
-import Synchronization
 import Testing
 
 @testable import NetworkManagerBackend
@@ -132,7 +131,7 @@ import Testing
         _ = try await client.join(try configuration("Acme-Setup"), options: JoinOptions())
         try mock.failNextActivation(of: "HomeNet", deviceReason: 7)
         let destroys = { self.mock.log.matches(of: #/ CheckpointDestroy /#).count }
-        let finished = Mutex(false)
+        let finished = Locked(false)
         let leaving = Task {
             defer { finished.withLock { $0 = true } }
             return try await client.leave(device: nil)

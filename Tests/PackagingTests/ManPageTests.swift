@@ -1,7 +1,7 @@
 import AccessoryCLI
+import AccessoryCore
 import Foundation
 import ServiceHarness
-import Synchronization
 import Testing
 
 /// The man pages in `packaging/man/` (scdoc) against the command table and the package.
@@ -63,7 +63,7 @@ struct ManPageTests {
         let scratch = try ScratchDirectory("man-example")
         let file = scratch.path("example.json")
         try example.write(toFile: file, atomically: true, encoding: .utf8)
-        let errors = Mutex("")
+        let errors = Locked("")
         let console = Console(
             isTerminal: false, writeOut: { _ in }, writeError: { text in errors.withLock { $0 += text } })
         let code = await AccessoryCtl.run(["profile", "validate", file], console: console)

@@ -1,3 +1,4 @@
+import AccessoryCore
 import FoundationEssentials
 import GLibRuntime
 import Glibc
@@ -19,7 +20,7 @@ final class RawTerminal: Sendable {
     private let output: Int32
     private let saved: termios
     /// Whether the terminal is still ours; drawing after `close()` would land on the person's screen.
-    private let isOpen = Mutex(true)
+    private let isOpen = Locked(true)
     /// Written to stop the reading thread.
     private let wakeUp: (read: Int32, write: Int32)
 
@@ -168,7 +169,7 @@ private enum WindowChange {
         return (ends[0], ends[1])
     }()
     private static let writer = Atomic<Int32>(-1)
-    private static let installed = Mutex(false)
+    private static let installed = Locked(false)
 
     static var reader: Int32 { ends.read }
 
