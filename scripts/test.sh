@@ -2,7 +2,7 @@
 # The project's test command. Sets up the machine, then runs the parts below, timing each and
 # going on after a failed one; exits 1 naming the parts that failed.
 #
-#   scripts/test.sh                   every part: what the README's test command and CI run
+#   scripts/test.sh                   the whole run: what the README's test command and CI run
 #   scripts/test.sh --quick           build, format lint, then the unit and integration tests (development)
 #   scripts/test.sh --only PART [ARG...]
 #                                     one part, with its arguments: --only lab 80 85 runs those
@@ -14,9 +14,11 @@
 # (swift format lint of the Swift sources against .swift-format), package
 # (scripts/build-deb.sh), benchmark (the matcher, built beside the package), radio lab (lab/run,
 # testing that package), fuzz (fuzz/run), the tests under the thread and address sanitizers,
-# then the plain tests, whose runner's summary closes the output. Nothing runs beside the lab:
-# more load makes its emulated station miss the access points' handshake timeouts
-# (lab/README.md, "Timings and parallel VMs").
+# then the plain tests. The whole run is every part but the plain tests, which are the same
+# tests the two sanitizer parts run (the package itself is tested in the lab), and it runs the
+# lab's benchmark scenarios short (bench/README.md): both would cost it minutes and find
+# nothing new. Nothing runs beside the lab: more load makes its emulated station miss the
+# access points' handshake timeouts (lab/README.md, "Timings and parallel VMs").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,10 +30,10 @@ declare -A what=([build]="swift build --build-tests"
     [format]="swift format lint --strict of the Swift sources (.swift-format)"
     [package]="scripts/build-deb.sh --quick: both packages, lintian, hardening-check, systemd-analyze security"
     [benchmark]="accessory-bench, release, in the package's build folder"
-    [lab]="lab/run [SCENARIO...], one VM per two cores, testing the package part's .deb"
+    [lab]="lab/run [SCENARIO...], one VM per two cores, testing the package part's .deb (benchmarks short in the whole run)"
     [fuzz]="fuzz/run [SECONDS [TARGET...]] (60 s each in the whole run, one per core at a time)"
     [tsan]="swift test --sanitize=thread [ARG...]" [asan]="swift test --sanitize=address [ARG...]"
-    [tests]="swift test --disable-xctest [ARG...]")
+    [tests]="swift test --disable-xctest [ARG...] (--quick; not in the whole run)")
 # Each part's time in a whole run from a fresh clone on the project's 2-core machine (lab
 # image cached), in seconds: the yardstick for "the part that grew" when a run passes 60 minutes.
 times_file=scripts/test-times.tsv
@@ -119,11 +121,15 @@ benchmark() {
     .build/package/release/accessory-bench
 }
 
-# The radio lab; in the whole run it tests the package the package part built and checked.
+# The radio lab; in the whole run it tests the package the package part built and checked,
+# with the benchmark scenarios' short settings (each overridden by the environment's).
 radio_lab() {
     local deb=""
-    if [[ $mode == all && " ${failed[*]} " != *" package "* ]]; then
-        deb=$(ls .build/deb/accessory-setup_*.deb 2>/dev/null | head -n 1)
+    if [[ $mode == all ]]; then
+        [[ " ${failed[*]} " == *" package "* ]] || deb=$(ls .build/deb/accessory-setup_*.deb 2>/dev/null | head -n 1)
+        export BENCH_JOIN_ROUNDS=${BENCH_JOIN_ROUNDS:-2} BENCH_START_ROUNDS=${BENCH_START_ROUNDS:-5}
+        export BENCH_ROUNDS=${BENCH_ROUNDS:-1} BENCH_REST_SECONDS=${BENCH_REST_SECONDS:-20}
+        export BENCH_IDLE_EXIT=${BENCH_IDLE_EXIT:-30}
     fi
     LAB_DEB=$deb lab/run "$@"
 }
@@ -202,7 +208,7 @@ run() {
 }
 
 case $mode in
-all) selected=("${parts[@]}") ;;
+all) selected=(build format package benchmark lab fuzz tsan asan) ;;
 quick) selected=(build format tests) ;;
 only) selected=("$only_part") ;;
 esac

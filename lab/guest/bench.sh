@@ -3,11 +3,15 @@
 # figure is recorded as a passing check with its value, and each scenario's table is written
 # to $OUT/benchmark-SCENARIO.txt, which lab/run prints. BENCH_JOIN_ROUNDS rounds of the joins
 # (default 5), BENCH_ROUNDS of the other slow figures (default 3), BENCH_START_ROUNDS of the
-# start-ups (default 15). Starts the access point Bench-AP (acc1) and writes the profile
-# lab.bench into /run/lab/bench-profiles for start_agent.
+# start-ups (default 15); BENCH_REST_SECONDS of each spell at rest (default 60) and
+# BENCH_IDLE_EXIT, the agent's idle exit in seconds (default: the unit's own). Starts the
+# access point Bench-AP (acc1) and writes the profile lab.bench into /run/lab/bench-profiles
+# for start_agent.
 JOIN_ROUNDS=${BENCH_JOIN_ROUNDS:-5}
 ROUNDS=${BENCH_ROUNDS:-3}
 START_ROUNDS=${BENCH_START_ROUNDS:-15}
+REST_SECONDS=${BENCH_REST_SECONDS:-60}
+IDLE_EXIT=${BENCH_IDLE_EXIT:-}
 BENCH=$OUT/benchmark-$SCENARIO.txt
 : >"$BENCH"
 # The time in ns, from bash's own clock: no process is started to read it.

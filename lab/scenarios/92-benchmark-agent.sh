@@ -2,10 +2,24 @@
 # exit when idle and its start by D-Bus activation against a call to the running agent; the
 # binaries' sizes.
 source /lab/guest/bench.sh
+# With BENCH_IDLE_EXIT the unit's --idle-exit is replaced for this scenario (a drop-in under
+# /run, removed at its end): the test command's short run does not wait the unit's 120 s.
+idle_exit=$(systemctl cat accessory-setup | sed -n 's/^ExecStart=.*--idle-exit \([0-9]*\).*/\1/p')
+if [[ -n $IDLE_EXIT ]]; then
+    mkdir -p /run/systemd/system/accessory-setup.service.d
+    systemctl cat accessory-setup | sed -n "s/^ExecStart=\(.*--idle-exit\) [0-9]*/[Service]\nExecStart=\nExecStart=\1 $IDLE_EXIT/p" \
+        >/run/systemd/system/accessory-setup.service.d/bench-idle-exit.conf
+    systemctl daemon-reload
+    trap 'rm -f /run/systemd/system/accessory-setup.service.d/bench-idle-exit.conf; systemctl daemon-reload' EXIT
+    idle_exit=$IDLE_EXIT
+fi
+((REST_SECONDS + 5 < idle_exit)) ||
+    record bench_settings FAIL "BENCH_REST_SECONDS ($REST_SECONDS) must end 5 s before the agent's idle exit ($idle_exit s)"
 AGENT_PROFILES=/run/lab/bench-profiles check agent_started start_agent
-# The agent at rest: resident memory and context switches over a minute, with no session and
-# with one open session (a client holding it open). Every thread's switches count: a thread
-# started during the minute with all of its own, one that ended with none.
+# The agent at rest: resident memory and context switches over BENCH_REST_SECONDS (a minute),
+# with no session and with one open session (a client holding it open). Every thread's
+# switches count: a thread started during the spell with all of its own, one that ended with
+# none. Wake-ups are given per minute.
 # switches PID: "TID SWITCHES NAME" for each thread of PID, sorted by TID (for join).
 switches() {
     local status tid
@@ -19,51 +33,51 @@ switches() {
 declare -A woken
 rest() {
     # A method call (a property read is not one): the agent is running, and its idle time
-    # (--idle-exit 120) starts now, so the minute fits in it. The minute starts 2 s later,
-    # once the agent has seen the command leave the bus.
+    # starts now. The spell starts 2 s later, once the agent has seen the command leave the
+    # bus, and must end within the idle time.
     "$ACCESSORYCTL" list >/dev/null 2>&1
     sleep 2
     local pid before after
     pid=$(systemctl show -p MainPID --value accessory-setup)
     before=$(switches "$pid")
-    sleep 60
+    sleep "$REST_SECONDS"
     if [[ ! -r /proc/$pid/status ]]; then
-        record "agent at rest $1" FAIL "the agent ($pid) ended during the minute"
+        record "agent at rest $1" FAIL "the agent ($pid) ended during its $REST_SECONDS s at rest"
         return
     fi
     after=$(switches "$pid")
     local deltas
     deltas=$(LC_ALL=C join -a 2 -e 0 -o 2.3,1.2,2.2 <(echo "$before") <(echo "$after"))
-    sample "agent at rest $1: wake-ups per minute" "$(awk '{ n += $3 - $2 } END { print n + 0 }' <<<"$deltas")"
+    sample "agent at rest $1: wake-ups per minute" "$(awk -v s="$REST_SECONDS" '{ n += $3 - $2 } END { printf "%d", n * 60 / s }' <<<"$deltas")"
     woken[$1]=$(awk '$3 > $2 { printf "%s%s %d", sep, $1, $3 - $2; sep = ", " } END { if (!sep) printf "none" }' <<<"$deltas")
     sample "agent at rest $1: resident kB" "$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status")"
     sample "agent at rest $1: of which anonymous kB" "$(awk '/RssAnon/ { print $2 }' "/proc/$pid/status")"
 }
 rest "with no session"
-python3 - <<'PY' &
-import dbus, time
+python3 - "$((REST_SECONDS + 15))" <<'PY' &
+import dbus, sys, time
 bus = dbus.SystemBus()
 manager = dbus.Interface(bus.get_object("io.accessorysetup", "/io/accessorysetup"), "io.accessorysetup.Manager1")
 session = manager.OpenSession("lab.bench", dbus.Dictionary({}, signature="sv"))
 dbus.Interface(bus.get_object("io.accessorysetup", session), "io.accessorysetup.Session1").Activate()
-time.sleep(75)
+time.sleep(int(sys.argv[1]))
 PY
 holder=$!
 sleep 3
 rest "with one session"
 kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
 
-# Then nothing at all: the unit's --idle-exit (120 s) ends the agent, and the next call brings
-# it back by D-Bus activation. Timed: the exit after the last session ended, and a call that
-# activates the agent against a call to the running one.
+# Then nothing at all: the agent's --idle-exit ends it, and the next call brings it back by
+# D-Bus activation. Timed: the exit after the last session ended, and a call that activates
+# the agent against a call to the running one.
 left=$(now)
-for _ in $(seq 200); do [[ $(systemctl show -p MainPID --value accessory-setup) == 0 ]] && break; sleep 1; done
+for _ in $(seq "$((idle_exit + 80))"); do [[ $(systemctl show -p MainPID --value accessory-setup) == 0 ]] && break; sleep 1; done
 if [[ $(systemctl show -p MainPID --value accessory-setup) == 0 ]]; then
     sample "agent idle: exited after the last session ended" "$(elapsed_ms "$left")"
     timed "accessoryctl list, starting the agent" "$ACCESSORYCTL" list
     timed "accessoryctl list, agent running" "$ACCESSORYCTL" list
 else
-    record agent_idle_exit FAIL "the agent was still running 200 s after its last session ended"
+    record agent_idle_exit FAIL "the agent was still running $((idle_exit + 80)) s after its last session ended (--idle-exit $idle_exit)"
 fi
 ROUNDS=1
 report "agent at rest with no session: resident kB" kB
