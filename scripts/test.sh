@@ -10,7 +10,8 @@
 #                                     --only tests --filter Join a subset of the tests
 #   scripts/test.sh --list            the parts, each with its usual time and what it runs
 #
-# The parts, in their order: build (failing on warnings in the project's own code), format
+# The parts, in their order: build (failing on warnings in the project's own code; in the
+# whole run the thread sanitizer's build, which that part's tests use), format
 # (swift format lint of the Swift sources against .swift-format), package
 # (scripts/build-deb.sh), benchmark (the matcher, built beside the package), radio lab (lab/run,
 # testing that package), fuzz (fuzz/run), the tests under the thread and address sanitizers,
@@ -26,11 +27,11 @@ cd "$(dirname "$0")/.."
 parts=(build format package benchmark lab fuzz tsan asan tests)
 declare -A title=([build]=build [format]=format [package]=package [benchmark]=benchmark [lab]="radio lab" [fuzz]=fuzz
     [tsan]="tests (thread sanitizer)" [asan]="tests (address sanitizer)" [tests]=tests)
-declare -A what=([build]="swift build --build-tests"
+declare -A what=([build]="swift build --build-tests (in the whole run with the thread sanitizer, for its part)"
     [format]="swift format lint --strict of the Swift sources (.swift-format)"
     [package]="scripts/build-deb.sh --quick: both packages, lintian, hardening-check, systemd-analyze security"
     [benchmark]="accessory-bench, release, in the package's build folder"
-    [lab]="lab/run [SCENARIO...], one VM per two cores, testing the package part's .deb (benchmarks short in the whole run)"
+    [lab]="lab/run [SCENARIO...], one VM per core, testing the package part's .deb (benchmarks short in the whole run)"
     [fuzz]="fuzz/run [SECONDS [TARGET...]] (60 s each in the whole run, one per core at a time)"
     [tsan]="swift test --sanitize=thread [ARG...]" [asan]="swift test --sanitize=address [ARG...]"
     [tests]="swift test --disable-xctest [ARG...] (--quick; not in the whole run)")
@@ -86,8 +87,12 @@ log=$(mktemp)
 # a long output is often read from its end only.
 digests=$(mktemp -d)
 trap 'rm -rf "$log" "$digests"' EXIT
+# The build: the debug one, or in the whole run the thread sanitizer's, which the tsan part
+# then tests without building anything again (the whole run has no plain test run).
 build() {
-    swift build --build-tests 2>&1 | tee "$log" || return 1
+    local options=()
+    [[ $mode == all ]] && options=(--sanitize=thread --scratch-path .build/tsan)
+    swift build --build-tests ${options[@]+"${options[@]}"} 2>&1 | tee "$log" || return 1
     if grep -E "^$PWD/(Sources|Tests|bench)/.*: warning:" "$log"; then
         echo "test: the build has warnings in the project's own code (above)" >&2
         return 1
@@ -122,16 +127,14 @@ benchmark() {
 }
 
 # The radio lab; in the whole run it tests the package the package part built and checked,
-# with the benchmark scenarios' short settings (each overridden by the environment's).
+# with the benchmark scenarios short.
 radio_lab() {
-    local deb=""
+    local deb="" options=()
     if [[ $mode == all ]]; then
         [[ " ${failed[*]} " == *" package "* ]] || deb=$(ls .build/deb/accessory-setup_*.deb 2>/dev/null | head -n 1)
-        export BENCH_JOIN_ROUNDS=${BENCH_JOIN_ROUNDS:-2} BENCH_START_ROUNDS=${BENCH_START_ROUNDS:-5}
-        export BENCH_ROUNDS=${BENCH_ROUNDS:-1} BENCH_REST_SECONDS=${BENCH_REST_SECONDS:-20}
-        export BENCH_IDLE_EXIT=${BENCH_IDLE_EXIT:-30}
+        options=(--short-benchmarks)
     fi
-    LAB_DEB=$deb lab/run "$@"
+    LAB_DEB=$deb lab/run ${options[@]+"${options[@]}"} "$@"
 }
 
 # The unit and integration tests built with a sanitizer in a build folder of its own. Reports

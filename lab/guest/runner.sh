@@ -1,8 +1,8 @@
 #!/bin/bash
 # Runs inside a lab VM: sets up the world (hwsim radios, the home network), then each
-# scenario named in /lab/selected (all of /lab/scenarios if none is), in that order, each after
-# putting the station back on the home network, and gathers the logs of any scenario with a
-# failure. Prints RESULT lines and a final LAB-SUMMARY line for the console; the host counts
+# scenario the host's queue hands it (or, without one, each named in /lab/selected, or all of
+# /lab/scenarios), each after putting the station back on the home network, and gathers the
+# logs of any scenario with a failure. Prints RESULT lines and a final LAB-SUMMARY line for the console; the host counts
 # from out/results.txt (written only by lib.sh's `record`) and trusts it only once out/finished
 # exists. Each scenario's seconds, its clean-up included, go to out/timings.tsv.
 set -u
@@ -73,13 +73,39 @@ if [[ -s /lab/settings ]]; then
     set +a
 fi
 
-scenarios=$(ls /lab/scenarios/*.sh | sort)
-if [[ -s /lab/selected ]]; then
-    scenarios=$(sed 's|.*|/lab/scenarios/&.sh|' /lab/selected)
+# next_scenario: sets SCENARIO to the next scenario to run, or to nothing when none is left.
+# With /lab/queue the host's lab/run serves them one at a time: the runner asks with
+# out/ask-N and reads the answer from /lab/answer-N, so a VM whose scenarios ended early takes
+# more. Otherwise those named in /lab/selected, or all of /lab/scenarios, in that order.
+if [[ ! -e /lab/queue ]]; then
+    if [[ -s /lab/selected ]]; then
+        mapfile -t listed </lab/selected
+    else
+        mapfile -t listed < <(cd /lab/scenarios && ls -- *.sh | sed 's/\.sh$//' | sort)
+    fi
 fi
+asked=0
+next_scenario() {
+    SCENARIO=""
+    asked=$((asked + 1))
+    if [[ ! -e /lab/queue ]]; then
+        SCENARIO=${listed[asked - 1]:-}
+        return
+    fi
+    : >"$OUT/ask-$asked"
+    # The host answers within a second; after a minute it is taken to be gone.
+    for _ in $(seq 600); do
+        if [[ -e /lab/answer-$asked ]]; then
+            SCENARIO=$(cat "/lab/answer-$asked")
+            return
+        fi
+        sleep 0.1
+    done
+    echo "== no answer from the host's queue for a minute: no more scenarios"
+}
 
-for file in $scenarios; do
-    SCENARIO=$(basename "$file" .sh)
+while next_scenario && [[ -n $SCENARIO ]]; do
+    file=/lab/scenarios/$SCENARIO.sh
     CASE_LOG=$OUT/logs/$SCENARIO.log
     export SCENARIO CASE_LOG
     echo "== $SCENARIO"
