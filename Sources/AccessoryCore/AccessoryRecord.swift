@@ -98,6 +98,18 @@ public struct AccessoryRecord: Hashable, Sendable, Codable, Identifiable {
     /// picker's, one the accessory revealed) is never offered to it.
     public var hotspotWasRenamed: Bool { foundSSID != nil && foundSSID != ssid }
 
+    /// Whether `entry` is this accessory heard again: the same Bluetooth address, or an access
+    /// point named as its hotspot is now or was when it was found. Only an authorization the
+    /// owner still holds (authorized or awaiting authorization) claims a device, as
+    /// AccessorySetupKit's picker leaves out what the app already added. Wi-Fi accessories are
+    /// told apart by their hotspot's SSID, as `ASAccessory.ssid` tells them.
+    public func isHeard(in entry: PickerEntry) -> Bool {
+        guard state != .unauthorized else { return false }
+        if let address = entry.bluetooth?.address, address == bluetoothIdentifier { return true }
+        if let ssid = entry.wifi?.ssid, ssid == self.ssid || ssid == foundSSID { return true }
+        return false
+    }
+
     /// Adds a profile the agent made, keeping the most recent `maximumConnectionUUIDs`.
     public mutating func addConnection(_ uuid: String) {
         connectionUUIDs.removeAll { $0 == uuid }

@@ -237,13 +237,17 @@ public struct AccessorySession: Sendable {
             return try rename(id, to: name, options: options, at: now)
         case .recordChanged(let record):
             guard record.owner == owner else { return [] }
+            let event: AccessoryEvent
             if let index = accessories.firstIndex(where: { $0.id == record.id }) {
                 guard accessories[index] != record else { return [] }
                 accessories[index] = record
-                return [.emit(.accessoryChanged(record))]
+                event = .accessoryChanged(record)
+            } else {
+                accessories.append(record)
+                event = .accessoryAdded(record)
             }
-            accessories.append(record)
-            return [.emit(.accessoryAdded(record))]
+            // A device the owner added elsewhere leaves the picker shown now.
+            return [.emit(event)] + (phase == .picking ? try rematch(at: now) : [])
         case .recordRemoved(let id):
             guard let index = accessories.firstIndex(where: { $0.id == id }) else { return [] }
             passphrases[id] = nil
@@ -370,11 +374,14 @@ extension AccessorySession {
         return picker
     }
 
-    /// Matches what is heard now, updates the entries and tells the client and the picker.
+    /// Matches what is heard now, updates the entries and tells the client and the picker. A
+    /// device the owner already added is neither shown nor announced.
     private mutating func rematch(at now: Date) throws(AccessorySessionError) -> [Effect] {
         guard var picker else { return [] }
         let matches = picker.matcher.matches(wifi: picker.wifi, bluetooth: picker.bluetooth)
-        let entries = entryTable.entries(for: matches, items: picker.items)
+        let entries = entryTable.entries(for: matches, items: picker.items).filter { entry in
+            !accessories.contains { $0.isHeard(in: entry) }
+        }
         picker.matched = Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0) })
         var effects: [Effect] = []
         var shown: [Int: PickerEntry] = [:]

@@ -373,7 +373,8 @@ final class TestPicker: Sendable {
     private final class State: Sendable {
         let calls = Locked<[Call]>([])
         /// Entries shown now, by id.
-        let entries = Locked<[UInt32: DBusValue]>([:])
+        /// The entries shown, by session: entry ids are a session's own.
+        let entries = Locked<[String: [UInt32: DBusValue]]>([:])
     }
 
     /// Exports the picker on `bus` and serves it; registering it is the test's to do.
@@ -393,14 +394,19 @@ final class TestPicker: Sendable {
                 case "RequestChoice":
                     if let previous = pending { held.append(previous) }
                     pending = call
+                    // A new request starts with nothing shown, also for a session asking again.
+                    if let session = call.arguments.first?.string {
+                        state.entries.withLock { $0[session] = nil }
+                    }
                 case "UpdateEntries":
                     state.entries.withLock { entries in
                         // (session, entries, removed)
+                        let session = call.arguments.first?.string ?? ""
                         for entry in call.arguments.count > 1 ? call.arguments[1].elements : [] {
-                            if let id = entry["entry"]?.int { entries[UInt32(id)] = entry }
+                            if let id = entry["entry"]?.int { entries[session, default: [:]][UInt32(id)] = entry }
                         }
                         for removed in call.arguments.count > 2 ? call.arguments[2].elements : [] {
-                            if let id = removed.int { entries[UInt32(id)] = nil }
+                            if let id = removed.int { entries[session]?[UInt32(id)] = nil }
                         }
                     }
                 case "ConfirmPasskey":
@@ -425,7 +431,7 @@ final class TestPicker: Sendable {
                     break
                 }
                 guard let request = pending else { continue }
-                let shown = state.entries.withLock { $0 }
+                let shown = state.entries.withLock { $0[request.arguments.first?.string ?? ""] ?? [:] }
                 switch behaviour {
                 case .wait:
                     break
@@ -454,7 +460,7 @@ final class TestPicker: Sendable {
 
     var calls: [Call] { state.calls.withLock { $0 } }
     var members: [String] { calls.map(\.member) }
-    var entries: [DBusValue] { state.entries.withLock { Array($0.values) } }
+    var entries: [DBusValue] { state.entries.withLock { $0.values.flatMap(\.values) } }
 
     /// The SSIDs of the entries shown now.
     var shownSSIDs: Set<String> { Set(entries.compactMap { $0["ssid"]?.string }) }

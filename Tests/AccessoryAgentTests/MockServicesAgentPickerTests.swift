@@ -51,6 +51,32 @@ struct MockServicesAgentPickerTests {
         await client.close()
     }
 
+    /// As AccessorySetupKit's picker: a device the owner added is not offered again, so it
+    /// cannot be added twice, and a picker with nothing else in range ends by its timeout.
+    @Test func anAccessoryAlreadyAddedIsNotOfferedAgain() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .choose(ssid: "WLED-AP"))
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let first = try await client.openSession("ge.wled.softap")
+        _ = try await first.activate()
+        try await first.showPicker([wledItem])
+        #expect(try await first.waitForDismiss().contains { $0.member == "AccessoryAdded" })
+        let offeredFirst = try await picker.wait(for: "SetupProgress").count
+
+        let again = try await client.openSession("ge.wled.softap")
+        #expect(try await again.activate().count == 1, "the session starts with the accessory added")
+        try await again.showPicker([wledItem], settings: .vardict([("discoveryTimeout", .uint32(3))]))
+        let signals = try await again.waitForDismiss()
+        #expect(signals.map(\.member) == ["Activated", "PickerDidPresent", "PickerDidDismiss"])
+        #expect(signals.last?.arguments.first?["name"]?.string == "io.accessorysetup.Error.DiscoveryTimeout")
+        let offeredAgain = try await picker.wait(for: "Cancel").dropFirst(offeredFirst)
+            .filter { $0.member == "UpdateEntries" }.flatMap { $0.arguments[1].elements }
+        #expect(offeredAgain.isEmpty, "\(offeredAgain)")
+        #expect(try services.storedRecords().count == 1)
+        await client.close()
+    }
+
     /// A vendor's own profile, passed as a file descriptor (`OpenSessionWithProfile`).
     static func clientProfile(_ items: String) -> String {
         """

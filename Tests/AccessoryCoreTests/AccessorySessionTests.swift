@@ -49,6 +49,73 @@ struct AccessorySessionPickerTests {
         #expect(run.session.phase == .active)
     }
 
+    @Test func anAccessoryAlreadyAddedIsNotOfferedAgain() throws {
+        let plug = Fixture.plugItem.descriptor
+        var sensor = Fixture.record(
+            "Old sensor", state: .awaitingAuthorization, descriptor: Fixture.sensorItem.descriptor)
+        sensor.bluetoothIdentifier = try MACAddress("C0:FF:EE:00:00:01")
+        var renamed = Fixture.record("Renamed plug", state: .authorized, descriptor: plug, ssid: "my-plug")
+        renamed.foundSSID = try SSID("plug-0003")
+        let owned = [
+            Fixture.record("Old plug", state: .authorized, descriptor: plug, ssid: "plug-0001"), sensor, renamed,
+            Fixture.record("Revoked plug", state: .unauthorized, descriptor: plug, ssid: "plug-0004"),
+        ]
+        var run = SessionRun(accessories: owned)
+        run.showPicker([Fixture.plugItem, Fixture.sensorItem])
+        run.send(
+            .wifiScanned(
+                ["plug-0001", "plug-0002", "plug-0003", "plug-0004"].enumerated().map { index, ssid in
+                    Fixture.accessPoint(ssid, "24:0A:C4:00:00:1\(index)")
+                }))
+        run.send(.bluetoothHeard([Fixture.sensor("C0:FF:EE:00:00:01"), Fixture.sensor("C0:FF:EE:00:00:02")]))
+        let offered = run.session.pickerEntries.map { entry in
+            entry.wifi?.ssid?.description ?? entry.bluetooth?.address.description
+        }
+        #expect(offered == ["plug-0002", "plug-0004", "C0:FF:EE:00:00:02"])
+    }
+
+    @Test func onlyAccessoriesAlreadyAddedInRangeEndWithDiscoveryTimeout() {
+        let earlier = Fixture.record(
+            "Old plug", state: .authorized, descriptor: Fixture.plugItem.descriptor, ssid: "plug-0001")
+        var run = SessionRun(accessories: [earlier])
+        run.showPicker([Fixture.plugItem])
+        #expect(run.send(.wifiScanned([Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01")])).isEmpty)
+        #expect(run.refusal(.picked(PickerChoice(entryID: 1))) != nil, "what is not shown cannot be picked")
+        let ended = run.send(.timerFired(discoveryTimer))
+        #expect(ended == [.stopDiscovery, .dismissPicker, .emit(.pickerDidDismiss(.discoveryTimeout))])
+        #expect(run.session.accessories == [earlier])
+    }
+
+    @Test func aDeviceTheOwnerAddsElsewhereLeavesThePickerShownNow() {
+        var run = SessionRun()
+        run.showPicker([Fixture.plugItem])
+        run.send(
+            .wifiScanned([
+                Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01"),
+                Fixture.accessPoint("plug-0002", "30:AE:A4:00:00:01"),
+            ]))
+        let elsewhere = Fixture.record(
+            "Plug", state: .authorized, descriptor: Fixture.plugItem.descriptor, ssid: "plug-0001")
+        let changed = run.send(.recordChanged(elsewhere))
+        #expect(changed == [.emit(.accessoryAdded(elsewhere)), .updatePicker(shown: [], removed: [1])])
+        #expect(run.refusal(.picked(PickerChoice(entryID: 1)))?.field == "entry")
+    }
+
+    @Test func aFilteringClientIsNotToldOfAnAccessoryItAlreadyAdded() {
+        let earlier = Fixture.record(
+            "Old plug", state: .authorized, descriptor: Fixture.plugItem.descriptor, ssid: "plug-0001")
+        var run = SessionRun(accessories: [earlier])
+        run.showPicker(
+            [Fixture.plugItem], settings: .init(discoveryTimeout: .unbounded, options: .filterDiscoveryResults))
+        let heard = run.send(
+            .wifiScanned([
+                Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01"),
+                Fixture.accessPoint("plug-0002", "30:AE:A4:00:00:01"),
+            ]))
+        let discovered = heard.compactMap { if case .emit(.accessoryDiscovered(let entry)) = $0 { entry } else { nil } }
+        #expect(discovered.map { $0.wifi?.ssid } == [try? SSID("plug-0002")])
+    }
+
     @Test func aSecondPickerIsRefusedWhileOneIsShown() {
         var run = SessionRun()
         run.showPicker([Fixture.plugItem])

@@ -82,11 +82,14 @@ start_ap() {
     echo "setup-page-of-$name" >/run/lab/www-$name/info.txt
     # The emulated CPU answers the 4-way handshake far slower than a real station: hostapd's
     # four tries of each EAPOL-Key message (100 ms, then 1 s apart) are sometimes all spent,
-    # and the join then fails as a wrong passphrase would. Eight tries leave it time.
+    # and the join then fails as a wrong passphrase would. Eight tries leave it time. And
+    # message 3/4 is sent once, with a longer wait for 4/4 (hostapd's KRACK workaround): sent
+    # again 100 ms later to a station still busy with the first, it crossed that station's
+    # late 4/4, which hostapd then dropped, and the handshake started over until reason 15.
     {
         printf 'interface=%s\ndriver=nl80211\nctrl_interface=/run/lab/hostapd-%s\nhw_mode=g\nchannel=%s\n' \
             "$iface" "$name" "$channel"
-        printf 'wpa_pairwise_update_count=8\n'
+        printf 'wpa_pairwise_update_count=8\nwpa_disable_eapol_key_retries=1\n'
         cat
     } >"$conf"
     ip netns exec "$netns" ip addr flush dev "$iface"
