@@ -129,10 +129,12 @@ while next_scenario && [[ -n $SCENARIO ]]; do
         record "(scenario)" FAIL "the scenario exited $status (124: it ran over $limit s)"
     fi
     # Whatever the scenario left: an accessory join, its access points, profiles accessoryctl
-    # made ("Accessory …"), NetworkManager checkpoints (which would refuse the next join). Each
-    # accessoryctl start costs seconds under TCG, so only when needed.
+    # made ("Accessory …"), NetworkManager checkpoints (which would refuse the next join), the
+    # agent's records (a device added here is not offered again to its owner in a later
+    # scenario). Each accessoryctl start costs seconds under TCG, so only when needed.
     [[ $(station_connection) == Accessory* ]] && "$ACCESSORYCTL" leave >>"$CASE_LOG" 2>&1
     systemctl stop accessory-setup 2>/dev/null
+    find /var/lib/accessory-setup -mindepth 1 -delete 2>/dev/null
     rm -rf /etc/accessory-setup/kiosk.json /etc/accessory-setup/profiles
     busctl get-property org.freedesktop.NetworkManager /org/freedesktop/NetworkManager \
         org.freedesktop.NetworkManager Checkpoints 2>/dev/null | grep -o '"[^"]*"' | tr -d '"' | while read -r path; do
