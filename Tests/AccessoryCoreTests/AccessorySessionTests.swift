@@ -89,11 +89,7 @@ struct AccessorySessionPickerTests {
     @Test func aDeviceTheOwnerAddsElsewhereLeavesThePickerShownNow() {
         var run = SessionRun()
         run.showPicker([Fixture.plugItem])
-        run.send(
-            .wifiScanned([
-                Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01"),
-                Fixture.accessPoint("plug-0002", "30:AE:A4:00:00:01"),
-            ]))
+        run.send(.wifiScanned(Fixture.twoPlugs))
         let elsewhere = Fixture.record(
             "Plug", state: .authorized, descriptor: Fixture.plugItem.descriptor, ssid: "plug-0001")
         let changed = run.send(.recordChanged(elsewhere))
@@ -107,11 +103,7 @@ struct AccessorySessionPickerTests {
         var run = SessionRun(accessories: [earlier])
         run.showPicker(
             [Fixture.plugItem], settings: .init(discoveryTimeout: .unbounded, options: .filterDiscoveryResults))
-        let heard = run.send(
-            .wifiScanned([
-                Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01"),
-                Fixture.accessPoint("plug-0002", "30:AE:A4:00:00:01"),
-            ]))
+        let heard = run.send(.wifiScanned(Fixture.twoPlugs))
         let discovered = heard.compactMap { if case .emit(.accessoryDiscovered(let entry)) = $0 { entry } else { nil } }
         #expect(discovered.map { $0.wifi?.ssid } == [try? SSID("plug-0002")])
     }
@@ -184,11 +176,7 @@ struct AccessorySessionPickerTests {
         let settings = PickerDisplaySettings(discoveryTimeout: .unbounded, options: .filterDiscoveryResults)
         run.showPicker([Fixture.plugItem, Fixture.sensorItem], settings: settings)
 
-        let heard = run.send(
-            .wifiScanned([
-                Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01"),
-                Fixture.accessPoint("plug-0002", "30:AE:A4:00:00:01"),
-            ]))
+        let heard = run.send(.wifiScanned(Fixture.twoPlugs))
         let discovered = heard.compactMap { if case .emit(.accessoryDiscovered(let entry)) = $0 { entry } else { nil } }
         #expect(discovered.map(\.id) == [1, 2])
         #expect(heard.count == 2, "nothing reaches the picker before updatePicker")
@@ -262,11 +250,7 @@ struct AccessorySessionPickerTests {
     @Test func entriesComeAndGoWithWhatIsHeard() {
         var run = SessionRun()
         run.showPicker([Fixture.plugItem])
-        run.send(
-            .wifiScanned([
-                Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01"),
-                Fixture.accessPoint("plug-0002", "30:AE:A4:00:00:01"),
-            ]))
+        run.send(.wifiScanned(Fixture.twoPlugs))
         let weaker = Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01", strength: 20)
         let changed = run.send(.wifiScanned([weaker]))
         #expect(

@@ -37,6 +37,11 @@ enum SessionFixture {
             ssid: try! SSID(ssid), bssid: try! MACAddress(bssid), strength: strength, frequency: 2412, security: .psk)
     }
 
+    /// Two plugs' setup hotspots, plug-0001 and plug-0002, heard in one scan.
+    static var twoPlugs: [WiFiScanEntry] {
+        [accessPoint("plug-0001", "24:0A:C4:00:00:01"), accessPoint("plug-0002", "30:AE:A4:00:00:01")]
+    }
+
     static func sensor(_ address: String, rssi: Int = -60, name: String? = nil) -> BLEAdvertisement {
         BLEAdvertisement(address: try! MACAddress(address), name: name, rssi: rssi, serviceUUIDs: [sensorService])
     }

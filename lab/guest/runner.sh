@@ -2,9 +2,10 @@
 # Runs inside a lab VM: sets up the world (hwsim radios, the home network), then each
 # scenario the host's queue hands it (or, without one, each named in /lab/selected, or all of
 # /lab/scenarios), each after putting the station back on the home network, and gathers the
-# logs of any scenario with a failure. Prints RESULT lines and a final LAB-SUMMARY line for the console; the host counts
-# from out/results.txt (written only by lib.sh's `record`) and trusts it only once out/finished
-# exists. Each scenario's seconds, its clean-up included, go to out/timings.tsv.
+# logs of any scenario with a failure. Prints RESULT lines and a final LAB-SUMMARY line for
+# the console; the host counts from out/results.txt (written only by lib.sh's `record`) and
+# trusts it only once out/finished exists. Each scenario's seconds, its clean-up included, go
+# to out/timings.tsv.
 set -u
 export OUT=/lab/out
 mkdir -p "$OUT/logs" /run/lab

@@ -4,10 +4,11 @@
 source /lab/guest/bench.sh
 # With BENCH_IDLE_EXIT the unit's --idle-exit is replaced for this scenario (a drop-in under
 # /run, removed at its end): the test command's short run does not wait the unit's 120 s.
-idle_exit=$(systemctl cat accessory-setup | sed -n 's/^ExecStart=.*--idle-exit \([0-9]*\).*/\1/p')
+exec_start=$(systemctl cat accessory-setup | grep '^ExecStart=')
+idle_exit=$(sed -n 's/.*--idle-exit \([0-9]*\).*/\1/p' <<<"$exec_start")
 if [[ -n $IDLE_EXIT ]]; then
     mkdir -p /run/systemd/system/accessory-setup.service.d
-    systemctl cat accessory-setup | sed -n "s/^ExecStart=\(.*--idle-exit\) [0-9]*/[Service]\nExecStart=\nExecStart=\1 $IDLE_EXIT/p" \
+    printf '[Service]\nExecStart=\n%s\n' "${exec_start/--idle-exit $idle_exit/--idle-exit $IDLE_EXIT}" \
         >/run/systemd/system/accessory-setup.service.d/bench-idle-exit.conf
     systemctl daemon-reload
     trap 'rm -f /run/systemd/system/accessory-setup.service.d/bench-idle-exit.conf; systemctl daemon-reload' EXIT
