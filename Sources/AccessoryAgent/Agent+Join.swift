@@ -240,7 +240,7 @@ extension Agent {
             return hotspot
         } catch {
             throw CallFailure(
-                AccessorySessionError.connectionFailed(reason: "the hotspot handoff of \(address) failed: \(error)"))
+                AccessorySessionError.accessoryFailed("the hotspot handoff of \(address) failed: \(error)"))
         }
     }
 
@@ -312,26 +312,55 @@ extension Agent {
         let record = records.all.first { $0.connectionUUIDs.contains(uuid) || $0.id == made?.recordID }
         guard record != nil || made != nil else { return }
         let name = made?.id ?? "Accessory \(record?.ssid?.escaped ?? "?")"
+        let join = joins.join(connectionUUID: uuid)
+        let report = await connectionReport(action, device: join?.device ?? connection["interface"]?.string)
+        let why = report?.reason.map { ": \($0)" } ?? ""
         Journal.notice(
-            "dispatcher: accessory connection '\(name)' \(action)\(record.map { " (record \($0.id))" } ?? "")")
-        if let record {
-            for host in sessions.all where host.owner == record.owner {
-                emitConnectionEvent(record, for: host)
-            }
-        }
+            "dispatcher: accessory connection '\(name)' \(action)\(why)\(record.map { " (record \($0.id))" } ?? "")")
+        if let record, let report { emitConnectionEvent(record, report) }
         // An accessory connection that went down while the agent still holds the join ended
         // unexpectedly (the accessory switched its hotspot off, say): bring the previous
         // network back now rather than at the restore deadline.
-        if action == "down", let join = joins.join(connectionUUID: uuid) {
-            await endJoin(join, because: "the accessory connection went down")
+        if action == "down", let join {
+            await endJoin(join, because: "the accessory connection went down\(why)")
         }
     }
 
-    private func emitConnectionEvent(_ record: AccessoryRecord, for host: SessionHost) {
-        bus.emit(
-            path: host.path, interface: AgentBus.Interface.session.name, signal: "AccessoryChanged",
-            [BusCoding.record(record)],
-            destination: host.client)
+    /// What an `up` or `down` report tells the owner; other actions (DHCP renewals and such)
+    /// are not the accessory's news. The device is the join's where the agent holds one, else
+    /// the hook's, and counts only when NetworkManager has such a Wi-Fi device.
+    private func connectionReport(_ action: String, device: String?) async -> HotspotConnectionReport? {
+        let state: HotspotConnectionReport.State
+        switch action {
+        case "up": state = .up
+        case "down": state = .down
+        default: return nil
+        }
+        guard let hotspots = try? await radios.hotspots(), let device,
+            (try? await hotspots.wifiDevices())?.contains(where: { $0.interface == device }) == true
+        else { return HotspotConnectionReport(state: state) }
+        let reason = state == .down ? await hotspots.disconnectReason(device: device) : nil
+        return HotspotConnectionReport(state: state, device: device, reason: reason)
+    }
+
+    /// `AccessoryChanged` with the report, to the owner's sessions, and `Event` to the
+    /// subscribers who may see the owner's events, with the manager's path for the session.
+    private func emitConnectionEvent(_ record: AccessoryRecord, _ report: HotspotConnectionReport) {
+        let accessory = BusCoding.record(record, connection: report)
+        for host in sessions.all where host.owner == record.owner {
+            bus.emit(
+                path: host.path, interface: AgentBus.Interface.session.name, signal: "AccessoryChanged", [accessory],
+                destination: host.client)
+        }
+        let event: [DBusValue] = [
+            .objectPath(AgentBus.managerPath), .uint32(UInt32(AccessoryEventType.accessoryChanged.rawValue)),
+            accessory, BusCoding.emptyDictionary,
+        ]
+        for subscriber in subscribers.recipients(forSessionOf: record.owner) {
+            bus.emit(
+                path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name, signal: "Event", event,
+                destination: subscriber)
+        }
     }
 }
 

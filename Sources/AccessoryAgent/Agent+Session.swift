@@ -257,6 +257,10 @@ extension Agent {
             lookUpMigrations(items, for: host)
         case .setUp(let step, let entry):
             startSetUp(step, entry, for: host)
+        case .awaitAuthorization:
+            if let agent = host.pickerAgent {
+                send(agent, "SetupProgress", [.objectPath(host.path), .string("authorization"), BusCoding.emptyDictionary])
+            }
         case .cancelSetUp(_, let entry):
             // A handoff cancelled after the accessory switched its hotspot on switches it off.
             host.cancelSetUp()
@@ -481,15 +485,22 @@ extension Agent {
     // MARK: Migration and Bluetooth setup
 
     /// What of each migration item's accessory is there to adopt: a hotspot profile the agent
-    /// made for the same user (a sandboxed application: for its own records; never one anyone
-    /// else could have tagged as this project's), and the Bluetooth device as BlueZ knows it.
+    /// made for the same owner (never one made for another owner, which anyone else could have
+    /// tagged as this project's), or the person's own NetworkManager profile of the SSID (a
+    /// system profile or one restricted to them, not this project's); and the Bluetooth device
+    /// as BlueZ knows it. The profile itself is only looked at: it stays the person's.
     private func lookUp(_ items: [MigrationDisplayItem], for owner: AccessoryOwner) async -> [MigrationLookup] {
         let own = ownConnections(for: owner)
-        let configured = ((try? await radios.hotspots().configuredHotspots(cleaningUp: ownConnections)) ?? [])
+        let hotspots = try? await radios.hotspots()
+        let configured = ((try? await hotspots?.configuredHotspots(cleaningUp: ownConnections)) ?? [])
             .filter { own.contains($0.connectionUUID.lowercased()) }
+        let user = Self.userName(of: owner.uid)
+        let personal = (try? await hotspots?.personalHotspotSSIDs(usableBy: user)) ?? []
         var lookups: [MigrationLookup] = []
         for item in items {
-            let hasProfile = item.hotspotSSID.map { ssid in configured.contains { $0.ssid == ssid } } ?? false
+            let hasProfile =
+                item.hotspotSSID.map { ssid in personal.contains(ssid) || configured.contains { $0.ssid == ssid } }
+                ?? false
             var peripheral: BLEAdvertisement?
             if let address = item.peripheralAddress {
                 peripheral = try? await radios.bluetooth().knownDevice(address)
@@ -510,7 +521,7 @@ extension Agent {
             }
             return nil
         } catch {
-            return .connectionFailed(reason: "\(step.rawValue) \(address) failed: \(error)")
+            return .accessoryFailed("\(step.rawValue) \(address) failed: \(error)")
         }
     }
 
@@ -534,7 +545,7 @@ extension Agent {
             return .success(hotspot)
         } catch {
             Journal.notice("handoff: \(address) failed: \(error)")
-            return .failure(.connectionFailed(reason: "the hotspot handoff of \(address) failed: \(error)"))
+            return .failure(.accessoryFailed("the hotspot handoff of \(address) failed: \(error)"))
         }
     }
 

@@ -31,13 +31,14 @@ extension AccessorySession {
     }
 
     /// `ShowPicker`'s settings: `discoveryTimeout` (seconds, or `short`, `medium`, `long`,
-    /// `unbounded`) and `options` (`filterDiscoveryResults`).
+    /// `unbounded`), `options` (`filterDiscoveryResults`) and `authorizationTimeout` (seconds).
     public static func pickerDisplaySettings(_ value: JSONValue, at field: String) throws(AccessorySessionError)
         -> PickerDisplaySettings
     {
         try reading(value, at: field) { object in
-            object.rejectUnknownKeys(["discoveryTimeout", "options"])
+            object.rejectUnknownKeys(["discoveryTimeout", "options", "authorizationTimeout"])
             var settings = PickerDisplaySettings()
+            let longest = Int(PickerDisplaySettings.DiscoveryTimeout.maximum.components.seconds)
             switch object.value("discoveryTimeout") {
             case nil:
                 break
@@ -51,12 +52,14 @@ extension AccessorySession {
                     object.report("discoveryTimeout", "'\(name)' is not short, medium, long or unbounded")
                 }
             case .number?:
-                let longest = Int(PickerDisplaySettings.DiscoveryTimeout.maximum.components.seconds)
                 if let seconds = object.integer("discoveryTimeout", in: 1...longest) {
                     settings.discoveryTimeout = .duration(.seconds(seconds))
                 }
             case let other?:
                 object.report("discoveryTimeout", "expected seconds or a name, found \(other.kindName)")
+            }
+            if let seconds = object.integer("authorizationTimeout", in: 1...longest) {
+                settings.authorizationTimeout = .seconds(seconds)
             }
             let options = object.choices(
                 "options", from: ["filterDiscoveryResults": PickerDisplaySettings.Options.filterDiscoveryResults])

@@ -16,7 +16,8 @@ public struct AccessorySession: Sendable {
         case active
         /// A picker is shown and discovery may be running.
         case picking
-        /// An accessory was picked and the agent is pairing or bridging it.
+        /// An accessory was picked and the agent is pairing or bridging it, or waits for the
+        /// client to finish its authorization (`confirmAuthorization`).
         case settingUp
         case invalidated
     }
@@ -76,6 +77,9 @@ public struct AccessorySession: Sendable {
         case setUp(SetupStep, PickerEntry)
         /// Abandon the running step (BlueZ `CancelPairing`); no `setupFinished` is expected.
         case cancelSetUp(SetupStep, PickerEntry)
+        /// Tell the picker agent that the picked accessory is added and the client is finishing
+        /// its authorization (`confirmAuthorization`).
+        case awaitAuthorization(PickerEntry)
         /// Store the record durably (added or changed).
         case save(AccessoryRecord)
         /// Delete the record, and the NetworkManager profiles made for it.
@@ -99,6 +103,8 @@ public struct AccessorySession: Sendable {
             case discovery
             /// The kiosk's `strongestSignal` rule chooses when this fires.
             case kioskSettle
+            /// A `confirmAuthorization` pick the client neither finished nor failed in time.
+            case authorization
         }
 
         public var kind: Kind
@@ -136,7 +142,7 @@ public struct AccessorySession: Sendable {
         switch picker?.stage {
         case nil: return .active
         case .choosing?: return .picking
-        case .settingUp?: return .settingUp
+        case .settingUp?, .confirming?: return .settingUp
         }
     }
 
@@ -203,7 +209,8 @@ public struct AccessorySession: Sendable {
         case .pickerDismissed(let error):
             guard let picker else { return [] }
             self.picker = nil
-            return stopDiscovery(picker) + Self.cancelSetUp(picker) + [.emit(.pickerDidDismiss(error))]
+            return stopDiscovery(picker) + Self.cancelSetUp(picker) + unconfirmed(picker)
+                + [.emit(.pickerDidDismiss(error))]
         case .setupFinished(let step, let error):
             return try setupFinished(step, error: error, at: now)
         case .hotspotRevealed(let hotspot):
@@ -217,22 +224,20 @@ public struct AccessorySession: Sendable {
         case .timerFired(let timer):
             return try timerFired(timer, at: now)
         case .finishAuthorization(let id, let settings):
-            return try finishAuthorization(id, settings: settings, at: now)
+            return try finishAuthorization(id, settings: settings, at: now) + endConfirmation(of: id, error: nil)
         case .failAuthorization(let id):
             let index = try recordIndex(id)
             try requireAwaiting(accessories[index])
-            var record = accessories.remove(at: index)
-            record.state = .unauthorized
-            passphrases[id] = nil
-            return [.delete(record), .emit(.accessoryRemoved(record))]
+            let removed = deleteRecord(at: index)
+            return removed + endConfirmation(of: id, error: .applicationFailedAuthorization)
         case .updateAuthorization(let id, let descriptor):
             let index = try recordIndex(id)
             try validate(descriptor, at: "descriptor")
             return change(index, at: now) { $0.descriptor = descriptor }
         case .removeAccessory(let id):
-            let record = accessories.remove(at: try recordIndex(id))
-            passphrases[id] = nil
-            return [.delete(record), .emit(.accessoryRemoved(record))]
+            let index = try recordIndex(id)
+            let removed = deleteRecord(at: index, unauthorize: false)
+            return removed + endConfirmation(of: id, error: .removedBeforeAuthorization)
         case .renameAccessory(let id, let name, let options):
             return try rename(id, to: name, options: options, at: now)
         case .recordChanged(let record):
@@ -246,16 +251,20 @@ public struct AccessorySession: Sendable {
                 accessories.append(record)
                 event = .accessoryAdded(record)
             }
-            // A device the owner added elsewhere leaves the picker shown now.
-            return [.emit(event)] + (phase == .picking ? try rematch(at: now) : [])
+            // A device the owner added elsewhere leaves the picker shown now; an authorization
+            // finished elsewhere (`Manager1.FinishAuthorization`) ends the picker waiting for it.
+            let confirmed = record.state == .authorized ? endConfirmation(of: record.id, error: nil) : []
+            return [.emit(event)] + confirmed + (phase == .picking ? try rematch(at: now) : [])
         case .recordRemoved(let id):
             guard let index = accessories.firstIndex(where: { $0.id == id }) else { return [] }
             passphrases[id] = nil
             return [.emit(.accessoryRemoved(accessories.remove(at: index)))]
+                + endConfirmation(of: id, error: .removedBeforeAuthorization)
         case .invalidate(let error):
             var effects: [Effect] = []
             if let picker {
-                effects += stopDiscovery(picker) + Self.cancelSetUp(picker) + dismissFrontEnd(picker)
+                effects += stopDiscovery(picker) + Self.cancelSetUp(picker) + unconfirmed(picker)
+                effects += dismissFrontEnd(picker)
                 effects.append(.emit(.pickerDidDismiss(.invalidated)))
                 self.picker = nil
             }
@@ -280,6 +289,9 @@ extension AccessorySession {
             case choosing
             /// The steps still to run for the picked entry, the first one running.
             case settingUp(PickerEntry, PickerChoice, steps: [SetupStep])
+            /// The entry is recorded, `awaitingAuthorization`, and the client is to finish or
+            /// fail its authorization (`confirmAuthorization`).
+            case confirming(PickerEntry, record: UUID)
         }
 
         var number: Int
@@ -327,6 +339,10 @@ extension AccessorySession {
         if case .duration(let timeout) = settings.discoveryTimeout, timeout <= .zero || timeout > longest {
             throw .invalidRequest(
                 field: "settings.discoveryTimeout", reason: "must be more than 0 and at most \(longest), or unbounded")
+        }
+        if settings.authorizationTimeout <= .zero || settings.authorizationTimeout > longest {
+            throw .invalidRequest(
+                field: "settings.authorizationTimeout", reason: "must be more than 0 and at most \(longest)")
         }
         var display: [PickerDisplayItem] = []
         var migrations: [MigrationDisplayItem] = []
@@ -446,7 +462,7 @@ extension AccessorySession {
     private mutating func stopDiscovery(_ picker: Picker) -> [Effect] {
         self.picker?.discovering = false
         self.picker?.runningTimers = []
-        let timers = [Timer.Kind.discovery, .kioskSettle].filter(picker.runningTimers.contains)
+        let timers = [Timer.Kind.discovery, .kioskSettle, .authorization].filter(picker.runningTimers.contains)
         return (picker.discovering ? [.stopDiscovery] : []) + timers.map { .cancelTimer(picker.timer($0)) }
     }
 
@@ -473,6 +489,11 @@ extension AccessorySession {
         case .kioskSettle:
             guard let policy = picker.kioskPolicy, let entry = policy.choose(from: pickerEntries) else { return [] }
             return try pick(policy.choice(of: entry), at: now)
+        case .authorization:
+            guard case .confirming(_, let id) = picker.stage, let index = accessories.firstIndex(where: { $0.id == id })
+            else { return [] }
+            let timeout = picker.settings.authorizationTimeout
+            return deleteRecord(at: index) + endConfirmation(of: id, error: .authorizationTimedOut(timeout))
         }
     }
 
@@ -554,9 +575,44 @@ extension AccessorySession {
         accessories.append(record)
         passphrases[record.id] = picker.revealed?.passphrase.map(SuppliedPassphrase.secret) ?? choice.passphrase
         revealedHotspots[record.id] = picker.revealed
+        let added: [Effect] = [.save(record), .emit(.accessoryAdded(record))]
+        if item.setupOptions.contains(.confirmAuthorization) && !item.setupOptions.contains(.finishInApp) {
+            // Apple's picker stays in its setting-up state until the app finishes or fails.
+            self.picker?.stage = .confirming(entry, record: record.id)
+            self.picker?.runningTimers.insert(.authorization)
+            return added + [
+                .awaitAuthorization(entry),
+                .startTimer(picker.timer(.authorization), after: picker.settings.authorizationTimeout),
+            ]
+        }
         self.picker = nil
-        return [.save(record), .emit(.accessoryAdded(record))]
-            + dismissFrontEnd(picker) + [.emit(.pickerDidDismiss(nil))]
+        return added + dismissFrontEnd(picker) + [.emit(.pickerDidDismiss(nil))]
+    }
+
+    /// Closes the picker that waits for the client to confirm `id`: at once after
+    /// `finishAuthorization` (`error` nil), with `pickerSetupFailed` otherwise.
+    private mutating func endConfirmation(of id: UUID, error: AccessorySessionError?) -> [Effect] {
+        guard let picker, case .confirming(_, id) = picker.stage else { return [] }
+        self.picker = nil
+        let failed: [Effect] = error.map { [.emit(.pickerSetupFailed($0))] } ?? []
+        return stopDiscovery(picker) + failed + dismissFrontEnd(picker) + [.emit(.pickerDidDismiss(error))]
+    }
+
+    /// What a picker that ends while waiting for the client's confirmation leaves behind: not
+    /// the record, since nobody confirmed it.
+    private mutating func unconfirmed(_ picker: Picker) -> [Effect] {
+        guard case .confirming(_, let id) = picker.stage, let index = accessories.firstIndex(where: { $0.id == id })
+        else { return [] }
+        return deleteRecord(at: index)
+    }
+
+    /// Deletes a record of this session's owner: `delete`, then `accessoryRemoved`.
+    private mutating func deleteRecord(at index: Int, unauthorize: Bool = true) -> [Effect] {
+        var record = accessories.remove(at: index)
+        if unauthorize { record.state = .unauthorized }
+        passphrases[record.id] = nil
+        revealedHotspots[record.id] = nil
+        return [.delete(record), .emit(.accessoryRemoved(record))]
     }
 }
 

@@ -87,7 +87,7 @@ public enum AccessorySessionError: Error, Hashable, Sendable, CustomStringConver
         case .activationFailed(let reason):
             "the session could not be activated: \(reason)"
         case .connectionFailed(let reason):
-            "setting up the accessory failed: \(reason); bring it closer, check it is in setup mode and try again"
+            "setting up the accessory failed: \(reason)"
         case .discoveryTimeout:
             "no matching accessory was found in time; check it is powered on, in setup mode and nearby"
         case .extensionNotFound:
@@ -105,5 +105,27 @@ public enum AccessorySessionError: Error, Hashable, Sendable, CustomStringConver
         case .userRestricted(let reason):
             "not allowed: \(reason)"
         }
+    }
+}
+
+extension AccessorySessionError {
+    /// The accessory itself failed a setup step (pairing, bridging, the hotspot handoff).
+    public static func accessoryFailed(_ reason: String) -> AccessorySessionError {
+        .connectionFailed(reason: "\(reason); bring it closer, check it is in setup mode and try again")
+    }
+
+    /// The client called `failAuthorization` while the picker waited for its confirmation.
+    public static let applicationFailedAuthorization = AccessorySessionError.connectionFailed(
+        reason: "the application could not finish setting up the accessory and failed its authorization")
+
+    /// The record was removed while the picker waited for the client's confirmation.
+    public static let removedBeforeAuthorization = AccessorySessionError.connectionFailed(
+        reason: "the accessory was removed before the application finished its authorization")
+
+    /// The client neither finished nor failed the authorization within `timeout`.
+    public static func authorizationTimedOut(_ timeout: Duration) -> AccessorySessionError {
+        .connectionFailed(
+            reason: "the application did not finish the accessory's authorization within \(timeout.components.seconds) s "
+                + "(ShowPicker's authorizationTimeout); set the accessory up again")
     }
 }

@@ -23,6 +23,32 @@ public protocol HotspotManaging: Sendable {
     /// without the project are cleaned up first: all of them, or with `cleaningUp`, only those
     /// with one of these UUIDs.
     func configuredHotspots(cleaningUp: Set<String>?) async throws(HotspotError) -> [ConfiguredHotspot]
+    /// The SSIDs of the Wi-Fi profiles stored in NetworkManager that are not this project's and
+    /// that `user` may use: system profiles, and those whose `connection.permissions` name the
+    /// user (another user's stay unseen); with no `user`, system profiles alone.
+    func personalHotspotSSIDs(usableBy user: String?) async throws(HotspotError) -> Set<SSID>
+    /// Why the last connection of a device joined on ended, as NetworkManager said when it
+    /// did; `nil` while one is up, or when it gave no reason.
+    func disconnectReason(device: String) async -> String?
+}
+
+/// What NetworkManager's dispatcher reported of an accessory's hotspot connection.
+public struct HotspotConnectionReport: Hashable, Sendable {
+    public enum State: String, Hashable, Sendable {
+        case up, down
+    }
+
+    public var state: State
+    /// The interface the connection was on.
+    public var device: String?
+    /// Why it went down, where NetworkManager says ("the network was not found").
+    public var reason: String?
+
+    public init(state: State, device: String? = nil, reason: String? = nil) {
+        self.state = state
+        self.device = device
+        self.reason = reason
+    }
 }
 
 extension HotspotManaging {

@@ -30,10 +30,21 @@ public struct PickerDisplaySettings: Hashable, Sendable {
 
     public var discoveryTimeout: DiscoveryTimeout
     public var options: Options
+    /// How long the picker of a `confirmAuthorization` item waits, once the accessory is added,
+    /// for the client to finish or fail its authorization. Apple's picker has no such bound; a
+    /// system service must not wait on a client forever.
+    public var authorizationTimeout: Duration
 
-    public init(discoveryTimeout: DiscoveryTimeout = .default, options: Options = []) {
+    /// The default `authorizationTimeout`: two minutes.
+    public static let defaultAuthorizationTimeout = Duration.seconds(120)
+
+    public init(
+        discoveryTimeout: DiscoveryTimeout = .default, options: Options = [],
+        authorizationTimeout: Duration = defaultAuthorizationTimeout
+    ) {
         self.discoveryTimeout = discoveryTimeout
         self.options = options
+        self.authorizationTimeout = authorizationTimeout
     }
 }
 

@@ -119,6 +119,7 @@ enum SetupStatus: Sendable, Hashable {
             }
         case "hotspotHandoff": self = .settingUp("Switching on the hotspot of “\(accessory)”…")
         case "bridging": self = .settingUp("Joining the network of “\(accessory)”…")
+        case "authorization": self = .settingUp("“\(accessory)” is added. The application is finishing its setup…")
         case "done": self = .done("“\(accessory)” is set up.")
         case "failed": self = .failed(title: "“\(accessory)” could not be set up", message: Self.advice(for: error))
         default: self = .settingUp("Setting up “\(accessory)”…")

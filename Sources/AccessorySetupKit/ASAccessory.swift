@@ -24,6 +24,9 @@ public struct ASAccessory: Sendable, Hashable, Identifiable {
     public var bluetoothTransportBridgingIdentifier: String?
     /// The descriptor the accessory matched, as JSON (docs/dbus-api.md, "Conventions").
     public var descriptor: JSONValue
+    /// In an `accessoryChanged` event from NetworkManager's dispatcher: its hotspot connection
+    /// went up or down.
+    public var connection: Connection?
     /// The whole dictionary the agent sent, for printing as it came.
     public var json: JSONValue
 
@@ -40,7 +43,29 @@ public struct ASAccessory: Sendable, Hashable, Identifiable {
         bluetoothIdentifier = fields["bluetoothIdentifier"]?.string
         bluetoothTransportBridgingIdentifier = fields["bluetoothTransportBridgingIdentifier"]?.string
         descriptor = fields["descriptor"]?.jsonValue ?? .object([:])
+        connection = fields["connection"].flatMap(Connection.init)
         json = value.jsonValue
+    }
+
+    /// What NetworkManager's dispatcher reported of the accessory's hotspot connection.
+    public struct Connection: Sendable, Hashable {
+        /// `up` or `down`.
+        public var state: String
+        public var device: String?
+        /// Why it went down, where NetworkManager says.
+        public var reason: String?
+
+        init?(_ value: DBusValue) {
+            guard let fields = value.members, let state = fields["state"]?.string else { return nil }
+            self.state = state
+            device = fields["device"]?.string
+            reason = fields["reason"]?.string
+        }
+
+        /// `hotspot connection down on wlan0: the network was not found`.
+        public var summary: String {
+            "hotspot connection \(state)" + (device.map { " on \($0)" } ?? "") + (reason.map { ": \($0)" } ?? "")
+        }
     }
 
     static func list(_ value: DBusValue?) -> [ASAccessory] { (value?.elements ?? []).compactMap(ASAccessory.init) }

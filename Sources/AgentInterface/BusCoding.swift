@@ -9,7 +9,18 @@ public enum BusCoding {
     public static func dictionaries(_ values: [DBusValue]) -> DBusValue { .array(values, elementType: "a{sv}") }
 
     /// An accessory dictionary.
-    public static func record(_ record: AccessoryRecord) -> DBusValue {
+    /// An accessory dictionary with `connection`: what the dispatcher reported of its hotspot
+    /// connection (`state` `up` or `down`, `device`, `reason`).
+    public static func record(_ record: AccessoryRecord, connection: HotspotConnectionReport) -> DBusValue {
+        var report: [(String, DBusValue)] = [("state", .string(connection.state.rawValue))]
+        if let device = connection.device { report.append(("device", .string(device))) }
+        if let reason = connection.reason { report.append(("reason", .string(reason))) }
+        return .vardict(entries(of: record) + [("connection", .vardict(report))])
+    }
+
+    public static func record(_ record: AccessoryRecord) -> DBusValue { .vardict(entries(of: record)) }
+
+    private static func entries(of record: AccessoryRecord) -> [(String, DBusValue)] {
         var entries: [(String, DBusValue)] = [
             ("id", .string(record.id.uuidString.lowercased())),
             ("displayName", .string(record.displayName)),
@@ -29,7 +40,7 @@ public enum BusCoding {
         if let bridging = record.bluetoothTransportBridgingIdentifier {
             entries.append(("bluetoothTransportBridgingIdentifier", .string(bridging.description)))
         }
-        return .vardict(entries)
+        return entries
     }
 
     /// A profile item, with the keys `ShowPicker` reads.

@@ -108,6 +108,7 @@ extension NetworkManagerClient {
         // NetworkManager may have moved the device on to disconnected and reset its reason.
         let reasons = FailureReason(recording: device)
         defer { reasons.stop() }
+        recordConnectionEnds(on: device)
         options.progress?(.adding)
         let activationStarted = LibNM.timestampMilliseconds() / 1000
         var active = try await activate(
@@ -199,6 +200,30 @@ extension NetworkManagerClient {
             recorder = nil
         }
     }
+
+    /// Why each device's last connection ended, from its `state-changed` signal: the reason of
+    /// its step out of an activation (prepare to activated) into deactivating, failed,
+    /// disconnected or unavailable. Caught as it happens, since NetworkManager moves a failed
+    /// device on to disconnected and resets its reason before a dispatcher script runs.
+    final class ConnectionEnds {
+        private(set) var reasons: [String: DeviceStateReason] = [:]
+        private var recorders: [String: SignalConnection] = [:]
+
+        func record(_ device: GObjectRef) {
+            let interface = LibNM.interface(device.pointer)
+            guard recorders[interface] == nil else { return }
+            recorders[interface] = device.connect("state-changed") {
+                [unowned self] (new: UInt32, old: UInt32, reason: UInt32) in
+                if new == DeviceState.activated.rawValue { reasons[interface] = nil }
+                guard (40...100).contains(old), [20, 30, 110, 120].contains(new) else { return }
+                reasons[interface] = reason > 1 ? DeviceStateReason(rawValue: reason) : nil
+            }
+        }
+
+        deinit { recorders.values.forEach { $0.disconnect() } }
+    }
+
+    private func recordConnectionEnds(on device: GObjectRef) { connectionEnds.record(device) }
 
     /// What undoing a join needs, by name and UUID, so that it still works after NetworkManager
     /// restarted and every libnm object of the join is gone.
@@ -485,6 +510,16 @@ extension NetworkManagerClient {
                 ssid: ssid, connectionID: profile.id, connectionUUID: profile.uuid, joinOnce: profile.isJoinOnce,
                 expires: profile.expires, recordID: profile.recordID, active: activeUUIDs.contains(profile.uuid))
         }.sorted { ($0.ssid, $0.connectionUUID) < ($1.ssid, $1.connectionUUID) }
+    }
+
+    public func personalHotspotSSIDs(usableBy user: String?) async throws(HotspotError) -> Set<SSID> {
+        Set(
+            LibNM.connections(of: client.pointer).compactMap { connection in
+                guard let profile = LibNM.profile(connection), !profile.isOurs,
+                    profile.permittedUsers.isEmpty || user.map(profile.permittedUsers.contains) == true
+                else { return nil }
+                return try? SSID(bytes: profile.ssid)
+            })
     }
 
     /// Cleans up after joins that ended without this project: the checkpoints of profiles no

@@ -16,10 +16,13 @@ public actor NetworkManagerClient: HotspotManaging {
     /// The profiles (by UUID) whose join is being ended: the clean-up of stale profiles leaves
     /// them alone, since their leave destroys the checkpoint only once the previous network is back.
     var ending: Set<String> = []
+    /// Why the connections of the devices this client joined on last ended.
+    var connectionEnds: ConnectionEnds { resources.connectionEnds! }
 
     /// Sendable only so the deinit can hand it over; it is used on the GLib thread alone.
     private final class Resources: @unchecked Sendable {
         var client: GObjectRef?
+        var connectionEnds: ConnectionEnds? = ConnectionEnds()
         /// The connection to a bus given by address, which must be closed: a GDBus connection
         /// of its own is never freed (nor its socket closed) until it is.
         let privateBus: GObjectRef?
@@ -78,6 +81,7 @@ public actor NetworkManagerClient: HotspotManaging {
         let executor = self.executor
         executor.invoke {
             let released = WeakReference(LibNM.contextBusyWatcher(of: held.client!.pointer))
+            held.connectionEnds = nil
             held.client = nil
             iterateThreadDefaultContext(for: .seconds(2)) { released.isGone }
             held.privateBus.map(GDBusConnection.close)
@@ -89,6 +93,10 @@ public actor NetworkManagerClient: HotspotManaging {
 
     public func wifiDevices() throws(HotspotError) -> [WiFiDevice] {
         wifiDevicePointers().map(LibNM.wifiDevice)
+    }
+
+    public func disconnectReason(device name: String) -> String? {
+        connectionEnds.reasons[name]?.name
     }
 
     public func accessPoints(device name: String?, rescan: Bool) async throws(HotspotError) -> [WiFiScanEntry] {

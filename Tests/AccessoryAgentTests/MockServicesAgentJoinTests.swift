@@ -116,16 +116,33 @@ struct MockServicesAgentJoinTests {
         #expect(services.agent.isRunning)
     }
 
-    /// The dispatcher hook reports each up and down of the agent's connections; a down is
-    /// recognised after its join-once profile is gone, and one the agent still holds brings
-    /// the home network back at once.
-    @Test func theDispatchersReportsOfTheAgentsConnectionsAreRecorded() async throws {
+    /// The dispatcher hook reports each up and down of the agent's connections to the owner
+    /// (`AccessoryChanged` with `connection`, and `Event` to subscribers); a down is recognised
+    /// after its join-once profile is gone, and one the agent still holds brings the home
+    /// network back at once, with NetworkManager's reason.
+    @Test func theDispatchersReportsOfTheAgentsConnectionsReachTheOwner() async throws {
         let client = try await services.client()
-        let (_, id) = try await pickWLED(client)
+        let (session, id) = try await pickWLED(client)
+        let monitor = try await services.client()
+        let events = try await monitor.subscribe()
         let joined = try #require(try await client.manager("JoinAccessory", [.string(id), .vardict([])]).first)
         let uuid = try #require(joined["connectionUUID"]?.string)
-        try await client.manager("ReportConnection", [.string("up"), .vardict([("uuid", .string(uuid))])])
+        try await client.manager(
+            "ReportConnection", [.string("up"), .vardict([("uuid", .string(uuid)), ("interface", .string("wlan0"))])])
         #expect(services.agent.log.contains("dispatcher: accessory connection 'Accessory WLED-AP' up (record"))
+        func connections(_ signals: [BusSignal], accessory index: Int) -> [DBusValue] {
+            signals.filter { $0.member == "AccessoryChanged" || $0.member == "Event" }
+                .compactMap { $0.arguments[index]["connection"] }
+        }
+        let up = try await session.signals.wait(for: "AccessoryChanged up") {
+            !connections($0, accessory: 0).isEmpty
+        }
+        #expect(connections(up, accessory: 0).first?["state"]?.string == "up")
+        #expect(connections(up, accessory: 0).first?["device"]?.string == "wlan0")
+        let upEvent = try await events.wait(for: "Event up") { !connections($0, accessory: 2).isEmpty }
+        #expect(upEvent.first?.arguments.first?.string == "/io/accessorysetup")
+        #expect(upEvent.first?.arguments[1].uint32 == 32, "accessoryChanged")
+        #expect(upEvent.first?.arguments[2]["id"]?.string == id)
 
         try await client.manager("Leave", [.vardict([])])
         try await expectBackHome("after Leave")
@@ -134,12 +151,23 @@ struct MockServicesAgentJoinTests {
             services.agent.log.contains("dispatcher: accessory connection 'Accessory WLED-AP' down (record"),
             "a down after the join-once profile was deleted is still the agent's: \(services.agent.log)")
 
-        // A down the agent did not cause: the accessory went away while joined.
+        // A down the agent did not cause: the accessory went away while joined, and
+        // NetworkManager said why (NM_DEVICE_STATE_REASON_SSID_NOT_FOUND).
         let again = try #require(try await client.manager("JoinAccessory", [.string(id), .vardict([])]).first)
         let second = try #require(again["connectionUUID"]?.string)
+        try services.networkManager.dropActiveConnection(on: services.device, reason: 53)
         try await client.manager("ReportConnection", [.string("down"), .vardict([("uuid", .string(second))])])
         try await expectBackHome("after the accessory connection went down unexpectedly")
-        #expect(services.agent.log.contains("ended because the accessory connection went down"))
+        #expect(
+            services.agent.log.contains("ended because the accessory connection went down: the network was not found"),
+            "\(services.agent.log)")
+        let down = try await events.wait(for: "Event down with its reason") { signals in
+            connections(signals, accessory: 2).contains { $0["reason"]?.string == "the network was not found" }
+        }
+        let report = connections(down, accessory: 2).last
+        #expect(report?["state"]?.string == "down")
+        #expect(report?["device"]?.string == "wlan0")
+        await monitor.close()
         await client.close()
     }
 }

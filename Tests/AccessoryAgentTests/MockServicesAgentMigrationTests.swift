@@ -6,8 +6,9 @@ import GLibRuntime
 import ServiceHarness
 import Testing
 
-/// Migration (`ShowPicker` with migration items) adopts a hotspot only through a profile the
-/// agent made for the same user, and only once polkit allowed `authorize`; profiles are read
+/// Migration (`ShowPicker` with migration items) adopts a hotspot through a profile the agent
+/// made for the same owner or the person's own (never another user's, never one tagged for
+/// another client), and only once polkit allowed `authorize`; profiles are read
 /// only once polkit allowed the session; a user's accessories are bounded.
 @Suite("Agent migration, profile reads and record limits (private bus: mock NetworkManager, BlueZ, polkitd; setpriv)")
 struct MockServicesAgentMigrationTests {
@@ -32,6 +33,37 @@ struct MockServicesAgentMigrationTests {
         #expect(adopted.isEmpty, "adopted through a profile the agent did not make: \(adopted)")
         #expect(try services.storedRecords().isEmpty)
         await client.close()
+    }
+
+    @Test func thePersonsOwnProfileIsAdoptedAndStaysTheirs() async throws {
+        let user = try systemUser("nobody")
+        let services = try AgentServices()
+        try services.polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.authorize"])
+        let note = ["org.example.note": "made by the person"]
+        try services.networkManager.addTaggedProfile(
+            id: "Acme own", ssid: "Acme-Setup-0001", userData: note, permittedUser: "nobody")
+        try services.networkManager.addTaggedProfile(id: "Acme shared", ssid: "Acme-Setup-0002", userData: note)
+        try services.networkManager.addTaggedProfile(
+            id: "Acme of daemon", ssid: "Acme-Setup-0003", userData: note, permittedUser: "daemon")
+        let before = try services.networkManager.connectionSettings()
+        let items = (1...4).map { number in
+            #"{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}, "hotspotSSID": "Acme-Setup-000\#(number)"}"#
+        }
+        let run = try services.runClient(uid: user, ["pick", "org.example.plug", "[\(items.joined(separator: ","))]"])
+        #expect(run.status == 0, "\(run)")
+        let records = try services.storedRecords()
+        #expect(
+            Set(records.compactMap(\.ssid?.description)) == ["Acme-Setup-0001", "Acme-Setup-0002"],
+            "the person's own profile and a system one are adopted; another user's, or none, is not: \(records)")
+        #expect(records.allSatisfy { $0.owner.uid == user && $0.connectionUUIDs.isEmpty && $0.state == .authorized })
+
+        // The profiles stay the person's: untouched, and not forgotten with the record.
+        for record in records {
+            let removed = try services.runClient(uid: user, ["remove", record.id.uuidString])
+            #expect(removed.status == 0, "\(removed)")
+        }
+        #expect(try services.storedRecords().isEmpty)
+        #expect(try services.networkManager.connectionSettings() == before)
     }
 
     @Test func migrationNeedsPolkitsAuthorize() async throws {

@@ -77,6 +77,53 @@ struct MockServicesAgentPickerTests {
         await client.close()
     }
 
+    /// `confirmAuthorization`: the accessory is added and the picker stays in its setting-up
+    /// state ("authorization") until the client finishes (the picker is told "done") or fails
+    /// the authorization, or the named timeout passes; `finishInApp` dismisses at once.
+    @Test func confirmAuthorizationKeepsThePickerUntilTheApplicationFinishes() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .choose(ssid: "WLED-AP"))
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let confirming = pickerItem(
+            "WLED controller (WLED-AP)", [("ssid", "WLED-AP")], setupOptions: ["confirmAuthorization"])
+
+        let session = try await client.openSession("ge.wled.softap")
+        _ = try await session.activate()
+        try await session.showPicker([confirming])
+        let added = try await session.signals.wait(for: "AccessoryAdded") { $0.map(\.member).contains("AccessoryAdded") }
+        let id = try #require(added.last?.arguments.first?["id"]?.string)
+        #expect(added.last?.arguments.first?["state"]?.string == "awaitingAuthorization")
+        let progress = try await picker.wait(for: "SetupProgress")
+        #expect(progress.last?.arguments[1].string == "authorization")
+        #expect(
+            try await session.signals.quiet(for: .seconds(1)).isEmpty, "the picker stays until the application answers")
+        try await session.call("FinishAuthorization", [.string(id), .vardict([])])
+        let finished = try await session.waitForDismiss()
+        #expect(Array(finished.map(\.member).suffix(2)) == ["AccessoryChanged", "PickerDidDismiss"])
+        #expect(finished.last?.arguments.first?.members?.isEmpty == true, "dismissed without an error")
+        let done = try await picker.wait(for: "SetupProgress").filter { $0.member == "SetupProgress" }
+        #expect(done.last?.arguments[1].string == "done")
+        #expect(try services.storedRecords().map(\.state) == [.authorized])
+
+        // Nobody answers within the timeout: the record goes, the picker fails with the reason.
+        try await client.manager("RemoveAccessory", [.string(id)])
+        let late = try await client.openSession("ge.wled.softap")
+        _ = try await late.activate()
+        try await late.showPicker([confirming], settings: .vardict([("authorizationTimeout", .uint32(2))]))
+        let timedOut = try await late.waitForDismiss()
+        #expect(timedOut.map(\.member).contains("PickerSetupFailed"))
+        let error = timedOut.last?.arguments.first
+        #expect(error?["name"]?.string == "io.accessorysetup.Error.ConnectionFailed")
+        #expect(error?["message"]?.string?.contains("within 2 s (ShowPicker's authorizationTimeout)") == true)
+        #expect(try services.storedRecords().isEmpty)
+        let refused = await expectBusError("io.accessorysetup.Error.InvalidRequest") {
+            try await late.showPicker([confirming], settings: .vardict([("authorizationTimeout", .uint32(0))]))
+        }
+        #expect(refused?.contains("settings.authorizationTimeout") == true, "\(refused ?? "")")
+        await client.close()
+    }
+
     /// A vendor's own profile, passed as a file descriptor (`OpenSessionWithProfile`).
     static func clientProfile(_ items: String) -> String {
         """

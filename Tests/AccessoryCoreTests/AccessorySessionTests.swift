@@ -568,6 +568,133 @@ struct AccessorySessionAuthorizationTests {
         #expect(run.refusal(.failAuthorization(record.id))?.field == "accessory")
     }
 
+    /// A session whose client picked a `confirmAuthorization` plug: added, the picker waiting.
+    private func confirming(
+        settings: PickerDisplaySettings = .init()
+    ) throws -> (SessionRun, AccessoryRecord, PickerEntry) {
+        var run = SessionRun()
+        var item = Fixture.plugItem
+        item.setupOptions = [.confirmAuthorization]
+        run.showPicker([item], settings: settings)
+        run.send(.wifiScanned([Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01")]))
+        let entry = try #require(run.session.pickerEntries.first)
+        let effects = run.send(.picked(PickerChoice(entryID: entry.id)))
+        let record = try #require(run.session.accessories.first)
+        #expect(record.state == .awaitingAuthorization)
+        #expect(
+            effects == [
+                .stopDiscovery, .cancelTimer(AccessorySession.Timer(kind: .discovery, picker: 1)),
+                .save(record), .emit(.accessoryAdded(record)), .awaitAuthorization(entry),
+                .startTimer(AccessorySession.Timer(kind: .authorization, picker: 1), after: settings.authorizationTimeout),
+            ], "added, and the picker stays in its setting-up state")
+        #expect(run.session.phase == .settingUp)
+        return (run, record, entry)
+    }
+
+    private static let authorizationTimer = AccessorySession.Timer(kind: .authorization, picker: 1)
+
+    @Test func confirmAuthorizationKeepsThePickerUntilTheClientFinishes() throws {
+        var (run, record, _) = try confirming()
+        #expect(run.refusal(.showPicker([.display(Fixture.plugItem)], .init(), .agent)) == .pickerAlreadyActive)
+        let effects = run.send(.finishAuthorization(record.id, .init()))
+        let finished = try #require(run.session.accessories.first)
+        #expect(finished.state == .authorized)
+        #expect(
+            effects == [
+                .save(finished), .emit(.accessoryChanged(finished)), .cancelTimer(Self.authorizationTimer),
+                .dismissPicker, .emit(.pickerDidDismiss(nil)),
+            ])
+        #expect(run.session.phase == .active)
+        #expect(run.send(.timerFired(Self.authorizationTimer)).isEmpty, "a late timer is ignored")
+    }
+
+    @Test func confirmAuthorizationFailedByTheClientRemovesTheAccessoryAndFailsThePicker() throws {
+        var (run, record, _) = try confirming()
+        var removed = record
+        removed.state = .unauthorized
+        let failure = AccessorySessionError.applicationFailedAuthorization
+        #expect(
+            run.send(.failAuthorization(record.id)) == [
+                .delete(removed), .emit(.accessoryRemoved(removed)), .cancelTimer(Self.authorizationTimer),
+                .emit(.pickerSetupFailed(failure)), .dismissPicker, .emit(.pickerDidDismiss(failure)),
+            ])
+        #expect(run.session.accessories.isEmpty)
+        #expect(run.session.phase == .active)
+    }
+
+    @Test func confirmAuthorizationTimesOutWithItsTimeoutNamed() throws {
+        let settings = PickerDisplaySettings(authorizationTimeout: .seconds(45))
+        var (run, record, _) = try confirming(settings: settings)
+        var removed = record
+        removed.state = .unauthorized
+        let failure = AccessorySessionError.authorizationTimedOut(.seconds(45))
+        #expect("\(failure)".contains("45 s"))
+        #expect("\(failure)".contains("authorizationTimeout"))
+        #expect(
+            run.send(.timerFired(Self.authorizationTimer)) == [
+                .delete(removed), .emit(.accessoryRemoved(removed)), .emit(.pickerSetupFailed(failure)),
+                .dismissPicker, .emit(.pickerDidDismiss(failure)),
+            ])
+        #expect(run.session.accessories.isEmpty)
+        #expect(run.refusal(.finishAuthorization(record.id, .init()))?.field == "accessory", "too late")
+    }
+
+    @Test func confirmAuthorizationFinishedElsewhereEndsThePicker() throws {
+        var (run, record, _) = try confirming()
+        var authorized = record
+        authorized.state = .authorized
+        #expect(
+            run.send(.recordChanged(authorized)) == [
+                .emit(.accessoryChanged(authorized)), .cancelTimer(Self.authorizationTimer), .dismissPicker,
+                .emit(.pickerDidDismiss(nil)),
+            ])
+        #expect(run.session.phase == .active)
+    }
+
+    @Test func aConfirmationPickerEndedOtherwiseLeavesNoRecord() throws {
+        var (cancelled, record, _) = try confirming()
+        var removed = record
+        removed.state = .unauthorized
+        #expect(
+            cancelled.send(.pickerDismissed(.userCancelled)) == [
+                .cancelTimer(Self.authorizationTimer), .delete(removed), .emit(.accessoryRemoved(removed)),
+                .emit(.pickerDidDismiss(.userCancelled)),
+            ], "the person left the picker")
+        var (invalidated, invalidatedRecord, _) = try confirming()
+        let effects = invalidated.send(.invalidate(nil))
+        #expect(
+            effects.contains { if case .delete(let gone) = $0 { gone.id == invalidatedRecord.id } else { false } },
+            "the client invalidated the session")
+        #expect(invalidated.session.accessories.isEmpty)
+        var (removedElsewhere, removedRecord, _) = try confirming()
+        #expect(
+            Array(removedElsewhere.send(.recordRemoved(removedRecord.id)).suffix(2)) == [
+                .dismissPicker, .emit(.pickerDidDismiss(.removedBeforeAuthorization)),
+            ])
+    }
+
+    @Test func finishInAppDismissesAtOnceLeavingTheRecordAwaiting() throws {
+        var run = SessionRun()
+        var item = Fixture.plugItem
+        item.setupOptions = [.finishInApp, .confirmAuthorization]
+        run.showPicker([item])
+        run.send(.wifiScanned([Fixture.accessPoint("plug-0001", "24:0A:C4:00:00:01")]))
+        let effects = run.send(.picked(PickerChoice(entryID: 1)))
+        #expect(Array(effects.suffix(2)) == [.dismissPicker, .emit(.pickerDidDismiss(nil))])
+        #expect(run.session.accessories.first?.state == .awaitingAuthorization)
+        #expect(run.session.phase == .active)
+    }
+
+    @Test func theAuthorizationTimeoutIsBounded() {
+        var run = SessionRun()
+        for seconds in [0, 3601] {
+            let settings = PickerDisplaySettings(authorizationTimeout: .seconds(seconds))
+            #expect(
+                run.refusal(.showPicker([.display(Fixture.plugItem)], settings, .agent))?.field
+                    == "settings.authorizationTimeout")
+        }
+    }
+
     @Test func updateRenameAndRemove() throws {
         let record = Fixture.record(
             "Plug", state: .authorized, descriptor: Fixture.plugItem.descriptor, ssid: "plug-0001")

@@ -157,10 +157,11 @@ public final class NetworkManagerMock: @unchecked Sendable {
         try mockCall("SetActivationVanish", [bytes(Array(ssid.utf8)), "objectpath '\(accessPoint)'"])
     }
 
-    /// The device's connection goes down by itself, as when its access point goes away.
-    public func dropActiveConnection(on device: String) throws {
+    /// The device's connection goes down by itself, as when its access point goes away; with a
+    /// `reason` (an `NMDeviceStateReason`), the device fails with it first.
+    public func dropActiveConnection(on device: String, reason: UInt32 = 0) throws {
         let active = try objectPath(property(device, "org.freedesktop.NetworkManager.Device", "ActiveConnection"))
-        try mockCall("DropActiveConnection", ["objectpath '\(active)'"])
+        try mockCall("DropActiveConnection", ["objectpath '\(active)'", "uint32 \(reason)"])
     }
 
     /// A checkpoint of `device` made through NetworkManager's own API, as nmstate or Cockpit
@@ -245,7 +246,7 @@ public final class NetworkManagerMock: @unchecked Sendable {
         let data = userData.sorted { $0.key < $1.key }.map { "'\($0.key)': '\($0.value)'" }.joined(separator: ", ")
         let settings = """
             {'connection': {'id': <'\(id)'>, 'uuid': <'\(uuid)'>, 'type': <'802-11-wireless'>\(permissions)}, \
-            '802-11-wireless': {'ssid': <b'\(ssid)'>}, 'user': {'data': <{\(data)}>}}
+            '802-11-wireless': {'ssid': <\(bytes(Array(ssid.utf8)))>}, 'user': {'data': <{\(data)}>}}
             """
         try run(
             "/usr/bin/gdbus",

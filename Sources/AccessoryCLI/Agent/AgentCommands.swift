@@ -186,7 +186,9 @@ enum MonitorCommand {
         discussion: """
             Subscribes to the agent's events and prints one line per event of your sessions
             (every session's, for root) until interrupted: the session, Apple's event name, and
-            the accessory or the error it carries. With --json each line is a JSON object.
+            the accessory or the error it carries. NetworkManager's reports of an accessory's
+            hotspot connection going up or down (and why, where it says) come as accessoryChanged
+            of the agent's own path. With --json each line is a JSON object.
             """,
         options: [
             .number("count", "N", NumberRange(1...1_000_000, "events"), help: "Exit after N events"),
@@ -216,8 +218,9 @@ enum MonitorCommand {
                     }
                     console.printJSONLine(JSONValue.object(line))
                 } else {
-                    let detail: TerminalText =
+                    var detail: TerminalText =
                         accessory.map { " \(AgentCommand.describe($0))" } ?? error.map { " \($0.name)" } ?? ""
+                    if let connection = accessory?.connection { detail = "\(detail): \(connection.summary)" }
                     console.print("\(session) \(type.name)\(detail)")
                 }
                 remaining -= 1

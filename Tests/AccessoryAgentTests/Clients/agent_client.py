@@ -128,9 +128,12 @@ def pick(profile, items, choose_ssid):
         return 1
     session = reply[0]
 
+    # Migration items alone show no picker: their MigrationComplete is the end.
+    migration_only = all("hotspotSSID" in item or "peripheralAddress" in item for item in items)
+
     def on_signal(_connection, _sender, _path, _interface, member, parameters):
         emit({"event": member, "args": list(parameters.unpack())})
-        if member == "PickerDidDismiss":
+        if member == "PickerDidDismiss" or (member == "MigrationComplete" and migration_only):
             loop.quit()
 
     bus.signal_subscribe(None, SESSION, None, session, None, Gio.DBusSignalFlags.NONE, on_signal)

@@ -464,7 +464,18 @@ def GetScanRequests(self):
                       signature='as')
 
 
-@dbus.service.method(MOCK_IFACE, in_signature='o', out_signature='')
-def DropActiveConnection(self, active):
-    '''The connection goes down by itself, as when its access point goes out of range.'''
+@dbus.service.method(MOCK_IFACE, in_signature='ou', out_signature='')
+def DropActiveConnection(self, active, device_reason):
+    '''The connection goes down by itself, as when its access point goes out of range: with a
+    device_reason, its device fails with that NMDeviceStateReason first, as NetworkManager's does
+    when the link is lost; then it is disconnected (reason none).'''
+    if device_reason:
+        for device in dbusmock.get_object(active).Get(base.ACTIVE_CONNECTION_IFACE, 'Devices'):
+            device_obj = dbusmock.get_object(device)
+            old = device_obj.Get(base.DEVICE_IFACE, 'State')
+            device_obj.Set(base.DEVICE_IFACE, 'StateReason',
+                           (dbus.UInt32(DEVICE_STATE_FAILED), dbus.UInt32(device_reason)))
+            device_obj.Set(base.DEVICE_IFACE, 'State', dbus.UInt32(DEVICE_STATE_FAILED))
+            device_obj.EmitSignal(base.DEVICE_IFACE, 'StateChanged', 'uuu',
+                                  [dbus.UInt32(DEVICE_STATE_FAILED), old, dbus.UInt32(device_reason)])
     deactivate(self, active)

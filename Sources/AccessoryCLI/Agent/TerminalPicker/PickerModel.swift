@@ -100,7 +100,8 @@ struct PickerModel {
     }
 
     /// `SetupProgress`: `pairing` (with a passkey to type on the accessory, if it wants one),
-    /// `bridging`, `hotspotHandoff`, `failed` (with the error's message) or `done`.
+    /// `bridging`, `hotspotHandoff`, `authorization` (added; the application finishes the
+    /// setup), `failed` (with the error's message) or `done`.
     mutating func progress(_ step: String, message: String?, passkey: String? = nil) {
         switch step {
         case "done": stage = .closed(.done)

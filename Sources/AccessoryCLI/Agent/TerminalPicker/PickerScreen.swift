@@ -77,6 +77,7 @@ struct PickerScreen {
                 case "pairing": "Pairing over Bluetooth LE…"
                 case "bridging": "Bringing up its Bluetooth connection…"
                 case "hotspotHandoff": "Switching its hotspot on over Bluetooth LE…"
+                case "authorization": "Added. The application is finishing the setup…"
                 default: "Setting it up…"
                 }
             lines = [[Span("Setting up ", .bold), Span(shown, .bold)], [], [Span(doing)]]
