@@ -159,7 +159,9 @@ enum MigrateCommand {
             the agent knew it, from an existing NetworkManager profile of its hotspot (--ssid,
             the full SSID) or a Bluetooth device BlueZ knows (--address), under a profile's item
             (--item, the index in the profile's items; default 0). The item's descriptor must
-            match it.
+            match it. The profile may be one the agent made for you or your own (a system
+            profile, or one only you may use), never another user's; it stays as it is, and
+            removing the accessory leaves it.
             """,
         options: [
             .value("ssid", "SSID", help: "The SSID of the accessory's existing NetworkManager profile"),
