@@ -2,12 +2,24 @@
 """Pick an accessory through the accessory-setup agent, as an application would.
 
     pick.py PROFILE [--items JSON] [--profiles DIR] [--timeout SECONDS] [--discovery-timeout SECONDS]
+            [--admit RULE]... [--finish-discovery SECONDS]
 
 Opens a session on the agent (io.accessorysetup on the system bus) over the installed profile
 PROFILE, activates it, shows the picker for the profile's first item (or for the items given
 as a JSON array with --items), prints each event of the session, and prints the accessory the
 picker added. The choice is made by the picker front end the agent uses for this client (the
 kiosk policy, or a registered picker agent); the client never sees what the radios hear.
+
+With --admit, the client filters discovery itself (filterDiscoveryResults, Apple's custom
+filtering): the agent sends it each matching device as AccessoryDiscovered, with the access
+point's fields and the Bluetooth advertisement's raw data, and the picker shows only what the
+client passes back with UpdatePicker. A device is admitted when any RULE holds:
+
+    ssid=TEXT, bssid=AA:BB:..., bluetoothAddress=AA:BB:..., bluetoothName=TEXT, security=wpa-psk|sae|...
+    manufacturerData:COMPANY=HEX   (the company's data starts with these bytes; COMPANY 0x0BA9)
+    serviceData:UUID=HEX           (the service's data starts with these bytes)
+
+--finish-discovery SECONDS calls FinishPickerDiscovery that long after the picker is shown.
 
 Exit status: 0 when an accessory was added, 1 when the picker ended without one or the agent
 refused, 64 for bad usage. Only GIO's D-Bus bindings are used (Debian: python3-gi).
@@ -80,6 +92,54 @@ def describe_error(error):
     return f"{error.get('name', '?')}: {error.get('message', '')}"
 
 
+def hex_bytes(data):
+    return bytes(data).hex()
+
+
+def describe_discovered(entry):
+    """An AccessoryDiscovered entry on one line: its radios' fields and raw data."""
+    parts = [f"entry {entry['entry']} (item {entry.get('item', 0)})"]
+    for key in ("ssid", "bssid", "signal", "frequency", "bluetoothAddress", "bluetoothName", "rssi"):
+        if key in entry:
+            parts.append(f"{key} {entry[key]}")
+    if "security" in entry:
+        parts.append("security " + (" ".join(entry["security"]) or "open"))
+    for company, data in sorted(entry.get("manufacturerData", {}).items()):
+        parts.append(f"manufacturerData 0x{company:04X}={hex_bytes(data)}")
+    for uuid, data in sorted(entry.get("serviceData", {}).items()):
+        parts.append(f"serviceData {uuid}={hex_bytes(data)}")
+    return ", ".join(parts)
+
+
+def parse_rule(text):
+    """An --admit rule as (field, key, value); ValueError naming the rule when malformed."""
+    field, separator, value = text.partition("=")
+    if not separator or not value:
+        raise ValueError(f"--admit {text}: expected FIELD=VALUE")
+    if field.startswith("manufacturerData:"):
+        company = int(field.split(":", 1)[1], 0)
+        if not 0 <= company <= 0xFFFF:
+            raise ValueError(f"--admit {text}: the company identifier is 16 bits")
+        return ("manufacturerData", company, bytes.fromhex(value))
+    if field.startswith("serviceData:"):
+        return ("serviceData", field.split(":", 1)[1].lower(), bytes.fromhex(value))
+    if field in ("ssid", "bssid", "bluetoothAddress", "bluetoothName", "security"):
+        return (field, None, value)
+    raise ValueError(f"--admit {text}: unknown field {field}")
+
+
+def admits(rule, entry):
+    field, key, value = rule
+    if field in ("manufacturerData", "serviceData"):
+        data = {k.lower() if isinstance(k, str) else k: v for k, v in entry.get(field, {}).items()}
+        return key in data and bytes(data[key]).startswith(value)
+    if field == "security":
+        return value in entry.get("security", [])
+    if field in ("bssid", "bluetoothAddress"):
+        return entry.get(field, "").upper() == value.upper()
+    return entry.get(field) == value
+
+
 def remote_error(error):
     """The D-Bus error as NAME: MESSAGE, without GDBus's own "GDBus.Error:NAME: " prefix."""
     name = Gio.DBusError.get_remote_error(error)
@@ -94,8 +154,12 @@ def main():
     parser.add_argument("--items", help="the picker items as a JSON array (default: the profile's first item)")
     parser.add_argument("--profiles", action="append", help="where to read the profile's items from")
     parser.add_argument("--timeout", type=int, default=60, help="give up after this many seconds (default 60)")
-    parser.add_argument("--discovery-timeout", type=int,
-                        help="let the agent search this many seconds (default: the agent's, 30)")
+    parser.add_argument("--discovery-timeout",
+                        help="let the agent search this many seconds, or 'unbounded' (default: the agent's, 30)")
+    parser.add_argument("--admit", action="append", default=[], metavar="RULE",
+                        help="filter discovery here: show a device only when a RULE holds (see above)")
+    parser.add_argument("--finish-discovery", type=int, metavar="SECONDS",
+                        help="call FinishPickerDiscovery this many seconds after the picker is shown")
     arguments = parser.parse_args()
 
     try:
@@ -104,6 +168,10 @@ def main():
         if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
             raise ValueError("--items must be a JSON array of objects")
         picker_items = [{key: variant(member) for key, member in item.items()} for item in items]
+        rules = [parse_rule(rule) for rule in arguments.admit]
+        timeout = arguments.discovery_timeout
+        if timeout is not None and timeout != "unbounded" and not timeout.isdigit():
+            raise ValueError("--discovery-timeout takes seconds or 'unbounded'")
     except (ValueError, OSError) as error:
         print(f"pick.py: {error}", file=sys.stderr)
         return 64
@@ -139,6 +207,18 @@ def main():
                 outcome["error"] = describe_error(error)
             if member != "PickerSetupFailed":
                 loop.quit()
+        elif member == "AccessoryDiscovered":
+            entry = values[0]
+            admitted = any(admits(rule, entry) for rule in rules)
+            print(f"AccessoryDiscovered: {describe_discovered(entry)}: {'admitted' if admitted else 'not admitted'}")
+            if admitted:
+                shown = GLib.Variant("(aa{sv})", ([{"entry": GLib.Variant("u", entry["entry"]),
+                                                    "name": GLib.Variant("s", entry["name"])}],))
+                try:
+                    bus.call_sync(AGENT, session, SESSION, "UpdatePicker", shown, None,
+                                  Gio.DBusCallFlags.NONE, 30000, None)
+                except GLib.Error as error:
+                    print(f"UpdatePicker: {remote_error(error)}")
         else:
             print(member)
 
@@ -163,10 +243,24 @@ def main():
         print(f"pick.py: cannot activate the session: {remote_error(error)}", file=sys.stderr)
         return 1
     settings = {}
-    if arguments.discovery_timeout is not None:
-        settings["discoveryTimeout"] = GLib.Variant("u", arguments.discovery_timeout)
+    if timeout is not None:
+        settings["discoveryTimeout"] = GLib.Variant("s", timeout) if timeout == "unbounded" else GLib.Variant(
+            "u", int(timeout))
+    if rules:
+        settings["options"] = GLib.Variant("as", ["filterDiscoveryResults"])
     bus.call(AGENT, session, SESSION, "ShowPicker", GLib.Variant("(aa{sv}a{sv})", (picker_items, settings)),
              None, Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION, 30000, None, shown)
+
+    def finish_discovery():
+        try:
+            call(session, SESSION, "FinishPickerDiscovery", None, None)
+            print("FinishPickerDiscovery")
+        except GLib.Error as error:
+            print(f"FinishPickerDiscovery: {remote_error(error)}")
+        return GLib.SOURCE_REMOVE
+
+    if arguments.finish_discovery is not None:
+        GLib.timeout_add_seconds(arguments.finish_discovery, finish_discovery)
     GLib.timeout_add_seconds(arguments.timeout, give_up)
     loop.run()
 

@@ -365,7 +365,7 @@ extension Agent {
             case .activated(let records), .migrationComplete(let records): [BusCoding.records(records)]
             case .accessoryAdded(let record), .accessoryRemoved(let record), .accessoryChanged(let record):
                 [BusCoding.record(record)]
-            case .accessoryDiscovered(let entry): [BusCoding.entry(entry)]
+            case .accessoryDiscovered(let entry): [BusCoding.discovered(entry)]
             case .invalidated(let error), .pickerDidDismiss(let error): [BusCoding.error(error)]
             case .pickerSetupFailed(let error): [BusCoding.error(error)]
             case .pickerDidPresent, .pickerSetupBridging, .pickerSetupPairing, .pickerSetupRename: []

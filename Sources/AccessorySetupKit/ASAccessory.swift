@@ -125,6 +125,8 @@ public struct ASAccessoryEvent: Sendable, Hashable {
     public var error: ASError?
     /// The accessories a `migrationComplete` adopted.
     public var migrated: [ASAccessory] = []
+    /// What an `accessoryDiscovered` event found (with `filterDiscoveryResults`).
+    public var discoveredAccessory: ASDiscoveredAccessory?
     /// The session's object path.
     public var session: String
 
@@ -139,6 +141,7 @@ public struct ASAccessoryEvent: Sendable, Hashable {
         case .accessoryAdded, .accessoryChanged, .accessoryRemoved: accessory = first.flatMap(ASAccessory.init)
         case .pickerDidDismiss, .pickerSetupFailed: error = ASError(dictionary: first)
         case .migrationComplete: migrated = ASAccessory.list(first)
+        case .accessoryDiscovered: discoveredAccessory = first.flatMap(ASDiscoveredAccessory.init)
         default: break
         }
     }
@@ -192,5 +195,77 @@ public struct HotspotLeaveReport: Sendable, Hashable {
         restored = fields["restored"]?.string
         notRestored = fields["notRestored"]?.string
         json = .object(fields.mapValues(\.jsonValue))
+    }
+}
+
+/// An accessory discovery found, for an application that filters discovery itself (Apple's
+/// `ASDiscoveredAccessory`): the access point's fields and the advertisement's raw data.
+public struct ASDiscoveredAccessory: Sendable, Hashable {
+    /// The agent's id of the entry, which `updatePicker(showing:)` names.
+    public var entry: UInt32
+    /// The index of the picker item whose descriptor matched.
+    public var item: Int
+    public var ssid: String?
+    public var bssid: String?
+    /// Wi-Fi quality on NetworkManager's 0–100 scale.
+    public var signal: Int?
+    /// In MHz.
+    public var frequency: Int?
+    /// `wep`, `wpa-psk`, `sae`, `owe`, `wpa-eap` (NetworkManager's names); none for an open network.
+    public var security: [String]
+    public var bluetoothIdentifier: String?
+    public var bluetoothName: String?
+    /// In dBm.
+    public var bluetoothRSSI: Int?
+    public var txPower: Int?
+    public var serviceUUIDs: [String]
+    /// Company identifier to the bytes after it.
+    public var manufacturerData: [UInt16: [UInt8]]
+    /// Service UUID (lower-case, 36 characters) to its data.
+    public var serviceData: [String: [UInt8]]
+
+    init?(_ value: DBusValue) {
+        guard let fields = value.members, let entry = fields["entry"]?.int.flatMap(UInt32.init(exactly:)) else {
+            return nil
+        }
+        self.entry = entry
+        item = fields["item"]?.int ?? 0
+        ssid = fields["ssid"]?.string
+        bssid = fields["bssid"]?.string
+        signal = fields["signal"]?.int
+        frequency = fields["frequency"]?.int
+        security = fields["security"]?.elements.compactMap(\.string) ?? []
+        bluetoothIdentifier = fields["bluetoothAddress"]?.string
+        bluetoothName = fields["bluetoothName"]?.string
+        bluetoothRSSI = fields["rssi"]?.int
+        txPower = fields["txPower"]?.int
+        serviceUUIDs = fields["serviceUUIDs"]?.elements.compactMap(\.string) ?? []
+        var manufacturer: [UInt16: [UInt8]] = [:]
+        for entry in fields["manufacturerData"]?.entries ?? [] {
+            if let company = entry.key.int.flatMap(UInt16.init(exactly:)), let bytes = entry.value.bytes {
+                manufacturer[company] = bytes
+            }
+        }
+        manufacturerData = manufacturer
+        var service: [String: [UInt8]] = [:]
+        for entry in fields["serviceData"]?.entries ?? [] {
+            if let uuid = entry.key.string, let bytes = entry.value.bytes { service[uuid] = bytes }
+        }
+        serviceData = service
+    }
+}
+
+/// A discovered accessory the application accepts, under its name (Apple's
+/// `ASDiscoveredDisplayItem`).
+public struct ASDiscoveredDisplayItem: Sendable, Hashable {
+    public var name: String
+    /// A product image, relative to the profile.
+    public var productImage: String?
+    public var accessory: ASDiscoveredAccessory
+
+    public init(name: String, productImage: String? = nil, accessory: ASDiscoveredAccessory) {
+        self.name = name
+        self.productImage = productImage
+        self.accessory = accessory
     }
 }

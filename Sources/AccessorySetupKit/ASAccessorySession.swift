@@ -5,6 +5,7 @@ import FoundationEssentials
 /// Apple's discovery descriptor and picker item, as the core has them.
 public typealias ASDiscoveryDescriptor = DiscoveryDescriptor
 public typealias ASPickerDisplayItem = PickerDisplayItem
+public typealias ASPickerDisplaySettings = PickerDisplaySettings
 
 /// Apple's `ASAccessorySession`, over the agent: an application's session with the accessories
 /// of one installed profile (on iOS, the app's `Info.plist`). Code written for iOS ports call
@@ -20,6 +21,14 @@ public final class ASAccessorySession: Sendable {
     private let profile: String
     private let bus: BusAddress
     private let state = Locked<(session: AgentSession?, events: Task<Void, Never>?)>((nil, nil))
+    private let settings = Locked<ASPickerDisplaySettings?>(nil)
+
+    /// How the next picker behaves (Apple's `pickerDisplaySettings`): its discovery timeout,
+    /// and `filterDiscoveryResults` to filter what discovery finds in the application.
+    public var pickerDisplaySettings: ASPickerDisplaySettings? {
+        get { settings.withLock { $0 } }
+        set { settings.withLock { $0 = newValue } }
+    }
 
     /// A session over the installed profile `profile`, on the system bus unless `bus` says other.
     public init(profile: String, bus: BusAddress = .system) {
@@ -72,9 +81,22 @@ public final class ASAccessorySession: Sendable {
         try await session.showPicker(items: try await session.items())
     }
 
-    /// Shows the picker for `items` (each with a descriptor the profile allows).
+    /// Shows the picker for `items` (each with a descriptor the profile allows), with the
+    /// session's `pickerDisplaySettings`.
     public func showPicker(for items: [ASPickerDisplayItem]) async throws(AgentCallError) {
-        try await session.showPicker(for: items)
+        guard let settings = pickerDisplaySettings else { return try await session.showPicker(for: items) }
+        try await session.showPicker(for: items, settings: settings)
+    }
+
+    /// With `filterDiscoveryResults`: shows the accessories the application accepts, from its
+    /// `accessoryDiscovered` events, under its names.
+    public func updatePicker(showing items: [ASDiscoveredDisplayItem]) async throws(AgentCallError) {
+        try await session.updatePicker(showing: items)
+    }
+
+    /// Ends discovery of a picker shown with an unbounded discovery timeout.
+    public func finishPickerDiscovery() async throws(AgentCallError) {
+        try await session.finishPickerDiscovery()
     }
 
     public func finishAuthorization(

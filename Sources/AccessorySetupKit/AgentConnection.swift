@@ -270,6 +270,45 @@ public struct AgentSession: Sendable {
         try await showPicker(items: items.map(BusCoding.item), discoveryTimeout: discoveryTimeout)
     }
 
+    /// Shows the picker for items built in the client, with Apple's display settings.
+    public func showPicker(for items: [PickerDisplayItem], settings: PickerDisplaySettings) async throws(AgentCallError)
+    {
+        try await showPicker(items: items.map { BusCoding.item($0) }, settings: settings)
+    }
+
+    /// Shows the picker for `items` with Apple's display settings (`filterDiscoveryResults`).
+    public func showPicker(items: [DBusValue], settings: PickerDisplaySettings) async throws(AgentCallError) {
+        var encoded: [(String, DBusValue)] = [
+            ("authorizationTimeout", .uint32(UInt32(clamping: settings.authorizationTimeout.components.seconds)))
+        ]
+        switch settings.discoveryTimeout {
+        case .duration(let timeout):
+            encoded.append(("discoveryTimeout", .uint32(UInt32(clamping: timeout.components.seconds))))
+        case .unbounded:
+            encoded.append(("discoveryTimeout", .string("unbounded")))
+        }
+        if settings.options.contains(.filterDiscoveryResults) {
+            encoded.append(("options", .strings(["filterDiscoveryResults"])))
+        }
+        _ = try await call("ShowPicker", [.array(items, elementType: "a{sv}"), .vardict(encoded)])
+    }
+
+    /// With `filterDiscoveryResults`: shows these discovered entries under the client's names.
+    public func updatePicker(showing items: [ASDiscoveredDisplayItem]) async throws(AgentCallError) {
+        let encoded = items.map { item in
+            var fields: [(String, DBusValue)] = [
+                ("entry", .uint32(item.accessory.entry)), ("name", .string(item.name)),
+            ]
+            if let image = item.productImage { fields.append(("productImage", .string(image))) }
+            return DBusValue.vardict(fields)
+        }
+        _ = try await call("UpdatePicker", [.array(encoded, elementType: "a{sv}")])
+    }
+
+    /// Ends discovery of an `unbounded` picker: it stays for the person to choose, or ends
+    /// with `discoveryTimeout` when it shows nothing.
+    public func finishPickerDiscovery() async throws(AgentCallError) { _ = try await call("FinishPickerDiscovery") }
+
     public func finishAuthorization(
         id: String, ssid: String? = nil, bluetoothTransportBridgingIdentifier: String? = nil
     ) async throws(AgentCallError) {

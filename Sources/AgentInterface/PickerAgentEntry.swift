@@ -58,7 +58,9 @@ public struct PickerAgentEntry: Sendable, Hashable, Identifiable {
     }
 
     /// The `a{sv}` the agent sends.
-    public var dbusValue: DBusValue {
+    public var dbusValue: DBusValue { .vardict(fields) }
+
+    var fields: [(String, DBusValue)] {
         var fields: [(String, DBusValue)] = [
             ("entry", .uint32(id)), ("item", .uint32(UInt32(clamping: item))), ("name", .string(name)),
         ]
@@ -69,7 +71,7 @@ public struct PickerAgentEntry: Sendable, Hashable, Identifiable {
         if let bluetoothAddress { fields.append(("bluetoothAddress", .string(bluetoothAddress))) }
         if let rssi { fields.append(("rssi", .int32(Int32(clamping: rssi)))) }
         if let bluetoothName { fields.append(("bluetoothName", .string(bluetoothName))) }
-        return .vardict(fields)
+        return fields
     }
 
     /// The stronger of the two radios, on the 0–100 scale.

@@ -101,6 +101,37 @@ struct CodingTests {
         #expect(ASAccessoryEvent(managerEvent: [.string("short")]) == nil)
     }
 
+    @Test func aDiscoveredAccessoryReadsTheAccessPointsFieldsAndTheAdvertisementsRawData() throws {
+        let service = try BluetoothUUID("4677")
+        let entry = PickerEntry(
+            id: 7, itemIndex: 1, name: "Plug",
+            wifi: WiFiScanEntry(
+                ssid: try SSID("plug-4F2A"), bssid: try MACAddress("24:0A:C4:00:00:01"), strength: 70, frequency: 2437,
+                security: .psk),
+            bluetooth: BLEAdvertisement(
+                address: try MACAddress("C0:FF:EE:00:00:01"), addressType: .random, name: "Plug", rssi: -52,
+                txPower: 4, serviceUUIDs: [service],
+                manufacturerData: [BluetoothCompanyIdentifier(rawValue: 0x0BA9): [0x02, 0x20]],
+                serviceData: [service: [0x01, 0x01]]))
+        let discovered = try #require(ASDiscoveredAccessory(wire(BusCoding.discovered(entry))))
+        #expect(discovered.entry == 7 && discovered.item == 1)
+        #expect(discovered.ssid == "plug-4F2A" && discovered.bssid == "24:0A:C4:00:00:01")
+        #expect(discovered.signal == 70 && discovered.frequency == 2437 && discovered.security == ["wpa-psk"])
+        #expect(discovered.bluetoothIdentifier == "C0:FF:EE:00:00:01" && discovered.bluetoothName == "Plug")
+        #expect(discovered.bluetoothRSSI == -52 && discovered.txPower == 4)
+        #expect(discovered.serviceUUIDs == [service.string])
+        #expect(discovered.manufacturerData == [0x0BA9: [0x02, 0x20]])
+        #expect(discovered.serviceData == [service.string: [0x01, 0x01]])
+    }
+
+    @Test func anAccessorysConnectionReportReadsAsTheAgentWroteIt() throws {
+        let report = HotspotConnectionReport(state: .down, device: "wlan0", reason: "the network was not found")
+        let accessory = try #require(ASAccessory(wire(BusCoding.record(try Self.record(), connection: report))))
+        #expect(accessory.connection?.state == "down")
+        #expect(accessory.connection?.summary == "hotspot connection down on wlan0: the network was not found")
+        #expect(try ASAccessory(wire(BusCoding.record(Self.record())))?.connection == nil)
+    }
+
     @Test func joinOptionsCarryOnlyWhatWasGiven() {
         #expect(AccessoryJoinOptions().dbusValue.members?.isEmpty == true)
         let all = AccessoryJoinOptions(
