@@ -355,6 +355,8 @@ private let twoPlugs = [
         _ = model.handle(.character("y"))
         model.progress("hotspotHandoff", message: nil)
         #expect(screen(width: 80).frame(model).lines[2] == "Switching its hotspot on over Bluetooth LE…")
+        model.progress("authorization", message: nil)
+        #expect(screen(width: 80).frame(model).lines[2] == "Added. The application is finishing the setup…")
         model.progress("failed", message: "the accessory refused the pairing")
         #expect(screen(width: 80).frame(model).lines == ["The setup failed: the accessory refused the pairing"])
     }

@@ -101,6 +101,9 @@ struct PickerModelTests {
         #expect(
             SetupStatus(step: "hotspotHandoff", error: nil, accessory: "Camera")
                 == .settingUp("Switching on the hotspot of “Camera”…"))
+        #expect(
+            SetupStatus(step: "authorization", error: nil, accessory: "Camera")
+                == .settingUp("“Camera” is added. The application is finishing its setup…"))
     }
 
     @Test("product images resolve inside the profile directories only, else the generic icon")
