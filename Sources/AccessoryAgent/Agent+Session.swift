@@ -259,7 +259,9 @@ extension Agent {
             startSetUp(step, entry, for: host)
         case .awaitAuthorization:
             if let agent = host.pickerAgent {
-                send(agent, "SetupProgress", [.objectPath(host.path), .string("authorization"), BusCoding.emptyDictionary])
+                send(
+                    agent, "SetupProgress",
+                    [.objectPath(host.path), .string("authorization"), BusCoding.emptyDictionary])
             }
         case .cancelSetUp(_, let entry):
             // A handoff cancelled after the accessory switched its hotspot on switches it off.

@@ -125,7 +125,8 @@ extension AccessorySessionError {
     /// The client neither finished nor failed the authorization within `timeout`.
     public static func authorizationTimedOut(_ timeout: Duration) -> AccessorySessionError {
         .connectionFailed(
-            reason: "the application did not finish the accessory's authorization within \(timeout.components.seconds) s "
+            reason:
+                "the application did not finish the accessory's authorization within \(timeout.components.seconds) s "
                 + "(ShowPicker's authorizationTimeout); set the accessory up again")
     }
 }

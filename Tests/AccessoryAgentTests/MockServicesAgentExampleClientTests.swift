@@ -74,7 +74,8 @@ struct MockServicesAgentExampleClientTests {
                 "unbounded", "--admit", "bssid=02:00:00:00:00:99", "--finish-discovery", "2",
             ])
         #expect(run.status == 1, "\(run)")
-        #expect(run.lines.filter { $0.hasPrefix("AccessoryDiscovered: ") && $0.contains("ssid Acme-Setup-") }.count == 2)
+        #expect(
+            run.lines.filter { $0.hasPrefix("AccessoryDiscovered: ") && $0.contains("ssid Acme-Setup-") }.count == 2)
         #expect(run.lines.contains("FinishPickerDiscovery"), "\(run)")
         #expect(run.lines.contains { $0.hasPrefix("PickerDidDismiss: io.accessorysetup.Error.DiscoveryTimeout") })
         #expect(try services.storedRecords().isEmpty)

@@ -91,7 +91,9 @@ struct MockServicesAgentPickerTests {
         let session = try await client.openSession("ge.wled.softap")
         _ = try await session.activate()
         try await session.showPicker([confirming])
-        let added = try await session.signals.wait(for: "AccessoryAdded") { $0.map(\.member).contains("AccessoryAdded") }
+        let added = try await session.signals.wait(for: "AccessoryAdded") {
+            $0.map(\.member).contains("AccessoryAdded")
+        }
         let id = try #require(added.last?.arguments.first?["id"]?.string)
         #expect(added.last?.arguments.first?["state"]?.string == "awaitingAuthorization")
         let progress = try await picker.wait(for: "SetupProgress")

@@ -585,7 +585,8 @@ struct AccessorySessionAuthorizationTests {
             effects == [
                 .stopDiscovery, .cancelTimer(AccessorySession.Timer(kind: .discovery, picker: 1)),
                 .save(record), .emit(.accessoryAdded(record)), .awaitAuthorization(entry),
-                .startTimer(AccessorySession.Timer(kind: .authorization, picker: 1), after: settings.authorizationTimeout),
+                .startTimer(
+                    AccessorySession.Timer(kind: .authorization, picker: 1), after: settings.authorizationTimeout),
             ], "added, and the picker stays in its setting-up state")
         #expect(run.session.phase == .settingUp)
         return (run, record, entry)
