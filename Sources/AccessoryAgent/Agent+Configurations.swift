@@ -92,7 +92,10 @@ extension Agent {
         } catch {
             throw CallFailure(error)
         }
-        sweepCertificates()
+        let root = certificateDirectory.path + "/"
+        for path in owned.flatMap({ $0.certificatePaths ?? [] }) where path.hasPrefix(root) {
+            StoredCertificates(directory: URL(fileURLWithPath: path).deletingLastPathComponent()).remove()
+        }
     }
 
     /// The owner tag of `caller`'s configurations: `1000`, or `1000/org.example.App`.
