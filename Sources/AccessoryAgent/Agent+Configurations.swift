@@ -171,7 +171,8 @@ extension Agent {
             case .success(let data) where !data.isEmpty:
                 contents.append((kind, data))
             case .success:
-                throw CallFailure(HotspotError.invalidConfiguration(.invalidEAPSettings(field: kind.rawValue, "is empty")))
+                throw CallFailure(
+                    HotspotError.invalidConfiguration(.invalidEAPSettings(field: kind.rawValue, "is empty")))
             case .failure(.timedOut):
                 throw CallFailure(
                     AgentError.timedOut(what: field, seconds: Int(limits.clientProfileTime.components.seconds)))
@@ -240,10 +241,11 @@ struct ConfigurationRequest {
     static let keys = [
         "ssid", "ssidPrefix", "passphrase", "security", "joinOnce", "lifeTimeInDays", "hidden", "eap",
     ]
-    static let eapKeys = [
-        "supportedEAPTypes", "username", "password", "outerIdentity", "ttlsInnerAuthenticationType",
-        "trustedServerNames", "tlsClientCertificateRequired", "preferredTLSVersion", "privateKeyPassword",
-    ] + Certificate.allCases.map(\.rawValue)
+    static let eapKeys =
+        [
+            "supportedEAPTypes", "username", "password", "outerIdentity", "ttlsInnerAuthenticationType",
+            "trustedServerNames", "tlsClientCertificateRequired", "preferredTLSVersion", "privateKeyPassword",
+        ] + Certificate.allCases.map(\.rawValue)
 
     /// Reads and validates everything but the certificates' contents; a fault names its field
     /// (`configuration.passphrase`) with `NEHotspotConfigurationError`'s name.
@@ -345,7 +347,9 @@ struct ConfigurationRequest {
     /// field as the caller spelt it.
     private static func refusal(_ error: HotspotConfigurationError) -> CallFailure {
         let field = error.field == "lifetimeInDays" ? "lifeTimeInDays" : error.field
-        return CallFailure(name: HotspotError.invalidConfiguration(error).dbusName, message: "configuration.\(field): \(error.message)")
+        return CallFailure(
+            name: HotspotError.invalidConfiguration(error).dbusName, message: "configuration.\(field): \(error.message)"
+        )
     }
 
     private static func eapSettings(_ values: [String: DBusValue], call: MethodCall) throws(CallFailure)
@@ -356,7 +360,8 @@ struct ConfigurationRequest {
         let types = reader["supportedEAPTypes"]?.elements.map { $0.int.flatMap(EAPSettings.EAPType.init(rawValue:)) }
         guard let types, !types.contains(where: { $0 == nil }) else {
             throw refusal(
-                .invalidEAPSettings(field: "supportedEAPTypes", "give an array of 13 (TLS), 21 (TTLS), 25 (PEAP), 43 (FAST)"))
+                .invalidEAPSettings(
+                    field: "supportedEAPTypes", "give an array of 13 (TLS), 21 (TTLS), 25 (PEAP), 43 (FAST)"))
         }
         var settings = EAPSettings(supportedEAPTypes: types.compactMap { $0 })
         settings.username = try reader.string("username", expected: "a string")

@@ -11,7 +11,8 @@ struct CallOptions {
     init(_ options: [String: DBusValue], known: [String], prefix: String = "options") throws(CallFailure) {
         if let unknown = options.keys.sorted().first(where: { !known.contains($0) }) {
             let defined = known.isEmpty ? "none are defined" : "known: \(known.sorted().joined(separator: ", "))"
-            throw .invalidArguments("\(prefix).\(unknown)", "is not a known \(prefix == "options" ? "option" : "key") (\(defined))")
+            throw .invalidArguments(
+                "\(prefix).\(unknown)", "is not a known \(prefix == "options" ? "option" : "key") (\(defined))")
         }
         self.options = options
         self.prefix = prefix
@@ -52,7 +53,9 @@ struct CallOptions {
         -> Value?
     {
         guard let value = options[key] else { return nil }
-        guard let converted = convert(value) else { throw .invalidArguments("\(prefix).\(key)", "expected \(expected)") }
+        guard let converted = convert(value) else {
+            throw .invalidArguments("\(prefix).\(key)", "expected \(expected)")
+        }
         return converted
     }
 }

@@ -22,13 +22,16 @@ struct MockServicesAgentConfigurationTests {
         let home = try await poll(timeout: .seconds(30), every: .milliseconds(50)) {
             try active == "HomeNet" && services.networkManager.connectionPaths().count == profiles ? true : nil
         }
-        if home == nil { Issue.record("not back on HomeNet \(what): active \(try active ?? "none"), \(services.agent.log)") }
+        if home == nil {
+            Issue.record("not back on HomeNet \(what): active \(try active ?? "none"), \(services.agent.log)")
+        }
     }
 
     func apply(_ client: AgentClient, _ configuration: [(String, DBusValue)], options: [(String, DBusValue)] = [])
         async throws -> DBusValue
     {
-        try #require(try await client.manager("ApplyConfiguration", [.vardict(configuration), .vardict(options)]).first)
+        try #require(
+            try await client.manager("ApplyConfiguration", [.vardict(configuration), .vardict(options)]).first)
     }
 
     func configured(_ client: AgentClient) async throws -> [String] {
@@ -44,7 +47,8 @@ struct MockServicesAgentConfigurationTests {
         #expect(try active == "Accessory Other-Net")
         #expect(try await configured(client) == ["Other-Net"])
         let settings = try services.networkManager.connectionSettings().joined(separator: "\n")
-        #expect(settings.contains("'accessory-setup.owner': <'0'>") || settings.contains("'accessory-setup.owner': '0'"))
+        #expect(
+            settings.contains("'accessory-setup.owner': <'0'>") || settings.contains("'accessory-setup.owner': '0'"))
         #expect(!services.agent.log.contains("other-pass-1"))
 
         try await client.manager("Leave", [.vardict([])])
@@ -80,24 +84,45 @@ struct MockServicesAgentConfigurationTests {
     @Test func badInputIsRefusedNamingTheFieldWithNEHotspotConfigurationErrorsName() async throws {
         let client = try await services.client()
         let cases: [(String, [(String, DBusValue)], String)] = [
-            ("InvalidWPAPassphrase", [("ssid", .string("Other-Net")), ("passphrase", .string("short"))], "configuration.passphrase"),
+            (
+                "InvalidWPAPassphrase", [("ssid", .string("Other-Net")), ("passphrase", .string("short"))],
+                "configuration.passphrase"
+            ),
             ("InvalidSSIDPrefix", [("ssidPrefix", .string("Ac"))], "configuration.ssidPrefix"),
             ("InvalidSSID", [("ssid", .string(String(repeating: "x", count: 33)))], "configuration.ssid"),
-            ("InvalidConfiguration", [("ssid", .string("A-Net")), ("ssidPrefix", .string("A-N"))], "configuration.ssidPrefix"),
-            ("InvalidConfiguration", [("ssid", .string("Other-Net")), ("lifeTimeInDays", .int32(0))], "configuration.lifeTimeInDays"),
-            ("InvalidWEPPassphrase", [("ssid", .string("Other-Net")), ("security", .string("wep")), ("passphrase", .string("abcde"))], "configuration.passphrase"),
+            (
+                "InvalidConfiguration", [("ssid", .string("A-Net")), ("ssidPrefix", .string("A-N"))],
+                "configuration.ssidPrefix"
+            ),
+            (
+                "InvalidConfiguration", [("ssid", .string("Other-Net")), ("lifeTimeInDays", .int32(0))],
+                "configuration.lifeTimeInDays"
+            ),
+            (
+                "InvalidWEPPassphrase",
+                [("ssid", .string("Other-Net")), ("security", .string("wep")), ("passphrase", .string("abcde"))],
+                "configuration.passphrase"
+            ),
             ("InvalidArguments", [("ssid", .string("Other-Net")), ("colour", .string("red"))], "configuration.colour"),
             (
                 "InvalidEAPSettings",
-                [("ssid", .string("Corp")), ("eap", .vardict([("supportedEAPTypes", .array([.uint32(21)], elementType: "u"))]))],
+                [
+                    ("ssid", .string("Corp")),
+                    ("eap", .vardict([("supportedEAPTypes", .array([.uint32(21)], elementType: "u"))])),
+                ],
                 "configuration.eap.username"
             ),
             (
                 "JoinOnceNotSupported",
                 [
                     ("ssid", .string("Corp")), ("joinOnce", .boolean(true)),
-                    ("eap", .vardict([("supportedEAPTypes", .array([.uint32(25)], elementType: "u")),
-                        ("username", .string("u")), ("password", .string("p"))])),
+                    (
+                        "eap",
+                        .vardict([
+                            ("supportedEAPTypes", .array([.uint32(25)], elementType: "u")),
+                            ("username", .string("u")), ("password", .string("p")),
+                        ])
+                    ),
                 ],
                 "configuration.joinOnce"
             ),
@@ -176,7 +201,8 @@ struct MockServicesAgentConfigurationTests {
         ]
         let reply = try await client.bus.call(
             destination: AgentProcess.busName, path: AgentClient.manager, interface: "io.accessorysetup.Manager1",
-            method: "ApplyConfiguration", [.vardict([("ssid", .string("Other-Net")), ("eap", .vardict(eap))]), .vardict([])],
+            method: "ApplyConfiguration",
+            [.vardict([("ssid", .string("Other-Net")), ("eap", .vardict(eap))]), .vardict([])],
             timeout: .seconds(30), fileDescriptors: [descriptor])
         #expect(reply.first?["ssid"]?.string == "Other-Net")
         let stored = services.agent.stateDirectory.appendingPathComponent("certificates")
