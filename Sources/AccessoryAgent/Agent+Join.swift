@@ -141,7 +141,7 @@ extension Agent {
                     reason: "the client left the bus during the join"))
     }
 
-    private static func reply(_ joined: JoinedHotspot) -> DBusValue {
+    static func reply(_ joined: JoinedHotspot) -> DBusValue {
         var reply: [(String, DBusValue)] = [
             ("device", .string(joined.device)), ("ssid", .string(joined.ssid.notation)),
             ("connection", .string(joined.connectionID)), ("connectionUUID", .string(joined.connectionUUID)),
@@ -190,7 +190,7 @@ extension Agent {
             throw CallFailure(error)
         }
         Journal.notice("leave: \(join.ssid) left on \(join.device); \(Self.restoration(left))")
-        await switchHotspotOff(join.recordID)
+        if let recordID = join.recordID { await switchHotspotOff(recordID) }
         var reply: [(String, DBusValue)] = [
             ("device", .string(left.device)), ("deleted", .boolean(left.deleted)),
             ("alreadyEnded", .boolean(left.alreadyEnded)),
@@ -201,7 +201,7 @@ extension Agent {
         return .vardict(reply)
     }
 
-    private static func restoration(_ left: LeftHotspot) -> String {
+    static func restoration(_ left: LeftHotspot) -> String {
         if let restored = left.restored { return "\(restored) restored" }
         if let notRestored = left.notRestored { return "\(notRestored) did not come back" }
         return "nothing to restore"
@@ -217,7 +217,7 @@ extension Agent {
         } catch {
             Journal.warning("leave: \(join.ssid) on \(join.device) could not be ended (\(reason)): \(error)")
         }
-        await switchHotspotOff(join.recordID)
+        if let recordID = join.recordID { await switchHotspotOff(recordID) }
     }
 
     /// The hotspot a `bluetoothToWiFi` accessory revealed and still keeps on, or, once it was

@@ -37,6 +37,13 @@ extension Agent {
             return [try await join(call, record: record, uid: caller.uid, host: nil, options: arguments.options(1))]
         case "Leave":
             return [try await leave(call, host: nil, options: arguments.options(0))]
+        case "ApplyConfiguration":
+            return [try await applyConfiguration(call, arguments)]
+        case "GetConfiguredSSIDs":
+            return [.strings(try await configuredSSIDs(call))]
+        case "RemoveConfiguration":
+            try await removeConfiguration(call, ssid: try arguments.string(0, "ssid"))
+            return []
         case "RemoveAccessory", "RenameAccessory", "FinishAuthorization", "FailAuthorization":
             try await changeRecord(call, arguments)
             return []

@@ -289,9 +289,13 @@ public actor Agent {
     }
 
     /// Refuses with `NotAuthorized` naming the action unless polkit allows it.
-    func require(_ action: PolkitAction, _ call: MethodCall, uid: UInt32) async throws(CallFailure) {
+    func require(_ action: PolkitAction, _ call: MethodCall, uid: UInt32, details: [String: String] = [:])
+        async throws(CallFailure)
+    {
         guard
-            await polkit.check(action, sender: call.sender, uid: uid, interactive: call.allowsInteractiveAuthorization)
+            await polkit.check(
+                action, sender: call.sender, uid: uid, interactive: call.allowsInteractiveAuthorization,
+                details: details)
         else {
             throw CallFailure(AgentError.notAuthorized(action: action.rawValue))
         }

@@ -56,6 +56,11 @@ public struct AgentLimits: Sendable {
     /// A client's profile (`OpenSessionWithProfile`): its size, and how long it may take to arrive.
     public var clientProfileBytes = 1 << 20
     public var clientProfileTime = Duration.seconds(5)
+    /// Wi-Fi configurations one user keeps through `ApplyConfiguration`, all applications together.
+    public var configurationsPerUser = 32
+    /// A certificate or key passed to `ApplyConfiguration` by descriptor: its size; it must
+    /// arrive within `clientProfileTime`.
+    public var certificateBytes = 64 << 10
 
     public init() {}
 }

@@ -13,7 +13,10 @@ enum ClientInput {
         case timedOut
     }
 
-    static func read(_ descriptor: Int32, limit: Int, within time: Duration) async -> Result<Data, Failure> {
+    /// `name` says what is read, in errors (`the client's profile`).
+    static func read(
+        _ descriptor: Int32, limit: Int, within time: Duration, name: String = "the client's profile"
+    ) async -> Result<Data, Failure> {
         let copy = dup(descriptor)
         guard copy >= 0 else {
             return .failure(.input(.unreadable(name: "the descriptor", reason: SystemErrorText.reason(errno))))
@@ -24,14 +27,14 @@ enum ClientInput {
             // agent's actor and the Swift pool's threads never wait here.
             DispatchQueue.global().async {
                 defer { close(copy) }
-                continuation.resume(returning: readBounded(copy, limit: limit, until: deadline))
+                continuation.resume(returning: readBounded(copy, limit: limit, until: deadline, name: name))
             }
         }
     }
 
-    private static func readBounded(_ descriptor: Int32, limit: Int, until deadline: ContinuousClock.Instant) -> Result<
-        Data, Failure
-    > {
+    private static func readBounded(
+        _ descriptor: Int32, limit: Int, until deadline: ContinuousClock.Instant, name: String
+    ) -> Result<Data, Failure> {
         var data = Data()
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         while true {
@@ -42,18 +45,18 @@ enum ClientInput {
             if ready < 0 && errno == EINTR { continue }
             guard ready >= 0 else {
                 return .failure(
-                    .input(.unreadable(name: "the client's profile", reason: SystemErrorText.reason(errno))))
+                    .input(.unreadable(name: name, reason: SystemErrorText.reason(errno))))
             }
             if ready == 0 { continue }
             let got = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if got < 0 && (errno == EINTR || errno == EAGAIN) { continue }
             guard got >= 0 else {
                 return .failure(
-                    .input(.unreadable(name: "the client's profile", reason: SystemErrorText.reason(errno))))
+                    .input(.unreadable(name: name, reason: SystemErrorText.reason(errno))))
             }
             if got == 0 { return .success(data) }
             data.append(contentsOf: chunk[..<got])
-            if data.count > limit { return .failure(.input(.tooLarge(name: "the client's profile", limit: limit))) }
+            if data.count > limit { return .failure(.input(.tooLarge(name: name, limit: limit))) }
         }
     }
 }

@@ -68,7 +68,7 @@ struct JoinTable {
     }
 
     /// Remembers the connection a join made for `recordID`.
-    mutating func remember(_ joined: JoinedHotspot, of recordID: UUID) {
+    mutating func remember(_ joined: JoinedHotspot, of recordID: UUID?) {
         made.append(
             MadeConnection(
                 uuid: joined.connectionUUID.lowercased(), id: joined.connectionID, ssid: joined.ssid, recordID: recordID
@@ -83,7 +83,10 @@ struct JoinTable {
 
     /// The UUIDs of the connections recent joins made: for these records, or for all.
     func madeConnectionUUIDs(of recordIDs: Set<UUID>? = nil) -> [String] {
-        made.filter { recordIDs?.contains($0.recordID) ?? true }.map(\.uuid)
+        made.filter { made in
+            guard let recordIDs else { return true }
+            return made.recordID.map(recordIDs.contains) ?? false
+        }.map(\.uuid)
     }
 }
 
@@ -94,7 +97,8 @@ struct MadeConnection: Sendable {
     /// Its name in NetworkManager.
     let id: String
     let ssid: SSID
-    let recordID: UUID
+    /// `nil` for an application's own configuration.
+    let recordID: UUID?
 }
 
 /// Hotspots accessories revealed in a Bluetooth handoff and still keep switched on, by record:

@@ -8,13 +8,19 @@ struct Polkit: Sendable {
     let bus: BusConnection
 
     /// Whether `sender` (running as `uid`) may perform `action`; every decision is logged.
-    func check(_ action: PolkitAction, sender: String, uid: UInt32, interactive: Bool) async -> Bool {
+    /// `details` reach the authentication agent, which shows them in the action's message
+    /// (`$(ssid)`): plain text the agent chose, never anything a caller could use as markup.
+    func check(
+        _ action: PolkitAction, sender: String, uid: UInt32, interactive: Bool, details: [String: String] = [:]
+    ) async -> Bool {
         if uid == 0 {
             Journal.info("polkit: \(action.rawValue) allowed for \(sender) (uid 0)")
             return true
         }
         let subject = DBusValue.tuple([.string("system-bus-name"), .vardict([("name", .string(sender))])])
-        let details = DBusValue.dictionary([], entryType: "{ss}")
+        let details = DBusValue.dictionary(
+            details.sorted { $0.key < $1.key }.map { DBusValue.Entry(key: .string($0.key), value: .string($0.value)) },
+            entryType: "{ss}")
         let allowUserInteraction: UInt32 = 1
         do {
             let reply = try await bus.call(

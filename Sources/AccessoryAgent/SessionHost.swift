@@ -155,7 +155,8 @@ struct ActiveJoin: Sendable {
     let application: String?
     let client: String
     let sessionPath: String?
-    let recordID: UUID
+    /// The record joined; `nil` for an application's own configuration (`ApplyConfiguration`).
+    let recordID: UUID?
     let ssid: SSID
     /// The NetworkManager profile the join made, lowercased.
     let connectionUUID: String

@@ -243,5 +243,19 @@ public enum HotspotConfigurationError: Error, Hashable, Sendable, CustomStringCo
         }
     }
 
+    /// The agent's D-Bus error name for it: one per `NEHotspotConfigurationError` case, so that
+    /// a client recovers the code from the name alone (`InvalidConfiguration` is `invalid`, 0).
+    public var errorName: String {
+        switch self {
+        case .invalid: "InvalidConfiguration"
+        case .invalidSSID: "InvalidSSID"
+        case .invalidWPAPassphrase: "InvalidWPAPassphrase"
+        case .invalidWEPPassphrase: "InvalidWEPPassphrase"
+        case .invalidEAPSettings: "InvalidEAPSettings"
+        case .joinOnceNotSupported: "JoinOnceNotSupported"
+        case .invalidSSIDPrefix: "InvalidSSIDPrefix"
+        }
+    }
+
     public var description: String { "\(field): \(message)" }
 }

@@ -92,6 +92,9 @@ public struct JoinOptions: Sendable {
     public var bindToClient = false
     /// The authorization record the connection belongs to, exported to dispatcher scripts.
     public var recordID: UUID?
+    /// The owner of an application's configuration (`NEHotspotConfigurationManager.apply`),
+    /// recorded in the profile: `1000`, or `1000/org.example.App` for a sandboxed application.
+    public var owner: String?
     /// The user the profile belongs to (`connection.permissions`): no other user sees or uses
     /// it in NetworkManager; `nil`: a system profile, as for root's joins.
     public var permittedUser: String?
@@ -175,11 +178,20 @@ public struct ConfiguredHotspot: Hashable, Sendable, Codable {
     public var expires: Date?
     public var recordID: UUID?
     public var active: Bool
+    /// The owner tag of an application's configuration (`JoinOptions.owner`); `nil` for others.
+    public var owner: String?
+    /// `connection.permissions`' users; `nil` for a system profile.
+    public var permittedUsers: [String]?
+    /// The certificate and key files an enterprise profile names; `nil` for none.
+    public var certificatePaths: [String]?
 
     public init(
         ssid: SSID, connectionID: String, connectionUUID: String, joinOnce: Bool, expires: Date?, recordID: UUID?,
-        active: Bool
+        active: Bool, owner: String? = nil, permittedUsers: [String]? = nil, certificatePaths: [String]? = nil
     ) {
+        self.certificatePaths = certificatePaths
+        self.owner = owner
+        self.permittedUsers = permittedUsers
         self.ssid = ssid
         self.connectionID = connectionID
         self.connectionUUID = connectionUUID
@@ -257,7 +269,7 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
     public var errorName: String {
         let name =
             switch self {
-            case .invalidConfiguration: "InvalidConfiguration"
+            case .invalidConfiguration(let error): error.errorName
             case .alreadyAssociated: "AlreadyAssociated"
             case .pending: "Pending"
             case .notAuthorized: "NotAuthorized"

@@ -150,6 +150,7 @@ public final class NEHotspotConfigurationManager: Sendable {
     public static let shared = NEHotspotConfigurationManager()
 
     private let bus: BusAddress
+    private let joinOnceConnections = Locked<[AgentConnection]>([])
 
     /// A manager on the system bus unless `bus` says other.
     public init(bus: BusAddress = .system) {
@@ -181,6 +182,41 @@ public final class NEHotspotConfigurationManager: Sendable {
         let connection = try await AgentConnection.connect(bus)
         defer { Task { await connection.close() } }
         return try await connection.leave(device: device)
+    }
+
+    /// Applies the application's own configuration and joins it, returning once joined
+    /// (polkit: `configure-hotspot`); `AgentCallError.hotspotConfigurationError` gives Apple's code.
+    @discardableResult
+    public func apply(_ configuration: NEHotspotConfiguration) async throws(AgentCallError) -> HotspotJoinReport {
+        let connection = try await AgentConnection.connect(bus)
+        do {
+            let report = try await connection.applyConfiguration(configuration)
+            // A join-once configuration lasts as long as the connection that applied it: kept
+            // until the process ends, as Apple's ends with the app.
+            if configuration.joinOnce {
+                joinOnceConnections.withLock { $0.append(connection) }
+            } else {
+                await connection.close()
+            }
+            return report
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+
+    /// The SSIDs of this application's configurations.
+    public func getConfiguredSSIDs() async throws(AgentCallError) -> [String] {
+        let connection = try await AgentConnection.connect(bus)
+        defer { Task { await connection.close() } }
+        return try await connection.configuredSSIDs()
+    }
+
+    /// Removes this application's configurations for `ssid`, leaving the network first.
+    public func removeConfiguration(forSSID ssid: String) async throws(AgentCallError) {
+        let connection = try await AgentConnection.connect(bus)
+        defer { Task { await connection.close() } }
+        try await connection.removeConfiguration(ssid: ssid)
     }
 
     private func join(_ accessory: ASAccessory, _ options: AccessoryJoinOptions) async throws(AgentCallError)

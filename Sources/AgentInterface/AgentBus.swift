@@ -46,6 +46,8 @@ public enum PolkitAction: String, Sendable, CaseIterable {
     case useClientProfile = "io.accessorysetup.use-client-profile"
     case manageOthers = "io.accessorysetup.manage-others"
     case configureKiosk = "io.accessorysetup.configure-kiosk"
+    /// An application's own Wi-Fi configuration (`ApplyConfiguration`); the prompt names the SSID.
+    case configureHotspot = "io.accessorysetup.configure-hotspot"
 }
 
 extension NamedError {

@@ -508,7 +508,9 @@ extension NetworkManagerClient {
             guard let ssid = try? SSID(bytes: profile.ssid) else { return nil }
             return ConfiguredHotspot(
                 ssid: ssid, connectionID: profile.id, connectionUUID: profile.uuid, joinOnce: profile.isJoinOnce,
-                expires: profile.expires, recordID: profile.recordID, active: activeUUIDs.contains(profile.uuid))
+                expires: profile.expires, recordID: profile.recordID, active: activeUUIDs.contains(profile.uuid),
+                owner: profile.owner, permittedUsers: profile.permittedUsers.isEmpty ? nil : profile.permittedUsers,
+                certificatePaths: profile.certificatePaths.isEmpty ? nil : profile.certificatePaths)
         }.sorted { ($0.ssid, $0.connectionUUID) < ($1.ssid, $1.connectionUUID) }
     }
 
@@ -536,7 +538,8 @@ extension NetworkManagerClient {
         }
     }
 
-    /// A stored join replaces the profiles of ours stored before for its SSID and its user, as a
+    /// A stored join replaces the profiles of ours stored before for its SSID, its user and its
+    /// owner (an application's configuration replaces only its own), as a
     /// new configuration replaces the one for the same SSID with Apple's: one stored profile (and
     /// one "Accessory <SSID>" name) per hotspot and user, however often it is joined; another
     /// user's profile of the same SSID (other `connection.permissions`) stays. Join-once profiles are
@@ -547,7 +550,7 @@ extension NetworkManagerClient {
         let active = activeConnectionUUIDs()
         let replaced = ourProfiles().filter { _, profile in
             profile.uuid != kept.uuid && profile.ssid == kept.ssid && profile.permittedUsers == kept.permittedUsers
-                && !profile.isJoinOnce && !active.contains(profile.uuid)
+                && profile.owner == kept.owner && !profile.isJoinOnce && !active.contains(profile.uuid)
         }
         for (connection, _) in replaced { try? await delete(connection) }
     }

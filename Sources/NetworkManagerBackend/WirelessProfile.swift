@@ -47,6 +47,8 @@ enum ProfileTag {
     static let expires = "accessory-setup.expires"
     static let previousConnection = "accessory-setup.previous-connection"
     static let checkpoint = "accessory-setup.checkpoint"
+    /// The owner of an application's configuration (`JoinOptions.owner`).
+    static let owner = "accessory-setup.owner"
 }
 
 extension WirelessProfile {
@@ -81,6 +83,7 @@ extension WirelessProfile {
         if let record = options.recordID {
             userData[ProfileTag.recordID] = record.uuidString.lowercased()
         }
+        if let owner = options.owner { userData[ProfileTag.owner] = owner }
         permittedUsers = options.permittedUser.map { [$0] } ?? []
     }
 
@@ -90,6 +93,10 @@ extension WirelessProfile {
         userData[ProfileTag.expires].flatMap(Int.init).map { Date(timeIntervalSince1970: TimeInterval($0)) }
     }
     var recordID: UUID? { userData[ProfileTag.recordID].flatMap(UUID.init(uuidString:)) }
+    var owner: String? { userData[ProfileTag.owner] }
+    var certificatePaths: [String] {
+        [eap?.caCertificatePath, eap?.clientCertificatePath, eap?.privateKeyPath].compactMap { $0 }
+    }
 }
 
 extension WirelessProfile.EAPProfile {

@@ -86,6 +86,10 @@ struct DBusInterfaceTests {
             .checkpointRefused(device: "d", reason: "r"),
             .networkManagerRestarted, .notStored("x"), .internal("r"),
         ]
+        let configurationErrors: [HotspotConfigurationError] = [
+            .invalid(field: "f", "r"), .invalidSSID("r"), .invalidWPAPassphrase("r"), .invalidWEPPassphrase("r"),
+            .invalidEAPSettings(field: "f", "r"), .joinOnceNotSupported, .invalidSSIDPrefix("r"),
+        ]
         for sample in samples {
             switch sample {
             case .invalidConfiguration, .alreadyAssociated, .pending, .notAuthorized, .networkManagerUnavailable,
@@ -95,7 +99,7 @@ struct DBusInterfaceTests {
                 break
             }
         }
-        return samples
+        return samples + configurationErrors.map(HotspotError.invalidConfiguration)
     }()
 
     /// Every D-Bus error name the Swift enums can produce.

@@ -13,6 +13,9 @@ public final class PolkitMock: @unchecked Sendable {
             logName: "dbusmock-polkitd.log")
     }
 
+    /// Every D-Bus call the mock received, one line each.
+    public var log: String { mock.log }
+
     /// From now on exactly these actions are allowed.
     public func allow(_ actions: [String]) throws {
         try mockCall("SetAllowed", [Self.list(actions)])

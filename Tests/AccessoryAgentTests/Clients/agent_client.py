@@ -262,6 +262,13 @@ def main(arguments):
     elif command == "leave":
         options = {"user": GLib.Variant("u", int(rest[0]))} if rest else {}
         ok, _ = call("Leave", "(a{sv})", (options,))
+    elif command == "apply":
+        configuration = {key: variant(value) for key, value in json.loads(rest[0]).items()}
+        ok, _ = call("ApplyConfiguration", "(a{sv}a{sv})", (configuration, {}))
+    elif command == "configured":
+        ok, _ = call("GetConfiguredSSIDs")
+    elif command == "forget":
+        ok, _ = call("RemoveConfiguration", "(s)", (rest[0],))
     elif command == "open":
         ok, _ = call("OpenSession", "(sa{sv})", (rest[0], {}))
     elif command == "activate":

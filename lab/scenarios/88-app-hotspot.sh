@@ -1,0 +1,63 @@
+# An application's own network, not an accessory's: alice, an unprivileged user granted only
+# io.accessorysetup.configure-hotspot, applies a WPA2 configuration through the agent
+# (Manager1.ApplyConfiguration, NEHotspotConfigurationManager.apply's counterpart) with
+# busctl, and is on that network; GetConfiguredSSIDs lists it for her and not for bob, who can
+# neither remove it nor apply one himself (polkit refuses him: userDenied); RemoveConfiguration
+# leaves the network, deletes the profile and brings the home network back. The passphrase
+# reaches NetworkManager and no log.
+for user in alice bob; do
+    id -u "$user" >/dev/null 2>&1 || useradd --no-create-home --shell /usr/sbin/nologin "$user"
+done
+as() {
+    local user=$1
+    shift
+    setpriv --reuid="$user" --regid="$user" --clear-groups "$@"
+}
+manager() {
+    local user=$1
+    shift
+    as "$user" busctl call io.accessorysetup /io/accessorysetup io.accessorysetup.Manager1 "$@" 2>&1
+}
+cat >/etc/polkit-1/rules.d/50-accessory-lab.rules <<'RULES'
+polkit.addRule(function (action, subject) {
+    if (subject.user == "alice" && action.id == "io.accessorysetup.configure-hotspot") {
+        return polkit.Result.YES;
+    }
+});
+RULES
+systemctl restart polkit
+check agent_started start_agent
+start_wpa2_ap app acc1 App-Net-3003 app-pass-3003
+check app_network_visible wait_visible App-Net-3003
+
+refused=$(manager bob ApplyConfiguration 'a{sv}a{sv}' 2 ssid s App-Net-3003 passphrase s app-pass-3003 0)
+expect_match bob_refused_by_polkit "$refused" 'not authorized by polkit for io\.accessorysetup\.configure-hotspot'
+refused=$(manager alice ApplyConfiguration 'a{sv}a{sv}' 2 ssid s App-Net-3003 passphrase s short 0)
+expect_match short_passphrase_refused "$refused" 'configuration\.passphrase: has 5 characters'
+check nothing_left_by_the_refusals no_accessory_profile
+
+joined=$(manager alice ApplyConfiguration 'a{sv}a{sv}' 2 ssid s App-Net-3003 passphrase s app-pass-3003 0)
+expect_match alice_applied "$joined" '"ssid" s "App-Net-3003"'
+expect_match address "$(station_ipv4)" '^192\.168\.4\.'
+expect setup_page "$(setup_page 192.168.4.1)" setup-page-of-app
+profile=$(station_connection)
+# nmcli's terse output escapes the colons; the owner tag is read from the stored keyfile.
+expect profile_is_alices "$(nmcli -g connection.permissions connection show "$profile")" 'user\:alice'
+expect profile_owner_tag "$(grep -rh '^accessory-setup.owner=' /etc/NetworkManager/system-connections/)" "accessory-setup.owner=$(id -u alice)"
+expect psk_kept_by_networkmanager "$(nmcli -g 802-11-wireless-security.psk-flags connection show "$profile")" 0
+check default_route_not_moved not default_route_via_accessory
+
+expect alice_lists_it "$(manager alice GetConfiguredSSIDs)" 'as 1 "App-Net-3003"'
+expect bob_lists_none "$(manager bob GetConfiguredSSIDs)" 'as 0'
+expect_match bob_cannot_remove "$(manager bob RemoveConfiguration s App-Net-3003)" 'no configuration of this caller is stored for App-Net-3003'
+expect still_on_it "$(station_connection)" "$profile"
+
+check alice_removes manager alice RemoveConfiguration s App-Net-3003
+check back_home wait_home 30
+expect alice_lists_none "$(manager alice GetConfiguredSSIDs)" 'as 0'
+check no_profile_left no_accessory_profile
+expect no_checkpoint "$(checkpoints)" 0
+check agent_stops stop_agent
+check passphrase_never_logged not grep -q app-pass-3003 "$OUT/logs/agent.log"
+rm -f /etc/polkit-1/rules.d/50-accessory-lab.rules
+systemctl restart polkit
