@@ -87,6 +87,20 @@ grep -Eq "deb-systemd-invoke stop[^|]*$unit" "$root/DEBIAN/prerm" \
     || fail maintscripts "prerm does not stop $unit on removal"
 grep -Eq 'rm -rf /var/lib/accessory-setup$' "$root/DEBIAN/postrm" \
     || fail maintscripts "postrm does not remove /var/lib/accessory-setup on purge"
+# The expiry timer is the one unit installing enables and starts (dh_installsystemd's snippets
+# also stop it on removal and forget it on purge); its service only the timer starts.
+timer=accessory-setup-expire.timer
+grep -Eq "deb-systemd-helper enable '$timer'" "$root/DEBIAN/postinst" \
+    || fail maintscripts "postinst does not enable $timer"
+grep -Eq "deb-systemd-invoke \\\$_dh_action '$timer'|deb-systemd-invoke (start|restart) '$timer'" "$root/DEBIAN/postinst" \
+    || fail maintscripts "postinst does not start $timer"
+grep -Eq "deb-systemd-invoke stop '$timer'" "$root/DEBIAN/prerm" \
+    || fail maintscripts "prerm does not stop $timer on removal"
+grep -Eq "deb-systemd-helper purge '$timer'" "$root/DEBIAN/postrm" \
+    || fail maintscripts "postrm does not forget $timer on purge"
+if grep -Eq "deb-systemd-(helper enable|invoke [a-z\\\$_]+) '?accessory-setup-expire.service" "$root/DEBIAN/postinst"; then
+    fail maintscripts "postinst enables or starts accessory-setup-expire.service; only its timer may"
+fi
 for script in postinst prerm postrm; do
     echo "$script: $(grep -Eo "deb-systemd-(invoke|helper) [a-z-]+[^\"]*|rm -rf /var/lib/accessory-setup" \
         "$root/DEBIAN/$script" 2>/dev/null | sort -u | paste -sd ';' -)"
@@ -101,6 +115,18 @@ echo "== systemd-analyze security"
 # namespace of the unit's own (packaging/systemd/accessory-setup.service says why).
 systemd-analyze security --offline=true --threshold=20 "$root/lib/systemd/system/$unit" \
     || fail security "the unit's exposure is above 2.0, what it was before"
+
+# The expiry units as installed, in a root of their own (the package's units and binaries, the
+# host's targets they refer to), and the service's exposure: no capability, no network.
+verify_root=$(mktemp -d)
+trap 'rm -rf "$root" "$verify_root"' EXIT
+mkdir -p "$verify_root/lib/systemd/system" "$verify_root/usr/bin"
+cp /lib/systemd/system/*.target "$root"/lib/systemd/system/accessory-setup-expire.* "$verify_root/lib/systemd/system/"
+cp "$root/usr/bin/accessoryctl" "$verify_root/usr/bin/"
+systemd-analyze verify --man=no --root="$verify_root" "/lib/systemd/system/$timer" \
+    /lib/systemd/system/accessory-setup-expire.service || fail verify "systemd-analyze verify refused the expiry units"
+systemd-analyze security --offline=true --threshold=10 "$root/lib/systemd/system/accessory-setup-expire.service" \
+    | tail -n 1 || fail security "the expiry service's exposure is above 1.0"
 
 if ((${#failures[@]})); then
     echo "build-deb: failed: ${failures[*]}" >&2
