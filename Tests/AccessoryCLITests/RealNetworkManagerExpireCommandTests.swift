@@ -53,7 +53,10 @@ import Testing
         let now = Int(Date().timeIntervalSince1970)
         let expired = try writeProfile(
             "Accessory Old-Setup", ssid: "Old-Setup",
-            user: ["accessory-setup.managed": "1", "accessory-setup.join-once": "0", "accessory-setup.expires": "\(now - 60)"])
+            user: [
+                "accessory-setup.managed": "1", "accessory-setup.join-once": "0",
+                "accessory-setup.expires": "\(now - 60)",
+            ])
         let unexpired = try writeProfile(
             "Accessory New-Setup", ssid: "New-Setup",
             user: [
@@ -72,7 +75,8 @@ import Testing
 
         let again = try accessoryctl("expire", "--json")
         #expect(again.code == .success, "\(again.err)")
-        #expect(again.out.replacingOccurrences(of: " ", with: "").contains("\"removed\":[]"), "\(again.out)")
+        let json = try JSONSerialization.jsonObject(with: Data(again.out.utf8)) as? [String: [Any]]
+        #expect(json?["removed"]?.isEmpty == true && json?["inUse"]?.isEmpty == true, "\(again.out)")
         #expect(daemon.keyfiles() == [unexpired, untagged].sorted())
     }
 

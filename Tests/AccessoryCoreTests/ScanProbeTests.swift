@@ -1,6 +1,5 @@
-import Testing
-
 import AccessoryCore
+import Testing
 
 @Suite struct ScanProbeTests {
     static func profile(hidden: Bool) -> AccessoryProfile {

@@ -41,7 +41,8 @@ struct ExpiryTimerTests {
         let analyze = "/usr/bin/systemd-analyze"
         try #require(FileManager.default.isExecutableFile(atPath: analyze), "systemd-analyze is not installed")
         #expect(try verify(timer: try Repository.text(Self.timer), analyze: analyze).status == 0)
-        let broken = try Repository.text(Self.timer).replacingOccurrences(of: "OnCalendar=hourly", with: "OnCalendar=hourlyy")
+        let broken = try Repository.text(Self.timer).replacingOccurrences(
+            of: "OnCalendar=hourly", with: "OnCalendar=hourlyy")
         let refused = try verify(timer: broken, analyze: analyze)
         #expect(refused.status != 0)
         #expect(refused.err.contains("hourlyy"), "\(refused.err)")
@@ -61,7 +62,8 @@ struct ExpiryTimerTests {
         }
         try Data(timer.utf8).write(to: units.appendingPathComponent("accessory-setup-expire.timer"))
         try FileManager.default.copyItem(
-            atPath: Repository.path(Self.service), toPath: units.appendingPathComponent("accessory-setup-expire.service").path)
+            atPath: Repository.path(Self.service),
+            toPath: units.appendingPathComponent("accessory-setup-expire.service").path)
         try Data("#!/bin/sh\n".utf8).write(to: bin.appendingPathComponent("accessoryctl"))
         try FileManager.default.setAttributes(
             [.posixPermissions: 0o755], ofItemAtPath: bin.appendingPathComponent("accessoryctl").path)

@@ -18,8 +18,8 @@ enum MatchCommand {
             once, for the first item that matches it; access points are one device only when
             they share a BSSID. When a profile's hotspot is hidden, the live Wi-Fi scan probes
             for its items' exact SSIDs (a hidden network answers only a probe for its whole
-            name, so an ssidPrefix item never finds one). Exits 0 whether or not anything matched, 1 when a file cannot
-            be used or no source could scan.
+            name, so an ssidPrefix item never finds one). Exits 0 whether or not anything
+            matched, 1 when a file cannot be used or no source could scan.
             """,
         options: [
             .value(
