@@ -31,8 +31,10 @@ struct ExpiryTimerTests {
     @Test func packageInstallsBothAndEnablesTheTimerAlone() throws {
         let rules = try Repository.text("debian/rules")
         #expect(rules.contains("packaging/systemd/$(PACKAGE)-expire.service packaging/systemd/$(PACKAGE)-expire.timer"))
-        #expect(rules.contains("\tdh_installsystemd $(PACKAGE)-expire.timer\n"))
-        #expect(rules.contains("\tdh_installsystemd --no-start $(PACKAGE).service\n"), "the agent stays unstarted")
+        #expect(rules.contains("\tdh_installsystemd -p$(PACKAGE) $(PACKAGE)-expire.timer\n"))
+        #expect(
+            rules.contains("\tdh_installsystemd -p$(PACKAGE) --no-start $(PACKAGE).service\n"),
+            "the agent stays unstarted")
     }
 
     /// `systemd-analyze verify` in a root holding the units, an executable where the service
