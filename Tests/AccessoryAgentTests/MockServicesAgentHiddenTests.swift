@@ -45,6 +45,37 @@ struct MockServicesAgentHiddenTests {
         await client.close()
     }
 
+    /// More hidden SSIDs than one scan takes are probed for in turns: no request carries more
+    /// than 15, and two requests in a row cover all 20.
+    @Test func twentyHiddenSSIDsAreProbedForFifteenAScan() async throws {
+        let names = (0..<20).map { String(format: "Quiet-%02d", $0) }
+        let items = names.map { #"{ "name": "Quiet \#($0)", "descriptor": { "ssid": "\#($0)" } }"# }
+        let profile = Self.quietProfile.replacingOccurrences(
+            of: #"[ { "name": "Quiet plug", "descriptor": { "ssid": "Quiet-Setup-4004" } } ]"#,
+            with: "[" + items.joined(separator: ", ") + "]")
+        let services = try AgentServices(startAgent: false)
+        try services.agent.installProfile(profile, name: "org.example.quiet")
+        try services.agent.start()
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .wait)
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await client.openSession("org.example.quiet")
+        _ = try await session.activate()
+        try await session.showPicker(
+            names.map { pickerItem("Quiet \($0)", [("ssid", $0)]) },
+            settings: .vardict([("discoveryTimeout", .uint32(60))]))
+        let probes = try await poll(timeout: .seconds(30)) {
+            let probing = try services.networkManager.scanRequests().filter { !$0.isEmpty }
+            return probing.count >= 2 ? probing : nil
+        }
+        let requests = try #require(probes, "fewer than two scans probed for the hidden SSIDs")
+        #expect(requests.allSatisfy { $0.count == 15 }, "\(requests.map(\.count))")
+        #expect(Set(requests[0] + requests[1]) == Set(names.map { Array($0.utf8) }))
+        try await session.call("Invalidate")
+        _ = picker
+        await client.close()
+    }
+
     /// Without `hidden` in the profile, nothing is probed for: the scans stay broadcast scans,
     /// which do not tell anyone nearby which SSIDs the machine looks for.
     @Test func aBroadcastHotspotsProfileProbesForNothing() async throws {
