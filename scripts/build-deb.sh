@@ -2,9 +2,11 @@
 # Builds the Debian packages from this checkout (installing the Debian packages the build
 # needs): accessory-setup, and accessory-setup-picker with the graphical picker. It checks them:
 # lintian (no error, and no warning that is not overridden with a reason), hardening-check on
-# the three binaries, the maintainer scripts (installing starts nothing,
-# removing stops the service, purging removes its state), and `systemd-analyze security` on
-# its unit, printed, at or below its exposure of 2.0. The packages end up in .build/deb/.
+# the three binaries, the maintainer scripts (installing starts no agent,
+# removing stops the service, purging removes its state; the expiry timer is enabled, started,
+# stopped and purged, its service never started but by it), `systemd-analyze security` on the
+# agent's unit, printed, at or below its exposure of 2.0, and on the expiry service at or below
+# 1.0, and `systemd-analyze verify` of the expiry units. The packages end up in .build/deb/.
 #
 #   scripts/build-deb.sh            build and check
 #   scripts/build-deb.sh --quick    the same, compressing quickly (what scripts/test.sh runs)
@@ -132,4 +134,4 @@ if ((${#failures[@]})); then
     echo "build-deb: failed: ${failures[*]}" >&2
     exit 1
 fi
-echo "build-deb: $deb and $picker_deb passed lintian, hardening-check, the maintainer-script checks and systemd-analyze security"
+echo "build-deb: $deb and $picker_deb passed lintian, hardening-check, the maintainer-script checks, systemd-analyze security and verify"
