@@ -13,6 +13,7 @@ actor Radios {
     /// The rescans while pickers discover over Wi-Fi: the hidden SSIDs each picker probes for
     /// (by a number of its discovery's own), and the one task that scans for all of them.
     private var rescanning: (probes: [Int: [SSID]], task: Task<Void, Never>)?
+    /// The Wi-Fi discoveries started so far, numbering each.
     private var discoveries = 0
     /// How many scans probed for hidden SSIDs: each takes the next window of them.
     private var probeRounds = 0
