@@ -2,9 +2,11 @@
 # Builds the Debian packages from this checkout (installing the Debian packages the build
 # needs): accessory-setup, and accessory-setup-picker with the graphical picker. It checks them:
 # lintian (no error, and no warning that is not overridden with a reason), hardening-check on
-# the three binaries, the maintainer scripts (installing starts nothing,
-# removing stops the service, purging removes its state), and `systemd-analyze security` on
-# its unit, printed, at or below its exposure of 2.0. The packages end up in .build/deb/.
+# the three binaries, the maintainer scripts (installing starts no agent,
+# removing stops the service, purging removes its state; the expiry timer is enabled, started,
+# stopped and purged, its service never started but by it), `systemd-analyze security` on the
+# agent's unit, printed, at or below its exposure of 2.0, and on the expiry service at or below
+# 1.0, and `systemd-analyze verify` of the expiry units. The packages end up in .build/deb/.
 #
 #   scripts/build-deb.sh            build and check
 #   scripts/build-deb.sh --quick    the same, compressing quickly (what scripts/test.sh runs)
@@ -87,6 +89,20 @@ grep -Eq "deb-systemd-invoke stop[^|]*$unit" "$root/DEBIAN/prerm" \
     || fail maintscripts "prerm does not stop $unit on removal"
 grep -Eq 'rm -rf /var/lib/accessory-setup$' "$root/DEBIAN/postrm" \
     || fail maintscripts "postrm does not remove /var/lib/accessory-setup on purge"
+# The expiry timer is the one unit installing enables and starts (dh_installsystemd's snippets
+# also stop it on removal and forget it on purge); its service only the timer starts.
+timer=accessory-setup-expire.timer
+grep -Eq "deb-systemd-helper enable '$timer'" "$root/DEBIAN/postinst" \
+    || fail maintscripts "postinst does not enable $timer"
+grep -Eq "deb-systemd-invoke \\\$_dh_action '$timer'|deb-systemd-invoke (start|restart) '$timer'" "$root/DEBIAN/postinst" \
+    || fail maintscripts "postinst does not start $timer"
+grep -Eq "deb-systemd-invoke stop '$timer'" "$root/DEBIAN/prerm" \
+    || fail maintscripts "prerm does not stop $timer on removal"
+grep -Eq "deb-systemd-helper purge '$timer'" "$root/DEBIAN/postrm" \
+    || fail maintscripts "postrm does not forget $timer on purge"
+if grep -Eq "deb-systemd-(helper enable|invoke [a-z\\\$_]+) '?accessory-setup-expire.service" "$root/DEBIAN/postinst"; then
+    fail maintscripts "postinst enables or starts accessory-setup-expire.service; only its timer may"
+fi
 for script in postinst prerm postrm; do
     echo "$script: $(grep -Eo "deb-systemd-(invoke|helper) [a-z-]+[^\"]*|rm -rf /var/lib/accessory-setup" \
         "$root/DEBIAN/$script" 2>/dev/null | sort -u | paste -sd ';' -)"
@@ -102,8 +118,20 @@ echo "== systemd-analyze security"
 systemd-analyze security --offline=true --threshold=20 "$root/lib/systemd/system/$unit" \
     || fail security "the unit's exposure is above 2.0, what it was before"
 
+# The expiry units as installed, in a root of their own (the package's units and binaries, the
+# host's targets they refer to), and the service's exposure: no capability, no network.
+verify_root=$(mktemp -d)
+trap 'rm -rf "$root" "$verify_root"' EXIT
+mkdir -p "$verify_root/lib/systemd/system" "$verify_root/usr/bin"
+cp /lib/systemd/system/*.target "$root"/lib/systemd/system/accessory-setup-expire.* "$verify_root/lib/systemd/system/"
+cp "$root/usr/bin/accessoryctl" "$verify_root/usr/bin/"
+systemd-analyze verify --man=no --root="$verify_root" "/lib/systemd/system/$timer" \
+    /lib/systemd/system/accessory-setup-expire.service || fail verify "systemd-analyze verify refused the expiry units"
+systemd-analyze security --offline=true --threshold=10 "$root/lib/systemd/system/accessory-setup-expire.service" \
+    | tail -n 1 || fail security "the expiry service's exposure is above 1.0"
+
 if ((${#failures[@]})); then
     echo "build-deb: failed: ${failures[*]}" >&2
     exit 1
 fi
-echo "build-deb: $deb and $picker_deb passed lintian, hardening-check, the maintainer-script checks and systemd-analyze security"
+echo "build-deb: $deb and $picker_deb passed lintian, hardening-check, the maintainer-script checks, systemd-analyze security and verify"

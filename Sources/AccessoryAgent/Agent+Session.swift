@@ -292,11 +292,16 @@ extension Agent {
     private func startDiscovery(_ descriptors: [DiscoveryDescriptor], for host: SessionHost) {
         let radios = self.radios
         let path = host.path
+        let probing = ScanProbe.ssids(for: descriptors, of: host.session.profile)
         host.discover(
             with: Task {
-                await radios.discover(descriptors) { input in await self.feed(input, toSession: path) }
+                await radios.discover(descriptors, probing: probing) { input in
+                    await self.feed(input, toSession: path)
+                }
             })
-        Journal.info("session \(host.path): discovery started for \(descriptors.count) descriptors")
+        Journal.info(
+            "session \(host.path): discovery started for \(descriptors.count) descriptors"
+                + (probing.isEmpty ? "" : ", probing for \(probing.count) hidden SSIDs"))
     }
 
     private func start(_ timer: AccessorySession.Timer, after: Duration, for host: SessionHost) {

@@ -10,8 +10,13 @@ actor Radios {
     private let busAddress: String?
     private var networkManager: NetworkManagerClient?
     private var bluez: BlueZClient?
-    /// The rescans while pickers discover over Wi-Fi, and how many pickers do.
-    private var rescanning: (pickers: Int, task: Task<Void, Never>)?
+    /// The rescans while pickers discover over Wi-Fi: the hidden SSIDs each picker probes for
+    /// (by a number of its discovery's own), and the one task that scans for all of them.
+    private var rescanning: (probes: [Int: [SSID]], task: Task<Void, Never>)?
+    /// The Wi-Fi discoveries started so far, numbering each.
+    private var discoveries = 0
+    /// How many scans probed for hidden SSIDs: each takes the next window of them.
+    private var probeRounds = 0
 
     init(busAddress: String?) {
         self.busAddress = busAddress
@@ -43,14 +48,16 @@ actor Radios {
     }
 
     /// Discovery for one picker: what Wi-Fi and Bluetooth LE hear, each time it changes, as the
-    /// whole current picture. Runs until the task is cancelled.
+    /// whole current picture; the Wi-Fi scans probe for the hidden networks `probing` names.
+    /// Runs until the task is cancelled.
     func discover(
-        _ descriptors: [DiscoveryDescriptor], report: @escaping @Sendable (AccessorySession.Input) async -> Void
+        _ descriptors: [DiscoveryDescriptor], probing: [SSID] = [],
+        report: @escaping @Sendable (AccessorySession.Input) async -> Void
     ) async {
         let wifi = descriptors.contains(where: \.hasWiFiIdentifier)
         let bluetooth = descriptors.contains(where: \.hasBluetoothIdentifier)
         await withTaskGroup(of: Void.self) { group in
-            if wifi { group.addTask { await self.discoverWiFi(report: report) } }
+            if wifi { group.addTask { await self.discoverWiFi(probing: probing, report: report) } }
             if bluetooth {
                 let bluetoothDescriptors = descriptors.filter(\.hasBluetoothIdentifier)
                 group.addTask { await self.discoverBluetooth(bluetoothDescriptors, report: report) }
@@ -65,7 +72,9 @@ actor Radios {
     /// access point reach the picker 20 s after it came up, 2.9 times nmcli's loop.)
     static let rescanInterval = Duration.seconds(1)
 
-    private func discoverWiFi(report: @escaping @Sendable (AccessorySession.Input) async -> Void) async {
+    private func discoverWiFi(
+        probing: [SSID], report: @escaping @Sendable (AccessorySession.Input) async -> Void
+    ) async {
         let client: NetworkManagerClient
         let watch: AccessPointWatch
         do {
@@ -93,8 +102,10 @@ actor Radios {
             return latest.values.map(\.entry).sorted { $0.bssid < $1.bssid }
         }
         await report(.wifiScanned(snapshot()))
-        startRescanning(client)
-        defer { stopRescanning() }
+        discoveries += 1
+        let discovery = discoveries
+        startRescanning(client, discovery: discovery, probing: probing)
+        defer { stopRescanning(discovery: discovery) }
         for await event in watch.events {
             switch event {
             case .appeared(let entry, let id):
@@ -107,29 +118,41 @@ actor Radios {
     }
 
     /// Starts the rescans for one more picker: one schedule serves every open picker, so any
-    /// number of them costs NetworkManager one scan request per interval.
-    private func startRescanning(_ client: any HotspotManaging) {
-        if let current = rescanning {
-            rescanning = (current.pickers + 1, current.task)
+    /// number of them costs NetworkManager one scan request per interval, probing for the
+    /// hidden SSIDs of all of them (in turns of `ScanProbe.limit` when they are more).
+    private func startRescanning(_ client: any HotspotManaging, discovery: Int, probing: [SSID]) {
+        if var current = rescanning {
+            current.probes[discovery] = probing
+            rescanning = current
             return
         }
         let task = Task {
             while !Task.isCancelled {
-                _ = try? await client.accessPoints(device: nil, rescan: true)
+                let probe = self.nextProbe()
+                _ = try? await client.accessPoints(device: nil, rescan: true, probing: probe)
                 try? await Task.sleep(for: Self.rescanInterval)
             }
         }
-        rescanning = (1, task)
+        rescanning = ([discovery: probing], task)
+    }
+
+    /// The hidden SSIDs the next scan probes for: the open pickers', a window of them at a time.
+    private func nextProbe() -> [SSID] {
+        let all = ScanProbe.unique((rescanning?.probes ?? [:]).sorted { $0.key < $1.key }.flatMap(\.value))
+        guard !all.isEmpty else { return [] }
+        defer { probeRounds += 1 }
+        return ScanProbe.window(of: all, round: probeRounds)
     }
 
     /// One picker fewer; the rescans stop with the last.
-    private func stopRescanning() {
-        guard let current = rescanning else { return }
-        if current.pickers > 1 {
-            rescanning = (current.pickers - 1, current.task)
-        } else {
+    private func stopRescanning(discovery: Int) {
+        guard var current = rescanning else { return }
+        current.probes[discovery] = nil
+        if current.probes.isEmpty {
             current.task.cancel()
             rescanning = nil
+        } else {
+            rescanning = current
         }
     }
 

@@ -21,6 +21,7 @@ public enum AccessoryCtl {
         WiFiListCommand.command,
         ForgetCommand.command,
         ConfiguredCommand.command,
+        ExpireCommand.command,
         BLEListCommand.command,
         ImprovIdentifyCommand.command,
         ImprovProvisionCommand.command,

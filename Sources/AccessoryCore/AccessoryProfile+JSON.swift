@@ -61,11 +61,18 @@ extension AccessoryProfile {
         let bluetoothHandoff = object.object("bluetoothHandoff").flatMap(BluetoothHandoff.init(reading:))
         let provisioning = object.object("provisioning").flatMap(ProvisioningSetup.init(reading:))
         let items = object.array("items", required: true, allowEmpty: false)?.compactMap { value, field in
-            JSONObjectReader(value, at: field, diagnostics: object.diagnostics).flatMap {
+            let item = JSONObjectReader(value, at: field, diagnostics: object.diagnostics).flatMap {
                 PickerDisplayItem(
                     reading: $0, supports: transports == nil ? nil : supports, declared: bluetooth,
                     imageDirectory: imageDirectory)
             }
+            // Discovery probes for a hidden hotspot's SSID; a prefix cannot be probed for.
+            if hotspot?.hidden == true, item?.descriptor.ssidPrefix != nil {
+                object.diagnostics.report(
+                    "\(field).descriptor.ssidPrefix",
+                    "the hotspot is hidden, and a hidden hotspot answers only a probe for its whole SSID; give ssid")
+            }
+            return item
         }
         let sources = object.array("sources")?.compactMap { value, field in
             JSONObjectReader(value, at: field, diagnostics: object.diagnostics).flatMap(SourceReference.init(reading:))

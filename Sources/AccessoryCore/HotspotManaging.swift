@@ -7,8 +7,9 @@ import FoundationEssentials
 /// stored home network from the backend's client).
 public protocol HotspotManaging: Sendable {
     func wifiDevices() async throws(HotspotError) -> [WiFiDevice]
-    /// The access points a device hears; with `rescan`, after a fresh scan.
-    func accessPoints(device: String?, rescan: Bool) async throws(HotspotError) -> [WiFiScanEntry]
+    /// The access points a device hears; with `rescan`, after a fresh scan that also probes
+    /// for the hidden networks `probing` names (at most `ScanProbe.limit` of them: the first).
+    func accessPoints(device: String?, rescan: Bool, probing: [SSID]) async throws(HotspotError) -> [WiFiScanEntry]
     /// Joins the hotspot and returns once the connection is up, or throws why it is not.
     /// A failed join leaves no profile behind and the device back on its previous network.
     func join(_ configuration: HotspotConfiguration, options: JoinOptions) async throws(HotspotError) -> JoinedHotspot
@@ -23,6 +24,9 @@ public protocol HotspotManaging: Sendable {
     /// without the project are cleaned up first: all of them, or with `cleaningUp`, only those
     /// with one of these UUIDs.
     func configuredHotspots(cleaningUp: Set<String>?) async throws(HotspotError) -> [ConfiguredHotspot]
+    /// Removes this project's stored profiles whose `lifetimeInDays` ended by `now`, and nothing
+    /// else; one in use (or whose join is still being ended) stays, for a later call.
+    func removeExpiredHotspots(at now: Date) async throws(HotspotError) -> ExpiredHotspots
     /// The SSIDs of the Wi-Fi profiles stored in NetworkManager that are not this project's and
     /// that `user` may use: system profiles, and those whose `connection.permissions` name the
     /// user (another user's stay unseen); with no `user`, system profiles alone.
@@ -52,6 +56,11 @@ public struct HotspotConnectionReport: Hashable, Sendable {
 }
 
 extension HotspotManaging {
+    /// The access points a device hears; with `rescan`, after a fresh scan.
+    public func accessPoints(device: String?, rescan: Bool) async throws(HotspotError) -> [WiFiScanEntry] {
+        try await accessPoints(device: device, rescan: rescan, probing: [])
+    }
+
     public func configuredHotspots() async throws(HotspotError) -> [ConfiguredHotspot] {
         try await configuredHotspots(cleaningUp: nil)
     }
@@ -166,6 +175,17 @@ public struct LeftHotspot: Hashable, Sendable, Codable {
         self.restored = restored
         self.notRestored = notRestored
         self.alreadyEnded = alreadyEnded
+    }
+}
+
+/// What removing the expired profiles did: those removed, and those kept because they are in use.
+public struct ExpiredHotspots: Hashable, Sendable, Codable {
+    public var removed: [ConfiguredHotspot] = []
+    public var inUse: [ConfiguredHotspot] = []
+
+    public init(removed: [ConfiguredHotspot] = [], inUse: [ConfiguredHotspot] = []) {
+        self.removed = removed
+        self.inUse = inUse
     }
 }
 

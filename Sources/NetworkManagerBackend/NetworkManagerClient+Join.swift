@@ -504,14 +504,35 @@ extension NetworkManagerClient {
     public func configuredHotspots(cleaningUp: Set<String>?) async throws(HotspotError) -> [ConfiguredHotspot] {
         try await removeStaleProfiles(among: cleaningUp)
         let activeUUIDs = activeConnectionUUIDs()
-        return ourProfiles().compactMap { _, profile in
-            guard let ssid = try? SSID(bytes: profile.ssid) else { return nil }
-            return ConfiguredHotspot(
-                ssid: ssid, connectionID: profile.id, connectionUUID: profile.uuid, joinOnce: profile.isJoinOnce,
-                expires: profile.expires, recordID: profile.recordID, active: activeUUIDs.contains(profile.uuid),
-                owner: profile.owner, permittedUsers: profile.permittedUsers.isEmpty ? nil : profile.permittedUsers,
-                certificatePaths: profile.certificatePaths.isEmpty ? nil : profile.certificatePaths)
-        }.sorted { ($0.ssid, $0.connectionUUID) < ($1.ssid, $1.connectionUUID) }
+        return ourProfiles().compactMap { _, profile in configured(profile, active: activeUUIDs) }
+            .sorted { ($0.ssid, $0.connectionUUID) < ($1.ssid, $1.connectionUUID) }
+    }
+
+    private func configured(_ profile: WirelessProfile, active: Set<String>) -> ConfiguredHotspot? {
+        guard let ssid = try? SSID(bytes: profile.ssid) else { return nil }
+        return ConfiguredHotspot(
+            ssid: ssid, connectionID: profile.id, connectionUUID: profile.uuid, joinOnce: profile.isJoinOnce,
+            expires: profile.expires, recordID: profile.recordID, active: active.contains(profile.uuid),
+            owner: profile.owner, permittedUsers: profile.permittedUsers.isEmpty ? nil : profile.permittedUsers,
+            certificatePaths: profile.certificatePaths.isEmpty ? nil : profile.certificatePaths)
+    }
+
+    public func removeExpiredHotspots(at now: Date) async throws(HotspotError) -> ExpiredHotspots {
+        let active = activeConnectionUUIDs()
+        var expired = ExpiredHotspots()
+        for (connection, profile) in ourProfiles() {
+            guard let expires = profile.expires, expires <= now, let hotspot = configured(profile, active: active)
+            else { continue }
+            // In use, or its join is still being ended (its checkpoint restores the previous
+            // network first): a later run removes it.
+            if hotspot.active || ending.contains(profile.uuid) || liveCheckpoint(of: profile) != nil {
+                expired.inUse.append(hotspot)
+                continue
+            }
+            try await delete(connection)
+            expired.removed.append(hotspot)
+        }
+        return expired
     }
 
     public func personalHotspotSSIDs(usableBy user: String?) async throws(HotspotError) -> Set<SSID> {

@@ -99,9 +99,11 @@ public actor NetworkManagerClient: HotspotManaging {
         connectionEnds.reasons[name]?.name
     }
 
-    public func accessPoints(device name: String?, rescan: Bool) async throws(HotspotError) -> [WiFiScanEntry] {
+    public func accessPoints(device name: String?, rescan: Bool, probing: [SSID]) async throws(HotspotError)
+        -> [WiFiScanEntry]
+    {
         let device = try wifiDevice(named: name)
-        if rescan { try await scan(device, ssids: []) }
+        if rescan { try await scan(device, ssids: Array(ScanProbe.unique(probing).prefix(ScanProbe.limit))) }
         return LibNM.accessPoints(of: device.pointer).compactMap(LibNM.scanEntry)
     }
 

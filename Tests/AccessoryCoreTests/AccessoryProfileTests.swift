@@ -710,6 +710,17 @@ struct AccessoryProfileTests {
             with(wifiProfile()) { edit(&$0, "hotspot") { $0["passphrase"] = nil } }
         },
         .init(
+            "hidden hotspot with a prefix item",
+            [
+                (
+                    "items[0].descriptor.ssidPrefix",
+                    "the hotspot is hidden, and a hidden hotspot answers only a probe for its whole SSID; give ssid"
+                )
+            ]
+        ) {
+            with(wifiProfile()) { edit(&$0, "hotspot") { $0["hidden"] = true } }
+        },
+        .init(
             "hotspot unknown key",
             [("hotspot.ssid", "is not a known key (known: security, passphrase, joinOnce, lifetimeInDays, hidden)")]
         ) {

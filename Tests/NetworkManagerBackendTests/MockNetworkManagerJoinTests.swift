@@ -209,6 +209,26 @@ import Testing
         try expectBackHome()
     }
 
+    /// An expired profile in use stays connected; once left, the next run removes it.
+    @Test func anExpiredProfileInUseIsKeptUntilLeft() async throws {
+        try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Setup", bssid: "02:00:00:00:00:20", security: .wpa2)
+        let client = try await client()
+        let joined = try await client.join(
+            try configuration("Cam-Setup", .wpa2Personal(Secret("camera-pass")), joinOnce: false, lifetime: 7),
+            options: JoinOptions())
+        let later = Date(timeIntervalSinceNow: 8 * 86_400)
+        let whileJoined = try await client.removeExpiredHotspots(at: later)
+        #expect(whileJoined.removed.isEmpty)
+        #expect(whileJoined.inUse.map(\.connectionUUID) == [joined.connectionUUID])
+        #expect(try mock.activeConnectionID(on: device) == "Accessory Cam-Setup")
+
+        _ = try await client.leave(device: nil)
+        let afterLeaving = try await client.removeExpiredHotspots(at: later)
+        #expect(afterLeaving.removed.map(\.connectionUUID) == [joined.connectionUUID])
+        #expect(afterLeaving.inUse.isEmpty)
+        try expectBackHome()
+    }
+
     @Test func aStoredJoinOfTheSameSSIDReplacesTheProfileItStoredBefore() async throws {
         try mock.addAccessPoint(device, name: "cam", ssid: "Cam-Setup", bssid: "02:00:00:00:00:20", security: .wpa2)
         let client = try await client()

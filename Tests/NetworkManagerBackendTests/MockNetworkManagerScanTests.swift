@@ -54,6 +54,31 @@ import Testing
         #expect(try mock.scanRequests() == [[]], "one scan, probing for no SSID in particular")
     }
 
+    /// A hidden access point answers only a probe for its SSID: the rescan's request carries it
+    /// (the mock lists the access point once a scan probed for it, as NetworkManager does).
+    @Test func rescanProbingForAHiddenSSIDFindsItsAccessPoint() async throws {
+        let mock = try NetworkManagerMock()
+        let device = try mock.addWiFiDevice("wlan0")
+        try mock.addHiddenAccessPoint(device, name: "quiet", ssid: "Quiet-Setup", bssid: "02:00:00:00:00:30")
+        let client = try await NetworkManagerClient.connect(busAddress: mock.bus.address)
+        #expect(try await client.accessPoints(device: nil, rescan: true).isEmpty, "a broadcast scan does not find it")
+        let quiet = try SSID("Quiet-Setup")
+        let entries = try await client.accessPoints(device: nil, rescan: true, probing: [quiet, quiet])
+        #expect(entries.map(\.ssid) == [quiet])
+        #expect(try mock.scanRequests() == [[], [quiet.bytes]], "one probe for it, not two")
+    }
+
+    /// One scan probes for at most `ScanProbe.limit` SSIDs (wpa_supplicant's 16 less the
+    /// wildcard): the first of them; NetworkManager would refuse more than 32 outright.
+    @Test func aRescanProbesForAtMostOneScansWorthOfSSIDs() async throws {
+        let mock = try NetworkManagerMock()
+        try mock.addWiFiDevice("wlan0")
+        let client = try await NetworkManagerClient.connect(busAddress: mock.bus.address)
+        let ssids = try (0..<40).map { try SSID("Quiet-\($0)") }
+        _ = try await client.accessPoints(device: nil, rescan: true, probing: ssids)
+        #expect(try mock.scanRequests() == [ssids.prefix(ScanProbe.limit).map(\.bytes)])
+    }
+
     @Test func accessPointsAppearingAndVanishingAreStreamed() async throws {
         let mock = try NetworkManagerMock()
         let device = try mock.addWiFiDevice("wlan0")

@@ -16,8 +16,10 @@ enum MatchCommand {
             built from the items) and, when NetworkManager is reachable, scans for Wi-Fi; a
             source that is not available is reported and skipped. Each device is reported
             once, for the first item that matches it; access points are one device only when
-            they share a BSSID. Exits 0 whether or not anything matched, 1 when a file cannot
-            be used or no source could scan.
+            they share a BSSID. When a profile's hotspot is hidden, the live Wi-Fi scan probes
+            for its items' exact SSIDs (a hidden network answers only a probe for its whole
+            name, so an ssidPrefix item never finds one). Exits 0 whether or not anything
+            matched, 1 when a file cannot be used or no source could scan.
             """,
         options: [
             .value(
@@ -58,11 +60,14 @@ enum MatchCommand {
             console.error("Usage: \(command.synopsis)")
             return .usage
         }
-        guard let items = readItems(arguments.all("profile"), console) else { return .failure }
+        guard let (items, probing) = readItems(arguments.all("profile"), console) else { return .failure }
         let scan: RecordedScan
         if live {
             let timeout = arguments.seconds("timeout") ?? .seconds(5)
-            guard let liveScan = await liveScan(items.map(\.item.descriptor), timeout: timeout, console) else {
+            guard
+                let liveScan = await liveScan(
+                    items.map(\.item.descriptor), probing: probing, timeout: timeout, console)
+            else {
                 return .failure
             }
             scan = liveScan
@@ -83,23 +88,25 @@ enum MatchCommand {
         return .success
     }
 
-    /// Every item of the profile files, with its profile's id; `nil` when a file was refused
-    /// (each fault printed).
+    /// Every item of the profile files, with its profile's id, and the hidden SSIDs a live scan
+    /// probes for; `nil` when a file was refused (each fault printed).
     private static func readItems(
         _ paths: [String], _ console: Console
-    ) -> [(profile: String, item: PickerDisplayItem)]? {
+    ) -> (items: [(profile: String, item: PickerDisplayItem)], probing: [SSID])? {
         var failed = false
         var items: [(profile: String, item: PickerDisplayItem)] = []
+        var probing: [SSID] = []
         for path in paths {
             do {
                 let profile = try AccessoryProfile.load(contentsOf: URL(fileURLWithPath: path))
                 items += profile.items.map { (profile.id, $0) }
+                probing += ScanProbe.ssids(for: profile.items.map(\.descriptor), of: profile)
             } catch {
                 for issue in error.issues { console.error("\(error.path): \(issue)") }
                 failed = true
             }
         }
-        return failed ? nil : items
+        return failed ? nil : (items, ScanProbe.unique(probing))
     }
 
     private static func match(
@@ -144,10 +151,12 @@ enum MatchCommand {
         console.printTable(rows)
     }
 
-    /// Bluetooth LE advertisements and Wi-Fi access points heard now; `nil` when no source could scan.
-    private static func liveScan(_ descriptors: [DiscoveryDescriptor], timeout: Duration, _ console: Console) async
-        -> RecordedScan?
-    {
+    /// Bluetooth LE advertisements and Wi-Fi access points heard now, the Wi-Fi scan probing
+    /// for the hidden SSIDs `probing` (one scan for each `ScanProbe.limit` of them); `nil` when
+    /// no source could scan.
+    private static func liveScan(
+        _ descriptors: [DiscoveryDescriptor], probing: [SSID], timeout: Duration, _ console: Console
+    ) async -> RecordedScan? {
         var scan = RecordedScan()
         var sources = 0
         let bluetooth = descriptors.filter(\.hasBluetoothIdentifier)
@@ -165,7 +174,11 @@ enum MatchCommand {
             do throws(HotspotError) {
                 let client = try await NetworkManagerClient.connect()
                 HotspotCommand.progress(console)?("Scanning for Wi-Fi accessories…")
-                scan.wifi = try await client.accessPoints(device: nil, rescan: true)
+                let scans = max(1, (probing.count + ScanProbe.limit - 1) / ScanProbe.limit)
+                for round in 0..<scans {
+                    let probe = ScanProbe.window(of: probing, round: round)
+                    scan.wifi = try await client.accessPoints(device: nil, rescan: true, probing: probe)
+                }
                 sources += 1
             } catch {
                 console.error("\(AccessoryCtl.name): Wi-Fi skipped: \(error)")

@@ -10,16 +10,20 @@ enum WiFiListCommand {
             Lists the access points NetworkManager hears on a Wi-Fi device, strongest first:
             SSID (escaped when it is not printable UTF-8), BSSID, signal strength, frequency
             and the security each offers. With --rescan, asks for a fresh scan first and
-            waits for it to finish.
+            waits for it to finish. A hidden network is listed without its SSID, unless the
+            scan probed for it: --probe SSID (repeatable, at most 15, implies --rescan) asks
+            for the exact SSID, and a hidden network of that name then answers with it.
             """,
         options: [
             .flag("rescan", help: "Scan before listing, and wait for the scan"),
+            .value("probe", "SSID", help: "Probe for this hidden network in the scan (repeatable)", repeatable: true),
             HotspotCommand.deviceOption,
             .flag("json", help: "Print the access points as JSON"),
         ],
         examples: [
             "\(AccessoryCtl.name) wifi list",
             "\(AccessoryCtl.name) wifi list --rescan --json",
+            "\(AccessoryCtl.name) wifi list --probe Quiet-Setup-4004",
         ],
         run: run)
 
@@ -29,14 +33,22 @@ enum WiFiListCommand {
     }
 
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
-        await HotspotCommand.run(console) { client throws(HotspotError) in
+        let probing: [SSID]
+        do throws(UsageError) {
+            probing = try probedSSIDs(arguments.all("probe"))
+        } catch {
+            console.error("\(AccessoryCtl.name): error: \(error.message)")
+            console.error("Usage: \(command.synopsis)")
+            return .usage
+        }
+        return await HotspotCommand.run(console) { client throws(HotspotError) in
             let device = try await client.wifiDevices().first {
                 arguments.value("device") == nil || $0.interface == arguments.value("device")
             }
             guard let device else { throw .noWiFiDevice(arguments.value("device")) }
-            let rescan = arguments.flag("rescan")
+            let rescan = arguments.flag("rescan") || !probing.isEmpty
             if rescan { HotspotCommand.progress(console)?("Scanning on \(device.interface)…") }
-            let entries = try await client.accessPoints(device: device.interface, rescan: rescan)
+            let entries = try await client.accessPoints(device: device.interface, rescan: rescan, probing: probing)
                 .sorted { ($0.strength, $1.bssid) > ($1.strength, $0.bssid) }
             HotspotCommand.clearProgress(console)
 
@@ -58,5 +70,22 @@ enum WiFiListCommand {
             console.printTable(rows)
             return .success
         }
+    }
+
+    /// The SSIDs of `--probe`: exact names (a prefix cannot be probed for), one scan's worth.
+    private static func probedSSIDs(_ values: [String]) throws(UsageError) -> [SSID] {
+        var ssids: [SSID] = []
+        for value in values {
+            do {
+                ssids.append(try SSID(notation: value))
+            } catch {
+                throw UsageError("--probe '\(value)': \(error)")
+            }
+        }
+        ssids = ScanProbe.unique(ssids)
+        guard ssids.count <= ScanProbe.limit else {
+            throw UsageError("--probe: \(ssids.count) SSIDs, but one scan probes for at most \(ScanProbe.limit)")
+        }
+        return ssids
     }
 }
