@@ -12,7 +12,9 @@ enum WiFiListCommand {
             and the security each offers. With --rescan, asks for a fresh scan first and
             waits for it to finish. A hidden network is listed without its SSID, unless the
             scan probed for it: --probe SSID (repeatable, at most 15, implies --rescan) asks
-            for the exact SSID, and a hidden network of that name then answers with it.
+            for the exact SSID, and a hidden network of that name then answers with it. As
+            NetworkManager turns a scan away right after another, a probe is sent again (up
+            to three scans in all) until every probed network has answered.
             """,
         options: [
             .flag("rescan", help: "Scan before listing, and wait for the scan"),
@@ -48,8 +50,12 @@ enum WiFiListCommand {
             guard let device else { throw .noWiFiDevice(arguments.value("device")) }
             let rescan = arguments.flag("rescan") || !probing.isEmpty
             if rescan { HotspotCommand.progress(console)?("Scanning on \(device.interface)…") }
-            let entries = try await client.accessPoints(device: device.interface, rescan: rescan, probing: probing)
-                .sorted { ($0.strength, $1.bssid) > ($1.strength, $0.bssid) }
+            var heard = try await client.accessPoints(device: device.interface, rescan: rescan, probing: probing)
+            for _ in 1..<Self.probeScans where !probing.allSatisfy({ ssid in heard.contains { $0.ssid == ssid } }) {
+                try? await Task.sleep(for: .seconds(2))
+                heard = try await client.accessPoints(device: device.interface, rescan: true, probing: probing)
+            }
+            let entries = heard.sorted { ($0.strength, $1.bssid) > ($1.strength, $0.bssid) }
             HotspotCommand.clearProgress(console)
 
             if arguments.flag("json") {
@@ -71,6 +77,9 @@ enum WiFiListCommand {
             return .success
         }
     }
+
+    /// The most scans `--probe` sends until every probed network answered.
+    static let probeScans = 3
 
     /// The SSIDs of `--probe`: exact names (a prefix cannot be probed for), one scan's worth.
     private static func probedSSIDs(_ values: [String]) throws(UsageError) -> [SSID] {
