@@ -39,8 +39,7 @@ let package = Package(
             name: "AccessoryAgent",
             dependencies: [
                 "AccessoryCore", "AgentInterface", "NetworkManagerBackend", "BlueZBackend", "BluetoothPairing",
-                "BusService",
-                "GLibRuntime",
+                "BusService", "GLibRuntime", "ProvisioningCrypto", "ProvisioningHTTP",
             ]
         ),
         .executableTarget(name: "accessory-agent", dependencies: ["AccessoryAgent", "AgentInterface", "GLibRuntime"]),

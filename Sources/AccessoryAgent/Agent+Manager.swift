@@ -35,6 +35,11 @@ extension Agent {
         case "JoinAccessory":
             let (record, caller) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
             return [try await join(call, record: record, uid: caller.uid, host: nil, options: arguments.options(1))]
+        case "ProvisionAccessory":
+            let (record, caller) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
+            return [
+                try await provision(call, record: record, uid: caller.uid, host: nil, options: arguments.options(1))
+            ]
         case "Leave":
             return [try await leave(call, host: nil, options: arguments.options(0))]
         case "ApplyConfiguration":

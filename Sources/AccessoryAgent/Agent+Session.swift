@@ -48,13 +48,11 @@ extension Agent {
         case "RenameAccessory":
             try await renameAccessory(arguments, host: host)
         case "JoinAccessoryHotspot":
-            let id = try arguments.accessory(0)
-            guard let record = host.session.accessories.first(where: { $0.id == id }) else {
-                throw CallFailure(
-                    AccessorySessionError.invalidRequest(
-                        field: "accessory", reason: "no accessory \(id) belongs to this session's client"))
-            }
+            let record = try sessionRecord(try arguments.accessory(0), of: host)
             return [try await join(call, record: record, uid: host.uid, host: host, options: arguments.options(1))]
+        case "ProvisionAccessory":
+            let record = try sessionRecord(try arguments.accessory(0), of: host)
+            return [try await provision(call, record: record, uid: host.uid, host: host, options: arguments.options(1))]
         case "Leave":
             return [try await leave(call, host: host, options: [:])]
         case "Invalidate":
@@ -107,6 +105,16 @@ extension Agent {
             }
         }
         try await apply(.showPicker(items, settings, frontEnd), to: host)
+    }
+
+    /// The record `id` of the session's client.
+    private func sessionRecord(_ id: UUID, of host: SessionHost) throws(CallFailure) -> AccessoryRecord {
+        guard let record = host.session.accessories.first(where: { $0.id == id }) else {
+            throw CallFailure(
+                AccessorySessionError.invalidRequest(
+                    field: "accessory", reason: "no accessory \(id) belongs to this session's client"))
+        }
+        return record
     }
 
     private func renameAccessory(_ arguments: CallArguments, host: SessionHost) async throws(CallFailure) {
@@ -191,6 +199,7 @@ extension Agent {
             Journal.debugLog("session \(host.path): \(error)")
         }
         host.cancelTasks()
+        provisionings.cancel(sessionPath: host.path)
         sessions.remove(host)
         activity.mark()
         await bus.unexport(host.object)

@@ -29,6 +29,7 @@ public actor Agent {
     var pickerAgents = PickerAgentRegistry()
     var subscribers = EventSubscribers()
     var joins = JoinTable()
+    var provisionings = ProvisioningTable()
     var activity = Activity()
     /// Waits for the next accessory profile to expire.
     private var purge: Task<Void, Never>?
@@ -200,6 +201,7 @@ public actor Agent {
                 await feed(.pickerDismissed(.pickerRestricted(reason: "the picker left the bus")), to: host)
             }
         }
+        provisionings.cancel(client: peer)
         for host in sessions.all where host.client == peer {
             Journal.info("session \(host.path): its client \(peer) left the bus")
             await invalidate(host, error: nil)

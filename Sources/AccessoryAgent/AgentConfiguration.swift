@@ -61,6 +61,9 @@ public struct AgentLimits: Sendable {
     /// A certificate or key passed to `ApplyConfiguration` by descriptor: its size; it must
     /// arrive within `clientProfileTime`.
     public var certificateBytes = 64 << 10
+    /// Accessories one user gives a network at once (`ProvisionAccessory`), each holding a
+    /// connection to its device.
+    public var provisioningsPerUser = 4
 
     public init() {}
 }

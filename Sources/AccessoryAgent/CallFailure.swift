@@ -16,6 +16,8 @@ struct CallFailure: Error, Sendable {
     init(_ error: AgentError) { self.init(name: error.dbusName, message: error.description) }
     init(_ error: AccessorySessionError) { self.init(name: error.dbusName, message: error.description) }
     init(_ error: HotspotError) { self.init(name: error.dbusName, message: error.description) }
+    init(_ error: ProvisioningError) { self.init(name: error.dbusName, message: error.description) }
+    init(_ error: ImprovError) { self.init(name: error.dbusName, message: error.description) }
 
     static func invalidArguments(_ field: String, _ reason: String) -> CallFailure {
         CallFailure(AgentError.invalidArguments(field: field, reason: reason))

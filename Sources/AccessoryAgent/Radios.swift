@@ -2,6 +2,8 @@ import AccessoryCore
 import BlueZBackend
 import FoundationEssentials
 import NetworkManagerBackend
+import ProvisioningCrypto
+import ProvisioningHTTP
 
 /// NetworkManager and BlueZ as the agent uses them: connected on first use and kept, so a
 /// join or a picker does not pay for a new client; reconnected after a failure. The only part
@@ -35,10 +37,43 @@ actor Radios {
     }
 
     func bluetooth() async throws(BluetoothError) -> any BluetoothManaging {
+        try await bluezClient()
+    }
+
+    private func bluezClient() async throws(BluetoothError) -> BlueZClient {
         if let bluez { return bluez }
         let client = try await BlueZClient.connect(busAddress: busAddress)
         bluez = client
         return client
+    }
+
+    /// An ESP-IDF provisioning client for an accessory: over HTTP at `setup.address` on its
+    /// hotspot, or over GATT at `bluetooth`; `close` ends the Bluetooth connection.
+    func provisioningClient(_ setup: ProvisioningSetup, bluetooth: MACAddress?) async throws(ProvisioningError)
+        -> (client: ProvisioningClient, close: @Sendable () async -> Void)
+    {
+        let crypto = try OpenSSLProvisioningCrypto()
+        switch setup.transport {
+        case .softAP:
+            guard let (host, port) = HTTPProvisioningTransport.parseAddress(setup.address) else {
+                throw .transport(endpoint: "connect", "the profile's address '\(setup.address)' is not HOST:PORT")
+            }
+            return (
+                ProvisioningClient(transport: HTTPProvisioningTransport(host: host, port: port), crypto: crypto), {}
+            )
+        case .bluetooth:
+            guard let bluetooth else {
+                throw .transport(endpoint: "connect", "the accessory has no Bluetooth address to provision it over")
+            }
+            let client: BlueZClient
+            do {
+                client = try await bluezClient()
+            } catch {
+                throw .transport(endpoint: "connect", error.description)
+            }
+            let transport = try await BlueZProvisioningTransport.open(bluetooth, client: client)
+            return (ProvisioningClient(transport: transport, crypto: crypto), { await transport.close() })
+        }
     }
 
     /// Forgets a client that failed, so the next use connects again.

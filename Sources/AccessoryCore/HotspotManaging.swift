@@ -31,9 +31,52 @@ public protocol HotspotManaging: Sendable {
     /// that `user` may use: system profiles, and those whose `connection.permissions` name the
     /// user (another user's stay unseen); with no `user`, system profiles alone.
     func personalHotspotSSIDs(usableBy user: String?) async throws(HotspotError) -> Set<SSID>
+    /// The Wi-Fi network `device` is on (while it is joined to an accessory, the one the join
+    /// returns to), or with `ssid` the stored profile for that SSID (the active one first), with
+    /// the passphrase NetworkManager keeps: what an accessory is given as "the home network".
+    /// With `user`, only a profile that user may use (system-wide, or naming them in
+    /// `connection.permissions`); `nil`: any (root's own use). Reading secrets takes root.
+    func storedNetwork(ssid: SSID?, device: String?, permitting user: String?) async throws(HotspotError)
+        -> StoredNetwork
     /// Why the last connection of a device joined on ended, as NetworkManager said when it
     /// did; `nil` while one is up, or when it gave no reason.
     func disconnectReason(device: String) async -> String?
+}
+
+/// A network the machine knows, with the passphrase NetworkManager stores for it.
+public struct StoredNetwork: Sendable {
+    public var ssid: SSID
+    /// The profile it comes from.
+    public var connectionID: String
+    /// The WPA or WEP key; `nil` for an open network or one whose secret NetworkManager does
+    /// not keep (an agent-owned secret, 802.1X).
+    public var passphrase: Secret?
+    /// `802-11-wireless-security.key-mgmt`; `nil` for an open network.
+    public var keyManagement: String?
+
+    public init(ssid: SSID, connectionID: String, passphrase: Secret?, keyManagement: String?) {
+        self.ssid = ssid
+        self.connectionID = connectionID
+        self.passphrase = passphrase
+        self.keyManagement = keyManagement
+    }
+
+    /// The credentials an accessory is given, or why this network cannot be given: its secret
+    /// is not NetworkManager's to read (an agent's), or it is not a network a device joins
+    /// with a passphrase (802.1X).
+    public func credentials() throws(HotspotError) -> WiFiCredentials {
+        switch keyManagement {
+        case nil, "owe":
+            break
+        case "wpa-psk", "sae", "none":
+            guard passphrase != nil else {
+                throw .notStored("\(ssid) with a passphrase NetworkManager keeps (it is an agent's)")
+            }
+        default:
+            throw .notStored("\(ssid) that a device can join: it uses \(keyManagement ?? "?")")
+        }
+        return WiFiCredentials(ssid: ssid.bytes, passphrase: passphrase ?? Secret(""))
+    }
 }
 
 /// What NetworkManager's dispatcher reported of an accessory's hotspot connection.

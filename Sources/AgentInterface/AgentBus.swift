@@ -48,6 +48,11 @@ public enum PolkitAction: String, Sendable, CaseIterable {
     case configureKiosk = "io.accessorysetup.configure-kiosk"
     /// An application's own Wi-Fi configuration (`ApplyConfiguration`); the prompt names the SSID.
     case configureHotspot = "io.accessorysetup.configure-hotspot"
+    /// Giving an accessory a Wi-Fi network to join (`ProvisionAccessory`).
+    case provision = "io.accessorysetup.provision"
+    /// Giving an accessory the passphrase of a network the machine stores, a secret of the
+    /// system's; the prompt names the network and the accessory.
+    case shareNetwork = "io.accessorysetup.share-network"
 }
 
 extension NamedError {

@@ -52,31 +52,19 @@ struct StoredProfile: Sendable {
     var ipv6NeverDefault: Bool
 }
 
-/// A network the machine knows, with the passphrase NetworkManager stores for it: what an
-/// accessory is given when it is provisioned with "the home network".
-public struct StoredNetwork: Sendable {
-    public var ssid: SSID
-    /// The profile it comes from.
-    public var connectionID: String
-    /// The WPA or WEP key; `nil` for an open network or one whose secret NetworkManager does
-    /// not keep (an agent-owned secret, 802.1X).
-    public var passphrase: Secret?
-    /// `802-11-wireless-security.key-mgmt`; `nil` for an open network.
-    public var keyManagement: String?
-}
-
 extension NetworkManagerClient {
-    /// The Wi-Fi network `device` is on (while it is joined to an accessory, the one the join
-    /// will return to), or with `ssid` the person's profile for that SSID (the active one
-    /// first), with its stored passphrase. Reading secrets takes root (or polkit's
-    /// `settings.modify.system`); without it NetworkManager refuses: `notAuthorized`.
-    public func storedNetwork(ssid: SSID?, device: String?) async throws(HotspotError) -> StoredNetwork {
+    public func storedNetwork(ssid: SSID?, device: String?, permitting user: String?) async throws(HotspotError)
+        -> StoredNetwork
+    {
+        let usable = { (profile: WirelessProfile) in
+            user == nil || profile.permittedUsers.isEmpty || user.map(profile.permittedUsers.contains) == true
+        }
         let uuid: String
         if let ssid {
             let active = activeConnectionUUIDs()
             let candidates = LibNM.connections(of: client.pointer).compactMap { connection -> (String, Bool)? in
                 guard let profile = LibNM.profile(connection), profile.ssid == ssid.bytes, !profile.uuid.isEmpty,
-                    profile.userData[ProfileTag.managed] == nil
+                    profile.userData[ProfileTag.managed] == nil, usable(profile)
                 else { return nil }
                 return (profile.uuid, active.contains(profile.uuid))
             }
@@ -103,8 +91,10 @@ extension NetworkManagerClient {
                 uuid = activeUUID
             }
         }
-        guard let stored = try await storedProfile(uuid: uuid), let ssid = try? SSID(bytes: stored.profile.ssid) else {
-            throw .notStored(ssid?.escaped ?? uuid)
+        guard let stored = try await storedProfile(uuid: uuid), let ssid = try? SSID(bytes: stored.profile.ssid),
+            usable(stored.profile)
+        else {
+            throw .notStored(ssid?.escaped ?? "the network the device returns to (a profile of another user)")
         }
         return StoredNetwork(
             ssid: ssid, connectionID: stored.profile.id, passphrase: stored.profile.psk ?? stored.profile.wepKey,

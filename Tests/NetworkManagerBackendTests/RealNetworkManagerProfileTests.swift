@@ -145,15 +145,35 @@ import Testing
         try await client.add(ours, persistence: .memory)
         try await client.add(home, persistence: .memory)
 
-        let network = try await client.storedNetwork(ssid: try SSID("HomeNet"), device: nil)
+        var alices = try Self.profile(
+            try HotspotConfiguration(
+                target: .ssid(SSID("AliceNet")), security: .wpa2Personal(Secret("alices-secret")), joinOnce: false))
+        alices.userData = [:]
+        alices.id = "AliceNet"
+        alices.permittedUsers = ["alice"]
+        try await client.add(alices, persistence: .memory)
+
+        let network = try await client.storedNetwork(ssid: try SSID("HomeNet"), device: nil, permitting: "bob")
         #expect(network.connectionID == "HomeNet")
         #expect(network.passphrase == Secret("home-secret-42"))
         #expect(network.keyManagement == "wpa-psk")
+        #expect(
+            try network.credentials()
+                == WiFiCredentials(ssid: Array("HomeNet".utf8), passphrase: Secret("home-secret-42")))
         await #expect(throws: HotspotError.notStored("CafeNet")) {
-            _ = try await client.storedNetwork(ssid: try SSID("CafeNet"), device: nil)
+            _ = try await client.storedNetwork(ssid: try SSID("CafeNet"), device: nil, permitting: nil)
         }
+        // Another user's profile is not theirs to give away; its owner's, and root's, it is.
+        await #expect(throws: HotspotError.notStored("AliceNet")) {
+            _ = try await client.storedNetwork(ssid: try SSID("AliceNet"), device: nil, permitting: "bob")
+        }
+        let alice = try await client.storedNetwork(ssid: try SSID("AliceNet"), device: nil, permitting: "alice")
+        #expect(alice.passphrase == Secret("alices-secret"))
+        #expect(
+            try await client.storedNetwork(ssid: try SSID("AliceNet"), device: nil, permitting: nil).connectionID
+                == "AliceNet")
         await #expect(throws: HotspotError.noWiFiDevice(nil), "the network the machine is on needs a Wi-Fi device") {
-            _ = try await client.storedNetwork(ssid: nil, device: nil)
+            _ = try await client.storedNetwork(ssid: nil, device: nil, permitting: nil)
         }
         for uuid in await client.allProfileUUIDs() { try await client.deleteProfile(uuid: uuid) }
     }

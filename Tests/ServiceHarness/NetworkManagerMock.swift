@@ -235,18 +235,21 @@ public final class NetworkManagerMock: @unchecked Sendable {
     }
 
     /// Adds a Wi-Fi profile for `ssid` as any client NetworkManager lets add one could: tagged as
-    /// this project's in its `user` setting (`userData`, GVariant text of each value), for
-    /// `permittedUser` alone when given. Returns its UUID.
+    /// this project's in its `user` setting (`userData`, GVariant text of each value; none: the
+    /// person's own profile), for `permittedUser` alone when given, WPA2 with `psk` when given
+    /// (a secret GetSettings leaves out and GetSecrets gives). Returns its UUID.
     @discardableResult
     public func addTaggedProfile(
-        id: String, ssid: String, userData: [String: String], permittedUser: String? = nil
+        id: String, ssid: String, userData: [String: String], permittedUser: String? = nil, psk: String? = nil
     ) throws -> String {
         let uuid = UUID().uuidString.lowercased()
         let permissions = permittedUser.map { ", 'permissions': <['user:\($0):']>" } ?? ""
         let data = userData.sorted { $0.key < $1.key }.map { "'\($0.key)': '\($0.value)'" }.joined(separator: ", ")
+        let user = userData.isEmpty ? "" : ", 'user': {'data': <{\(data)}>}"
+        let security = psk.map { ", '802-11-wireless-security': {'key-mgmt': <'wpa-psk'>, 'psk': <'\($0)'>}" } ?? ""
         let settings = """
             {'connection': {'id': <'\(id)'>, 'uuid': <'\(uuid)'>, 'type': <'802-11-wireless'>\(permissions)}, \
-            '802-11-wireless': {'ssid': <\(bytes(Array(ssid.utf8)))>}, 'user': {'data': <{\(data)}>}}
+            '802-11-wireless': {'ssid': <\(bytes(Array(ssid.utf8)))>}\(user)\(security)}
             """
         try run(
             "/usr/bin/gdbus",

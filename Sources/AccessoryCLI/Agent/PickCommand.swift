@@ -24,8 +24,13 @@ enum PickCommand {
             the picker is closed; the accessory added is printed last. polkit
             (\(PolkitAction.authorize.rawValue)) decides whether the pick may be recorded; a refusal
             exits 77. With --join the accessory's hotspot is joined next, as 'join ID' does, with the
-            passphrase typed in the picker (polkit: \(PolkitAction.join.rawValue)). NO_COLOR turns the
-            picker's colours off.
+            passphrase typed in the picker (polkit: \(PolkitAction.join.rawValue)). With --provision the
+            accessory is then given a Wi-Fi network as its profile says (ESP-IDF provisioning over
+            its hotspot, joined first, or over Bluetooth LE; Improv Wi-Fi), each step printed as the
+            agent reports it, and its hotspot left: the network named with --ssid and a passphrase
+            from --passphrase-file, else one this computer stores, which polkit
+            (\(PolkitAction.shareNetwork.rawValue)) confirms with you, naming it, before its
+            passphrase is sent. NO_COLOR turns the picker's colours off.
             """,
         options: [
             .value("select", "SSID|ADDRESS", help: "Choose the accessory with this SSID or Bluetooth address"),
@@ -35,7 +40,20 @@ enum PickCommand {
                 help: "Give up discovering after this (default 30)"),
             .value("profile-file", "FILE", help: "Use this profile file instead of an installed one (polkit decides)"),
             .flag("join", help: "Then join the accessory's hotspot through the agent, as 'join ID' does"),
-            .flag("json", help: "Print the accessory added as JSON (with --join: {\"accessory\", \"joined\"})"),
+            .flag(
+                "provision",
+                help: "Then give it a Wi-Fi network through the agent (joining its hotspot first where needed)"),
+            .value(
+                "ssid", "SSID", help: "With --provision: the network to give (default: the one this computer is on)"),
+            .value("passphrase-file", "FILE", help: "With --provision: the network's passphrase, from FILE (one line)"),
+            .flag("open", help: "With --provision: the network named with --ssid is open"),
+            .value(
+                "pop-file", "FILE", help: "With --provision: the proof of possession printed on the device, from FILE"),
+            .flag(
+                "json",
+                help:
+                    "Print the accessory added as JSON (with --join or --provision: {\"accessory\", \"joined\", \"provisioned\"})"
+            ),
         ],
         positionals: PositionalSpec(name: "PROFILE", minimum: 0, maximum: 1, help: "The id of an installed profile"),
         examples: [
@@ -44,6 +62,7 @@ enum PickCommand {
             "\(AccessoryCtl.name) pick ge.wled.softap          # on a terminal: choose from the list",
             "\(AccessoryCtl.name) pick com.tasmota.wifimanager --join   # choose, then join its hotspot",
             "\(AccessoryCtl.name) pick ge.wled.softap --no-picker   # the kiosk policy picks",
+            "\(AccessoryCtl.name) pick com.espressif.provisioning.softap --provision --pop-file plug.pop   # the whole setup",
         ],
         run: run)
 
@@ -54,6 +73,12 @@ enum PickCommand {
         }
         guard arguments.value("select") == nil || !arguments.flag("no-picker") else {
             return RecordCommands.usage("give --select or --no-picker, not both", console)
+        }
+        let provisioning: AccessoryProvisioningOptions?
+        do {
+            provisioning = try ProvisionThroughAgent.options(arguments, console)
+        } catch {
+            return RecordCommands.usage(error.message, console)
         }
         var descriptor: Int32 = -1
         if let file {
@@ -95,6 +120,10 @@ enum PickCommand {
             let passphrase = await terminal?.close()
             held.forEach { $0() }
             guard let added = try result.get() else { return .failure }
+            if let provisioning {
+                return try await ProvisionThroughAgent.run(
+                    added, passphrase: passphrase, provisioning, json: arguments.flag("json"), on: client, console)
+            }
             guard arguments.flag("join") else {
                 if arguments.flag("json") { console.printJSON(added.json) }
                 return .success

@@ -192,21 +192,13 @@ enum ProvisionCommand {
     static func storedCredentials(ssid: SSID?, device: String?, _ console: Console) async throws(HotspotError)
         -> WiFiCredentials
     {
-        let network = try await NetworkManagerClient.connect().storedNetwork(ssid: ssid, device: device)
-        switch network.keyManagement {
-        case nil, "owe":
-            break
-        case "wpa-psk", "sae", "none":
-            guard network.passphrase != nil else {
-                throw .notStored("\(network.ssid) with a passphrase NetworkManager keeps (it is an agent's)")
-            }
-        default:
-            throw .notStored("\(network.ssid) that a device can join: it uses \(network.keyManagement ?? "?")")
-        }
+        let network = try await NetworkManagerClient.connect().storedNetwork(
+            ssid: ssid, device: device, permitting: nil)
+        let credentials = try network.credentials()
         console.error(
             "Giving the device '\(network.ssid)' with the passphrase of NetworkManager's profile '\(network.connectionID)'."
         )
-        return WiFiCredentials(ssid: network.ssid.bytes, passphrase: network.passphrase ?? Secret(""))
+        return credentials
     }
 
     private static func provision(
@@ -242,59 +234,53 @@ enum ProvisionCommand {
             throw .invalidCredentials(field: "ssid", "no network to give the device")
         }
         let client = ProvisioningClient(transport: transport, crypto: try OpenSSLProvisioningCrypto())
-        console.error("Asking \(address) for its provisioning version…")
-        let version = try await client.version()
-        report.version = version.version
-        let scheme = request.security ?? version.impliedScheme
-        report.security = scheme
-        let patch = version.impliedScheme == 2 ? " (patch \(version.securityPatchVersion))" : ""
-        let capabilities = version.capabilities.isEmpty ? "none" : version.capabilities.joined(separator: ", ")
-        let announced =
-            version.securityScheme.map { "security \($0)\(patch)" }
-            ?? "no security scheme announced (\(version.impliedScheme) by its capabilities)"
-        console.error("The device speaks \(version.version), \(announced); capabilities: \(capabilities).")
-        let security: ProvisioningSecurity
-        switch scheme {
-        case 0: security = .sec0
-        case 1: security = .sec1(proofOfPossession: request.proofOfPossession)
-        case 2:
-            guard let pop = request.proofOfPossession else { throw .proofOfPossessionRequired }
-            security = .sec2(username: request.username, proofOfPossession: pop)
-        default: throw .unsupportedSecurity(scheme)
+        let outcome = try await client.provision(
+            credentials,
+            authentication: ProvisioningAuthentication(
+                security: request.security, proofOfPossession: request.proofOfPossession, username: request.username),
+            timeout: request.timeout
+        ) { step in
+            for line in Self.lines(step, address: address, ssid: ssid) { console.error(line) }
         }
-        if scheme == 0 {
-            if request.proofOfPossession != nil {
-                console.error("Security 0 takes no proof of possession; it is not sent.")
-            }
-            console.error("Warning: security 0 sends the passphrase unencrypted; anyone on the hotspot can read it.")
-        }
-        console.error(
-            scheme == 2
-                ? "Opening a security 2 session as '\(request.username)'…"
-                : "Opening a security \(scheme) session…")
-        try await client.establishSession(security, version: version)
-        console.error("Session established.")
-        if version.capabilities.contains("wifi_scan") {
-            console.error("Asking the device to scan…")
-            let networks = try await client.scan()
-            if let seen = networks.filter({ $0.ssid == credentials.ssid }).max(by: { $0.rssi < $1.rssi }) {
-                let signal = "\(seen.rssi) dBm on channel \(seen.channel)"
-                console.error("The device sees \(networks.count) networks; '\(ssid)' at \(signal).")
-            } else {
-                let count = networks.count
-                console.error("The device sees \(count) networks, not '\(ssid)'; sending it anyway (it may be hidden).")
-            }
-        }
-        console.error("Sending the credentials for '\(ssid)'…")
-        try await client.sendCredentials(credentials)
-        try await client.apply()
-        console.error("The device is joining '\(ssid)'…")
-        return try await client.waitForConnection(
-            ssid: credentials.ssid, every: .seconds(1), timeout: request.timeout
-        ) { state in
-            if case .connecting(let remaining?) = state {
-                console.error("Still joining; \(remaining) attempts left.")
-            }
+        report.version = outcome.version.version
+        report.security = outcome.scheme
+        return outcome.connection
+    }
+
+    /// What a person reads of a step, on standard error.
+    static func lines(_ step: ProvisioningStep, address: String, ssid: String) -> [TerminalText] {
+        switch step {
+        case .askingVersion:
+            return ["Asking \(address) for its provisioning version…"]
+        case .version(let version, _):
+            let patch = version.impliedScheme == 2 ? " (patch \(version.securityPatchVersion))" : ""
+            let capabilities = version.capabilities.isEmpty ? "none" : version.capabilities.joined(separator: ", ")
+            let announced =
+                version.securityScheme.map { "security \($0)\(patch)" }
+                ?? "no security scheme announced (\(version.impliedScheme) by its capabilities)"
+            return ["The device speaks \(version.version), \(announced); capabilities: \(capabilities)."]
+        case .unencrypted(let proofIgnored):
+            return (proofIgnored ? ["Security 0 takes no proof of possession; it is not sent."] : [])
+                + ["Warning: security 0 sends the passphrase unencrypted; anyone on the hotspot can read it."]
+        case .openingSession(let scheme, let username):
+            return [
+                scheme == 2
+                    ? "Opening a security 2 session as '\(username)'…" : "Opening a security \(scheme) session…"
+            ]
+        case .sessionEstablished:
+            return ["Session established."]
+        case .scanning:
+            return ["Asking the device to scan…"]
+        case .scanned(let networks, let home?):
+            return ["The device sees \(networks) networks; '\(ssid)' at \(home.rssi) dBm on channel \(home.channel)."]
+        case .scanned(let networks, nil):
+            return ["The device sees \(networks) networks, not '\(ssid)'; sending it anyway (it may be hidden)."]
+        case .sendingCredentials:
+            return ["Sending the credentials for '\(ssid)'…"]
+        case .joining(nil):
+            return ["The device is joining '\(ssid)'…"]
+        case .joining(let remaining?):
+            return ["Still joining; \(remaining) attempts left."]
         }
     }
 }

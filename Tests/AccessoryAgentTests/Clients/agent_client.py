@@ -6,6 +6,8 @@ setpriv). Each command prints one JSON object a line: {"call": ..., "reply": ...
     agent_client.py list [USER]             Manager1.ListAccessories (of USER with a uid)
     agent_client.py show ID                 Manager1.GetAccessory
     agent_client.py join ID                 Manager1.JoinAccessory
+    agent_client.py provision ID OPTIONS    Manager1.ProvisionAccessory with OPTIONS (a JSON object);
+        prints each ProvisioningProgress as {"event": ..., "args": [...]} before the reply
     agent_client.py remove ID               Manager1.RemoveAccessory
     agent_client.py rename ID NAME          Manager1.RenameAccessory
     agent_client.py report ACTION UUID      Manager1.ReportConnection
@@ -244,6 +246,34 @@ def latency(seconds):
     return 0 if failed == 0 else 1
 
 
+def provision(accessory, options):
+    """ProvisionAccessory, printing its ProvisioningProgress signals as they come."""
+    loop = GLib.MainLoop()
+    state = {"status": 0}
+
+    def on_signal(_connection, _sender, _path, _interface, member, parameters):
+        emit({"event": member, "args": list(parameters.unpack())})
+
+    bus.signal_subscribe(None, MANAGER, "ProvisioningProgress", MANAGER_PATH, None, Gio.DBusSignalFlags.NONE,
+                         on_signal)
+
+    def done(connection, result):
+        try:
+            reply = connection.call_finish(result)
+            emit({"call": "ProvisionAccessory", "reply": list(reply.unpack())})
+        except GLib.Error as error:
+            name, message = remote_error(error)
+            emit({"call": "ProvisionAccessory", "error": name, "message": message})
+            state["status"] = 1
+        loop.quit()
+
+    values = {key: variant(value) for key, value in options.items()}
+    bus.call(AGENT, MANAGER_PATH, MANAGER, "ProvisionAccessory", GLib.Variant("(sa{sv})", (accessory, values)),
+             None, Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION, 120000, None, done)
+    loop.run()
+    return state["status"]
+
+
 def main(arguments):
     command, rest = arguments[0], arguments[1:]
     if command == "list":
@@ -253,6 +283,8 @@ def main(arguments):
         ok, _ = call("GetAccessory", "(s)", (rest[0],))
     elif command == "join":
         ok, _ = call("JoinAccessory", "(sa{sv})", (rest[0], {}))
+    elif command == "provision":
+        return provision(rest[0], json.loads(rest[1]))
     elif command == "remove":
         ok, _ = call("RemoveAccessory", "(s)", (rest[0],))
     elif command == "rename":

@@ -1,0 +1,318 @@
+import AccessoryCore
+import AgentInterface
+import BusService
+import FoundationEssentials
+import GLibRuntime
+
+/// Giving an accessory the home network (`ProvisionAccessory`): ESP-IDF's unified provisioning
+/// over the accessory's setup hotspot or Bluetooth LE, or Improv Wi-Fi over Bluetooth LE, as
+/// the accessory's profile says.
+extension Agent {
+    /// Provisions `record`, which the caller (running as `uid`) is authorized for, and answers
+    /// with the device's verdict; each step is signalled to the caller as it happens.
+    func provision(
+        _ call: MethodCall, record: AccessoryRecord, uid: UInt32, host: SessionHost?, options: [String: DBusValue]
+    ) async throws(CallFailure) -> DBusValue {
+        let request = try Self.provisioningRequest(options)
+        let method = try Self.provisioningMethod(of: try loadProfile(record.owner.profileID), record)
+        try await require(.provision, call, uid: uid)
+        let joined = joins.all.first { $0.recordID == record.id }
+        if case .espIDF(let setup) = method, setup.transport == .softAP, joined == nil {
+            throw CallFailure(
+                AccessorySessionError.invalidRequest(
+                    field: "accessory",
+                    reason: "its setup hotspot is not joined, and it is provisioned over it: join it first "
+                        + "(JoinAccessoryHotspot)"))
+        }
+        let credentials: WiFiCredentials
+        if let given = request.credentials {
+            credentials = given
+        } else {
+            credentials = try await sharedNetwork(request.ssid, device: joined?.device, for: record, call, uid: uid)
+        }
+        let claim = try provisionings.claim(
+            record.id, uid: uid, client: call.sender, sessionPath: host?.path,
+            limit: configuration.limits.provisioningsPerUser)
+        defer { provisionings.release(claim) }
+
+        let path = host?.path ?? AgentBus.managerPath
+        let interface = host == nil ? AgentBus.Interface.manager.name : AgentBus.Interface.session.name
+        let progress: @Sendable (String, [(String, DBusValue)]) -> Void = { [bus] step, details in
+            bus.emit(
+                path: path, interface: interface, signal: "ProvisioningProgress",
+                [.string(record.id.uuidString.lowercased()), .string(step), .vardict(details)], destination: call.sender
+            )
+        }
+        let ssid = (try? SSID(bytes: credentials.ssid))?.notation ?? Hex.string(credentials.ssid)
+        Journal.info("provision: record \(record.id) of uid \(uid) is given '\(ssid)' (\(call.sender))")
+        let radios = self.radios
+        let work = Task { () async -> Result<[(String, DBusValue)], CallFailure> in
+            do throws(CallFailure) {
+                return .success(
+                    try await Self.run(
+                        method, record: record, credentials: credentials, request: request, radios, progress))
+            } catch {
+                return .failure(error)
+            }
+        }
+        provisionings.attach(work, to: claim)
+        do throws(CallFailure) {
+            var reply = try await work.value.get()
+            reply.insert(("ssid", .string(ssid)), at: 0)
+            Journal.notice("provision: record \(record.id) joined '\(ssid)'")
+            return .vardict(reply)
+        } catch {
+            Journal.notice("provision: record \(record.id) was not given '\(ssid)': \(error.message)")
+            throw error
+        }
+    }
+
+    /// The network the machine stores that the accessory is given: `ssid`'s profile, else the
+    /// one the machine is on (while joined to the accessory, the one it returns to). Only a
+    /// profile the caller may use, and only once polkit's share-network allows it, shown
+    /// the network's and the accessory's names.
+    private func sharedNetwork(
+        _ ssid: SSID?, device: String?, for record: AccessoryRecord, _ call: MethodCall, uid: UInt32
+    ) async throws(CallFailure) -> WiFiCredentials {
+        let network: StoredNetwork
+        do {
+            network = try await radios.hotspots().storedNetwork(
+                ssid: ssid, device: device, permitting: uid == 0 ? nil : Self.userName(of: uid) ?? "#\(uid)")
+        } catch {
+            throw CallFailure(error)
+        }
+        try await require(
+            .shareNetwork, call, uid: uid, details: ["ssid": network.ssid.escaped, "accessory": record.displayName])
+        Journal.notice(
+            "provision: record \(record.id) of uid \(uid) is given the stored network '\(network.ssid)' "
+                + "(profile '\(network.connectionID)')")
+        do {
+            return try network.credentials()
+        } catch {
+            throw CallFailure(error)
+        }
+    }
+
+    /// Runs the provisioning the profile names, signalling its steps.
+    private static func run(
+        _ method: ProvisioningMethod, record: AccessoryRecord, credentials: WiFiCredentials,
+        request: ProvisioningRequest, _ radios: Radios,
+        _ progress: @escaping @Sendable (String, [(String, DBusValue)]) -> Void
+    ) async throws(CallFailure) -> [(String, DBusValue)] {
+        switch method {
+        case .espIDF(let setup):
+            progress("connecting", [("transport", .string(setup.transport.rawValue))])
+            do throws(ProvisioningError) {
+                let (client, close) = try await radios.provisioningClient(setup, bluetooth: record.bluetoothIdentifier)
+                let outcome: Result<ProvisioningOutcome, ProvisioningError>
+                do throws(ProvisioningError) {
+                    let authentication = ProvisioningAuthentication(
+                        security: setup.security, proofOfPossession: request.proofOfPossession,
+                        username: setup.username)
+                    outcome = .success(
+                        try await client.provision(
+                            credentials, authentication: authentication, timeout: request.timeout
+                        ) {
+                            let (step, details) = Self.signalled($0)
+                            progress(step, details)
+                        })
+                } catch {
+                    outcome = .failure(error)
+                }
+                await close()
+                let done = try outcome.get()
+                return [
+                    ("protocol", .string("espIDF")), ("version", .string(done.version.version)),
+                    ("security", .uint32(UInt32(done.scheme))), ("ipv4Address", .string(done.connection.ipv4Address)),
+                    ("channel", .int32(done.connection.channel)),
+                ]
+            } catch {
+                throw CallFailure(error)
+            }
+        case .improv(let address):
+            do throws(ImprovError) {
+                let bluetooth: any BluetoothManaging
+                do { bluetooth = try await radios.bluetooth() } catch { throw .bluetooth(error) }
+                let ssid: SSID
+                do { ssid = try SSID(bytes: credentials.ssid) } catch { throw .invalidRequest("\(error)") }
+                let url = try await bluetooth.improvProvision(
+                    address, ssid: ssid, passphrase: credentials.passphrase, adapter: nil, timeout: request.timeout,
+                    authorizationTimeout: .seconds(120)
+                ) { step in
+                    switch step {
+                    case .connecting: progress("connecting", [("transport", .string("bluetooth"))])
+                    case .awaitingAuthorization: progress("awaitingAuthorization", [])
+                    case .authorized: progress("authorized", [])
+                    case .sendingCredentials: progress("sendingCredentials", [])
+                    case .provisioning: progress("joining", [])
+                    case .provisioned: break
+                    }
+                }
+                return [("protocol", .string("improvWiFi"))] + (url.map { [("url", .string($0))] } ?? [])
+            } catch {
+                throw CallFailure(error)
+            }
+        }
+    }
+
+    /// A step's name and details on the bus.
+    private static func signalled(_ step: ProvisioningStep) -> (String, [(String, DBusValue)]) {
+        switch step {
+        case .askingVersion:
+            return ("version", [])
+        case .version(let version, let scheme):
+            return (
+                "session",
+                [
+                    ("version", .string(version.version)), ("security", .uint32(UInt32(scheme))),
+                    ("capabilities", .strings(version.capabilities)),
+                ]
+            )
+        case .unencrypted:
+            return ("unencrypted", [])
+        case .openingSession(let scheme, _):
+            return ("openingSession", [("security", .uint32(UInt32(scheme)))])
+        case .sessionEstablished:
+            return ("sessionEstablished", [])
+        case .scanning:
+            return ("scanning", [])
+        case .scanned(let networks, let home):
+            var details: [(String, DBusValue)] = [("networks", .uint32(UInt32(networks)))]
+            if let home { details += [("rssi", .int32(home.rssi)), ("channel", .uint32(home.channel))] }
+            return ("scanned", details)
+        case .sendingCredentials:
+            return ("sendingCredentials", [])
+        case .joining(let attempts):
+            return ("joining", attempts.map { [("attemptsLeft", .uint32($0))] } ?? [])
+        }
+    }
+
+    /// How the profile has its accessories given a network, or why it has none.
+    private static func provisioningMethod(
+        of profile: AccessoryProfile, _ record: AccessoryRecord
+    ) throws(CallFailure) -> ProvisioningMethod {
+        if profile.handoff == .improvWiFi {
+            guard let address = record.bluetoothIdentifier else {
+                throw CallFailure(
+                    AccessorySessionError.invalidRequest(
+                        field: "accessory", reason: "it has no Bluetooth address to give the network over (Improv)"))
+            }
+            return .improv(address)
+        }
+        guard let setup = profile.provisioning else {
+            throw CallFailure(
+                AccessorySessionError.invalidRequest(
+                    field: "accessory",
+                    reason: "its profile \(profile.id) says of no way to give it a network (no provisioning section)"))
+        }
+        if setup.transport == .bluetooth && record.bluetoothIdentifier == nil {
+            throw CallFailure(
+                AccessorySessionError.invalidRequest(
+                    field: "accessory",
+                    reason: "it has no Bluetooth address, and its profile provisions over Bluetooth LE"))
+        }
+        return .espIDF(setup)
+    }
+
+    /// The call's options, each checked.
+    private static func provisioningRequest(_ options: [String: DBusValue]) throws(CallFailure) -> ProvisioningRequest {
+        let reader = try CallOptions(options, known: ["ssid", "passphrase", "open", "proofOfPossession", "timeout"])
+        var ssid: SSID?
+        if let text = try reader.string("ssid", expected: "an SSID (text, or hex: and the bytes)") {
+            do { ssid = try SSID(notation: text) } catch {
+                throw .invalidArguments("options.ssid", "\(error)")
+            }
+        }
+        let passphrase = try reader.string("passphrase", expected: "a string").map(Secret.init)
+        let open = try reader.bool("open") ?? false
+        if open && passphrase != nil { throw .invalidArguments("options.open", "an open network takes no passphrase") }
+        var credentials: WiFiCredentials?
+        if passphrase != nil || open {
+            guard let ssid else {
+                throw .invalidArguments("options.ssid", "name the network the passphrase (or open) is for")
+            }
+            let given = WiFiCredentials(ssid: ssid.bytes, passphrase: passphrase ?? Secret(""))
+            do throws(ProvisioningError) { try given.validate() } catch {
+                throw .invalidArguments(open ? "options.ssid" : "options.passphrase", error.description)
+            }
+            credentials = given
+        }
+        let pop = try reader.string("proofOfPossession", expected: "a string") { !$0.isEmpty && $0.utf8.count <= 256 }
+        let seconds = try reader.uint32("timeout", expected: "uint32 seconds")
+        if let seconds, !(1...600).contains(seconds) {
+            throw .invalidArguments("options.timeout", "\(seconds) is not from 1 to 600 seconds")
+        }
+        return ProvisioningRequest(
+            ssid: ssid, credentials: credentials, proofOfPossession: pop.map(Secret.init),
+            timeout: .seconds(Int(seconds ?? 60)))
+    }
+}
+
+/// How an accessory is given a network.
+enum ProvisioningMethod {
+    case espIDF(ProvisioningSetup)
+    /// Improv Wi-Fi over Bluetooth LE, at the accessory's address.
+    case improv(MACAddress)
+}
+
+/// `ProvisionAccessory`'s options.
+struct ProvisioningRequest: Sendable {
+    /// The network named; with no credentials, a stored one's.
+    var ssid: SSID?
+    /// Given by the caller: the network's SSID and passphrase (empty: open).
+    var credentials: WiFiCredentials?
+    var proofOfPossession: Secret?
+    /// How long the device may take to join.
+    var timeout: Duration
+}
+
+/// The provisionings under way, one per record: each a task the agent cancels when its client
+/// leaves the bus or its session ends.
+struct ProvisioningTable {
+    struct Entry {
+        var recordID: UUID
+        var uid: UInt32
+        var client: String
+        var sessionPath: String?
+        var cancel: (@Sendable () -> Void)?
+    }
+
+    private var entries: [UUID: Entry] = [:]
+
+    /// Claims `recordID` for a provisioning: refused while one runs for it (`Pending`), or
+    /// while `uid` runs `limit` already.
+    mutating func claim(
+        _ recordID: UUID, uid: UInt32, client: String, sessionPath: String?, limit: Int
+    ) throws(CallFailure) -> UUID {
+        guard entries[recordID] == nil else {
+            throw CallFailure(
+                name: AgentBus.errorName("Pending"), message: "the accessory is being given a network already")
+        }
+        guard entries.values.filter({ $0.uid == uid }).count < limit else {
+            throw CallFailure(
+                AgentError.limitExceeded(
+                    what: "accessories given a network at once by one user", limit: limit,
+                    advice: "wait until one has finished"))
+        }
+        entries[recordID] = Entry(recordID: recordID, uid: uid, client: client, sessionPath: sessionPath)
+        return recordID
+    }
+
+    mutating func attach<Success, Failure>(_ task: Task<Success, Failure>, to claim: UUID) {
+        entries[claim]?.cancel = { task.cancel() }
+    }
+
+    mutating func release(_ claim: UUID) {
+        entries[claim] = nil
+    }
+
+    /// Cancels the provisionings of `client`, or of the session at `sessionPath`.
+    func cancel(client: String? = nil, sessionPath: String? = nil) {
+        for entry in entries.values
+        where (client != nil && entry.client == client) || (sessionPath != nil && entry.sessionPath == sessionPath) {
+            entry.cancel?()
+        }
+    }
+
+    var isEmpty: Bool { entries.isEmpty }
+}

@@ -1,0 +1,101 @@
+import AccessoryCore
+import AccessorySetupKit
+
+/// `pick --provision`: the accessory picked is given a Wi-Fi network through the agent.
+enum ProvisionThroughAgent {
+    /// The provisioning `pick` was asked for; `nil` without `--provision`.
+    static func options(_ arguments: ParsedArguments, _ console: Console) throws(UsageError)
+        -> AccessoryProvisioningOptions?
+    {
+        let given =
+            ["ssid", "passphrase-file", "pop-file"].filter { arguments.value($0) != nil }
+            + (arguments.flag("open") ? ["open"] : [])
+        guard arguments.flag("provision") else {
+            if let first = given.first { throw UsageError("--\(first) goes with --provision") }
+            return nil
+        }
+        var options = AccessoryProvisioningOptions()
+        if let text = arguments.value("ssid") {
+            do { options.ssid = try SSID(notation: text) } catch { throw UsageError("--ssid: \(error)") }
+        }
+        options.passphrase = try HotspotCommand.secret(
+            arguments, option: "passphrase", what: "passphrase", prompt: "Passphrase: ", console)
+        options.open = arguments.flag("open")
+        if options.open && options.passphrase != nil { throw UsageError("--open takes no passphrase") }
+        if (options.open || options.passphrase != nil) && options.ssid == nil {
+            throw UsageError("with --passphrase-file or --open, name the network with --ssid")
+        }
+        options.proofOfPossession = try HotspotCommand.secret(
+            arguments, option: "pop", what: "proof of possession", prompt: "Proof of possession: ", console)
+        return options
+    }
+
+    /// Joins the accessory's hotspot where it has one, gives it the network, and leaves the
+    /// hotspot again, whatever the outcome.
+    static func run(
+        _ added: ASAccessory, passphrase: Secret?, _ options: AccessoryProvisioningOptions, json: Bool,
+        on client: AgentConnection, _ console: Console
+    ) async throws(AgentFailure) -> ExitCode {
+        var joined: HotspotJoinReport?
+        if added.ssid != nil {
+            joined = try await JoinCommand.join(
+                added.id, options: AccessoryJoinOptions(passphrase: passphrase), on: client, console)
+            console.error("Joined \(joined?.ssid ?? "?") on \(joined?.device ?? "?").")
+        }
+        let outcome: Result<AccessoryProvisioningReport, AgentFailure>
+        do throws(AgentFailure) {
+            let network = options.ssid.map { "'\($0)'" } ?? "the network this computer is on"
+            console.error("Giving \(added.displayName) \(network) through the agent…")
+            outcome = .success(
+                try await client.provisionAccessory(id: added.id, options: options) { step in
+                    if let line = Self.line(step) { console.error(line) }
+                })
+        } catch {
+            outcome = .failure(error)
+        }
+        if let joined {
+            let left = try? await client.leave(device: joined.device)
+            let back: TerminalText = left?.restored.map { ", back on '\($0)'" } ?? ""
+            console.error("Left \(joined.ssid ?? "the hotspot")\(back).")
+        }
+        let provisioned = try outcome.get()
+        if json {
+            console.printJSON(
+                JSONValue.object(
+                    ["accessory": added.json, "provisioned": provisioned.json]
+                        .merging(joined.map { ["joined": $0.json] } ?? [:]) { $1 }))
+        } else {
+            let address: TerminalText = provisioned.ipv4Address.map { " at \($0)" } ?? ""
+            let url: TerminalText = provisioned.url.map { "; it goes on at \($0)" } ?? ""
+            console.print("\(added.displayName) joined '\(provisioned.ssid ?? "?")'\(address)\(url).")
+        }
+        return .success
+    }
+
+    /// What a person reads of a step the agent reports; `nil` for the steps not worth a line.
+    static func line(_ step: AccessoryProvisioningStep) -> TerminalText? {
+        let details = step.details
+        switch step.name {
+        case "connecting":
+            return details["transport"] == .string("bluetooth")
+                ? "Connecting over Bluetooth LE…" : "Connecting to the device on its hotspot…"
+        case "session":
+            let version = details["version"].flatMap { if case .string(let text) = $0 { text } else { nil } }
+            let security = details["security"].flatMap { if case .number(let value) = $0 { Int(value) } else { nil } }
+            return "The device speaks \(version ?? "?"), security \(security.map(String.init) ?? "?")."
+        case "unencrypted":
+            return "Warning: security 0 sends the passphrase unencrypted; anyone on the hotspot can read it."
+        case "sessionEstablished": return "Session established."
+        case "scanning": return "Asking the device to scan…"
+        case "scanned":
+            let count = details["networks"].flatMap { if case .number(let value) = $0 { Int(value) } else { nil } }
+            return "The device sees \(count.map(String.init) ?? "some") networks."
+        case "awaitingAuthorization":
+            return "The device asks for authorization: press its button (or do what its manual says)…"
+        case "authorized": return "Authorized."
+        case "sendingCredentials": return "Sending the network's credentials…"
+        case "joining": return "The device is joining the network…"
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,213 @@
+import BusService
+import Foundation
+import GLibRuntime
+import ServiceHarness
+import Testing
+
+/// `ProvisionAccessory` through the built agent, on a private bus with python-dbusmock's
+/// NetworkManager, BlueZ and polkitd, against the ESP32-style provisioning device simulator on
+/// 127.0.0.1 (the profile's SoftAP address): the kiosk policy picks an Acme plug, the client
+/// joins its hotspot and gives it a network.
+@Suite("Agent provisions accessories (private bus: mock NetworkManager, BlueZ, polkitd; ESP device simulator)")
+struct MockServicesAgentProvisioningTests {
+    static let pop = "abcd1234"
+    static let profileID = "org.example.espprov"
+    static let items = #"[{"name": "Acme plug", "descriptor": {"ssid": "Acme-Setup-4F2A"}}]"#
+
+    /// The plug's profile: its open hotspot joined, then ESP-IDF provisioning at `port`.
+    static func profile(port: Int, security: Int = 1) -> String {
+        """
+        {"schemaVersion": 1, "id": "\(profileID)", "vendor": "Example", "supports": ["wifi"],
+         "hotspot": {"security": "open", "passphrase": {"source": "none"}}, "handoff": "joinHotspot",
+         "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "127.0.0.1:\(port)",
+                          "security": \(security)},
+         "items": [{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}}]}
+        """
+    }
+
+    /// The agent with the plug's profile for `device`, picking for `users`.
+    static func services(_ device: ESPProvisioningDevice, users: [UInt32], security: Int = 1) throws -> AgentServices {
+        let services = try AgentServices(
+            kiosk: kioskPolicy(profiles: [profileID, "org.example.plug"], users: users), startAgent: false)
+        try services.agent.installProfile(profile(port: device.port, security: security), name: profileID)
+        try services.agent.start()
+        return services
+    }
+
+    /// Picks the plug on a new session of `client` and joins its hotspot.
+    static func pickAndJoin(_ client: AgentClient) async throws -> (ClientSession, String) {
+        let session = try await client.openSession(profileID)
+        _ = try await session.activate()
+        try await session.showPicker([pickerItem("Acme plug", [("ssid", "Acme-Setup-4F2A")])])
+        let signals = try await session.waitForDismiss()
+        let added = try #require(signals.first { $0.member == "AccessoryAdded" }?.arguments.first)
+        let id = try #require(added["id"]?.string)
+        try await session.call("JoinAccessoryHotspot", [.string(id), .vardict([])])
+        return (session, id)
+    }
+
+    @Test func theNetworkTheClientGivesReachesTheDeviceStepByStep() async throws {
+        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
+        let services = try Self.services(device, users: [0])
+        let client = try await services.client()
+        let (session, id) = try await Self.pickAndJoin(client)
+        let reply = try #require(
+            try await session.call(
+                "ProvisionAccessory",
+                [
+                    .string(id),
+                    .vardict([
+                        ("ssid", .string("HomeNet")), ("passphrase", .string("home-passphrase")),
+                        ("proofOfPossession", .string(Self.pop)),
+                    ]),
+                ]
+            ).first)
+        #expect(reply["ssid"]?.string == "HomeNet")
+        #expect(reply["protocol"]?.string == "espIDF")
+        #expect(reply["security"]?.uint32 == 1)
+        #expect(reply["ipv4Address"]?.string == "192.168.1.42")
+
+        let steps = session.signals.all.filter { $0.member == "ProvisioningProgress" }
+        #expect(steps.allSatisfy { $0.arguments.first?.string == id })
+        #expect(
+            steps.compactMap { $0.arguments[1].string } == [
+                "connecting", "version", "session", "openingSession", "sessionEstablished", "scanning", "scanned",
+                "sendingCredentials", "joining",
+            ])
+        let scanned = try #require(steps.first { $0.arguments[1].string == "scanned" }?.arguments[2])
+        #expect(scanned["networks"]?.uint32 == 6)
+        #expect(scanned["rssi"]?.int == -48)
+        // Neither secret was logged, by the agent or in its signals.
+        for secret in [Self.pop, "home-passphrase"] {
+            #expect(!services.agent.log.contains(secret))
+            #expect(!steps.description.contains(secret))
+        }
+        #expect(services.agent.log.contains("is given 'HomeNet'"))
+        await client.close()
+    }
+
+    @Test func theDevicesVerdictsAreErrorsOfTheirOwn() async throws {
+        let device = try ESPProvisioningDevice(security: 2, proofOfPossession: Self.pop)
+        let services = try Self.services(device, users: [0], security: 2)
+        let client = try await services.client()
+        let (session, id) = try await Self.pickAndJoin(client)
+        func provision(_ options: [(String, DBusValue)]) async throws(BusError) {
+            try await session.call("ProvisionAccessory", [.string(id), .vardict(options)])
+        }
+        let home = [("ssid", DBusValue.string("HomeNet")), ("passphrase", .string("home-passphrase"))]
+
+        await expectBusError("io.accessorysetup.Error.ProvisioningProofOfPossessionRequired") {
+            try await provision(home)
+        }
+        await expectBusError("io.accessorysetup.Error.ProvisioningWrongProofOfPossession") {
+            try await provision(home + [("proofOfPossession", .string("wrong-pop"))])
+        }
+        await expectBusError("io.accessorysetup.Error.ProvisioningWrongPassphrase") {
+            try await provision([
+                ("ssid", .string("HomeNet")), ("passphrase", .string("not-the-passphrase")),
+                ("proofOfPossession", .string(Self.pop)),
+            ])
+        }
+        await expectBusError("io.accessorysetup.Error.ProvisioningNetworkNotFound") {
+            try await provision([
+                ("ssid", .string("NoSuchNet")), ("passphrase", .string("home-passphrase")),
+                ("proofOfPossession", .string(Self.pop)),
+            ])
+        }
+        // Bad options name their field, before anything is sent.
+        let invalid = [
+            [("passphrase", DBusValue.string("home-passphrase"))],
+            [
+                ("ssid", .string("HomeNet")), ("open", .boolean(true)),
+                ("passphrase", .string("x")),
+            ], [("ssid", .string("HomeNet")), ("passphrase", .string("short"))],
+            [("timeout", .uint32(0))], [("colour", .string("red"))],
+        ]
+        for options in invalid {
+            await expectBusError("io.accessorysetup.Error.InvalidArguments") { try await provision(options) }
+        }
+        #expect(!services.agent.log.contains(Self.pop))
+        await client.close()
+    }
+
+    @Test func anAccessoryIsProvisionedOverItsHotspotOnlyOnceJoinedAndOnlyWithAProvisioningProfile() async throws {
+        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
+        let services = try Self.services(device, users: [0])
+        let client = try await services.client()
+        let (session, id) = try await Self.pickAndJoin(client)
+        _ = try await session.call("Leave")
+        let options = DBusValue.vardict([("ssid", .string("HomeNet")), ("passphrase", .string("home-passphrase"))])
+        let notJoined = await expectBusError("io.accessorysetup.Error.InvalidRequest") {
+            try await session.call("ProvisionAccessory", [.string(id), options])
+        }
+        #expect(notJoined?.contains("JoinAccessoryHotspot") == true, "\(String(describing: notJoined))")
+        #expect(!device.log.contains("session"), "nothing reached the device: \(device.log)")
+
+        // Another session's accessory is not this one's to provision, and an accessory whose
+        // profile says of no provisioning is given no network.
+        let plug = try await client.openSession("org.example.plug")
+        _ = try await plug.activate()
+        await expectBusError("io.accessorysetup.Error.InvalidRequest") {
+            try await plug.call("ProvisionAccessory", [.string(id), options])
+        }
+        try await plug.showPicker([plugItem])
+        let added = try #require(try await plug.waitForDismiss().first { $0.member == "AccessoryAdded" })
+        let plugID = try #require(added.arguments.first?["id"]?.string)
+        try await plug.call("JoinAccessoryHotspot", [.string(plugID), .vardict([])])
+        let unprovisioned = await expectBusError("io.accessorysetup.Error.InvalidRequest") {
+            try await plug.call("ProvisionAccessory", [.string(plugID), options])
+        }
+        #expect(unprovisioned?.contains("no provisioning section") == true, "\(String(describing: unprovisioned))")
+        await client.close()
+    }
+
+    /// A stored network's passphrase is a secret of the system's: it goes to the accessory only
+    /// with polkit's share-network, and only from a profile the caller may use.
+    @Test func aStoredNetworkIsGivenOnlyWithShareNetworkAndOnlyTheCallersOwn() async throws {
+        let user = try systemUser("nobody")
+        let device = try ESPProvisioningDevice(
+            security: 1, proofOfPossession: Self.pop, homeSSID: "SavedNet", homePassphrase: "saved-passphrase")
+        let services = try Self.services(device, users: [user])
+        try services.networkManager.addTaggedProfile(
+            id: "SavedNet", ssid: "SavedNet", userData: [:], psk: "saved-passphrase")
+        try services.networkManager.addTaggedProfile(
+            id: "RootsNet", ssid: "RootsNet", userData: [:], permittedUser: "root", psk: "roots-passphrase")
+        try services.polkit.allow([
+            "io.accessorysetup.open-session", "io.accessorysetup.authorize", "io.accessorysetup.join",
+            "io.accessorysetup.provision",
+        ])
+        let picked = try services.runClient(uid: user, ["pick", Self.profileID, Self.items])
+        let added = try #require(picked.objects.first { $0["event"] as? String == "AccessoryAdded" }, "\(picked)")
+        let id = try #require((added["args"] as? [[String: Any]])?.first?["id"] as? String)
+        let joined = try services.runClient(uid: user, ["join", id])
+        #expect(joined.status == 0, "\(joined)")
+
+        let savedNet = #"{"ssid": "SavedNet", "proofOfPossession": "\#(Self.pop)"}"#
+        let refused = try services.runClient(uid: user, ["provision", id, savedNet])
+        #expect(refused.objects.last?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(refused)")
+        #expect((refused.objects.last?["message"] as? String)?.contains("share-network") == true, "\(refused)")
+        #expect(!device.log.contains("session"), "nothing reached the device: \(device.log)")
+        // polkit was shown the network and the accessory.
+        let check = services.polkit.log.split(separator: "\n").first { $0.contains("share-network") } ?? ""
+        #expect(check.contains("SavedNet") && check.contains("Acme plug"), "\(services.polkit.log)")
+
+        try services.polkit.allow([
+            "io.accessorysetup.open-session", "io.accessorysetup.authorize", "io.accessorysetup.join",
+            "io.accessorysetup.provision", "io.accessorysetup.share-network",
+        ])
+        let rootsNet = try services.runClient(
+            uid: user, ["provision", id, #"{"ssid": "RootsNet", "proofOfPossession": "\#(Self.pop)"}"#])
+        #expect(rootsNet.objects.last?["error"] as? String == "io.accessorysetup.Error.NotStored", "\(rootsNet)")
+
+        let given = try services.runClient(uid: user, ["provision", id, savedNet], timeout: 90)
+        #expect(given.status == 0, "\(given)")
+        let reply = (given.objects.last?["reply"] as? [[String: Any]])?.first
+        #expect(reply?["ssid"] as? String == "SavedNet", "\(given)")
+        let steps = given.objects.compactMap { ($0["args"] as? [Any])?[1] as? String }
+        #expect(steps.first == "connecting" && steps.last == "joining", "\(given)")
+        for secret in ["saved-passphrase", "roots-passphrase"] {
+            #expect(!given.out.contains(secret) && !services.agent.log.contains(secret))
+        }
+        #expect(services.agent.log.contains("the stored network 'SavedNet' (profile 'SavedNet')"))
+    }
+}
