@@ -3,6 +3,7 @@
 
     pick.py PROFILE [--items JSON] [--profiles DIR] [--timeout SECONDS] [--discovery-timeout SECONDS]
             [--admit RULE]... [--finish-discovery SECONDS]
+            [--provision [--ssid SSID (--passphrase-file FILE | --open)] [--pop-file FILE]]
 
 Opens a session on the agent (io.accessorysetup on the system bus) over the installed profile
 PROFILE, activates it, shows the picker for the profile's first item (or for the items given
@@ -20,6 +21,14 @@ client passes back with UpdatePicker. A device is admitted when any RULE holds:
     serviceData:UUID=HEX           (the service's data starts with these bytes)
 
 --finish-discovery SECONDS calls FinishPickerDiscovery that long after the picker is shown.
+
+With --provision, the accessory added is then given a Wi-Fi network through the agent
+(ProvisionAccessory), each step printed as the agent reports it: its setup hotspot is joined
+first where it has one (JoinAccessoryHotspot) and left afterwards. The network is the one
+--ssid names with the passphrase in --passphrase-file (or --open); without them, one this
+computer stores, which polkit confirms with the person first (io.accessorysetup.share-network).
+The proof of possession is the one typed in the picker where the profile asks for it, or the
+one in --pop-file.
 
 Exit status: 0 when an accessory was added, 1 when the picker ended without one or the agent
 refused, 64 for bad usage. Only GIO's D-Bus bindings are used (Debian: python3-gi).
@@ -160,6 +169,12 @@ def main():
                         help="filter discovery here: show a device only when a RULE holds (see above)")
     parser.add_argument("--finish-discovery", type=int, metavar="SECONDS",
                         help="call FinishPickerDiscovery this many seconds after the picker is shown")
+    parser.add_argument("--provision", action="store_true",
+                        help="then give the accessory a Wi-Fi network through the agent")
+    parser.add_argument("--ssid", help="with --provision: the network to give")
+    parser.add_argument("--passphrase-file", help="with --provision: the network's passphrase, in this file")
+    parser.add_argument("--open", action="store_true", help="with --provision: the network named is open")
+    parser.add_argument("--pop-file", help="with --provision: the proof of possession, in this file")
     arguments = parser.parse_args()
 
     try:
@@ -172,6 +187,7 @@ def main():
         timeout = arguments.discovery_timeout
         if timeout is not None and timeout != "unbounded" and not timeout.isdigit():
             raise ValueError("--discovery-timeout takes seconds or 'unbounded'")
+        network = provisioning_options(arguments)
     except (ValueError, OSError) as error:
         print(f"pick.py: {error}", file=sys.stderr)
         return 64
@@ -207,6 +223,9 @@ def main():
                 outcome["error"] = describe_error(error)
             if member != "PickerSetupFailed":
                 loop.quit()
+        elif member == "ProvisioningProgress":
+            details = ", ".join(f"{key} {value}" for key, value in sorted(values[2].items()))
+            print(f"ProvisioningProgress: {values[1]}" + (f" ({details})" if details else ""))
         elif member == "AccessoryDiscovered":
             entry = values[0]
             admitted = any(admits(rule, entry) for rule in rules)
@@ -264,15 +283,85 @@ def main():
     GLib.timeout_add_seconds(arguments.timeout, give_up)
     loop.run()
 
+    status = 0
+    if outcome["added"] is not None and arguments.provision:
+        status = provision(bus, session, outcome["added"], network)
     try:
         call(session, SESSION, "Invalidate", None, None)
     except GLib.Error:
         pass
     if outcome["added"] is not None:
         print(f"added: {describe(outcome['added'])}")
-        return 0
+        return status
     print(f"pick.py: no accessory was added: {outcome['error'] or 'the picker ended'}", file=sys.stderr)
     return 1
+
+
+def provisioning_options(arguments):
+    """ProvisionAccessory's options from the command line; the secrets are read from files."""
+    given = [name for name in ("ssid", "passphrase_file", "pop_file") if getattr(arguments, name)]
+    if not arguments.provision:
+        if given or arguments.open:
+            raise ValueError("--ssid, --passphrase-file, --open and --pop-file go with --provision")
+        return None
+    options = {}
+    if arguments.ssid:
+        options["ssid"] = GLib.Variant("s", arguments.ssid)
+    if arguments.passphrase_file or arguments.open:
+        if not arguments.ssid:
+            raise ValueError("name the network with --ssid")
+        if arguments.open:
+            options["open"] = GLib.Variant("b", True)
+        else:
+            options["passphrase"] = GLib.Variant("s", read_secret(arguments.passphrase_file))
+    if arguments.pop_file:
+        options["proofOfPossession"] = GLib.Variant("s", read_secret(arguments.pop_file))
+    return options
+
+
+def read_secret(path):
+    with open(path, encoding="utf-8") as file:
+        return file.readline().rstrip("\n")
+
+
+def provision(bus, session, accessory, options):
+    """Joins the accessory's hotspot where it has one, gives it the network, leaves the hotspot."""
+    loop = GLib.MainLoop()
+    result = {"status": 1}
+    joined = False
+    if accessory.get("ssid"):
+        try:
+            reply = bus.call_sync(AGENT, session, SESSION, "JoinAccessoryHotspot",
+                                  GLib.Variant("(sa{sv})", (accessory["id"], {})), None,
+                                  Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION, 120000, None).unpack()[0]
+            print(f"joined {reply.get('ssid')} on {reply.get('device')}")
+            joined = True
+        except GLib.Error as error:
+            print(f"pick.py: cannot join the accessory's hotspot: {remote_error(error)}", file=sys.stderr)
+            return 1
+
+    def finished(connection, answer):
+        try:
+            reply = connection.call_finish(answer).unpack()[0]
+            where = f" at {reply['ipv4Address']}" if "ipv4Address" in reply else ""
+            url = f"; it goes on at {reply['url']}" if "url" in reply else ""
+            print(f"provisioned: the accessory joined {reply.get('ssid')}{where}{url}")
+            result["status"] = 0
+        except GLib.Error as error:
+            print(f"pick.py: the accessory was not given the network: {remote_error(error)}", file=sys.stderr)
+        loop.quit()
+
+    bus.call(AGENT, session, SESSION, "ProvisionAccessory", GLib.Variant("(sa{sv})", (accessory["id"], options)),
+             None, Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION, 900000, None, finished)
+    loop.run()
+    if joined:
+        try:
+            reply = bus.call_sync(AGENT, session, SESSION, "Leave", None, None, Gio.DBusCallFlags.NONE, 60000,
+                                  None).unpack()[0]
+            print(f"left {reply.get('ssid')}" + (f", back on {reply['restored']}" if "restored" in reply else ""))
+        except GLib.Error as error:
+            print(f"pick.py: cannot leave the accessory's hotspot: {remote_error(error)}", file=sys.stderr)
+    return result["status"]
 
 
 if __name__ == "__main__":

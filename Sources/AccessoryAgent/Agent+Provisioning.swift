@@ -13,8 +13,11 @@ extension Agent {
     func provision(
         _ call: MethodCall, record: AccessoryRecord, uid: UInt32, host: SessionHost?, options: [String: DBusValue]
     ) async throws(CallFailure) -> DBusValue {
-        let request = try Self.provisioningRequest(options)
+        var request = try Self.provisioningRequest(options)
         let method = try Self.provisioningMethod(of: try loadProfile(record.owner.profileID), record)
+        if request.proofOfPossession == nil, case .espIDF(let setup) = method {
+            request.proofOfPossession = suppliedProofOfPossession(for: record.id, host: host, setup)
+        }
         try await require(.provision, call, uid: uid)
         let joined = joins.all.first { $0.recordID == record.id }
         if case .espIDF(let setup) = method, setup.transport == .softAP, joined == nil {
@@ -65,6 +68,19 @@ extension Agent {
             Journal.notice("provision: record \(record.id) was not given '\(ssid)': \(error.message)")
             throw error
         }
+    }
+
+    /// The proof of possession the person typed in the picker that picked the record (the
+    /// caller's session, else the one that picked it), else the vendor's published default.
+    private func suppliedProofOfPossession(
+        for id: UUID, host: SessionHost?, _ setup: ProvisioningSetup
+    ) -> Secret? {
+        let picking = host.map { [$0] } ?? sessions.all
+        if let typed = picking.lazy.compactMap({ $0.session.suppliedProofOfPossession(for: id) }).first {
+            return typed
+        }
+        if case .fixed(let secret)? = setup.proofOfPossession { return secret }
+        return nil
     }
 
     /// The network the machine stores that the accessory is given: `ssid`'s profile, else the

@@ -422,13 +422,20 @@ extension Agent {
         }
         let profile = host.session.profile
         let asksPassphrase: Bool = if case .prompt? = profile.hotspot?.passphrase { true } else { false }
+        var proofHint: String?
+        let asksProof: Bool
+        if case .prompt(let hint)? = profile.provisioning?.proofOfPossession {
+            (asksProof, proofHint) = (true, hint)
+        } else {
+            asksProof = false
+        }
         let request = PickerAgentRequest(
             profile: profile.id, vendor: profile.vendor, user: host.uid, application: host.owner.application,
             items: items.map {
                 PickerAgentRequest.Item(
                     name: $0.name, productImage: $0.productImage, rename: $0.setupOptions.contains(.rename))
             },
-            asksPassphrase: asksPassphrase
+            asksPassphrase: asksPassphrase, asksProofOfPossession: asksProof, proofOfPossessionHint: proofHint
         ).dbusValue
         let bus = self.bus
         let path = host.path
@@ -474,7 +481,9 @@ extension Agent {
             }
             let answer = values.count > 1 ? values[1].members ?? [:] : [:]
             let passphrase = answer["passphrase"]?.string.map { SuppliedPassphrase.secret(Secret($0)) }
-            let choice = PickerChoice(entryID: Int(entry), name: answer["name"]?.string, passphrase: passphrase)
+            let choice = PickerChoice(
+                entryID: Int(entry), name: answer["name"]?.string, passphrase: passphrase,
+                proofOfPossession: answer["proofOfPossession"]?.string.map(Secret.init))
             // The pick is the person's consent; polkit decides whether it may be recorded.
             let allowed = await polkit.check(.authorize, sender: host.client, uid: host.uid, interactive: true)
             guard allowed else {

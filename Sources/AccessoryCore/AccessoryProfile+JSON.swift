@@ -440,7 +440,7 @@ extension BluetoothHandoff.StateReport {
 extension ProvisioningSetup {
     init?(reading object: JSONObjectReader) {
         let before = object.diagnostics.issues.count
-        object.rejectUnknownKeys(["protocol", "transport", "address", "security", "username"])
+        object.rejectUnknownKeys(["protocol", "transport", "address", "security", "username", "proofOfPossession"])
         _ = object.choice("protocol", from: ["espIDF": true], required: true)
         let transport = object.choice(
             "transport", from: ["softAP": Transport.softAP, "bluetooth": .bluetooth], required: true)
@@ -455,8 +455,25 @@ extension ProvisioningSetup {
         let security = object.integer("security", in: 0...2)
         let username = object.string("username")
         if username != nil && security != 2 { object.report("username", "is for security 2 only") }
+        let proof = object.object("proofOfPossession").flatMap(Self.readProofOfPossession)
+        if proof != nil && security == 0 {
+            object.report("proofOfPossession", "security 0 takes no proof of possession")
+        }
         guard object.diagnostics.issues.count == before, let transport else { return nil }
-        self.init(transport: transport, address: address ?? Self.defaultAddress, security: security, username: username)
+        self.init(
+            transport: transport, address: address ?? Self.defaultAddress, security: security, username: username,
+            proofOfPossession: proof)
+    }
+
+    private static func readProofOfPossession(_ object: JSONObjectReader) -> ProofOfPossessionSource? {
+        let kind = object.choice("source", from: ["prompt": true, "fixed": false], required: true)
+        object.rejectUnknownKeys(kind == false ? ["source", "value"] : ["source", "hint"])
+        switch kind {
+        case true?: return .prompt(hint: object.string("hint"))
+        // The value itself is never echoed in a fault.
+        case false?: return object.string("value", required: true).map { .fixed(Secret($0)) }
+        case nil: return nil
+        }
     }
 
     /// `HOST:PORT` with a port from 1 to 65535 (IPv6 hosts in brackets).

@@ -151,14 +151,27 @@ public struct ProvisioningSetup: Hashable, Sendable {
     public var security: Int?
     /// The security 2 username; `nil`: ESP-IDF's default.
     public var username: String?
+    /// Where the proof of possession comes from; `nil`: from the application, if the device
+    /// asks for one.
+    public var proofOfPossession: ProofOfPossessionSource?
+
+    /// Where an accessory's proof of possession comes from.
+    public enum ProofOfPossessionSource: Hashable, Sendable {
+        /// Printed on the device or its box: the picker asks the person, showing the hint.
+        case prompt(hint: String?)
+        /// A default the vendor publishes (`abcd1234` in ESP-IDF's examples).
+        case fixed(Secret)
+    }
 
     public init(
-        transport: Transport, address: String = Self.defaultAddress, security: Int? = nil, username: String? = nil
+        transport: Transport, address: String = Self.defaultAddress, security: Int? = nil, username: String? = nil,
+        proofOfPossession: ProofOfPossessionSource? = nil
     ) {
         self.transport = transport
         self.address = address
         self.security = security
         self.username = username
+        self.proofOfPossession = proofOfPossession
     }
 }
 

@@ -121,6 +121,8 @@ public struct AccessorySession: Sendable {
     private var pickers = 0
     private var entryTable = PickerEntryTable()
     private var passphrases: [UUID: SuppliedPassphrase] = [:]
+    /// The proofs of possession typed in the picker, for provisioning what was picked.
+    private var proofs: [UUID: Secret] = [:]
     /// What accessories revealed in their hotspot handoff: their security wins over the profile's.
     private var revealedHotspots: [UUID: RevealedHotspot] = [:]
 
@@ -163,6 +165,12 @@ public struct AccessorySession: Sendable {
     public func suppliedPassphrase(for id: UUID) -> SuppliedPassphrase? {
         let renamed = accessories.first { $0.id == id }?.hotspotWasRenamed ?? false
         return renamed && revealedHotspots[id] == nil ? nil : passphrases[id]
+    }
+
+    /// The proof of possession the person typed in the picker for an accessory picked in this
+    /// session, where its profile says the code is printed on the device.
+    public func suppliedProofOfPossession(for id: UUID) -> Secret? {
+        proofs[id]
     }
 
     /// The hotspot an accessory picked in this session revealed in its handoff.
@@ -258,6 +266,7 @@ public struct AccessorySession: Sendable {
         case .recordRemoved(let id):
             guard let index = accessories.firstIndex(where: { $0.id == id }) else { return [] }
             passphrases[id] = nil
+            proofs[id] = nil
             return [.emit(.accessoryRemoved(accessories.remove(at: index)))]
                 + endConfirmation(of: id, error: .removedBeforeAuthorization)
         case .invalidate(let error):
@@ -574,6 +583,7 @@ extension AccessorySession {
             descriptor: item.descriptor, owner: owner, created: now)
         accessories.append(record)
         passphrases[record.id] = picker.revealed?.passphrase.map(SuppliedPassphrase.secret) ?? choice.passphrase
+        proofs[record.id] = choice.proofOfPossession
         revealedHotspots[record.id] = picker.revealed
         let added: [Effect] = [.save(record), .emit(.accessoryAdded(record))]
         if item.setupOptions.contains(.confirmAuthorization) && !item.setupOptions.contains(.finishInApp) {
@@ -611,6 +621,7 @@ extension AccessorySession {
         var record = accessories.remove(at: index)
         if unauthorize { record.state = .unauthorized }
         passphrases[record.id] = nil
+        proofs[record.id] = nil
         revealedHotspots[record.id] = nil
         return [.delete(record), .emit(.accessoryRemoved(record))]
     }

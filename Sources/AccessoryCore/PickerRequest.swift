@@ -134,10 +134,15 @@ public struct PickerChoice: Hashable, Sendable {
     /// The name the person gave the accessory, where its item offers `rename`.
     public var name: String?
     public var passphrase: SuppliedPassphrase?
+    /// The proof of possession the person typed, where the profile says it is printed on the device.
+    public var proofOfPossession: Secret?
 
-    public init(entryID: Int, name: String? = nil, passphrase: SuppliedPassphrase? = nil) {
+    public init(
+        entryID: Int, name: String? = nil, passphrase: SuppliedPassphrase? = nil, proofOfPossession: Secret? = nil
+    ) {
         self.entryID = entryID
         self.name = name
         self.passphrase = passphrase
+        self.proofOfPossession = proofOfPossession
     }
 }

@@ -26,6 +26,9 @@ final class PickerDialog {
     private let options = ListBox(selection: .none)
     private let nameRow = EntryRow(title: "Name")
     private let passphraseRow = EntryRow(title: "Passphrase", hidesText: true)
+    private let proofRow = EntryRow(title: "Proof of possession", hidesText: true)
+    /// Where the proof of possession is found, as the profile says, under the options.
+    private let proofHint = Label.paragraph("")
     private let statusBox = Box(.horizontal, spacing: 12)
     private let spinner = Spinner()
     private let statusLabel = Label.paragraph("")
@@ -81,6 +84,9 @@ final class PickerDialog {
         content.append(Label.paragraph("Choose the accessory to set up."))
         content.append(makeAccessoryList())
         content.append(makeOptions())
+        proofHint.addStyleClass("dim-label")
+        proofHint.text = request.proofOfPossessionHint ?? "The code printed on the device or its box."
+        content.append(proofHint)
         content.append(makeStatus())
         content.append(makeComparison())
         errorLabel.addStyleClass("error")
@@ -122,12 +128,13 @@ final class PickerDialog {
         return list
     }
 
-    /// The rename and passphrase rows.
+    /// The rename, passphrase and proof-of-possession rows.
     private func makeOptions() -> ListBox {
         options.addStyleClass("boxed-list")
         options.setAccessibleLabel("Setup options")
         options.append(nameRow)
         options.append(passphraseRow)
+        options.append(proofRow)
         return options
     }
 
@@ -156,6 +163,7 @@ final class PickerDialog {
         list.onRowSelected { [weak self] in self?.selectionChanged() }
         list.onRowActivated { [weak self] in self?.confirm() }
         passphraseRow.onChanged { [weak self] in self?.selectionChanged() }
+        proofRow.onChanged { [weak self] in self?.selectionChanged() }
         window.onCloseRequest { [weak self] in
             self?.answerCancelled()
             self?.finish(destroy: false)
@@ -233,6 +241,7 @@ final class PickerDialog {
         answerCancelled(message: error?.message ?? "the agent ended the picker")
         list.isSensitive = false
         options.isSensitive = false
+        proofHint.isVisible = false
         statusBox.isVisible = false
         searchSpinner.stop()
         searchSpinner.isVisible = false
@@ -254,7 +263,8 @@ final class PickerDialog {
         chosen = selectedRow()
         refreshOptions()
         let passphraseGiven = !request.asksPassphrase || !passphraseRow.text.isEmpty
-        setUp.isSensitive = chosen != nil && passphraseGiven
+        let proofGiven = !request.asksProofOfPossession || !proofRow.text.isEmpty
+        setUp.isSensitive = chosen != nil && passphraseGiven && proofGiven
     }
 
     private func confirm() {
@@ -263,6 +273,13 @@ final class PickerDialog {
         if request.asksPassphrase && passphrase.isEmpty {
             showError("Enter the accessory's passphrase, printed on it or in its manual.")
             passphraseRow.grabFocus()
+            return
+        }
+        let proof = proofRow.text
+        if request.asksProofOfPossession && proof.isEmpty {
+            showError(
+                request.proofOfPossessionHint ?? "Enter the proof of possession printed on the device or its box.")
+            proofRow.grabFocus()
             return
         }
         var newName: String?
@@ -274,9 +291,12 @@ final class PickerDialog {
         }
         chosen = row
         self.call = nil
-        call.choose(entry: row.id, name: newName, passphrase: request.asksPassphrase ? Secret(passphrase) : nil)
+        call.choose(
+            entry: row.id, name: newName, passphrase: request.asksPassphrase ? Secret(passphrase) : nil,
+            proofOfPossession: request.asksProofOfPossession ? Secret(proof) : nil)
         list.isSensitive = false
         options.isSensitive = false
+        proofHint.isVisible = false
         setUp.isSensitive = false
         errorLabel.isVisible = false
         progress(step: "", error: nil)
@@ -332,7 +352,9 @@ final class PickerDialog {
         if renames, let chosen, nameRow.text.isEmpty { nameRow.text = chosen.name }
         nameRow.isVisible = renames
         passphraseRow.isVisible = request.asksPassphrase
-        options.isVisible = renames || request.asksPassphrase
+        proofRow.isVisible = request.asksProofOfPossession
+        proofHint.isVisible = request.asksProofOfPossession && options.isSensitive
+        options.isVisible = renames || request.asksPassphrase || request.asksProofOfPossession
     }
 
     private func selectedRow() -> PickerRow? {

@@ -146,10 +146,12 @@ public struct PickerAgentCall: Sendable {
 
     /// Answers `RequestChoice` with the entry chosen and what the person typed: a new `name`,
     /// a `passphrase`.
-    public func choose(entry: UInt32, name: String? = nil, passphrase: Secret? = nil) {
+    public func choose(entry: UInt32, name: String? = nil, passphrase: Secret? = nil, proofOfPossession: Secret? = nil)
+    {
         var answer: [(String, DBusValue)] = []
         if let name { answer.append(("name", .string(name))) }
         if let passphrase { answer.append(("passphrase", .string(passphrase.reveal()))) }
+        if let proofOfPossession { answer.append(("proofOfPossession", .string(proofOfPossession.reveal()))) }
         call.reply([.uint32(entry), .vardict(answer)])
     }
 

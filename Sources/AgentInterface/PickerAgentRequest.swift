@@ -30,10 +30,14 @@ public struct PickerAgentRequest: Sendable, Hashable {
     public var items: [Item]
     /// Whether the person is asked for the accessory's passphrase.
     public var asksPassphrase: Bool
+    /// Whether the person is asked for the proof of possession printed on the device (for
+    /// giving it the home network afterwards), and where the profile says it is found.
+    public var asksProofOfPossession: Bool
+    public var proofOfPossessionHint: String?
 
     public init(
         profile: String, vendor: String, user: UInt32? = nil, application: String? = nil, items: [Item],
-        asksPassphrase: Bool
+        asksPassphrase: Bool, asksProofOfPossession: Bool = false, proofOfPossessionHint: String? = nil
     ) {
         self.profile = profile
         self.vendor = vendor
@@ -41,6 +45,8 @@ public struct PickerAgentRequest: Sendable, Hashable {
         self.application = application
         self.items = items
         self.asksPassphrase = asksPassphrase
+        self.asksProofOfPossession = asksProofOfPossession
+        self.proofOfPossessionHint = proofOfPossessionHint
     }
 
     /// Reads a request off the bus; a missing vendor reads as the profile id.
@@ -55,7 +61,9 @@ public struct PickerAgentRequest: Sendable, Hashable {
                     name: item.field("name")?.string ?? "", productImage: item.field("productImage")?.string,
                     rename: item.field("rename")?.bool ?? false)
             },
-            asksPassphrase: value.field("passphrase")?.bool ?? false)
+            asksPassphrase: value.field("passphrase")?.bool ?? false,
+            asksProofOfPossession: value.field("proofOfPossession")?.bool ?? false,
+            proofOfPossessionHint: value.field("proofOfPossessionHint")?.string)
     }
 
     /// The `a{sv}` the agent sends.
@@ -76,6 +84,8 @@ public struct PickerAgentRequest: Sendable, Hashable {
                     }, elementType: "a{sv}")
             ))
         fields.append(("passphrase", .boolean(asksPassphrase)))
+        fields.append(("proofOfPossession", .boolean(asksProofOfPossession)))
+        if let proofOfPossessionHint { fields.append(("proofOfPossessionHint", .string(proofOfPossessionHint))) }
         return .vardict(fields)
     }
 

@@ -4,6 +4,18 @@ import GLibRuntime
 import ServiceHarness
 import Testing
 
+/// The session's `ProvisioningProgress` signals from the `after`th signal on, up to the last
+/// step (`joining`), which may reach the recorder just after the reply.
+func provisioningSteps(of session: ClientSession, after: Int) async throws -> [BusSignal] {
+    let progress = { (signals: [BusSignal]) in
+        signals.dropFirst(after).filter { $0.member == "ProvisioningProgress" }
+    }
+    let all = try await session.signals.wait(for: "the joining step") {
+        progress($0).contains { $0.arguments[1].string == "joining" }
+    }
+    return progress(all)
+}
+
 /// `ProvisionAccessory` through the built agent, on a private bus with python-dbusmock's
 /// NetworkManager, BlueZ and polkitd, against the ESP32-style provisioning device simulator on
 /// 127.0.0.1 (the profile's SoftAP address): the kiosk policy picks an Acme plug, the client
@@ -67,7 +79,7 @@ struct MockServicesAgentProvisioningTests {
         #expect(reply["security"]?.uint32 == 1)
         #expect(reply["ipv4Address"]?.string == "192.168.1.42")
 
-        let steps = session.signals.all.filter { $0.member == "ProvisioningProgress" }
+        let steps = try await provisioningSteps(of: session, after: 0)
         #expect(steps.allSatisfy { $0.arguments.first?.string == id })
         #expect(
             steps.compactMap { $0.arguments[1].string } == [
@@ -209,5 +221,53 @@ struct MockServicesAgentProvisioningTests {
             #expect(!given.out.contains(secret) && !services.agent.log.contains(secret))
         }
         #expect(services.agent.log.contains("the stored network 'SavedNet' (profile 'SavedNet')"))
+    }
+}
+
+/// `ProvisionAccessory` for an Improv Wi-Fi device over the project's BlueZ template: the
+/// shipped Improv profile, the kiosk policy picking the authorized device.
+@Suite("Agent provisions Improv devices (private bus: mock NetworkManager, BlueZ with an Improv device, polkitd)")
+struct MockServicesAgentImprovProvisioningTests {
+    static let item = pickerItem(
+        "Improv Wi-Fi device",
+        [
+            ("bluetoothServiceUUID", "00004677-0000-1000-8000-00805f9b34fb"), ("bluetoothServiceDataBlob", "02"),
+            ("bluetoothServiceDataMask", "ff"),
+        ])
+
+    @Test func anImprovDeviceIsGivenTheNetworkAndAnswersWithItsURL() async throws {
+        let services = try AgentServices(
+            kiosk: kioskPolicy(profiles: ["com.improv-wifi.ble"], users: [0]), startAgent: false)
+        try services.agent.installShippedProfile("improv-wifi.json")
+        let device = try services.bluez.addImprovDevice("24:0A:C4:00:00:09")
+        try services.bluez.setImprov(device, url: "http://10.0.0.9/setup")
+        try services.agent.start()
+        let client = try await services.client()
+        let session = try await client.openSession("com.improv-wifi.ble")
+        _ = try await session.activate()
+        try await session.showPicker([Self.item])
+        let added = try #require(try await session.waitForDismiss().first { $0.member == "AccessoryAdded" })
+        let id = try #require(added.arguments.first?["id"]?.string)
+
+        // The device's own verdict first: it could not join (and stays ready for another try).
+        try services.bluez.setImprov(device, failConnect: true)
+        let options = DBusValue.vardict([("ssid", .string("HomeNet")), ("passphrase", .string("home-passphrase"))])
+        await expectBusError("io.accessorysetup.Error.ImprovUnableToConnect") {
+            try await session.call("ProvisionAccessory", [.string(id), options])
+        }
+        _ = try await provisioningSteps(of: session, after: 0)
+        try services.bluez.setImprov(device, failConnect: false)
+        let before = session.signals.all.count
+        let reply = try #require(try await session.call("ProvisionAccessory", [.string(id), options]).first)
+        #expect(reply["protocol"]?.string == "improvWiFi")
+        #expect(reply["url"]?.string == "http://10.0.0.9/setup")
+        #expect(reply["ssid"]?.string == "HomeNet")
+        let log = try services.bluez.improvLog(device)
+        #expect(log.ssid == "HomeNet" && log.password == "home-passphrase")
+        let steps = try await provisioningSteps(of: session, after: before).compactMap { $0.arguments[1].string }
+        #expect(steps == ["connecting", "sendingCredentials", "joining"])
+        #expect(!services.agent.log.contains("home-passphrase"))
+
+        await client.close()
     }
 }

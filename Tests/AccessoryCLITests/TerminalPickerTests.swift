@@ -100,6 +100,38 @@ private let twoPlugs = [
         #expect(model.handle(.enter) == .choose(entry: 3, name: "Desk  caX", passphrase: Secret("label-code")))
     }
 
+    @Test func passphraseThenProofOfPossession() {
+        let request = PickerModel.Request(
+            profile: "org.example.espprov", vendor: "Example", items: [.init(name: "Item")], asksPassphrase: true,
+            asksProofOfPossession: true, proofOfPossessionHint: "Under the lid")
+        var model = choosing([entry(4, "Acme plug", ssid: "PROV_4F2A")], request: request)
+        #expect(model.handle(.enter) == nil)
+        for character in "hotspot-pass" { _ = model.handle(.character(character)) }
+        #expect(model.handle(.enter) == nil)
+        #expect(model.stage == .proofOfPossession(4, name: nil, passphrase: Secret("hotspot-pass")))
+        #expect(model.handle(.enter) == nil)
+        #expect(model.notice == "Type the code printed on the device, or Esc to go back.")
+        for character in "abcd1234" { _ = model.handle(.character(character)) }
+        #expect(model.typedSecretLength == 8)
+        #expect(
+            model.handle(.enter)
+                == .choose(
+                    entry: 4, name: nil, passphrase: Secret("hotspot-pass"), proofOfPossession: Secret("abcd1234")))
+        #expect(model.stage == .settingUp(4, name: nil, step: nil))
+    }
+
+    @Test func escapeFromTheProofOfPossessionGoesBackToTheList() {
+        let request = PickerModel.Request(
+            profile: "p", vendor: "v", items: [.init(name: "Item")], asksPassphrase: false, asksProofOfPossession: true)
+        var model = choosing([entry(4, "Acme plug", ssid: "PROV_4F2A")], request: request)
+        #expect(model.handle(.enter) == nil)
+        #expect(model.stage == .proofOfPossession(4, name: nil, passphrase: nil))
+        _ = model.handle(.character("x"))
+        #expect(model.handle(.escape) == nil)
+        #expect(model.stage == .choosing)
+        #expect(model.typedSecretLength == 0)
+    }
+
     @Test func anEmptyNameKeepsTheItemsName() {
         let request = PickerModel.Request(
             profile: "p", vendor: "v", items: [.init(name: "Item", rename: true)], asksPassphrase: false)

@@ -26,7 +26,8 @@ final class PickerServices: AgentLogging, @unchecked Sendable {
          "items": [{"name": "Acme camera", "setupOptions": ["rename"], "descriptor": {"ssidPrefix": "Acme-Cam-"}}]}
         """
 
-    init() throws {
+    /// `extraProfiles`: more profiles to install, by id.
+    init(extraProfiles: [String: String] = [:]) throws {
         networkManager = try NetworkManagerMock()
         device = try networkManager.addWiFiDevice("wlan0")
         try networkManager.addAccessPoint(
@@ -40,6 +41,9 @@ final class PickerServices: AgentLogging, @unchecked Sendable {
         try FileManager.default.createDirectory(at: profiles, withIntermediateDirectories: true)
         try Data(Self.plugProfile.utf8).write(to: profiles.appendingPathComponent("org.example.plug.json"))
         try Data(Self.cameraProfile.utf8).write(to: profiles.appendingPathComponent("org.example.cam.json"))
+        for (id, profile) in extraProfiles {
+            try Data(profile.utf8).write(to: profiles.appendingPathComponent("\(id).json"))
+        }
         let ctl = try #require(AccessoryCtlTests.executable(), "accessoryctl was not built next to the test bundle")
         let executable = ctl.deletingLastPathComponent().appendingPathComponent("accessory-agent").path
         let bus = networkManager.bus
@@ -375,6 +379,42 @@ final class SessionPickerServices: AgentLogging, @unchecked Sendable {
         #expect(end.contains("accessoryAdded Desk cam (Acme-Cam-77) authorized"), "\(end)")
         #expect(!end.contains("label-secret-42"))
         #expect(!services.agentLog.contains("label-secret-42"))
+        expectTerminalRestored(end)
+    }
+
+    /// The proof of possession printed on the device is typed, unseen, in the picker, and the
+    /// provisioning that follows the pick gives it to the device (the ESP device simulator on
+    /// 127.0.0.1, the profile's SoftAP address).
+    @Test func pickProvisionAsksTheProofOfPossessionInThePicker() throws {
+        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: "lid-code-77")
+        defer { device.stop() }
+        let profile = """
+            {"schemaVersion": 1, "id": "org.example.espprov", "vendor": "Example", "supports": ["wifi"],
+             "hotspot": {"security": "open", "passphrase": {"source": "none"}}, "handoff": "joinHotspot",
+             "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "127.0.0.1:\(device.port)",
+                              "proofOfPossession": {"source": "prompt", "hint": "The code under the plug's lid."}},
+             "items": [{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}}]}
+            """
+        let services = try PickerServices(extraProfiles: ["org.example.espprov": profile])
+        let pane = try TmuxPane(
+            [
+                "pick", "org.example.espprov", "--provision", "--ssid", "HomeNet", "--passphrase-file",
+                try device.writeFile("home.pass", "home-passphrase"),
+            ], environment: services.environment)
+        try pane.waitFor("1 found", services: services)
+        try pane.send("Enter")
+        let asking = try pane.waitFor("Proof of possession:", services: services)
+        #expect(asking.contains("The code under the plug's lid."), "\(asking)")
+        try pane.send("lid-code-77", literally: true)
+        usleep(300_000)
+        let typing = try pane.screen()
+        #expect(!typing.contains("lid-code-77"), "the proof of possession was shown:\n\(typing)")
+        try pane.send("Enter")
+        let end = try pane.waitFor("[tty ", timeout: 60, services: services)
+        #expect(end.contains("[exit 0]"), "\(end)\n\(services.agentLog)")
+        #expect(end.contains("Acme plug joined 'HomeNet' at 192.168.1.42."), "\(end)")
+        #expect(end.contains("Session established."), "\(end)")
+        #expect(!end.contains("lid-code-77") && !services.agentLog.contains("lid-code-77"))
         expectTerminalRestored(end)
     }
 

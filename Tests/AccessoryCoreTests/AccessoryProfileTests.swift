@@ -278,6 +278,26 @@ struct AccessoryProfileTests {
         #expect(
             try AccessoryProfile.parse(data(minimal), path: "p").provisioning
                 == ProvisioningSetup(transport: .softAP, address: "192.168.4.1:80", security: 2, username: "admin"))
+        let prompted = with(wifiProfile()) {
+            $0["provisioning"] =
+                [
+                    "protocol": "espIDF", "transport": "softAP",
+                    "proofOfPossession": ["source": "prompt", "hint": "Under the lid"] as JSON,
+                ] as JSON
+        }
+        #expect(
+            try AccessoryProfile.parse(data(prompted), path: "p").provisioning?.proofOfPossession
+                == .prompt(hint: "Under the lid"))
+        let fixed = with(wifiProfile()) {
+            $0["provisioning"] =
+                [
+                    "protocol": "espIDF", "transport": "softAP",
+                    "proofOfPossession": ["source": "fixed", "value": "abcd1234"] as JSON,
+                ] as JSON
+        }
+        #expect(
+            try AccessoryProfile.parse(data(fixed), path: "p").provisioning?.proofOfPossession
+                == .fixed(Secret("abcd1234")))
     }
 
     @Test func aStateValueIsJudgedByItsPrefix() {
@@ -667,6 +687,28 @@ struct AccessoryProfileTests {
                         "protocol": "improv", "transport": "softAP", "address": "192.168.4.1", "security": 3,
                         "username": "u",
                     ] as JSON
+            }
+        },
+        .init(
+            "a proof of possession for security 0",
+            [("provisioning.proofOfPossession", "security 0 takes no proof of possession")]
+        ) {
+            with(wifiProfile()) {
+                $0["provisioning"] =
+                    [
+                        "protocol": "espIDF", "transport": "softAP", "security": 0,
+                        "proofOfPossession": ["source": "prompt"] as JSON,
+                    ] as JSON
+            }
+        },
+        .init(
+            "a proof of possession from nowhere known",
+            [("provisioning.proofOfPossession.source", #""label" is not one of "prompt", "fixed""#)]
+        ) {
+            with(wifiProfile()) {
+                $0["provisioning"] =
+                    ["protocol": "espIDF", "transport": "softAP", "proofOfPossession": ["source": "label"] as JSON]
+                    as JSON
             }
         },
         .init(

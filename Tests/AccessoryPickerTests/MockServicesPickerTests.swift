@@ -45,7 +45,24 @@ final class PickerServices: @unchecked Sendable {
     let picker: ServiceProcess
     let scratch: ScratchDirectory
 
-    init() throws {
+    /// A profile whose accessory is provisioned (ESP-IDF over its open hotspot, at `port` on
+    /// 127.0.0.1) with the proof of possession printed on it, which the picker asks for.
+    static let provisionedVendor = "Provisioned Devices"
+    static let provisionedItem = """
+        [{"name": "Provisioned plug", "descriptor": {"ssidPrefix": "Prov-Setup-"}}]
+        """
+    static func provisionedProfile(port: Int) -> String {
+        """
+        {"schemaVersion": 1, "id": "com.example.provisioned", "vendor": "\(provisionedVendor)", "supports": ["wifi"],
+         "hotspot": {"security": "open", "passphrase": {"source": "none"}}, "handoff": "joinHotspot",
+         "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "127.0.0.1:\(port)",
+                          "proofOfPossession": {"source": "prompt", "hint": "The code on the plug's back."}},
+         "items": \(provisionedItem)}
+        """
+    }
+
+    /// `provisioningPort`: the ESP device simulator's, for the provisioned profile.
+    init(provisioningPort: Int? = nil) throws {
         bus = try PrivateSystemBus()
         networkManager = try NetworkManagerMock(on: bus)
         bluez = try BlueZMock(on: bus)
@@ -67,6 +84,11 @@ final class PickerServices: @unchecked Sendable {
         try networkManager.addAccessPoint(
             device, name: "other", ssid: "Other-Net", bssid: "02:00:00:00:00:40", strength: 95, security: .wpa2)
         agent = try AgentProcess(bus: bus)
+        if let provisioningPort {
+            try networkManager.addAccessPoint(
+                device, name: "prov", ssid: "Prov-Setup-7C1D", bssid: "02:00:00:00:00:61", strength: 75)
+            try agent.installProfile(Self.provisionedProfile(port: provisioningPort), name: "com.example.provisioned")
+        }
         try agent.installProfile(Self.profile, name: "com.example.acme")
         try agent.installProfile(Self.secureProfile, name: "com.example.secure")
         try FileManager.default.copyItem(
@@ -101,7 +123,8 @@ final class PickerServices: @unchecked Sendable {
 
     /// Starts the example client showing the picker for `items` (the Acme plug item).
     func startClient(
-        profile: String = "com.example.acme", items: String = item, discoveryTimeout: Int? = nil
+        profile: String = "com.example.acme", items: String = item, discoveryTimeout: Int? = nil,
+        arguments extra: [String] = []
     ) throws -> (process: Process, output: URL) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
@@ -109,7 +132,7 @@ final class PickerServices: @unchecked Sendable {
             [
                 Self.packageRoot.appendingPathComponent("examples/pick.py").path, profile,
                 "--items", items, "--timeout", "40",
-            ] + (discoveryTimeout.map { ["--discovery-timeout", String($0)] } ?? [])
+            ] + (discoveryTimeout.map { ["--discovery-timeout", String($0)] } ?? []) + extra
         process.environment = ProcessInfo.processInfo.environment.merging(bus.environment) { $1 }
         let output = scratch.url.appendingPathComponent("client-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
@@ -338,6 +361,43 @@ extension GraphicalPickerTests {
             #expect(sensitivity == [false, true], "Set Up before and after the passphrase")
             #expect(result.output.contains("AccessoryAdded: Secure sensor ("), "client:\n\(result.output)")
             #expect(!services.picker.log.contains(secret) && !services.agent.log.contains(secret))
+        }
+
+        @Test("the proof of possession printed on the device is typed in the picker; the app's provisioning uses it")
+        func proofOfPossession() throws {
+            let device = try ESPProvisioningDevice(security: 1, proofOfPossession: "back-code-3318")
+            defer { device.stop() }
+            let services = try PickerServices(provisioningPort: device.port)
+            try services.polkit.allow([
+                "io.accessorysetup.open-session", "io.accessorysetup.authorize", "io.accessorysetup.join",
+                "io.accessorysetup.provision",
+            ])
+            let client = try services.startClient(
+                profile: "com.example.provisioned", items: PickerServices.provisionedItem,
+                arguments: [
+                    "--provision", "--ssid", "HomeNet", "--passphrase-file",
+                    try device.writeFile("home.pass", "home-passphrase"),
+                ])
+            let run = try services.drive(
+                ["choose", "--choose", "Prov-Setup-7C1D", "--pop", "back-code-3318"],
+                title: PickerServices.provisionedVendor)
+            let result = services.finish(client, timeout: 60)
+            #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
+            let sensitivity = run.lines.compactMap { $0["proofSetUpSensitive"] as? [Bool] }.first
+            #expect(sensitivity == [false, true], "Set Up before and after the proof of possession")
+            #expect(result.status == 0, "client:\n\(result.output)\nagent:\n\(services.agent.log)")
+            #expect(result.output.contains("ProvisioningProgress: sessionEstablished"), "client:\n\(result.output)")
+            #expect(
+                result.output.contains("provisioned: the accessory joined HomeNet at 192.168.1.42"),
+                "client:\n\(result.output)")
+            for log in [services.picker.log, services.agent.log, result.output] {
+                #expect(!log.contains("back-code-3318"))
+            }
+            // The dialog with the code typed (hidden), before Set Up.
+            try? FileManager.default.copyItem(
+                at: services.scratch.url.appendingPathComponent("choose-chosen.png"),
+                to: services.scratch.url.appendingPathComponent("proof-of-possession.png"))
+            #expect(throws: Never.self) { try services.checkScreenshot("proof-of-possession") }
         }
 
         @Test("a row vanishes while the picker is open when its accessory goes out of range")

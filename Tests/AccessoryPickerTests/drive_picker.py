@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 """Drives accessory-picker through the accessibility tree (AT-SPI), as a screen reader would.
 
-    drive_picker.py PID SCENARIO [--rows N] [--choose NAME] [--rename TEXT] [--passphrase TEXT]
+    drive_picker.py PID SCENARIO [--rows N] [--choose NAME] [--rename TEXT] [--passphrase TEXT] [--pop TEXT]
                     [--shots DIR] [--shot-name NAME] [--title TITLE]
 
 SCENARIO is `choose` (select the row named NAME or whose description holds it, optionally
-fill the Name and Passphrase rows, press Set Up, wait for the setup to end), `cancel` (press Cancel) or
+fill the Name, Passphrase and Proof of possession rows, press Set Up, wait for the setup to end), `cancel` (press Cancel) or
 `keyboard` (keys alone: Down to the row holding NAME and Return, or Escape without one)
 `timeout` (nothing is found: read the dialog's error, press Close), `live` (run a command
 that takes an accessory away, wait for its row to vanish, press Cancel) or `look` (read the
@@ -203,6 +203,7 @@ def main():
     parser.add_argument("--choose")
     parser.add_argument("--rename")
     parser.add_argument("--passphrase")
+    parser.add_argument("--pop", help="the proof of possession to type")
     parser.add_argument("--compare", choices=["matches", "differs"],
                         help="answer the number the accessory shows while pairing")
     parser.add_argument("--shots")
@@ -272,6 +273,16 @@ def main():
         time.sleep(0.3)
         after = find(window, pyatspi.ROLE_PUSH_BUTTON, "Set Up").getState().contains(pyatspi.STATE_SENSITIVE)
         say(setUpSensitive=[before, after])
+    if args.pop is not None:
+        if options is None:
+            fail("no 'Setup options' list asks for a proof of possession")
+        before = find(window, pyatspi.ROLE_PUSH_BUTTON, "Set Up").getState().contains(pyatspi.STATE_SENSITIVE)
+        entry = wait_for("the Proof of possession entry",
+                         lambda: find(options, pyatspi.ROLE_TEXT, "Proof of possession"))
+        entry.queryEditableText().setTextContents(args.pop)
+        time.sleep(0.3)
+        after = find(window, pyatspi.ROLE_PUSH_BUTTON, "Set Up").getState().contains(pyatspi.STATE_SENSITIVE)
+        say(proofSetUpSensitive=[before, after])
     screenshot(args, "chosen")
     press(window, "Set Up")
     if args.compare is not None:

@@ -117,10 +117,12 @@ enum PickCommand {
                 }
                 result = .failure(error)
             }
-            let passphrase = await terminal?.close()
+            let typed = await terminal?.close()
+            let passphrase = typed?.passphrase
             held.forEach { $0() }
             guard let added = try result.get() else { return .failure }
-            if let provisioning {
+            if var provisioning {
+                if provisioning.proofOfPossession == nil { provisioning.proofOfPossession = typed?.proofOfPossession }
                 return try await ProvisionThroughAgent.run(
                     added, passphrase: passphrase, provisioning, json: arguments.flag("json"), on: client, console)
             }

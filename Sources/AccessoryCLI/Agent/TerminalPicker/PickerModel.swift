@@ -18,6 +18,8 @@ struct PickerModel {
         case choosing
         case renaming(UInt32)
         case passphrase(UInt32, name: String?)
+        /// The proof of possession printed on the device, after the passphrase if one was asked.
+        case proofOfPossession(UInt32, name: String?, passphrase: Secret?)
         /// The choice was sent; `step` is the last `SetupProgress` step, if any.
         case settingUp(UInt32, name: String?, step: String?)
         case closed(Outcome)
@@ -32,7 +34,7 @@ struct PickerModel {
 
     /// What the person decided, for the picker agent to answer `RequestChoice` with.
     enum Action: Equatable {
-        case choose(entry: UInt32, name: String?, passphrase: Secret?)
+        case choose(entry: UInt32, name: String?, passphrase: Secret?, proofOfPossession: Secret? = nil)
         case cancel
         /// The person's answer to `ConfirmPasskey`: whether the accessory shows the same number.
         case confirm(Bool)
@@ -93,7 +95,7 @@ struct PickerModel {
         }
         let prompted: UInt32? =
             switch stage {
-            case .renaming(let id), .passphrase(let id, _): id
+            case .renaming(let id), .passphrase(let id, _), .proofOfPossession(let id, _, _): id
             default: nil
             }
         if let prompted, !entries.contains(where: { $0.id == prompted }) { backToList("That accessory went away.") }
@@ -140,7 +142,18 @@ struct PickerModel {
         case .renaming(let id):
             return renaming(id, key)
         case .passphrase(let id, let name):
-            return typingPassphrase(id, name, key)
+            switch typingSecret(key, missing: "Type the accessory's passphrase, or Esc to go back.") {
+            case .typed(let passphrase): return askProofOrChoose(id, name: name, passphrase: passphrase)
+            case .typing(let action): return action
+            }
+        case .proofOfPossession(let id, let name, let passphrase):
+            switch typingSecret(key, missing: "Type the code printed on the device, or Esc to go back.") {
+            case .typed(let proof):
+                stage = .settingUp(id, name: name, step: nil)
+                return .choose(entry: id, name: name, passphrase: passphrase, proofOfPossession: proof)
+            case .typing(let action):
+                return action
+            }
         case .settingUp:
             if confirmation != nil, let answer = Self.confirmationAnswer(key) {
                 confirmation = nil
@@ -216,13 +229,21 @@ struct PickerModel {
     }
 
     private mutating func askPassphraseOrChoose(_ id: UInt32, name: String?) -> Action? {
-        guard request?.asksPassphrase == true else {
-            stage = .settingUp(id, name: name, step: nil)
-            return .choose(entry: id, name: name, passphrase: nil)
-        }
+        guard request?.asksPassphrase == true else { return askProofOrChoose(id, name: name, passphrase: nil) }
         secret = ""
         typedSecretLength = 0
         stage = .passphrase(id, name: name)
+        return nil
+    }
+
+    private mutating func askProofOrChoose(_ id: UInt32, name: String?, passphrase: Secret?) -> Action? {
+        guard request?.asksProofOfPossession == true else {
+            stage = .settingUp(id, name: name, step: nil)
+            return .choose(entry: id, name: name, passphrase: passphrase)
+        }
+        secret = ""
+        typedSecretLength = 0
+        stage = .proofOfPossession(id, name: name, passphrase: passphrase)
         return nil
     }
 
@@ -256,18 +277,26 @@ struct PickerModel {
         return nil
     }
 
-    private mutating func typingPassphrase(_ id: UInt32, _ name: String?, _ key: Key) -> Action? {
+    private enum SecretTyping {
+        /// Enter, with something typed.
+        case typed(Secret)
+        /// Still typing, gone back to the list, or cancelling.
+        case typing(Action?)
+    }
+
+    /// A secret typed unseen: Enter ends it (refused when empty, with `missing`), Esc goes back
+    /// to the list.
+    private mutating func typingSecret(_ key: Key, missing: String) -> SecretTyping {
         switch key {
         case .enter:
             guard !secret.isEmpty else {
-                notice = "Type the accessory's passphrase, or Esc to go back."
-                return nil
+                notice = missing
+                return .typing(nil)
             }
-            let passphrase = Secret(secret)
+            let typed = Secret(secret)
             secret = ""
             typedSecretLength = 0
-            stage = .settingUp(id, name: name, step: nil)
-            return .choose(entry: id, name: name, passphrase: passphrase)
+            return .typed(typed)
         case .backspace:
             if !secret.isEmpty {
                 secret.removeLast()
@@ -282,11 +311,11 @@ struct PickerModel {
             backToList(nil)
         case .interrupt:
             secret = ""
-            return cancelling(on: key)
+            return .typing(cancelling(on: key))
         default:
             break
         }
-        return nil
+        return .typing(nil)
     }
 
     private mutating func backToList(_ notice: String?) {

@@ -58,11 +58,16 @@ struct PickerScreen {
             let keep = entry.map { "Enter with nothing typed keeps “\($0.name)”" } ?? ""
             lines += footer(
                 model, [keep, "Esc: back", "Ctrl-C: cancel"], short: ["Enter: keep if empty", "Esc: back"])
-        case .passphrase(let id, _):
+        case .passphrase(let id, _), .proofOfPossession(let id, _, _):
             let entry = model.entries.first { $0.id == id }
-            let label = "Passphrase for \(entry.map(\.identity) ?? "the accessory"): "
-            lines = [[Span("Set up ", .bold), Span(describe(entry), .bold)], [], [Span(label)]]
-            cursor = Cursor(row: 2, column: min(width - 1, displayWidth(terminalSafe(label))))
+            var label = "Passphrase for \(entry.map(\.identity) ?? "the accessory"): "
+            var hint: [[Span]] = []
+            if case .proofOfPossession = model.stage {
+                label = "Proof of possession: "
+                hint = [[Span(model.request?.proofOfPossessionHint ?? "The code printed on the device or its box.")]]
+            }
+            lines = [[Span("Set up ", .bold), Span(describe(entry), .bold)], []] + hint + [[Span(label)]]
+            cursor = Cursor(row: 2 + hint.count, column: min(width - 1, displayWidth(terminalSafe(label))))
             lines += footer(
                 model, ["Typing is not shown", "Enter: set up", "Esc: back", "Ctrl-C: cancel"],
                 short: ["Not shown", "Enter: set up", "Esc: back"])

@@ -30,13 +30,13 @@ final class TerminalPicker: Sendable {
     }
 
     private let inputs: AsyncStream<Input>.Continuation
-    private let driver: Task<Secret?, Never>
+    private let driver: Task<TypedSecrets, Never>
     private let forwarder: Task<Void, Never>
     private let service: PickerAgentService
     private let logindSession: String?
 
     private init(
-        inputs: AsyncStream<Input>.Continuation, driver: Task<Secret?, Never>, forwarder: Task<Void, Never>,
+        inputs: AsyncStream<Input>.Continuation, driver: Task<TypedSecrets, Never>, forwarder: Task<Void, Never>,
         service: PickerAgentService, logindSession: String?
     ) {
         self.inputs = inputs
@@ -66,7 +66,7 @@ final class TerminalPicker: Sendable {
         let driver = Task {
             var driver = Driver(client: client, service: service, serving: serving)
             await driver.run(stream, continuation)
-            return driver.passphrase
+            return TypedSecrets(passphrase: driver.passphrase, proofOfPossession: driver.proofOfPossession)
         }
         return TerminalPicker(
             inputs: continuation, driver: driver, forwarder: forwarder, service: service,
@@ -83,11 +83,17 @@ final class TerminalPicker: Sendable {
         try await service.unregister()
     }
 
+    /// What the person typed for the accessory chosen, for a join or provisioning that follows
+    /// the pick.
+    struct TypedSecrets {
+        var passphrase: Secret?
+        var proofOfPossession: Secret?
+    }
+
     /// Gives the terminal back, as it was, and waits until it is; a choice still open is
-    /// answered as cancelled. Returns the passphrase typed for the accessory chosen, for a
-    /// join that follows the pick.
+    /// answered as cancelled. Returns what was typed for the accessory chosen.
     @discardableResult
-    func close() async -> Secret? {
+    func close() async -> TypedSecrets {
         forwarder.cancel()
         inputs.yield(.close)
         inputs.finish()
@@ -107,6 +113,7 @@ final class TerminalPicker: Sendable {
         var confirmation: PickerAgentCall?
         var session: String?
         var passphrase: Secret?
+        var proofOfPossession: Secret?
         /// `picker-agent`: the session whose entries the model holds, which may come before its
         /// `RequestChoice`; and the accessory chosen, for the line after the picker.
         var entriesSession: String?
@@ -227,12 +234,13 @@ final class TerminalPicker: Sendable {
 
         private mutating func press(_ key: PickerModel.Key) {
             switch model.handle(key) {
-            case .choose(let entry, let name, let passphrase)?:
+            case .choose(let entry, let name, let passphrase, let proofOfPossession)?:
                 self.passphrase = passphrase
+                self.proofOfPossession = proofOfPossession
                 let picked = model.entries.first { $0.id == entry }
                 chosen = [name ?? picked?.name, picked.map { "(\($0.identity))" }].compactMap { $0 }.joined(
                     separator: " ")
-                pending?.choose(entry: entry, name: name, passphrase: passphrase)
+                pending?.choose(entry: entry, name: name, passphrase: passphrase, proofOfPossession: proofOfPossession)
                 pending = nil
             case .confirm(let matches)?:
                 if matches {
@@ -283,6 +291,7 @@ final class TerminalPicker: Sendable {
             session = nil
             chosen = nil
             passphrase = nil
+            proofOfPossession = nil
             self.entriesSession = entriesSession
         }
 
