@@ -96,3 +96,87 @@ import Testing
         #expect(unnamed.err.contains("name the network with --ssid"), "\(unnamed.err)")
     }
 }
+
+/// `accessoryctl pick --provision` for an Improv device whose item asks the application to
+/// confirm it (confirmAuthorization): the device is given the network while the picker waits,
+/// its button pressed meanwhile, and the accessory is then confirmed, as an app would.
+@Suite(.serialized) final class MockServicesImprovProvisionCommandTests {
+    let bus: PrivateSystemBus
+    let networkManager: NetworkManagerMock
+    let bluez: BlueZMock
+    let polkit: PolkitMock
+    let agent: AgentProcess
+    let scratch: ScratchDirectory
+
+    init() throws {
+        bus = try PrivateSystemBus()
+        networkManager = try NetworkManagerMock(on: bus)
+        bluez = try BlueZMock(on: bus)
+        polkit = try PolkitMock(on: bus)
+        try bluez.addAdapter()
+        let wifi = try networkManager.addWiFiDevice("wlan0")
+        let home = try networkManager.addAccessPoint(
+            wifi, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
+        try networkManager.connectHomeNetwork(wifi, accessPoint: home, ssid: "HomeNet")
+        agent = try AgentProcess(bus: bus)
+        try agent.installShippedProfile("improv-wifi.json")
+        try agent.start()
+        scratch = try ScratchDirectory("improv-provision")
+    }
+
+    deinit {
+        agent.stop()
+        polkit.stop()
+        bluez.stop()
+        networkManager.stop()
+        bus.stop()
+    }
+
+    @Test func theDeviceIsProvisionedWhileThePickerWaitsThenConfirmed() throws {
+        let device = try bluez.addImprovDevice("24:0A:C4:00:00:0A", state: 1)
+        try bluez.setImprov(device, authorizeAfterMilliseconds: 500, url: "http://10.0.0.10/welcome")
+        let passphrase = scratch.url.appendingPathComponent("home.pass")
+        try Data("home-passphrase\n".utf8).write(to: passphrase)
+        let run = try accessoryctlProcess(
+            [
+                "pick", "com.improv-wifi.ble", "--select", "24:0A:C4:00:00:0A", "--timeout", "20", "--provision",
+                "--ssid", "HomeNet", "--passphrase-file", passphrase.path,
+            ], environment: bus.environment, deadline: .seconds(90))
+        #expect(run.code == .success, "\(run.out)\n\(run.err)\n\(agent.log)")
+        let events = run.out.split(separator: "\n").map { String($0.split(separator: " ").first ?? "") }
+        #expect(
+            events.prefix(5) == [
+                "activated", "pickerDidPresent", "accessoryAdded", "accessoryChanged", "pickerDidDismiss",
+            ],
+            "\(run.out)")
+        #expect(run.out.contains("awaitingAuthorization"), "\(run.out)")
+        #expect(
+            run.out.hasSuffix(
+                "Improv Wi-Fi device (press its button to authorize) joined 'HomeNet'; it goes on at "
+                    + "http://10.0.0.10/welcome.\n"), "\(run.out)")
+        #expect(run.err.contains("The device asks for authorization: press its button"), "\(run.err)")
+        let log = try bluez.improvLog(device)
+        #expect(log.ssid == "HomeNet" && log.password == "home-passphrase")
+        let listed = try accessoryctlProcess(["list", "--json"], environment: bus.environment, deadline: .seconds(30))
+        let records = try JSONSerialization.jsonObject(with: Data(listed.out.utf8)) as? [[String: Any]]
+        #expect(records?.first?["state"] as? String == "authorized", "\(listed.out)")
+        #expect(!(run.out + run.err + agent.log).contains("home-passphrase"))
+    }
+
+    @Test func aFailedProvisioningFailsTheAuthorizationAndNamesTheDevicesVerdict() throws {
+        let device = try bluez.addImprovDevice("24:0A:C4:00:00:0B", state: 1)
+        try bluez.setImprov(device, authorizeAfterMilliseconds: 500, failConnect: true)
+        let passphrase = scratch.url.appendingPathComponent("home.pass")
+        try Data("home-passphrase\n".utf8).write(to: passphrase)
+        let run = try accessoryctlProcess(
+            [
+                "pick", "com.improv-wifi.ble", "--select", "24:0A:C4:00:00:0B", "--timeout", "20", "--provision",
+                "--ssid", "HomeNet", "--passphrase-file", passphrase.path,
+            ], environment: bus.environment, deadline: .seconds(90))
+        #expect(run.code == .failure, "\(run.out)\n\(run.err)")
+        #expect(run.err.contains("error: the device could not join the network with these settings"), "\(run.err)")
+        let listed = try accessoryctlProcess(["list", "--json"], environment: bus.environment, deadline: .seconds(30))
+        let records = try JSONSerialization.jsonObject(with: Data(listed.out.utf8)) as? [Any]
+        #expect(records?.isEmpty == true, "no record stays: \(listed.out)")
+    }
+}

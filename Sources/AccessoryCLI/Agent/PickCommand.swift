@@ -106,9 +106,26 @@ enum PickCommand {
             func output(_ write: @escaping () -> Void) {
                 if terminal == nil { write() } else { held.append(write) }
             }
+            // An accessory whose item asks the application to confirm it (confirmAuthorization)
+            // is provisioned while the picker waits, then confirmed, as an app would; its lines
+            // wait for the picker to close.
+            let confirmed = Locked<ProvisionThroughAgent.Outcome?>(nil)
+            let confirmedLines = Locked<[TerminalText]>([])
+            var whileConfirming: ((ASAccessory) async -> Bool)?
+            if let provisioning {
+                whileConfirming = { accessory in
+                    let outcome = await ProvisionThroughAgent.provision(
+                        accessory, passphrase: nil, provisioning, on: client
+                    ) { line in confirmedLines.withLock { $0.append(line) } }
+                    confirmed.withLock { $0 = outcome }
+                    if case .success = outcome.provisioned { return true }
+                    return false
+                }
+            }
             let result: Result<ASAccessory?, AgentFailure>
             do throws(AgentFailure) {
-                result = .success(try await pick(client, arguments, descriptor, console, output))
+                result = .success(
+                    try await pick(client, arguments, descriptor, console, output, whileConfirming: whileConfirming))
             } catch {
                 var error = error
                 let restricted = error.is(AccessorySessionError.pickerRestricted(reason: ""))
@@ -120,7 +137,17 @@ enum PickCommand {
             let typed = await terminal?.close()
             let passphrase = typed?.passphrase
             held.forEach { $0() }
+            // A provisioning that failed while the picker waited failed the authorization too:
+            // its own error is the one to report.
+            if let outcome = confirmed.withLock({ $0 }), case .failure(let failure) = outcome.provisioned {
+                confirmedLines.withLock { $0 }.forEach { console.error($0) }
+                throw failure
+            }
             guard let added = try result.get() else { return .failure }
+            if let outcome = confirmed.withLock({ $0 }) {
+                confirmedLines.withLock { $0 }.forEach { console.error($0) }
+                return try ProvisionThroughAgent.report(outcome, of: added, json: arguments.flag("json"), console)
+            }
             if var provisioning {
                 if provisioning.proofOfPossession == nil { provisioning.proofOfPossession = typed?.proofOfPossession }
                 return try await ProvisionThroughAgent.run(
@@ -148,7 +175,7 @@ enum PickCommand {
     /// returns the accessory added, if one was.
     private static func pick(
         _ client: AgentConnection, _ arguments: ParsedArguments, _ descriptor: Int32, _ console: Console,
-        _ output: (@escaping () -> Void) -> Void
+        _ output: (@escaping () -> Void) -> Void, whileConfirming: ((ASAccessory) async -> Bool)? = nil
     ) async throws(AgentFailure) -> ASAccessory? {
         let session =
             if let profile = arguments.positionals.first {
@@ -168,6 +195,15 @@ enum PickCommand {
                 let detail: TerminalText =
                     event.accessory.map { " \(AgentCommand.describe($0))" } ?? event.error.map { " \($0.name)" } ?? ""
                 output { console.print("\(type.name)\(detail)") }
+            }
+            if type == .accessoryAdded, let accessory = event.accessory, accessory.state == "awaitingAuthorization",
+                let whileConfirming
+            {
+                if await whileConfirming(accessory) {
+                    try await session.finishAuthorization(id: accessory.id)
+                } else {
+                    try? await session.failAuthorization(id: accessory.id)
+                }
             }
             guard type == .pickerDidDismiss || type == .invalidated else { continue }
             try? await session.invalidate()

@@ -30,40 +30,67 @@ enum ProvisionThroughAgent {
         return options
     }
 
+    /// What a provisioning did: the join of the accessory's hotspot, if it had one, and the
+    /// device's verdict.
+    struct Outcome {
+        var joined: HotspotJoinReport?
+        var provisioned: Result<AccessoryProvisioningReport, AgentFailure>
+    }
+
     /// Joins the accessory's hotspot where it has one, gives it the network, and leaves the
-    /// hotspot again, whatever the outcome.
-    static func run(
-        _ added: ASAccessory, passphrase: Secret?, _ options: AccessoryProvisioningOptions, json: Bool,
-        on client: AgentConnection, _ console: Console
-    ) async throws(AgentFailure) -> ExitCode {
+    /// hotspot again, whatever the outcome; `say` hears a line for a person at each step.
+    static func provision(
+        _ added: ASAccessory, passphrase: Secret?, _ options: AccessoryProvisioningOptions, on client: AgentConnection,
+        say: @escaping @Sendable (TerminalText) -> Void
+    ) async -> Outcome {
         var joined: HotspotJoinReport?
         if added.ssid != nil {
-            joined = try await JoinCommand.join(
-                added.id, options: AccessoryJoinOptions(passphrase: passphrase), on: client, console)
-            console.error("Joined \(joined?.ssid ?? "?") on \(joined?.device ?? "?").")
+            do throws(AgentFailure) {
+                joined = try await client.joinAccessory(
+                    id: added.id, options: AccessoryJoinOptions(passphrase: passphrase))
+            } catch {
+                return Outcome(provisioned: .failure(error))
+            }
+            say("Joined \(joined?.ssid ?? "?") on \(joined?.device ?? "?").")
         }
-        let outcome: Result<AccessoryProvisioningReport, AgentFailure>
+        let provisioned: Result<AccessoryProvisioningReport, AgentFailure>
         do throws(AgentFailure) {
             let network = options.ssid.map { "'\($0)'" } ?? "the network this computer is on"
-            console.error("Giving \(added.displayName) \(network) through the agent…")
-            outcome = .success(
+            say("Giving \(added.displayName) \(network) through the agent…")
+            provisioned = .success(
                 try await client.provisionAccessory(id: added.id, options: options) { step in
-                    if let line = Self.line(step) { console.error(line) }
+                    if let line = Self.line(step) { say(line) }
                 })
         } catch {
-            outcome = .failure(error)
+            provisioned = .failure(error)
         }
         if let joined {
             let left = try? await client.leave(device: joined.device)
             let back: TerminalText = left?.restored.map { ", back on '\($0)'" } ?? ""
-            console.error("Left \(joined.ssid ?? "the hotspot")\(back).")
+            say("Left \(joined.ssid ?? "the hotspot")\(back).")
         }
-        let provisioned = try outcome.get()
+        return Outcome(joined: joined, provisioned: provisioned)
+    }
+
+    /// Provisions with each step on standard error as it happens, then reports.
+    static func run(
+        _ added: ASAccessory, passphrase: Secret?, _ options: AccessoryProvisioningOptions, json: Bool,
+        on client: AgentConnection, _ console: Console
+    ) async throws(AgentFailure) -> ExitCode {
+        let outcome = await provision(added, passphrase: passphrase, options, on: client) { console.error($0) }
+        return try report(outcome, of: added, json: json, console)
+    }
+
+    /// The device's verdict for a person (or as JSON); a failure is thrown, for the caller to report.
+    static func report(_ outcome: Outcome, of added: ASAccessory, json: Bool, _ console: Console)
+        throws(AgentFailure) -> ExitCode
+    {
+        let provisioned = try outcome.provisioned.get()
         if json {
             console.printJSON(
                 JSONValue.object(
                     ["accessory": added.json, "provisioned": provisioned.json]
-                        .merging(joined.map { ["joined": $0.json] } ?? [:]) { $1 }))
+                        .merging(outcome.joined.map { ["joined": $0.json] } ?? [:]) { $1 }))
         } else {
             let address: TerminalText = provisioned.ipv4Address.map { " at \($0)" } ?? ""
             let url: TerminalText = provisioned.url.map { "; it goes on at \($0)" } ?? ""
