@@ -1,0 +1,124 @@
+# Provisioning through the agent by an unprivileged user (#30): alice, under the real polkitd
+# with a rule granting what an active local session gets (open-session, authorize, join,
+# provision; not share-network), sets up two accessories with `accessoryctl pick --provision`.
+# An ESP-IDF device behind the open setup hotspot PROV_7A3C asks for the proof of possession
+# printed on it: alice types it, unseen, in the terminal picker (tmux); the agent joins the
+# hotspot, gives the device the home network (security 1) and leaves, and the device joins.
+# Giving it the network this machine stores instead is refused her (share-network). An Improv
+# device (a BlueZ peripheral on hci1) is picked under the item that has the application confirm
+# it, given the network while the picker waits, and confirmed. Neither secret reaches a screen or the agent's journal.
+id -u alice >/dev/null 2>&1 || useradd --no-create-home --shell /usr/sbin/nologin alice
+as_alice() { setpriv --reuid=alice --regid=alice --clear-groups "$@"; }
+cat >/etc/polkit-1/rules.d/50-accessory-lab.rules <<'RULES'
+polkit.addRule(function (action, subject) {
+    var granted = ["io.accessorysetup.open-session", "io.accessorysetup.authorize", "io.accessorysetup.join",
+                   "io.accessorysetup.provision"];
+    if (subject.user == "alice" && granted.indexOf(action.id) >= 0) {
+        return polkit.Result.YES;
+    }
+});
+RULES
+systemctl restart polkit
+mkdir -p /run/lab/alice
+printf '%s\n' "$HOME_PASSPHRASE" >/run/lab/alice/home.pass
+chown -R alice: /run/lab/alice
+chmod 700 /run/lab/alice
+chmod 600 /run/lab/alice/home.pass
+printf 'lab-pop-4421\n' >/run/lab/prov.pop
+printf '%s\n' "$HOME_PASSPHRASE" >/run/lab/home.pass
+chmod 600 /run/lab/prov.pop /run/lab/home.pass
+
+# The shipped SoftAP profile, saying that the proof of possession is printed on the device.
+mkdir -p /etc/accessory-setup/profiles
+jq '.id = "lab.esp.prov" | .provisioning.proofOfPossession = {"source": "prompt", "hint": "The code on the device'"'"'s label."}
+    | del(.items[].productImage)' /usr/share/accessory-setup/profiles/esp-idf-provisioning-softap.json \
+    >/etc/accessory-setup/profiles/lab.esp.prov.json
+check bluetooth fresh_bluetooth
+improv=$(adapter_address hci1)
+check agent_owns_its_name start_agent
+
+start_ap prov acc1 <<CONF
+ssid=PROV_7A3C
+CONF
+# protocomm's HTTP server takes port 80, where start_ap put the lab's setup page.
+kill "$(cat /run/lab/http-prov.pid)" 2>/dev/null
+ip netns exec acc1 python3 -u /lab/accessories/esp_prov_device.py --address 192.168.4.1 --port 80 \
+    --security 1 --pop-file /run/lab/prov.pop --home-ssid "$HOME_SSID" \
+    --home-passphrase-file /run/lab/home.pass --connecting-polls 2 >"$OUT/logs/esp-device.log" 2>&1 &
+echo $! >/run/lab/esp-device.pid
+check esp_device_ready bash -c 'for _ in $(seq 100); do grep -q READY "$1" && exit 0; sleep 0.1; done; exit 1' _ "$OUT/logs/esp-device.log"
+check prov_visible wait_visible PROV_7A3C
+
+# pane_run COMMAND...: the command on a 100x30 terminal of a tmux server of its own, then "[exit N]".
+panes=0
+pane_run() {
+    [[ -n ${PANE:-} ]] && tmux -L "$PANE" kill-server 2>/dev/null
+    PANE=lab$((++panes))
+    tmux -L "$PANE" -u new-session -d -x 100 -y 30 \
+        "env LANG=C.UTF-8 $(printf '%q ' "$@"); echo \"[exit \$?]\"; sleep 600"
+}
+pane() { tmux -L "$PANE" capture-pane -p -J; }
+keys() { tmux -L "$PANE" send-keys "$@"; }
+pane_wait() {
+    local deadline=$((SECONDS + ${2:-60}))
+    while ((SECONDS < deadline)); do
+        pane | grep -qF -- "$1" && return 0
+        sleep 0.2
+    done
+    { echo "the screen did not show '$1':"; pane; } >>"$CASE_LOG"
+    return 1
+}
+
+pane_run setpriv --reuid=alice --regid=alice --clear-groups "$ACCESSORYCTL" pick lab.esp.prov --provision \
+    --ssid "$HOME_SSID" --passphrase-file /run/lab/alice/home.pass --timeout 120
+check esp_listed pane_wait "1 found" 90
+keys Enter
+check pop_asked pane_wait "Proof of possession:" 30
+expect_match pop_hint_shown "$(pane)" "The code on the device's label."
+keys -l lab-pop-4421
+sleep 0.5
+check pop_not_shown not grep -q lab-pop-4421 <<<"$(pane)"
+keys Enter
+check esp_pick_ended pane_wait "[exit " 180
+screen=$(pane)
+echo "$screen" >>"$CASE_LOG"
+expect_match esp_exit_status "$screen" '\[exit 0\]'
+expect_match esp_added_by_alice "$screen" 'accessoryAdded ESP32 provisioning device \(SoftAP\) \(PROV_7A3C\) authorized'
+expect_match esp_session_established "$screen" 'Session established\.'
+expect_match esp_device_joined_home "$screen" "joined '$HOME_SSID' at "
+expect_match esp_hotspot_left "$screen" "Left PROV_7A3C, back on '"
+check esp_back_home wait_home 30
+expect esp_record_of_alice "$(as_alice "$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "PROV_7A3C") | .state')" authorized
+
+# The network this machine stores is a system secret: not alice's to give away.
+id=$(as_alice "$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "PROV_7A3C") | .id')
+check alice_joins_again as_alice "$ACCESSORYCTL" join "$id"
+refused=$(as_alice busctl call io.accessorysetup /io/accessorysetup io.accessorysetup.Manager1 ProvisionAccessory \
+    'sa{sv}' "$id" 0 2>&1)
+echo "$refused" >>"$CASE_LOG"
+expect_match stored_network_refused "$refused" 'io.accessorysetup.share-network'
+check alice_leaves as_alice "$ACCESSORYCTL" leave
+check back_home_again wait_home 30
+kill "$(cat /run/lab/esp-device.pid)" 2>/dev/null
+rm -f /run/lab/esp-device.pid
+
+# The Improv device, on hci1 (the agent listens on hci0): its advertisement asks for
+# authorization, so the item that has the application confirm it is picked; it is provisioned
+# while the picker waits (its button "pressed" 3 s after it started), then confirmed.
+check improv_advertising start_improv_accessory /run/lab/improv-received.txt hci1
+output=$(as_alice "$ACCESSORYCTL" pick com.improv-wifi.ble --select "$improv" --timeout 90 --provision \
+    --ssid "$HOME_SSID" --passphrase-file /run/lab/alice/home.pass 2>&1; echo "[exit $?]")
+echo "$output" >>"$CASE_LOG"
+expect_match improv_exit_status "$output" '\[exit 0\]'
+expect_match improv_connected "$output" 'Connecting over Bluetooth LE'
+expect_match improv_redirect_url "$output" "joined '$HOME_SSID'; it goes on at http://192\.168\.4\.1/setup\."
+expect improv_received_ssid "$(sed -n 's/^ssid=//p' /run/lab/improv-received.txt 2>/dev/null)" "$HOME_SSID"
+check improv_received_passphrase grep -qxF "passphrase=$HOME_PASSPHRASE" /run/lab/improv-received.txt
+expect improv_confirmed "$(as_alice "$ACCESSORYCTL" list --json | jq -r '.[] | select(.profile == "com.improv-wifi.ble") | .state')" authorized
+stop_improv_accessory
+
+journal=$(journalctl -u accessory-setup --no-pager 2>&1)
+check secrets_not_in_the_journal not grep -q -e lab-pop-4421 -e "$HOME_PASSPHRASE" <<<"$journal"
+check secrets_not_printed not grep -q -e lab-pop-4421 -e "$HOME_PASSPHRASE" <<<"$screen$output"
+rm -f /etc/polkit-1/rules.d/50-accessory-lab.rules
+systemctl restart polkit
