@@ -46,15 +46,15 @@ struct MockServicesAgentProvisioningTests {
         return services
     }
 
-    /// Picks the plug on a new session of `client` and joins its hotspot.
-    static func pickAndJoin(_ client: AgentClient) async throws -> (ClientSession, String) {
+    /// Picks the plug on a new session of `client` and joins its hotspot (unless not `join`).
+    static func pickAndJoin(_ client: AgentClient, join: Bool = true) async throws -> (ClientSession, String) {
         let session = try await client.openSession(profileID)
         _ = try await session.activate()
         try await session.showPicker([pickerItem("Acme plug", [("ssid", "Acme-Setup-4F2A")])])
         let signals = try await session.waitForDismiss()
         let added = try #require(signals.first { $0.member == "AccessoryAdded" }?.arguments.first)
         let id = try #require(added["id"]?.string)
-        try await session.call("JoinAccessoryHotspot", [.string(id), .vardict([])])
+        if join { try await session.call("JoinAccessoryHotspot", [.string(id), .vardict([])]) }
         return (session, id)
     }
 
@@ -171,6 +171,44 @@ struct MockServicesAgentProvisioningTests {
         }
         #expect(unprovisioned?.contains("no provisioning section") == true, "\(String(describing: unprovisioned))")
         await client.close()
+    }
+
+    /// A caller that leaves the bus mid-way ends its provisioning at once: the accessory is
+    /// free for the next caller, not `Pending` until the device's own timeout.
+    @Test func aCallerLeavingMidWayEndsItsProvisioning() async throws {
+        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop, connectingPolls: 120)
+        let services = try Self.services(device, users: [0])
+        let first = try await services.client()
+        let (_, id) = try await Self.pickAndJoin(first, join: false)
+        let watcher = try await services.client()
+        try await watcher.manager("JoinAccessory", [.string(id), .vardict([])])
+        let steps = SignalRecorder(
+            await first.bus.signals(
+                sender: nil, path: AgentClient.manager, interface: "io.accessorysetup.Manager1",
+                member: "ProvisioningProgress"))
+        let options = DBusValue.vardict([
+            ("ssid", .string("HomeNet")), ("passphrase", .string("home-passphrase")),
+            ("proofOfPossession", .string(Self.pop)),
+        ])
+        let call = Task { try? await first.manager("ProvisionAccessory", [.string(id), options]) }
+        try await steps.wait(for: "the joining step") { $0.contains { $0.arguments[1].string == "joining" } }
+        await first.close()
+        call.cancel()
+        try await poll(timeout: .seconds(10)) {
+            services.agent.log.contains("provisioning was interrupted") ? true : nil
+        }
+        #expect(services.agent.log.contains("provisioning was interrupted"), "\(services.agent.log)")
+        // The next caller is not told Pending: it reaches the device, which is still joining.
+        let second = try await services.client()
+        let short = DBusValue.vardict([
+            ("ssid", .string("HomeNet")), ("passphrase", .string("home-passphrase")),
+            ("proofOfPossession", .string(Self.pop)), ("timeout", .uint32(2)),
+        ])
+        await expectBusError("io.accessorysetup.Error.TimedOut") {
+            try await second.manager("ProvisionAccessory", [.string(id), short])
+        }
+        await second.close()
+        await watcher.close()
     }
 
     /// A stored network's passphrase is a secret of the system's: it goes to the accessory only
