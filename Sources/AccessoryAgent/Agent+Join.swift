@@ -149,6 +149,8 @@ extension Agent {
         if let bssid = joined.bssid { reply.append(("bssid", .string(bssid.description))) }
         if let address = joined.ipv4Address { reply.append(("ipv4Address", .string(address))) }
         if let previous = joined.previousConnection { reply.append(("previousConnection", .string(previous))) }
+        if let kept = joined.keptDevice { reply.append(("keptDevice", .string(kept))) }
+        if let kept = joined.keptConnection { reply.append(("keptConnection", .string(kept))) }
         if let deadline = joined.restoreDeadline {
             reply.append(("restoreDeadline", .uint64(UInt64(max(0, deadline.timeIntervalSince1970)))))
         }

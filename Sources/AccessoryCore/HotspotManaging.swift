@@ -178,11 +178,18 @@ public struct JoinedHotspot: Hashable, Sendable, Codable {
     public var previousConnection: String?
     /// When NetworkManager restores the previous network by itself if nobody leaves.
     public var restoreDeadline: Date?
+    /// With no device named and another Wi-Fi device carrying the default route: that device,
+    /// and the connection it keeps up through the join.
+    public var keptDevice: String?
+    public var keptConnection: String?
 
     public init(
         device: String, ssid: SSID, bssid: MACAddress?, connectionID: String, connectionUUID: String,
-        ipv4Address: String?, previousConnection: String?, restoreDeadline: Date?
+        ipv4Address: String?, previousConnection: String?, restoreDeadline: Date?, keptDevice: String? = nil,
+        keptConnection: String? = nil
     ) {
+        self.keptDevice = keptDevice
+        self.keptConnection = keptConnection
         self.device = device
         self.ssid = ssid
         self.bssid = bssid

@@ -165,6 +165,9 @@ public struct HotspotJoinReport: Sendable, Hashable {
     public var ipv4Address: String?
     /// The profile that was active before, which `leave` brings back.
     public var previousConnection: String?
+    /// The other Wi-Fi device, which stays on its network (`keptConnection`) through the join.
+    public var keptDevice: String?
+    public var keptConnection: String?
     /// The whole answer, for printing as it came.
     public var json: JSONValue
 
@@ -175,6 +178,8 @@ public struct HotspotJoinReport: Sendable, Hashable {
         connection = fields["connection"]?.string
         ipv4Address = fields["ipv4Address"]?.string
         previousConnection = fields["previousConnection"]?.string
+        keptDevice = fields["keptDevice"]?.string
+        keptConnection = fields["keptConnection"]?.string
         json = .object(fields.mapValues(\.jsonValue))
     }
 }

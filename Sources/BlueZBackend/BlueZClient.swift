@@ -286,15 +286,14 @@ public actor BlueZClient {
         discovery.continuation.yield(known ? .updated(advertisement) : .found(advertisement))
     }
 
-    /// The `SetDiscoveryFilter` dictionary for `descriptors`: their service UUIDs (none when
-    /// one descriptor has no UUID), LE only, and an RSSI floor when every one wants `immediate`.
+    /// The `SetDiscoveryFilter` dictionary for `descriptors`: LE only, and an RSSI floor when
+    /// every one wants `immediate`. Never their service UUIDs: BlueZ (and the kernel, for the
+    /// scan it asks for) matches a UUID filter against the advertised UUID lists alone, so an
+    /// advertisement that carries a descriptor's UUID only as service data (Improv's 4677, say)
+    /// would never arrive; the matcher judges every advertisement instead.
     static func discoveryFilter(_ descriptors: [DiscoveryDescriptor]) -> [(String, DBusValue)] {
         var filter: [(String, DBusValue)] = []
         let bluetooth = descriptors.filter(\.hasBluetoothIdentifier)
-        let uuids = bluetooth.compactMap(\.bluetoothServiceUUID)
-        if !bluetooth.isEmpty && uuids.count == bluetooth.count {
-            filter.append(("UUIDs", .strings(Array(Set(uuids.map(\.string))).sorted())))
-        }
         if !bluetooth.isEmpty && bluetooth.allSatisfy({ $0.bluetoothRange == .immediate }) {
             filter.append(("RSSI", .int16(Int16(BluetoothRange.immediateRSSIThreshold))))
         }

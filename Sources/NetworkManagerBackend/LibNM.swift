@@ -86,6 +86,14 @@ enum LibNM {
         DeviceStateReason(rawValue: nm_device_get_state_reason(device).rawValue)
     }
 
+    /// Whether the device carries the default route: NetworkManager's primary connection is on
+    /// it, or (with no primary connection known) its active connection is a default one.
+    static func carriesDefaultRoute(_ device: OpaquePointer, client: OpaquePointer) -> Bool {
+        guard let active = activeConnection(of: device) else { return false }
+        if let primary = nm_client_get_primary_connection(client) { return primary == active }
+        return nm_active_connection_get_default(active) != 0 || nm_active_connection_get_default6(active) != 0
+    }
+
     /// The device's active (or activating) connection.
     static func activeConnection(of device: OpaquePointer) -> OpaquePointer? {
         nm_device_get_active_connection(device)

@@ -8,7 +8,7 @@ extension NetworkManagerClient {
     public func join(_ configuration: HotspotConfiguration, options: JoinOptions) async throws(HotspotError)
         -> JoinedHotspot
     {
-        let device = try wifiDevice(named: options.device)
+        let (device, kept) = try joinDevice(named: options.device)
         let interface = LibNM.interface(device.pointer)
         try await removeStaleProfiles(among: options.cleaningUp)
         let prepared = try checkBeforeScan(configuration, options: options, on: device)
@@ -46,11 +46,31 @@ extension NetworkManagerClient {
                 ipv4Address: LibNM.ipv4Address(ofActive: active.pointer), previousConnection: previous?.id,
                 restoreDeadline: options.restoreAfter.flatMap {
                     checkpoint == nil ? nil : Date() + TimeInterval($0.components.seconds)
-                })
+                }, keptDevice: kept.map(LibNM.interface),
+                keptConnection: kept.flatMap(LibNM.activeConnection).flatMap(LibNM.activeID))
         } catch {
             await runToCompletion { await self.undo(attempt) }
             throw error
         }
+    }
+
+    /// The device a join takes, and the one it leaves on its network, if another. Named: that
+    /// one. Otherwise, with more than one Wi-Fi device that can connect, one that does not carry
+    /// the default route (NetworkManager's primary connection, or an active connection that is
+    /// the default), an idle one first, so that the network the machine is on stays up on the
+    /// other while an accessory is set up; else the first, as with one device.
+    func joinDevice(named name: String?) throws(HotspotError) -> (GObjectRef, kept: OpaquePointer?) {
+        if name != nil { return (try wifiDevice(named: name), nil) }
+        let first = try wifiDevice(named: nil)
+        let usable = wifiDevicePointers().filter { LibNM.state($0).rawValue >= DeviceState.disconnected.rawValue }
+        guard usable.count > 1 else { return (first, nil) }
+        let carrying = usable.filter { LibNM.carriesDefaultRoute($0, client: client.pointer) }
+        let connected = usable.filter { LibNM.activeConnection(of: $0) != nil }
+        let idle = usable.filter { !connected.contains($0) }
+        guard let chosen = idle.first ?? connected.first(where: { !carrying.contains($0) }),
+            let kept = carrying.first ?? connected.first(where: { $0 != chosen })
+        else { return (first, nil) }
+        return (GObjectRef(retaining: chosen), kept)
     }
 
     /// Everything about the join that can be refused, checked before NetworkManager is asked for

@@ -74,10 +74,9 @@ import Testing
             ])
         #expect(
             log.filters == [
-                .init(
-                    UUIDs: ["0000180d-0000-1000-8000-00805f9b34fb", Self.improvService], Transport: "le",
-                    RSSI: BluetoothRange.immediateRSSIThreshold),
-                // A descriptor without a service UUID: no UUID filter, and no RSSI floor for a default range.
+                // No UUID filter: BlueZ would drop an advertisement carrying the UUID as service
+                // data alone. An RSSI floor when every descriptor wants immediate range.
+                .init(UUIDs: nil, Transport: "le", RSSI: BluetoothRange.immediateRSSIThreshold),
                 .init(UUIDs: nil, Transport: "le", RSSI: nil),
             ])
     }

@@ -55,6 +55,9 @@ extension JoinCommand {
         let address: TerminalText = joined.ipv4Address.map { ", address \($0)" } ?? ""
         console.print(
             "Joined \(ssid) on \(device) through the agent (profile '\(joined.connection ?? "?")'\(address)).")
+        if let kept = joined.keptDevice {
+            console.print("\(kept) stays on '\(joined.keptConnection ?? "its network")'.")
+        }
         let back: TerminalText = joined.previousConnection.map { " to return to '\($0)'" } ?? ""
         console.print("Run '\(AccessoryCtl.name) leave'\(back).")
     }

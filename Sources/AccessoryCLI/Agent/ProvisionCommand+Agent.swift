@@ -51,7 +51,8 @@ enum ProvisionThroughAgent {
             } catch {
                 return Outcome(provisioned: .failure(error))
             }
-            say("Joined \(joined?.ssid ?? "?") on \(joined?.device ?? "?").")
+            let kept: TerminalText = joined?.keptDevice.map { "; \($0) stays on '\(joined?.keptConnection ?? "its network")'" } ?? ""
+            say("Joined \(joined?.ssid ?? "?") on \(joined?.device ?? "?")\(kept).")
         }
         let provisioned: Result<AccessoryProvisioningReport, AgentFailure>
         do throws(AgentFailure) {

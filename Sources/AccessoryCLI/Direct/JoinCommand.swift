@@ -142,6 +142,9 @@ enum JoinCommand {
     private static func report(_ joined: JoinedHotspot, _ console: Console) {
         let address = joined.ipv4Address.map { ", address \($0)" } ?? ""
         console.print("Joined \(joined.ssid.escaped) on \(joined.device) (profile '\(joined.connectionID)'\(address)).")
+        if let kept = joined.keptDevice {
+            console.print("\(kept) stays on '\(joined.keptConnection ?? "its network")'.")
+        }
         let back: TerminalText = joined.previousConnection.map { " to return to '\($0)'" } ?? ""
         var leave: TerminalText = "Run '\(AccessoryCtl.name) leave'\(back)"
         if let deadline = joined.restoreDeadline {
