@@ -70,6 +70,29 @@ import Testing
         #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
     }
 
+    /// With a second Wi-Fi radio the join takes it, says so, and the home network stays up on
+    /// the first through the join, the provisioning and the leave.
+    @Test func aSecondRadioTakesTheSetupAndTheHomeNetworkStaysUp() throws {
+        let second = try networkManager.addWiFiDevice("wlan1")
+        try networkManager.addAccessPoint(
+            second, name: "plugtwo", ssid: "Acme-Setup-4F2A", bssid: "02:00:00:00:00:31", strength: 50)
+        let run = try accessoryctl([
+            "pick", "org.example.espprov", "--select", "Acme-Setup-4F2A", "--timeout", "20", "--provision",
+            "--ssid", "HomeNet", "--passphrase-file", try device.writeFile("home.pass", "home-passphrase"),
+            "--pop-file", try device.writeFile("plug.pop", Self.pop),
+        ])
+        #expect(run.code == .success, "\(run.err)\n\(agent.log)")
+        #expect(run.err.contains("Joined Acme-Setup-4F2A on wlan1; wlan0 stays on 'HomeNet'."), "\(run.err)")
+        #expect(run.err.contains("Left Acme-Setup-4F2A."), "nothing to bring back on wlan1: \(run.err)")
+        #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
+        // Nothing took the home connection down meanwhile.
+        let homeDown = networkManager.log.split(separator: "\n").filter {
+            $0.contains("DeactivateConnection") && $0.contains("home_active")
+        }
+        #expect(homeDown.isEmpty, "\(homeDown)")
+        #expect(networkManager.log.contains("DeactivateConnection"), "the accessory's connection was taken down")
+    }
+
     @Test func aRefusedProofOfPossessionIsNamedAndTheHotspotLeftAllTheSame() throws {
         let run = try accessoryctl([
             "pick", "org.example.espprov", "--select", "Acme-Setup-4F2A", "--timeout", "20", "--provision", "--json",

@@ -43,6 +43,34 @@ import Testing
                 .contains("@ao []"), comment)
     }
 
+    /// With a second Wi-Fi device, a join without a named device takes the one not carrying
+    /// the default route: the home network stays up on the other, and leaving restores nothing
+    /// there. A device named is taken as named.
+    @Test func aSecondRadioTakesTheJoinAndTheHomeNetworkStaysUp() async throws {
+        let second = try mock.addWiFiDevice("wlan1")
+        try mock.addAccessPoint(second, name: "plug2", ssid: "Acme-Setup", bssid: "02:00:00:00:00:10", strength: 60)
+        try mock.addAccessPoint(device, name: "plug", ssid: "Acme-Setup", bssid: "02:00:00:00:00:10", strength: 60)
+        let client = try await client()
+        let joined = try await client.join(try configuration("Acme-Setup"), options: JoinOptions())
+        #expect(joined.device == "wlan1")
+        #expect(joined.keptDevice == "wlan0")
+        #expect(joined.keptConnection == "HomeNet")
+        #expect(joined.previousConnection == nil)
+        #expect(try mock.activeConnectionID(on: second) == "Accessory Acme-Setup")
+        #expect(try mock.activeConnectionID(on: device) == "HomeNet", "the home network stayed up")
+        let left = try await client.leave(device: "wlan1")
+        #expect(left.restored == nil && left.deleted)
+        #expect(try mock.activeConnectionID(on: device) == "HomeNet")
+        #expect(try mock.activeConnectionID(on: second) == nil)
+
+        var named = JoinOptions()
+        named.device = "wlan0"
+        let onHome = try await client.join(try configuration("Acme-Setup"), options: named)
+        #expect(onHome.device == "wlan0" && onHome.keptDevice == nil && onHome.previousConnection == "HomeNet")
+        _ = try await client.leave(device: "wlan0")
+        try expectBackHome()
+    }
+
     @Test func joinOnceThenLeaveRestoresTheHomeNetwork() async throws {
         try mock.addAccessPoint(device, name: "plug", ssid: "Acme-Setup", bssid: "02:00:00:00:00:10", strength: 60)
         let client = try await client()

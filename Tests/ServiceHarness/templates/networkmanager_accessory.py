@@ -250,8 +250,13 @@ def deactivate(mock, active):
     '''Takes an active connection down; a volatile profile goes with it.'''
     if active not in dbusmock.get_object(base.MANAGER_OBJ).Get(base.MANAGER_IFACE, 'ActiveConnections'):
         return
-    connection = str(dbusmock.get_object(active).Get(base.ACTIVE_CONNECTION_IFACE, 'Connection'))
-    base.deactivate_connection(mock, active)
+    active_obj = dbusmock.get_object(active)
+    connection = str(active_obj.Get(base.ACTIVE_CONNECTION_IFACE, 'Connection'))
+    # Only the connection's own devices go down, as in NetworkManager: dbusmock's
+    # deactivate_connection disconnects every device, which a second Wi-Fi device shows.
+    devices = [str(d) for d in active_obj.Get(base.ACTIVE_CONNECTION_IFACE, 'Devices')]
+    for device in devices or [str(d) for d in dbusmock.get_object(base.MANAGER_OBJ).GetDevices()]:
+        base.RemoveActiveConnection(mock, device, active)
     if connection in mock.volatile:
         mock.volatile.discard(connection)
         dbusmock.get_object(connection).ConnectionDelete(dbusmock.get_object(connection))
