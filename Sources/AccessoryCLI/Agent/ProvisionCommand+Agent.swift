@@ -51,7 +51,8 @@ enum ProvisionThroughAgent {
             } catch {
                 return Outcome(provisioned: .failure(error))
             }
-            let kept: TerminalText = joined?.keptDevice.map { "; \($0) stays on '\(joined?.keptConnection ?? "its network")'" } ?? ""
+            let keptOn = joined?.keptConnection ?? "its network"
+            let kept: TerminalText = joined?.keptDevice.map { "; \($0) stays on '\(keptOn)'" } ?? ""
             say("Joined \(joined?.ssid ?? "?") on \(joined?.device ?? "?")\(kept).")
         }
         let provisioned: Result<AccessoryProvisioningReport, AgentFailure>
