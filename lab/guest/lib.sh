@@ -9,6 +9,8 @@
 #   netns "acc1": wlan1, accessory radio 1 (192.168.4.1 when an AP runs on it)
 #   netns "acc2": wlan2, accessory radio 2 (192.168.5.1)
 #   wlan3: the station, the only radio NetworkManager manages
+#   netns "spare": wlan4, a second station radio out of NetworkManager's sight until a
+#                  scenario lends it (lend_second_station); the runner takes it back after
 # Each accessory AP runs hostapd, a DHCP server and an HTTP "setup page" at http://<ip>/info.txt
 # that answers with the AP's name.
 
@@ -117,6 +119,27 @@ stop_ap() {
     sed -i "/^$name /d" /run/lab/aps
     [[ -n $netns ]] && ip netns exec "$netns" ip addr flush dev "${AP_IFACE[$netns]}"
     sleep 0.3
+}
+
+SECOND_STATION=wlan4
+
+# lend_second_station: moves wlan4 from netns "spare" into NetworkManager's, and waits until
+# NetworkManager has it disconnected and ready.
+lend_second_station() {
+    local phy
+    phy=$(ip netns exec spare cat "/sys/class/net/$SECOND_STATION/phy80211/name") || return 1
+    ip netns exec spare iw phy "$phy" set netns 1 || return 1
+    for _ in $(seq 300); do
+        [[ $(nmcli -g GENERAL.STATE device show "$SECOND_STATION" 2>/dev/null) == 30* ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# return_second_station: takes wlan4 back into netns "spare", if NetworkManager has it.
+return_second_station() {
+    [[ -e /sys/class/net/$SECOND_STATION ]] || return 0
+    iw phy "$(cat "/sys/class/net/$SECOND_STATION/phy80211/name")" set netns name spare
 }
 
 # Sets a radio's transmit power (mBm), which hwsim turns into the signal others receive.

@@ -14,8 +14,11 @@ mkdir -p "$OUT/logs" /run/lab
 source /lab/guest/lib.sh
 
 setup_world() {
-    modprobe mac80211_hwsim radios=4 regtest=5 || return 1
-    for _ in $(seq 100); do [[ -e /sys/class/net/wlan3 ]] && break; sleep 0.1; done
+    modprobe mac80211_hwsim radios=5 regtest=5 || return 1
+    for _ in $(seq 100); do [[ -e /sys/class/net/$SECOND_STATION ]] && break; sleep 0.1; done
+    # The second station radio waits out of NetworkManager's sight (lend_second_station).
+    ip netns add spare
+    iw phy "$(cat "/sys/class/net/$SECOND_STATION/phy80211/name")" set netns name spare
     for netns in home acc1 acc2; do
         local iface=${AP_IFACE[$netns]}
         ip netns add "$netns"
@@ -134,6 +137,10 @@ while next_scenario && [[ -n $SCENARIO ]]; do
     # agent's records (a device added here is not offered again to its owner in a later
     # scenario). Each accessoryctl start costs seconds under TCG, so only when needed.
     [[ $(station_connection) == Accessory* ]] && "$ACCESSORYCTL" leave >>"$CASE_LOG" 2>&1
+    if [[ -e /sys/class/net/$SECOND_STATION ]]; then
+        "$ACCESSORYCTL" leave --device "$SECOND_STATION" >>"$CASE_LOG" 2>&1
+        return_second_station >>"$CASE_LOG" 2>&1
+    fi
     systemctl stop accessory-setup 2>/dev/null
     find /var/lib/accessory-setup -mindepth 1 -delete 2>/dev/null
     rm -rf /etc/accessory-setup/kiosk.json /etc/accessory-setup/profiles
