@@ -63,10 +63,26 @@ extension Agent {
             var reply = try await work.value.get()
             reply.insert(("ssid", .string(ssid)), at: 0)
             Journal.notice("provision: record \(record.id) joined '\(ssid)'")
+            await recordNetwork(credentials.ssid, reply: reply, of: record.id)
             return .vardict(reply)
         } catch {
             Journal.notice("provision: record \(record.id) was not given '\(ssid)': \(error.message)")
             throw error
+        }
+    }
+
+    /// Records where the accessory now is, from the device's answer, and tells its owner's
+    /// sessions (`AccessoryChanged`) and subscribers. A store that refuses leaves the record as
+    /// it was: the provisioning itself succeeded, and the caller has the answer.
+    private func recordNetwork(_ ssid: [UInt8], reply: [(String, DBusValue)], of id: UUID) async {
+        guard let ssid = try? SSID(bytes: ssid) else { return }
+        let field = { (key: String) in reply.first { $0.0 == key }?.1.string }
+        let network = AccessoryNetwork(ssid: ssid, ipv4Address: field("ipv4Address"), url: field("url"), joined: Date())
+        do throws(CallFailure) {
+            guard let changed = try records.setNetwork(network, of: id) else { return }
+            await broadcast(.recordChanged(changed), owner: changed.owner, except: nil)
+        } catch {
+            Journal.warning("provision: record \(id): where it is now was not stored: \(error.message)")
         }
     }
 

@@ -84,6 +84,17 @@ struct RecordBook {
         }
     }
 
+    /// Records the network the accessory was given; returns the record as stored.
+    mutating func setNetwork(_ network: AccessoryNetwork, of recordID: UUID) throws(CallFailure) -> AccessoryRecord? {
+        try persist { records in
+            if let index = records.firstIndex(where: { $0.id == recordID }) {
+                records[index].network = network
+                records[index].changed = network.joined
+            }
+        }
+        return record(recordID)
+    }
+
     /// Stores the records with `change` applied; nothing changes when the store refuses.
     private mutating func persist(_ change: (inout [AccessoryRecord]) -> Void) throws(CallFailure) {
         var updated = all

@@ -73,6 +73,8 @@ public struct AccessoryRecord: Hashable, Sendable, Codable, Identifiable {
     /// believes the dispatcher about, whatever another client of NetworkManager writes in a
     /// profile's `user` setting.
     public var connectionUUIDs: [String] = []
+    /// The network the accessory was given through the agent, and where it said it is on it.
+    public var network: AccessoryNetwork?
 
     public static let maximumConnectionUUIDs = 16
 
@@ -119,7 +121,7 @@ public struct AccessoryRecord: Hashable, Sendable, Codable, Identifiable {
 
     private enum CodingKeys: String, CodingKey {
         case id, displayName, state, ssid, foundSSID, bluetoothIdentifier, bluetoothTransportBridgingIdentifier
-        case descriptor, owner, created, changed, connectionUUIDs
+        case descriptor, owner, created, changed, connectionUUIDs, network
     }
 
     /// Reads a stored record; the fields added since the first store format may be missing.
@@ -138,5 +140,23 @@ public struct AccessoryRecord: Hashable, Sendable, Codable, Identifiable {
         created = try container.decode(Date.self, forKey: .created)
         changed = try container.decode(Date.self, forKey: .changed)
         connectionUUIDs = try container.decodeIfPresent([String].self, forKey: .connectionUUIDs) ?? []
+        network = try container.decodeIfPresent(AccessoryNetwork.self, forKey: .network)
+    }
+}
+
+/// The network an accessory was given (`ProvisionAccessory`), with what the device said of
+/// where it is: its address there (ESP-IDF), or the URL its own setup goes on at (Improv).
+public struct AccessoryNetwork: Hashable, Sendable, Codable {
+    public var ssid: SSID
+    public var ipv4Address: String?
+    public var url: String?
+    /// When the device reported it had joined.
+    public var joined: Date
+
+    public init(ssid: SSID, ipv4Address: String? = nil, url: String? = nil, joined: Date) {
+        self.ssid = ssid
+        self.ipv4Address = ipv4Address
+        self.url = url
+        self.joined = joined
     }
 }

@@ -27,6 +27,8 @@ public struct ASAccessory: Sendable, Hashable, Identifiable {
     /// In an `accessoryChanged` event from NetworkManager's dispatcher: its hotspot connection
     /// went up or down.
     public var connection: Connection?
+    /// The network the accessory was given through the agent, and where it said it is there.
+    public var network: Network?
     /// The whole dictionary the agent sent, for printing as it came.
     public var json: JSONValue
 
@@ -44,7 +46,24 @@ public struct ASAccessory: Sendable, Hashable, Identifiable {
         bluetoothTransportBridgingIdentifier = fields["bluetoothTransportBridgingIdentifier"]?.string
         descriptor = fields["descriptor"]?.jsonValue ?? .object([:])
         connection = fields["connection"].flatMap(Connection.init)
+        network = fields["network"].flatMap(Network.init)
         json = value.jsonValue
+    }
+
+    /// The network the accessory was given (`ProvisionAccessory`).
+    public struct Network: Sendable, Hashable {
+        public var ssid: String
+        /// Its address there, as the device reported it (ESP-IDF).
+        public var ipv4Address: String?
+        /// Where its own setup goes on (Improv).
+        public var url: String?
+
+        init?(_ value: DBusValue) {
+            guard let fields = value.members, let ssid = fields["ssid"]?.string else { return nil }
+            self.ssid = ssid
+            ipv4Address = fields["ipv4Address"]?.string
+            url = fields["url"]?.string
+        }
     }
 
     /// What NetworkManager's dispatcher reported of the accessory's hotspot connection.

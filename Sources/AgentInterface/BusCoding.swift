@@ -40,6 +40,15 @@ public enum BusCoding {
         if let bridging = record.bluetoothTransportBridgingIdentifier {
             entries.append(("bluetoothTransportBridgingIdentifier", .string(bridging.description)))
         }
+        if let network = record.network {
+            var fields: [(String, DBusValue)] = [
+                ("ssid", .string(network.ssid.notation)),
+                ("joined", .uint64(UInt64(max(0, network.joined.timeIntervalSince1970)))),
+            ]
+            if let address = network.ipv4Address { fields.append(("ipv4Address", .string(address))) }
+            if let url = network.url { fields.append(("url", .string(url))) }
+            entries.append(("network", .vardict(fields)))
+        }
         return entries
     }
 

@@ -1,3 +1,4 @@
+import AccessoryCore
 import BusService
 import Foundation
 import GLibRuntime
@@ -95,6 +96,18 @@ struct MockServicesAgentProvisioningTests {
             #expect(!steps.description.contains(secret))
         }
         #expect(services.agent.log.contains("is given 'HomeNet'"))
+
+        // The record says where the accessory now is, and the owner's session heard it.
+        let changed = try await session.signals.wait(for: "AccessoryChanged with the network") {
+            $0.contains { $0.member == "AccessoryChanged" && $0.arguments.first?["network"] != nil }
+        }.last { $0.member == "AccessoryChanged" }
+        let network = try #require(changed?.arguments.first?["network"])
+        #expect(network["ssid"]?.string == "HomeNet")
+        #expect(network["ipv4Address"]?.string == "192.168.1.42")
+        let shown = try #require(try await client.manager("GetAccessory", [.string(id)]).first)
+        #expect(shown["network"]?["ipv4Address"]?.string == "192.168.1.42")
+        let stored = try #require(try services.storedRecords().first { $0.id.uuidString.lowercased() == id })
+        #expect(stored.network?.ssid == (try SSID("HomeNet")) && stored.network?.ipv4Address == "192.168.1.42")
         await client.close()
     }
 
@@ -304,6 +317,9 @@ struct MockServicesAgentImprovProvisioningTests {
         #expect(log.ssid == "HomeNet" && log.password == "home-passphrase")
         let steps = try await provisioningSteps(of: session, after: before).compactMap { $0.arguments[1].string }
         #expect(steps == ["connecting", "sendingCredentials", "joining"])
+        let shown = try #require(try await client.manager("GetAccessory", [.string(id)]).first)
+        #expect(shown["network"]?["url"]?.string == "http://10.0.0.9/setup")
+        #expect(shown["network"]?["ssid"]?.string == "HomeNet")
         #expect(!services.agent.log.contains("home-passphrase"))
 
         await client.close()

@@ -168,8 +168,10 @@ import Testing
         #expect(run.code == .success, "\(run.out)\n\(run.err)\n\(agent.log)")
         let events = run.out.split(separator: "\n").map { String($0.split(separator: " ").first ?? "") }
         #expect(
-            events.prefix(5) == [
-                "activated", "pickerDidPresent", "accessoryAdded", "accessoryChanged", "pickerDidDismiss",
+            // Changed twice: where it now is (the network it was given), then authorized.
+            events.prefix(6) == [
+                "activated", "pickerDidPresent", "accessoryAdded", "accessoryChanged", "accessoryChanged",
+                "pickerDidDismiss",
             ],
             "\(run.out)")
         #expect(run.out.contains("awaitingAuthorization"), "\(run.out)")

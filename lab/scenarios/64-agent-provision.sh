@@ -89,6 +89,8 @@ expect_match esp_device_joined_home "$screen" "joined '$HOME_SSID' at "
 expect_match esp_hotspot_left "$screen" "Left PROV_7A3C, back on '"
 check esp_back_home wait_home 30
 expect esp_record_of_alice "$(as_alice "$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "PROV_7A3C") | .state')" authorized
+# The record says where the device now is, as it reported it.
+expect esp_record_network "$(as_alice "$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "PROV_7A3C") | .network.ssid + " " + .network.ipv4Address')" "$HOME_SSID 192.168.1.42"
 
 # The network this machine stores is a system secret: not alice's to give away.
 id=$(as_alice "$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "PROV_7A3C") | .id')

@@ -56,7 +56,13 @@ enum RecordCommands {
                 }
                 guard case .object(let fields) = accessory.json else { return .success }
                 for key in fields.keys.sorted() where key != "descriptor" {
-                    console.print("\(key): \(fields[key]?.plainText ?? "")")
+                    if case .object(let nested)? = fields[key] {
+                        for inner in nested.keys.sorted() {
+                            console.print("\(key).\(inner): \(nested[inner]?.plainText ?? "")")
+                        }
+                    } else {
+                        console.print("\(key): \(fields[key]?.plainText ?? "")")
+                    }
                 }
                 if case .object(let descriptor) = accessory.descriptor {
                     for key in descriptor.keys.sorted() {
