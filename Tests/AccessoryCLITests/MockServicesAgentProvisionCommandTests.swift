@@ -50,12 +50,18 @@ import Testing
         try accessoryctlProcess(arguments, environment: bus.environment, deadline: .seconds(90))
     }
 
+    /// `pick --provision` of the plug, given HomeNet, with `proofOfPossession` in a file.
+    func pickAndProvision(proofOfPossession: String, json: Bool = false) throws -> Run {
+        try accessoryctl(
+            [
+                "pick", "org.example.espprov", "--select", "Acme-Setup-4F2A", "--timeout", "20", "--provision",
+                "--ssid", "HomeNet", "--passphrase-file", try device.writeFile("home.pass", "home-passphrase"),
+                "--pop-file", try device.writeFile("plug.pop", proofOfPossession),
+            ] + (json ? ["--json"] : []))
+    }
+
     @Test func pickProvisionPicksJoinsGivesTheNetworkAndLeaves() throws {
-        let run = try accessoryctl([
-            "pick", "org.example.espprov", "--select", "Acme-Setup-4F2A", "--timeout", "20", "--provision",
-            "--ssid", "HomeNet", "--passphrase-file", try device.writeFile("home.pass", "home-passphrase"),
-            "--pop-file", try device.writeFile("plug.pop", Self.pop),
-        ])
+        let run = try pickAndProvision(proofOfPossession: Self.pop)
         #expect(run.code == .success, "\(run.err)\n\(agent.log)")
         #expect(run.out.hasSuffix("Acme plug joined 'HomeNet' at 192.168.1.42.\n"), "\(run.out)")
         for line in [
@@ -76,11 +82,7 @@ import Testing
         let second = try networkManager.addWiFiDevice("wlan1")
         try networkManager.addAccessPoint(
             second, name: "plugtwo", ssid: "Acme-Setup-4F2A", bssid: "02:00:00:00:00:31", strength: 50)
-        let run = try accessoryctl([
-            "pick", "org.example.espprov", "--select", "Acme-Setup-4F2A", "--timeout", "20", "--provision",
-            "--ssid", "HomeNet", "--passphrase-file", try device.writeFile("home.pass", "home-passphrase"),
-            "--pop-file", try device.writeFile("plug.pop", Self.pop),
-        ])
+        let run = try pickAndProvision(proofOfPossession: Self.pop)
         #expect(run.code == .success, "\(run.err)\n\(agent.log)")
         #expect(run.err.contains("Joined Acme-Setup-4F2A on wlan1; wlan0 stays on 'HomeNet'."), "\(run.err)")
         #expect(run.err.contains("Left Acme-Setup-4F2A."), "nothing to bring back on wlan1: \(run.err)")
@@ -94,11 +96,7 @@ import Testing
     }
 
     @Test func aRefusedProofOfPossessionIsNamedAndTheHotspotLeftAllTheSame() throws {
-        let run = try accessoryctl([
-            "pick", "org.example.espprov", "--select", "Acme-Setup-4F2A", "--timeout", "20", "--provision", "--json",
-            "--ssid", "HomeNet", "--passphrase-file", try device.writeFile("home.pass", "home-passphrase"),
-            "--pop-file", try device.writeFile("plug.pop", "not-the-pop"),
-        ])
+        let run = try pickAndProvision(proofOfPossession: "not-the-pop", json: true)
         #expect(run.code == .failure, "\(run.err)")
         #expect(run.err.contains("error: the device refused the proof of possession"), "\(run.err)")
         #expect(run.err.contains("Left Acme-Setup-4F2A, back on 'HomeNet'."), "\(run.err)")
@@ -155,16 +153,21 @@ import Testing
         bus.stop()
     }
 
+    /// `pick --provision` of the Improv device at `address`, given HomeNet.
+    func pickAndProvision(_ address: String) throws -> Run {
+        let passphrase = scratch.url.appendingPathComponent("home.pass")
+        try Data("home-passphrase\n".utf8).write(to: passphrase)
+        return try accessoryctlProcess(
+            [
+                "pick", "com.improv-wifi.ble", "--select", address, "--timeout", "20", "--provision", "--ssid",
+                "HomeNet", "--passphrase-file", passphrase.path,
+            ], environment: bus.environment, deadline: .seconds(90))
+    }
+
     @Test func theDeviceIsProvisionedWhileThePickerWaitsThenConfirmed() throws {
         let device = try bluez.addImprovDevice("24:0A:C4:00:00:0A", state: 1)
         try bluez.setImprov(device, authorizeAfterMilliseconds: 500, url: "http://10.0.0.10/welcome")
-        let passphrase = scratch.url.appendingPathComponent("home.pass")
-        try Data("home-passphrase\n".utf8).write(to: passphrase)
-        let run = try accessoryctlProcess(
-            [
-                "pick", "com.improv-wifi.ble", "--select", "24:0A:C4:00:00:0A", "--timeout", "20", "--provision",
-                "--ssid", "HomeNet", "--passphrase-file", passphrase.path,
-            ], environment: bus.environment, deadline: .seconds(90))
+        let run = try pickAndProvision("24:0A:C4:00:00:0A")
         #expect(run.code == .success, "\(run.out)\n\(run.err)\n\(agent.log)")
         let events = run.out.split(separator: "\n").map { String($0.split(separator: " ").first ?? "") }
         #expect(
@@ -191,13 +194,7 @@ import Testing
     @Test func aFailedProvisioningFailsTheAuthorizationAndNamesTheDevicesVerdict() throws {
         let device = try bluez.addImprovDevice("24:0A:C4:00:00:0B", state: 1)
         try bluez.setImprov(device, authorizeAfterMilliseconds: 500, failConnect: true)
-        let passphrase = scratch.url.appendingPathComponent("home.pass")
-        try Data("home-passphrase\n".utf8).write(to: passphrase)
-        let run = try accessoryctlProcess(
-            [
-                "pick", "com.improv-wifi.ble", "--select", "24:0A:C4:00:00:0B", "--timeout", "20", "--provision",
-                "--ssid", "HomeNet", "--passphrase-file", passphrase.path,
-            ], environment: bus.environment, deadline: .seconds(90))
+        let run = try pickAndProvision("24:0A:C4:00:00:0B")
         #expect(run.code == .failure, "\(run.out)\n\(run.err)")
         #expect(run.err.contains("error: the device could not join the network with these settings"), "\(run.err)")
         let listed = try accessoryctlProcess(["list", "--json"], environment: bus.environment, deadline: .seconds(30))

@@ -121,6 +121,52 @@ stop_ap() {
     sleep 0.3
 }
 
+
+# start_esp_device SECURITY: the ESP-IDF provisioning device (lab/accessories/esp_prov_device.py)
+# on 192.168.4.1:80 in acc1, in place of the setup page there, with the proof of possession in
+# /run/lab/prov.pop and the home network's passphrase in /run/lab/home.pass, which it checks
+# what it is sent against; one started before is stopped first.
+start_esp_device() {
+    [[ -f /run/lab/esp-device.pid ]] && kill "$(cat /run/lab/esp-device.pid)" 2>/dev/null
+    # protocomm's HTTP server takes port 80, where start_ap put acc1's setup page.
+    local ap
+    ap=$(awk '$2 == "acc1" { print $1 }' /run/lab/aps)
+    [[ -n $ap && -f /run/lab/http-$ap.pid ]] && kill "$(cat "/run/lab/http-$ap.pid")" 2>/dev/null
+    ip netns exec acc1 python3 -u /lab/accessories/esp_prov_device.py --address 192.168.4.1 --port 80 \
+        --security "$1" --pop-file /run/lab/prov.pop --home-ssid "$HOME_SSID" \
+        --home-passphrase-file /run/lab/home.pass --connecting-polls 2 >"$OUT/logs/esp-device-$1.log" 2>&1 &
+    echo $! >/run/lab/esp-device.pid
+    for _ in $(seq 100); do grep -q READY "$OUT/logs/esp-device-$1.log" && return 0; sleep 0.1; done
+    return 1
+}
+
+stop_esp_device() {
+    [[ -f /run/lab/esp-device.pid ]] && kill "$(cat /run/lab/esp-device.pid)" 2>/dev/null
+    rm -f /run/lab/esp-device.pid
+}
+
+# pane_run COMMAND...: runs the command on a 100x30 terminal of a tmux server of its own (a
+# new one each time: one just killed may still hold its socket), then prints "[exit N]".
+panes=0
+pane_run() {
+    [[ -n ${PANE:-} ]] && tmux -L "$PANE" kill-server 2>/dev/null
+    PANE=lab$((++panes))
+    tmux -L "$PANE" -u new-session -d -x 100 -y 30 \
+        "env LANG=C.UTF-8 $(printf '%q ' "$@"); echo \"[exit \$?]\"; sleep 600"
+}
+pane() { tmux -L "$PANE" capture-pane -p -J; }
+keys() { tmux -L "$PANE" send-keys "$@"; }
+# pane_wait TEXT [SECONDS]: until the screen shows TEXT; the screen goes to the case's log.
+pane_wait() {
+    local deadline=$((SECONDS + ${2:-60}))
+    while ((SECONDS < deadline)); do
+        pane | grep -qF -- "$1" && return 0
+        sleep 0.2
+    done
+    { echo "the screen did not show '$1':"; pane; } >>"$CASE_LOG"
+    return 1
+}
+
 SECOND_STATION=wlan4
 
 # lend_second_station: moves wlan4 from netns "spare" into NetworkManager's, and waits until

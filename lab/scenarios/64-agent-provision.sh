@@ -40,34 +40,8 @@ check agent_owns_its_name start_agent
 start_ap prov acc1 <<CONF
 ssid=PROV_7A3C
 CONF
-# protocomm's HTTP server takes port 80, where start_ap put the lab's setup page.
-kill "$(cat /run/lab/http-prov.pid)" 2>/dev/null
-ip netns exec acc1 python3 -u /lab/accessories/esp_prov_device.py --address 192.168.4.1 --port 80 \
-    --security 1 --pop-file /run/lab/prov.pop --home-ssid "$HOME_SSID" \
-    --home-passphrase-file /run/lab/home.pass --connecting-polls 2 >"$OUT/logs/esp-device.log" 2>&1 &
-echo $! >/run/lab/esp-device.pid
-check esp_device_ready bash -c 'for _ in $(seq 100); do grep -q READY "$1" && exit 0; sleep 0.1; done; exit 1' _ "$OUT/logs/esp-device.log"
+check esp_device_ready start_esp_device 1
 check prov_visible wait_visible PROV_7A3C
-
-# pane_run COMMAND...: the command on a 100x30 terminal of a tmux server of its own, then "[exit N]".
-panes=0
-pane_run() {
-    [[ -n ${PANE:-} ]] && tmux -L "$PANE" kill-server 2>/dev/null
-    PANE=lab$((++panes))
-    tmux -L "$PANE" -u new-session -d -x 100 -y 30 \
-        "env LANG=C.UTF-8 $(printf '%q ' "$@"); echo \"[exit \$?]\"; sleep 600"
-}
-pane() { tmux -L "$PANE" capture-pane -p -J; }
-keys() { tmux -L "$PANE" send-keys "$@"; }
-pane_wait() {
-    local deadline=$((SECONDS + ${2:-60}))
-    while ((SECONDS < deadline)); do
-        pane | grep -qF -- "$1" && return 0
-        sleep 0.2
-    done
-    { echo "the screen did not show '$1':"; pane; } >>"$CASE_LOG"
-    return 1
-}
 
 pane_run setpriv --reuid=alice --regid=alice --clear-groups "$ACCESSORYCTL" pick lab.esp.prov --provision \
     --ssid "$HOME_SSID" --passphrase-file /run/lab/alice/home.pass --timeout 120
@@ -101,8 +75,7 @@ echo "$refused" >>"$CASE_LOG"
 expect_match stored_network_refused "$refused" 'io.accessorysetup.share-network'
 check alice_leaves as_alice "$ACCESSORYCTL" leave
 check back_home_again wait_home 30
-kill "$(cat /run/lab/esp-device.pid)" 2>/dev/null
-rm -f /run/lab/esp-device.pid
+stop_esp_device
 
 # The Improv device, on hci1 (the agent listens on hci0): its advertisement asks for
 # authorization, so the item that has the application confirm it is picked; it is provisioned

@@ -12,12 +12,7 @@ check agent_owns_its_name start_agent
 start_ap prov acc1 <<CONF
 ssid=PROV_5E5E
 CONF
-kill "$(cat /run/lab/http-prov.pid)" 2>/dev/null
-ip netns exec acc1 python3 -u /lab/accessories/esp_prov_device.py --address 192.168.4.1 --port 80 \
-    --security 1 --pop-file /run/lab/prov.pop --home-ssid "$HOME_SSID" \
-    --home-passphrase-file /run/lab/home.pass --connecting-polls 2 >"$OUT/logs/esp-device.log" 2>&1 &
-echo $! >/run/lab/esp-device.pid
-check esp_device_ready bash -c 'for _ in $(seq 100); do grep -q READY "$1" && exit 0; sleep 0.1; done; exit 1' _ "$OUT/logs/esp-device.log"
+check esp_device_ready start_esp_device 1
 check prov_visible wait_visible PROV_5E5E
 
 ping -n -I "$STATION" -i 0.1 10.9.0.1 >/run/lab/home-ping.txt 2>&1 &
@@ -40,6 +35,5 @@ expect_match home_ping_lost_nothing "$summary" ' 0% packet loss'
 expect_match home_ping_ran "$summary" '^([4-9][0-9]|[1-9][0-9]{2,}) packets transmitted'
 expect station_still_home "$(station_connection)" "$HOME_SSID"
 expect second_station_idle "$(nmcli -g GENERAL.STATE device show "$SECOND_STATION")" "30 (disconnected)"
-kill "$(cat /run/lab/esp-device.pid)" 2>/dev/null
-rm -f /run/lab/esp-device.pid
+stop_esp_device
 check second_station_returned return_second_station

@@ -6,24 +6,11 @@
 # of possession and a wrong home passphrase each end with their own error; `leave` brings the
 # home network back.
 start_wpa2_ap prov acc1 PROV_4F2A prov-softap-key
-# protocomm's HTTP server takes port 80, where start_ap put the lab's setup page.
-kill "$(cat /run/lab/http-prov.pid)" 2>/dev/null
 printf 'abcd1234\n' >/run/lab/prov.pop
 printf '%s\n' "$HOME_PASSPHRASE" >/run/lab/home.pass
 printf 'not-the-home-passphrase\n' >/run/lab/wrong.pass
 printf 'prov-softap-key\n' >/run/lab/softap.pass
 chmod 600 /run/lab/*.pop /run/lab/*.pass
-
-# start_esp_device SECURITY: the device on 192.168.4.1:80 in acc1, its PoP abcd1234.
-start_esp_device() {
-    [[ -f /run/lab/esp-device.pid ]] && kill "$(cat /run/lab/esp-device.pid)" 2>/dev/null
-    ip netns exec acc1 python3 -u /lab/accessories/esp_prov_device.py --address 192.168.4.1 --port 80 \
-        --security "$1" --pop-file /run/lab/prov.pop --home-ssid "$HOME_SSID" \
-        --home-passphrase-file /run/lab/home.pass --connecting-polls 2 >"$OUT/logs/esp-device-$1.log" 2>&1 &
-    echo $! >/run/lab/esp-device.pid
-    for _ in $(seq 100); do grep -q READY "$OUT/logs/esp-device-$1.log" && return 0; sleep 0.1; done
-    return 1
-}
 
 check esp_device_sec1 start_esp_device 1
 output=$("$ACCESSORYCTL" join --ssid PROV_4F2A --passphrase-file /run/lab/softap.pass --once 2>&1)
@@ -74,8 +61,7 @@ printed+=$output
 expect_match sec2_wrong_pop "$output" 'refused the username and proof of possession'
 check secrets_not_printed not grep -q -e abcd1234 -e "$HOME_PASSPHRASE" <<<"$printed"
 
-kill "$(cat /run/lab/esp-device.pid)" 2>/dev/null
-rm -f /run/lab/esp-device.pid
+stop_esp_device
 check leave "$ACCESSORYCTL" leave
 check back_home wait_home 20
 
@@ -94,5 +80,4 @@ expect_match handoff_provisioned "$output" "The device joined '$HOME_SSID' \(add
 expect_match handoff_left "$output" "Left PROV_4F2A; back on '"
 check handoff_back_home wait_home 20
 check secrets_not_printed_by_handoff not grep -q -e abcd1234 -e "$HOME_PASSPHRASE" -e prov-softap-key <<<"$printed"
-kill "$(cat /run/lab/esp-device.pid)" 2>/dev/null
-rm -f /run/lab/esp-device.pid
+stop_esp_device

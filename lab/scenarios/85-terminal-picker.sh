@@ -13,28 +13,6 @@ CONF
 check plug1_visible wait_visible tasmota-1A2B
 check plug2_visible wait_visible tasmota-3C4D
 
-# pane_run COMMAND...: runs the command on a 100x30 terminal of a tmux server of its own (a
-# new one each time: one just killed may still hold its socket), then prints "[exit N]".
-panes=0
-pane_run() {
-    [[ -n ${PANE:-} ]] && tmux -L "$PANE" kill-server 2>/dev/null
-    PANE=lab$((++panes))
-    tmux -L "$PANE" -u new-session -d -x 100 -y 30 \
-        "env LANG=C.UTF-8 $(printf '%q ' "$@"); echo \"[exit \$?]\"; sleep 600"
-}
-pane() { tmux -L "$PANE" capture-pane -p -J; }
-keys() { tmux -L "$PANE" send-keys "$@"; }
-# pane_wait TEXT [SECONDS]: until the screen shows TEXT; the screen goes to the case's log.
-pane_wait() {
-    local deadline=$((SECONDS + ${2:-60}))
-    while ((SECONDS < deadline)); do
-        pane | grep -qF -- "$1" && return 0
-        sleep 0.2
-    done
-    { echo "the screen did not show '$1':"; pane; } >>"$CASE_LOG"
-    return 1
-}
-
 pane_run "$ACCESSORYCTL" pick com.tasmota.wifimanager --join --timeout 120
 check both_listed_live pane_wait "2 found" 90
 pane >>"$CASE_LOG"
