@@ -14,7 +14,11 @@ extension Agent {
         _ call: MethodCall, record: AccessoryRecord, uid: UInt32, host: SessionHost?, options: [String: DBusValue]
     ) async throws(CallFailure) -> DBusValue {
         var request = try Self.provisioningRequest(options)
-        let method = try Self.provisioningMethod(of: try loadProfile(record.owner.profileID), record)
+        // A session's own profile (a client's, passed with OpenSessionWithProfile) is the one
+        // its records follow; outside one, the installed profile.
+        let profile: AccessoryProfile
+        if let host { profile = host.session.profile } else { profile = try loadProfile(record.owner.profileID) }
+        let method = try Self.provisioningMethod(of: profile, record)
         if request.proofOfPossession == nil, case .espIDF(let setup) = method {
             request.proofOfPossession = suppliedProofOfPossession(for: record.id, host: host, setup)
         }
