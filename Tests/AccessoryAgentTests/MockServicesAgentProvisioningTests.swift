@@ -207,7 +207,7 @@ struct MockServicesAgentProvisioningTests {
         try await steps.wait(for: "the joining step") { $0.contains { $0.arguments[1].string == "joining" } }
         await first.close()
         call.cancel()
-        try await poll(timeout: .seconds(10)) {
+        _ = try await poll(timeout: .seconds(10)) {
             services.agent.log.contains("provisioning was interrupted") ? true : nil
         }
         #expect(services.agent.log.contains("provisioning was interrupted"), "\(services.agent.log)")
