@@ -131,6 +131,11 @@ public struct AccessorySession: Sendable {
     /// Longest display name, in UTF-8 bytes.
     public static let maximumNameLength = 128
 
+    /// How long a pick of an entry the picker has just stopped showing still stands: the
+    /// person chose what they saw, and a hidden hotspot answering one probe and not the next,
+    /// or a Bluetooth advertisement missed once, must not turn their choice away.
+    public static let vanishedGrace: TimeInterval = 10
+
     /// A session of `owner` over `profile`, holding the records the owner already has.
     public init(profile: AccessoryProfile, owner: AccessoryOwner, accessories: [AccessoryRecord]) {
         self.profile = profile
@@ -319,6 +324,9 @@ extension AccessorySession {
         /// What the picker shows: the matches, or with `filterDiscoveryResults` those the client
         /// passed to `updatePicker`, under its names.
         var shown: [Int: PickerEntry] = [:]
+        /// Entries the picker stopped showing, and when: a pick of one still stands for
+        /// `vanishedGrace`, since the person chose what the picker showed them.
+        var vanished: [Int: (entry: PickerEntry, at: Date)] = [:]
         /// The client's names for entries, with `filterDiscoveryResults`.
         var clientItems: [Int: DiscoveredDisplayItem] = [:]
         /// Entries already sent to the client as `accessoryDiscovered`.
@@ -326,6 +334,23 @@ extension AccessorySession {
         var runningTimers: Set<Timer.Kind> = []
 
         var filters: Bool { settings.options.contains(.filterDiscoveryResults) }
+
+        /// Shows `entries` from now on, remembering those it no longer shows.
+        mutating func show(_ entries: [Int: PickerEntry], at now: Date) {
+            for (id, entry) in shown where entries[id] == nil { vanished[id] = (entry, now) }
+            for id in entries.keys { vanished[id] = nil }
+            vanished = vanished.filter { now.timeIntervalSince($0.value.at) < AccessorySession.vanishedGrace }
+            shown = entries
+        }
+
+        /// The entry `id` as the picker shows it, or showed it within `vanishedGrace` of `now`.
+        func choosable(_ id: Int, at now: Date) -> PickerEntry? {
+            if let entry = shown[id] { return entry }
+            guard let gone = vanished[id], now.timeIntervalSince(gone.at) < AccessorySession.vanishedGrace else {
+                return nil
+            }
+            return gone.entry
+        }
 
         func timer(_ kind: Timer.Kind) -> Timer { Timer(kind: kind, picker: number) }
 
@@ -422,7 +447,7 @@ extension AccessorySession {
             shown = picker.matched
         }
         effects += Self.pickerUpdate(from: picker.shown, to: shown, frontEnd: picker.frontEnd)
-        picker.shown = shown
+        picker.show(shown, at: now)
         self.picker = picker
         return effects + (try kioskChoice(at: now))
     }
@@ -462,7 +487,7 @@ extension AccessorySession {
             shown[item.entryID] = Self.named(entry, item)
         }
         let effects = Self.pickerUpdate(from: picker.shown, to: shown, frontEnd: picker.frontEnd)
-        picker.shown = shown
+        picker.show(shown, at: now)
         self.picker = picker
         return effects + (try kioskChoice(at: now))
     }
@@ -520,7 +545,10 @@ extension AccessorySession {
 
     private mutating func pick(_ choice: PickerChoice, at now: Date) throws(AccessorySessionError) -> [Effect] {
         let picker = try choosingPicker()
-        guard let entry = picker.shown[choice.entryID] else {
+        // One the owner has added meanwhile (elsewhere) is not offered, however recently shown.
+        guard let entry = picker.choosable(choice.entryID, at: now),
+            !accessories.contains(where: { $0.isHeard(in: entry) })
+        else {
             throw .invalidRequest(field: "entry", reason: "\(choice.entryID) is not an entry the picker shows")
         }
         let item = picker.items[entry.itemIndex]

@@ -86,6 +86,28 @@ struct AccessorySessionPickerTests {
         #expect(run.session.accessories == [earlier])
     }
 
+    /// A pick of what the picker showed a moment ago stands: a hidden hotspot answers one probe
+    /// and not the next, and the person chose what they saw. Past the grace it is refused.
+    @Test func aPickOfAnEntryJustGoneStandsForAWhile() throws {
+        var run = SessionRun()
+        run.showPicker([Fixture.plugItem])
+        run.send(.wifiScanned(Fixture.twoPlugs))
+        let gone = run.send(.wifiScanned([Fixture.twoPlugs[1]]))
+        #expect(gone == [.updatePicker(shown: [], removed: [1])])
+        let picked = run.send(.picked(PickerChoice(entryID: 1)), at: Fixture.now + 5)
+        #expect(picked.contains(.emit(.pickerDidDismiss(nil))))
+        #expect(run.session.accessories.last?.ssid == (try SSID("plug-0001")))
+
+        var late = SessionRun()
+        late.showPicker([Fixture.plugItem])
+        late.send(.wifiScanned(Fixture.twoPlugs))
+        late.send(.wifiScanned([Fixture.twoPlugs[1]]))
+        #expect(throws: AccessorySessionError.self) {
+            try late.session.handle(
+                .picked(PickerChoice(entryID: 1)), at: Fixture.now + AccessorySession.vanishedGrace + 1)
+        }
+    }
+
     @Test func aDeviceTheOwnerAddsElsewhereLeavesThePickerShownNow() {
         var run = SessionRun()
         run.showPicker([Fixture.plugItem])
