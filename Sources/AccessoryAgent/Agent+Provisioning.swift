@@ -306,7 +306,6 @@ struct ProvisioningRequest: Sendable {
 /// leaves the bus or its session ends.
 struct ProvisioningTable {
     struct Entry {
-        var recordID: UUID
         var uid: UInt32
         var client: String
         var sessionPath: String?
@@ -330,7 +329,7 @@ struct ProvisioningTable {
                     what: "accessories given a network at once by one user", limit: limit,
                     advice: "wait until one has finished"))
         }
-        entries[recordID] = Entry(recordID: recordID, uid: uid, client: client, sessionPath: sessionPath)
+        entries[recordID] = Entry(uid: uid, client: client, sessionPath: sessionPath)
         return recordID
     }
 
@@ -349,6 +348,4 @@ struct ProvisioningTable {
             entry.cancel?()
         }
     }
-
-    var isEmpty: Bool { entries.isEmpty }
 }

@@ -188,8 +188,6 @@ public struct JoinedHotspot: Hashable, Sendable, Codable {
         ipv4Address: String?, previousConnection: String?, restoreDeadline: Date?, keptDevice: String? = nil,
         keptConnection: String? = nil
     ) {
-        self.keptDevice = keptDevice
-        self.keptConnection = keptConnection
         self.device = device
         self.ssid = ssid
         self.bssid = bssid
@@ -198,6 +196,8 @@ public struct JoinedHotspot: Hashable, Sendable, Codable {
         self.ipv4Address = ipv4Address
         self.previousConnection = previousConnection
         self.restoreDeadline = restoreDeadline
+        self.keptDevice = keptDevice
+        self.keptConnection = keptConnection
     }
 }
 
