@@ -107,16 +107,16 @@ final class AgentServices: @unchecked Sendable {
     }
 
     /// Runs the GIO test client (`Clients/agent_client.py`) as `uid`, with no groups.
-    func runClient(uid: UInt32, _ arguments: [String], timeout: TimeInterval = 40) throws -> ScriptRun {
-        try runScript(AgentPaths.testClient, arguments, uid: uid, timeout: timeout)
+    func runClient(uid: UInt32, _ arguments: [String], timeout: TimeInterval = 40) async throws -> ScriptRun {
+        try await runScript(AgentPaths.testClient, arguments, uid: uid, timeout: timeout)
     }
 
     /// Runs a Python script with `/usr/bin/python3` against the agent's bus, as `uid` when given
     /// (through `setpriv`), and returns what it printed and how it exited.
     func runScript(
         _ script: String, _ arguments: [String], uid: UInt32? = nil, timeout: TimeInterval = 40
-    ) throws -> ScriptRun {
-        try runProgram("/usr/bin/python3", [script] + arguments, uid: uid, timeout: timeout)
+    ) async throws -> ScriptRun {
+        try await runProgram("/usr/bin/python3", [script] + arguments, uid: uid, timeout: timeout)
     }
 
     /// The arguments that run `program` as `uid` with no groups, through `setpriv`.
@@ -125,9 +125,16 @@ final class AgentServices: @unchecked Sendable {
     }
 
     /// Runs `program` against the agent's bus (as its system bus), as `uid` when given, and
-    /// returns what it printed and how it exited; it is killed after `timeout` seconds.
+    /// returns what it printed and how it exited; it is killed after `timeout` seconds. The wait
+    /// is on a thread of its own (`offThePool`).
     func runProgram(
         _ program: String, _ arguments: [String], uid: UInt32? = nil, timeout: TimeInterval = 40
+    ) async throws -> ScriptRun {
+        try await offThePool { try self.runProgramBlocking(program, arguments, uid: uid, timeout: timeout) }
+    }
+
+    private func runProgramBlocking(
+        _ program: String, _ arguments: [String], uid: UInt32?, timeout: TimeInterval
     ) throws -> ScriptRun {
         let process = Process()
         if let uid {

@@ -54,31 +54,12 @@ extension Sandbox {
 }
 
 extension AgentServices {
-    /// Runs the GIO test client in `sandbox` as `uid`, waiting on a thread of its own.
+    /// Runs the GIO test client in `sandbox` as `uid`.
     func runClient(in sandbox: Sandbox, uid: UInt32, _ arguments: [String], timeout: TimeInterval = 60)
         async throws -> ScriptRun
     {
         let command = sandbox.command(bus: bus, "/usr/bin/python3", [Sandbox.testClient] + arguments)
-        return try await offThePool { try self.runProgram("/bin/sh", command, uid: uid, timeout: timeout) }
-    }
-
-    /// Runs the GIO test client on the host as `uid`, waiting on a thread of its own.
-    func runHostClient(uid: UInt32, _ arguments: [String]) async throws -> ScriptRun {
-        try await offThePool { try self.runClient(uid: uid, arguments) }
-    }
-
-    /// Runs `program` as `uid`, waiting on a thread of its own.
-    func runHostProgram(_ program: String, _ arguments: [String], uid: UInt32) async throws -> ScriptRun {
-        try await offThePool { try self.runProgram(program, arguments, uid: uid) }
-    }
-}
-
-/// Runs `body`, which blocks until a process ends, on a thread of its own: the cooperative
-/// pool's two threads stay free for the test's own bus connections (a picker agent answering
-/// the agent), which a test blocked in a process's run would otherwise starve under load.
-func offThePool<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        return try await runProgram("/bin/sh", command, uid: uid, timeout: timeout)
     }
 }
 
@@ -163,22 +144,22 @@ struct MockServicesAgentApplicationTests {
         #expect(try services.networkManager.activeConnectionID(on: services.device) == "HomeNet")
 
         // A host process of the same user sees both, each with its application.
-        let host = try await services.runHostClient(uid: user, ["list"])
+        let host = try await services.runClient(uid: user, ["list"])
         let both = Dictionary(
             uniqueKeysWithValues: host.listed.map { ($0["id"] as? String ?? "", $0["application"] as? String ?? "") })
         #expect(both == [acmeID: Apps.acme, wledID: Apps.wled], "\(host)")
-        let shown = try await services.runHostClient(uid: user, ["show", wledID])
+        let shown = try await services.runClient(uid: user, ["show", wledID])
         #expect(shown.status == 0, "\(shown)")
 
         // accessoryctl, a host process, shows each record's application.
         let accessoryctl = try AgentProcess.builtProduct("accessoryctl").path
-        let table = try await services.runHostProgram(accessoryctl, ["list"], uid: user)
+        let table = try await services.runProgram(accessoryctl, ["list"], uid: user)
         #expect(table.status == 0, "\(table)")
         let header = table.lines.first ?? ""
         #expect(header.contains("PROFILE") && header.contains("APPLICATION"), "\(table)")
         #expect(table.lines.contains { $0.hasPrefix(acmeID) && $0.contains(Apps.acme) }, "\(table)")
         #expect(table.lines.contains { $0.hasPrefix(wledID) && $0.contains(Apps.wled) }, "\(table)")
-        let json = try await services.runHostProgram(accessoryctl, ["list", "--json"], uid: user)
+        let json = try await services.runProgram(accessoryctl, ["list", "--json"], uid: user)
         let listedJSON = try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [[String: Any]] ?? []
         #expect(Set(listedJSON.compactMap { $0["application"] as? String }) == [Apps.acme, Apps.wled], "\(json)")
 
@@ -216,7 +197,7 @@ struct MockServicesAgentApplicationTests {
         }
         // A host process of the same user opens any of them.
         for profile in [Apps.wledProfile, Apps.acmeProfile, "ge.wled.softap"] {
-            let host = try await services.runHostClient(uid: user, ["open", profile])
+            let host = try await services.runClient(uid: user, ["open", profile])
             #expect(host.status == 0, "\(profile): \(host)")
         }
     }
@@ -267,11 +248,11 @@ struct MockServicesAgentApplicationTests {
         #expect(ownUser.status == 0, "\(ownUser)")
 
         // polkit would have allowed them: a host process of the same user does all three.
-        let hostList = try await services.runHostClient(uid: user, ["list", "0"])
+        let hostList = try await services.runClient(uid: user, ["list", "0"])
         #expect(hostList.status == 0, "\(hostList)")
-        let hostPassed = try await services.runHostClient(uid: user, ["open-fd", ownProfile])
+        let hostPassed = try await services.runClient(uid: user, ["open-fd", ownProfile])
         #expect(hostPassed.status == 0, "\(hostPassed)")
-        let hostRegister = try await services.runHostClient(uid: user, ["register-picker"])
+        let hostRegister = try await services.runClient(uid: user, ["register-picker"])
         #expect(hostRegister.status == 0, "\(hostRegister)")
     }
 
@@ -282,7 +263,7 @@ struct MockServicesAgentApplicationTests {
         let services = try Apps.services(user: user)
         try await Sandbox.check(as: user, services: services)
         try services.polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.manage-others"])
-        let host = try await services.runHostClient(uid: user, ["pick", Apps.acmeProfile, Apps.acmeItems])
+        let host = try await services.runClient(uid: user, ["pick", Apps.acmeProfile, Apps.acmeItems])
         let id = try #require(host.added?["id"] as? String, "\(host)")
         #expect(host.added?["application"] == nil, "a host process's record names no application")
 

@@ -142,7 +142,7 @@ struct MockServicesAgentConfigurationTests {
     @Test func eachUserSeesAndRemovesOnlyTheirOwnAndPolkitRefusalIsUserDenied() async throws {
         let alice = try systemUser("nobody"), bob = try systemUser("daemon")
         try services.polkit.allow(["io.accessorysetup.configure-hotspot"])
-        let applied = try services.runClient(
+        let applied = try await services.runClient(
             uid: alice, ["apply", #"{"ssid": "Other-Net", "passphrase": "other-pass-1"}"#])
         #expect(applied.status == 0, "\(applied)")
         #expect(try active == "Accessory Other-Net")
@@ -153,24 +153,25 @@ struct MockServicesAgentConfigurationTests {
         try services.networkManager.addTaggedProfile(
             id: "Accessory Forged", ssid: "Forged",
             userData: ["accessory-setup.managed": "1", "accessory-setup.owner": "\(alice)"], permittedUser: "daemon")
-        let aliceList = try services.runClient(uid: alice, ["configured"])
+        let aliceList = try await services.runClient(uid: alice, ["configured"])
         #expect((aliceList.objects.first?["reply"] as? [[String]])?.first == ["Other-Net"], "\(aliceList)")
-        let bobList = try services.runClient(uid: bob, ["configured"])
+        let bobList = try await services.runClient(uid: bob, ["configured"])
         #expect((bobList.objects.first?["reply"] as? [[String]])?.first == [], "\(bobList)")
-        let bobRemove = try services.runClient(uid: bob, ["forget", "Other-Net"])
+        let bobRemove = try await services.runClient(uid: bob, ["forget", "Other-Net"])
         #expect(bobRemove.objects.first?["error"] as? String == "io.accessorysetup.Error.NotStored", "\(bobRemove)")
         #expect(try active == "Accessory Other-Net")
 
         try services.polkit.allow([])
         let profiles = try services.networkManager.connectionPaths().count
-        let refused = try services.runClient(uid: bob, ["apply", #"{"ssid": "WLED-AP", "passphrase": "wled1234"}"#])
+        let refused = try await services.runClient(
+            uid: bob, ["apply", #"{"ssid": "WLED-AP", "passphrase": "wled1234"}"#])
         #expect(refused.objects.first?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(refused)")
         #expect((refused.objects.first?["message"] as? String)?.contains("configure-hotspot") == true)
         #expect(try services.networkManager.connectionPaths().count == profiles)
         let checks = services.polkit.log.split(separator: "\n").filter { $0.contains("configure-hotspot") }
         #expect(checks.contains { $0.contains("ssid") && $0.contains("WLED-AP") }, "the prompt's details: \(checks)")
 
-        let removed = try services.runClient(uid: alice, ["forget", "Other-Net"])
+        let removed = try await services.runClient(uid: alice, ["forget", "Other-Net"])
         #expect(removed.status == 0, "\(removed)")
         try await expectBackHome("after alice removed hers", profiles: 2)
     }

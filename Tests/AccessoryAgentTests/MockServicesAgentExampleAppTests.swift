@@ -14,7 +14,7 @@ struct MockServicesAgentExampleAppTests {
         let services = try AgentServices(kiosk: kioskPolicy(profiles: ["ge.wled.softap"], users: [user]))
         try services.polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.join"])
 
-        let run = try services.runProgram(app, ["ge.wled.softap", "--join"], uid: user)
+        let run = try await services.runProgram(app, ["ge.wled.softap", "--join"], uid: user)
         #expect(run.status == 0, "\(run)")
         let record = try #require(try services.storedRecords().first, "\(run)")
         #expect(record.owner.uid == user)
@@ -36,16 +36,16 @@ struct MockServicesAgentExampleAppTests {
         let app = try AgentProcess.builtProduct("pick-accessory").path
         let services = try AgentServices()
 
-        let restricted = try services.runProgram(app, ["ge.wled.softap"])
+        let restricted = try await services.runProgram(app, ["ge.wled.softap"])
         #expect(restricted.status == 1, "\(restricted)")
         #expect(restricted.err.contains("io.accessorysetup.Error.PickerRestricted"), "\(restricted)")
         #expect(!restricted.out.contains("added:"), "\(restricted)")
 
-        let unknown = try services.runProgram(app, ["org.example.nothing"])
+        let unknown = try await services.runProgram(app, ["org.example.nothing"])
         #expect(unknown.status == 1, "\(unknown)")
         #expect(unknown.err.contains("io.accessorysetup.Error.NoSuchProfile"), "\(unknown)")
 
-        let usage = try services.runProgram(app, [])
+        let usage = try await services.runProgram(app, [])
         #expect(usage.status == 64, "\(usage)")
         #expect(try services.storedRecords().isEmpty)
     }
@@ -73,19 +73,15 @@ struct MockServicesAgentExampleAppTests {
 
         let sandbox = try Sandbox(application: "org.example.PickAccessory")
         let binds = [app.deletingLastPathComponent().path, try Self.swiftRuntimeDirectory(of: app)]
-        let run = try await offThePool {
-            try services.runProgram(
-                "/bin/sh", sandbox.command(bus: services.bus, app.path, [id, "--join"], binding: binds), uid: user)
-        }
+        let run = try await services.runProgram(
+            "/bin/sh", sandbox.command(bus: services.bus, app.path, [id, "--join"], binding: binds), uid: user)
         #expect(run.status == 0, "\(run)")
         #expect(run.lines.last == "joined: WLED-AP on wlan0", "\(run)")
         let record = try #require(try services.storedRecords().first, "\(run)")
         #expect(record.owner == AccessoryOwner(uid: user, profileID: id, application: "org.example.PickAccessory"))
 
-        let foreign = try await offThePool {
-            try services.runProgram(
-                "/bin/sh", sandbox.command(bus: services.bus, app.path, ["ge.wled.softap"], binding: binds), uid: user)
-        }
+        let foreign = try await services.runProgram(
+            "/bin/sh", sandbox.command(bus: services.bus, app.path, ["ge.wled.softap"], binding: binds), uid: user)
         #expect(foreign.status == 1, "\(foreign)")
         #expect(foreign.err.contains("io.accessorysetup.Error.NoSuchProfile"), "\(foreign)")
         #expect(foreign.err.contains("a profile must name this application in its \"applications\""), "\(foreign)")

@@ -10,7 +10,7 @@ struct MockServicesAgentExampleClientTests {
         let user = try systemUser("nobody")
         let services = try AgentServices(kiosk: kioskPolicy(profiles: ["ge.wled.softap"], users: [user]))
         try services.polkit.allow(["io.accessorysetup.open-session"])
-        let run = try services.runScript(
+        let run = try await services.runScript(
             AgentPaths.exampleClient, ["ge.wled.softap", "--profiles", services.agent.profileDirectory.path], uid: user)
         #expect(run.status == 0, "\(run)")
         let record = try #require(try services.storedRecords().first, "\(run)")
@@ -41,7 +41,7 @@ struct MockServicesAgentExampleClientTests {
         try services.polkit.allow(["io.accessorysetup.open-session"])
         try services.bluez.addDevice("02:00:00:00:0B:01", name: "SBBT-2C", manufacturerData: [0x0BA9: [0x01, 0x10]])
         try services.bluez.addDevice("02:00:00:00:0B:02", name: "SBMO-003Z", manufacturerData: [0x0BA9: [0x02, 0x20]])
-        let run = try services.runScript(
+        let run = try await services.runScript(
             AgentPaths.exampleClient,
             [
                 "cloud.shelly.blu", "--profiles", services.agent.profileDirectory.path, "--discovery-timeout",
@@ -67,7 +67,7 @@ struct MockServicesAgentExampleClientTests {
     @Test func finishPickerDiscoveryWithNothingAdmittedEndsWithDiscoveryTimeout() async throws {
         let services = try AgentServices(
             kiosk: kioskPolicy(profiles: ["org.example.plug"], users: [0]))
-        let run = try services.runScript(
+        let run = try await services.runScript(
             AgentPaths.exampleClient,
             [
                 "org.example.plug", "--profiles", services.agent.profileDirectory.path, "--discovery-timeout",
@@ -85,21 +85,22 @@ struct MockServicesAgentExampleClientTests {
         let services = try AgentServices()
         let profiles = services.agent.profileDirectory.path
 
-        let restricted = try services.runScript(AgentPaths.exampleClient, ["ge.wled.softap", "--profiles", profiles])
+        let restricted = try await services.runScript(
+            AgentPaths.exampleClient, ["ge.wled.softap", "--profiles", profiles])
         #expect(restricted.status == 1, "\(restricted)")
         #expect(restricted.err.contains("io.accessorysetup.Error.PickerRestricted"), "\(restricted)")
         #expect(!restricted.out.contains("added:"))
 
         let both = #"[{"name": "Both", "descriptor": {"ssid": "WLED-AP", "ssidPrefix": "WLED"}}]"#
-        let invalid = try services.runScript(AgentPaths.exampleClient, ["ge.wled.softap", "--items", both])
+        let invalid = try await services.runScript(AgentPaths.exampleClient, ["ge.wled.softap", "--items", both])
         #expect(invalid.status == 1, "\(invalid)")
         #expect(invalid.err.contains("io.accessorysetup.Error.InvalidRequest: items[0].descriptor.ss"), "\(invalid)")
 
-        let unknown = try services.runScript(AgentPaths.exampleClient, ["org.example.nothing", "--items", both])
+        let unknown = try await services.runScript(AgentPaths.exampleClient, ["org.example.nothing", "--items", both])
         #expect(unknown.status == 1, "\(unknown)")
         #expect(unknown.err.contains("io.accessorysetup.Error.NoSuchProfile"), "\(unknown)")
 
-        let usage = try services.runScript(AgentPaths.exampleClient, ["ge.wled.softap", "--items", "{}"])
+        let usage = try await services.runScript(AgentPaths.exampleClient, ["ge.wled.softap", "--items", "{}"])
         #expect(usage.status == 64, "\(usage)")
         #expect(usage.err.contains("--items"), "\(usage)")
         #expect(try services.storedRecords().isEmpty)

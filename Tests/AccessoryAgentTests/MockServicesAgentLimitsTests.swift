@@ -16,7 +16,7 @@ struct MockServicesAgentLimitsTests {
     @Test func aClientOpeningSessionsUntilRefusedGetsTheLimitWhileAnotherUserIsAnswered() async throws {
         let services = try AgentServices()
         let other = try systemUser("nobody")
-        let watch = Task.detached { try services.runClient(uid: other, ["latency", "10"], timeout: 60) }
+        let watch = Task { try await services.runClient(uid: other, ["latency", "10"], timeout: 60) }
 
         // A profile through a pipe whose writer never closes it: refused after its time, and
         // meanwhile everything else below is answered.

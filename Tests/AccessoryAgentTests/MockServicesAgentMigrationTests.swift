@@ -49,7 +49,8 @@ struct MockServicesAgentMigrationTests {
         let items = (1...4).map { number in
             #"{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}, "hotspotSSID": "Acme-Setup-000\#(number)"}"#
         }
-        let run = try services.runClient(uid: user, ["pick", "org.example.plug", "[\(items.joined(separator: ","))]"])
+        let run = try await services.runClient(
+            uid: user, ["pick", "org.example.plug", "[\(items.joined(separator: ","))]"])
         #expect(run.status == 0, "\(run)")
         let records = try services.storedRecords()
         #expect(
@@ -59,7 +60,7 @@ struct MockServicesAgentMigrationTests {
 
         // The profiles stay the person's: untouched, and not forgotten with the record.
         for record in records {
-            let removed = try services.runClient(uid: user, ["remove", record.id.uuidString])
+            let removed = try await services.runClient(uid: user, ["remove", record.id.uuidString])
             #expect(removed.status == 0, "\(removed)")
         }
         #expect(try services.storedRecords().isEmpty)
@@ -72,7 +73,7 @@ struct MockServicesAgentMigrationTests {
         try services.polkit.allow(["io.accessorysetup.open-session"])
         let items =
             #"[{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}, "hotspotSSID": "Acme-Setup-4F2A"}]"#
-        let run = try services.runClient(uid: user, ["pick", "org.example.plug", items])
+        let run = try await services.runClient(uid: user, ["pick", "org.example.plug", items])
         let refusal = run.objects.first { $0["call"] as? String == "ShowPicker" }
         #expect(refusal?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(run)")
         #expect((refusal?["message"] as? String)?.contains("io.accessorysetup.authorize") == true, "\(run)")
@@ -84,7 +85,7 @@ struct MockServicesAgentMigrationTests {
         try services.agent.installProfile(
             #"{"schemaVersion": 1, "id": "org.example.broken"}"#, name: "org.example.broken")
         try services.agent.start()
-        let run = try services.runClient(uid: try systemUser("nobody"), ["pick", "org.example.broken", "[]"])
+        let run = try await services.runClient(uid: try systemUser("nobody"), ["pick", "org.example.broken", "[]"])
         let refusal = run.objects.first { $0["call"] as? String == "OpenSession" }
         #expect(refusal?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(run)")
         #expect(

@@ -239,14 +239,14 @@ struct MockServicesAgentProvisioningTests {
             "io.accessorysetup.open-session", "io.accessorysetup.authorize", "io.accessorysetup.join",
             "io.accessorysetup.provision",
         ])
-        let picked = try services.runClient(uid: user, ["pick", Self.profileID, Self.items])
+        let picked = try await services.runClient(uid: user, ["pick", Self.profileID, Self.items])
         let added = try #require(picked.objects.first { $0["event"] as? String == "AccessoryAdded" }, "\(picked)")
         let id = try #require((added["args"] as? [[String: Any]])?.first?["id"] as? String)
-        let joined = try services.runClient(uid: user, ["join", id])
+        let joined = try await services.runClient(uid: user, ["join", id])
         #expect(joined.status == 0, "\(joined)")
 
         let savedNet = #"{"ssid": "SavedNet", "proofOfPossession": "\#(Self.pop)"}"#
-        let refused = try services.runClient(uid: user, ["provision", id, savedNet])
+        let refused = try await services.runClient(uid: user, ["provision", id, savedNet])
         #expect(refused.objects.last?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(refused)")
         #expect((refused.objects.last?["message"] as? String)?.contains("share-network") == true, "\(refused)")
         #expect(!device.log.contains("session"), "nothing reached the device: \(device.log)")
@@ -258,11 +258,11 @@ struct MockServicesAgentProvisioningTests {
             "io.accessorysetup.open-session", "io.accessorysetup.authorize", "io.accessorysetup.join",
             "io.accessorysetup.provision", "io.accessorysetup.share-network",
         ])
-        let rootsNet = try services.runClient(
+        let rootsNet = try await services.runClient(
             uid: user, ["provision", id, #"{"ssid": "RootsNet", "proofOfPossession": "\#(Self.pop)"}"#])
         #expect(rootsNet.objects.last?["error"] as? String == "io.accessorysetup.Error.NotStored", "\(rootsNet)")
 
-        let given = try services.runClient(uid: user, ["provision", id, savedNet], timeout: 90)
+        let given = try await services.runClient(uid: user, ["provision", id, savedNet], timeout: 90)
         #expect(given.status == 0, "\(given)")
         let reply = (given.objects.last?["reply"] as? [[String: Any]])?.first
         #expect(reply?["ssid"] as? String == "SavedNet", "\(given)")

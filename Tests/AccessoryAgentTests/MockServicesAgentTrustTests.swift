@@ -56,13 +56,13 @@ struct MockServicesAgentTrustTests {
             ],
             ["call", AgentProcess.busName, session.path, Self.sessionInterface, "Invalidate"],
         ] {
-            let run = try services.runProgram("/usr/bin/busctl", ["--system"] + arguments, uid: other)
+            let run = try await services.runProgram("/usr/bin/busctl", ["--system"] + arguments, uid: other)
             #expect(run.status != 0, "busctl \(arguments): \(run)")
             #expect(
                 run.err.contains("Access denied") || run.err.contains("AccessDenied"), "busctl \(arguments): \(run)")
             #expect(!run.out.contains("Kitchen") && !run.out.contains("Acme-Setup"), "busctl \(arguments): \(run)")
         }
-        let introspection = try services.runProgram(
+        let introspection = try await services.runProgram(
             "/usr/bin/gdbus",
             ["introspect", "--system", "--dest", AgentProcess.busName, "--object-path", session.path], uid: other)
         #expect(!introspection.out.contains("Kitchen") && !introspection.out.contains("Acme-Setup"), "\(introspection)")
@@ -292,11 +292,11 @@ struct MockServicesAgentProfileOwnerTests {
         try services.polkit.allow([
             "io.accessorysetup.open-session", "io.accessorysetup.join", "io.accessorysetup.authorize",
         ])
-        let picked = try services.runClient(
+        let picked = try await services.runClient(
             uid: user, ["pick", "ge.wled.softap", MockServicesAgentUserTests.wledItems])
         let added = try #require(picked.objects.first { $0["event"] as? String == "AccessoryAdded" }, "\(picked)")
         let id = try #require(((added["args"] as? [[String: Any]])?.first)?["id"] as? String)
-        let joined = try services.runClient(uid: user, ["join", id])
+        let joined = try await services.runClient(uid: user, ["join", id])
         #expect(joined.status == 0, "\(joined)")
 
         let settings = try services.networkManager.connectionSettings()

@@ -22,7 +22,7 @@ struct MockServicesAgentUserTests {
         let services = try AgentServices(kiosk: kioskPolicy(profiles: ["ge.wled.softap"], users: [first]))
         try services.polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.join"])
 
-        let picked = try services.runClient(uid: first, ["pick", "ge.wled.softap", Self.wledItems])
+        let picked = try await services.runClient(uid: first, ["pick", "ge.wled.softap", Self.wledItems])
         #expect(picked.status == 0, "\(picked)")
         let added = try #require(picked.objects.first { $0["event"] as? String == "AccessoryAdded" }, "\(picked)")
         let accessory = try #require((added["args"] as? [[String: Any]])?.first)
@@ -33,7 +33,7 @@ struct MockServicesAgentUserTests {
         for command in [
             ["list", "\(first)"], ["show", id], ["join", id], ["remove", id], ["rename", id, "Mine now"],
         ] {
-            let run = try services.runClient(uid: second, command)
+            let run = try await services.runClient(uid: second, command)
             #expect(run.status == 1, "\(command): \(run)")
             refused[command[0]] = run.objects.first?["error"] as? String
         }
@@ -44,11 +44,11 @@ struct MockServicesAgentUserTests {
                 "remove": "io.accessorysetup.Error.NoSuchAccessory",
                 "rename": "io.accessorysetup.Error.NoSuchAccessory",
             ])
-        let own = try services.runClient(uid: second, ["list"])
+        let own = try await services.runClient(uid: second, ["list"])
         #expect(own.status == 0 && (own.objects.first?["reply"] as? [[Any]])?.first?.isEmpty == true, "\(own)")
 
         // The first user still has it, unchanged, and nothing was joined for anyone.
-        let mine = try services.runClient(uid: first, ["list"])
+        let mine = try await services.runClient(uid: first, ["list"])
         let listed = (mine.objects.first?["reply"] as? [[[String: Any]]])?.first ?? []
         #expect(listed.compactMap { $0["id"] as? String } == [id], "\(mine)")
         #expect(listed.first?["displayName"] as? String == "WLED controller (WLED-AP)")
@@ -61,7 +61,7 @@ struct MockServicesAgentUserTests {
         let services = try AgentServices()
         try services.polkit.allow(["io.accessorysetup.open-session"])
         let pick = ["pick", "ge.wled.softap", Self.wledItems, "--picker", "WLED-AP"]
-        let refused = try services.runClient(uid: user, pick)
+        let refused = try await services.runClient(uid: user, pick)
         #expect(refused.status == 0, "\(refused)")
         let events = refused.objects.compactMap { $0["event"] as? String }
         #expect(events == ["Activated", "PickerDidPresent", "PickerDidDismiss"], "\(refused)")
@@ -83,7 +83,7 @@ struct MockServicesAgentUserTests {
 
         // Allowed, the same pick is recorded.
         try services.polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.authorize"])
-        let allowed = try services.runClient(uid: user, pick)
+        let allowed = try await services.runClient(uid: user, pick)
         #expect(
             allowed.objects.compactMap { $0["event"] as? String }
                 == ["Activated", "PickerDidPresent", "AccessoryAdded", "PickerDidDismiss"], "\(allowed)")
@@ -92,7 +92,8 @@ struct MockServicesAgentUserTests {
 
     @Test func polkitRefusingOpenSessionRefusesTheSession() async throws {
         let services = try AgentServices()
-        let run = try services.runClient(uid: try systemUser("nobody"), ["pick", "ge.wled.softap", Self.wledItems])
+        let run = try await services.runClient(
+            uid: try systemUser("nobody"), ["pick", "ge.wled.softap", Self.wledItems])
         #expect(run.status == 1)
         let refusal = run.objects.first { $0["call"] as? String == "OpenSession" }
         #expect(refusal?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(run)")
@@ -102,7 +103,7 @@ struct MockServicesAgentUserTests {
     @Test func reportConnectionIsRefusedForAnyoneButRoot() async throws {
         let services = try AgentServices()
         let connection = UUID().uuidString.lowercased()
-        let run = try services.runClient(uid: try systemUser("daemon"), ["report", "down", connection])
+        let run = try await services.runClient(uid: try systemUser("daemon"), ["report", "down", connection])
         #expect(run.status == 1)
         #expect(run.objects.first?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(run)")
         // polkit was not asked, and no session would help: the message says who may call it.

@@ -77,14 +77,15 @@ final class TemporaryFile {
 func accessoryctlProcess(
     _ arguments: [String], environment: [String: String] = [:], input: String? = nil, inputFile: String? = nil,
     deadline: Duration? = nil, uid: UInt32? = nil
-) throws -> Run {
-    try RunningAccessoryctl(
+) async throws -> Run {
+    try await RunningAccessoryctl(
         arguments, environment: environment, input: input, inputFile: inputFile, deadline: deadline, uid: uid
     ).finish()
 }
 
 /// The built `accessoryctl` started in the background, for tests that act while it runs.
-final class RunningAccessoryctl {
+/// Unchecked: after `init`, only `signal` (a `kill`) and the one `finish` touch it.
+final class RunningAccessoryctl: @unchecked Sendable {
     let process = Process()
     private let output = Pipe(), errors = Pipe(), stdin = Pipe()
     private final class Flag: Sendable { let value = Locked(false) }
@@ -131,8 +132,13 @@ final class RunningAccessoryctl {
 
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
-    /// Waits for the process to end and returns what it printed.
-    func finish() -> Run {
+    /// Waits for the process to end, on a thread of its own (`offThePool`), and returns what it
+    /// printed.
+    func finish() async -> Run {
+        await offThePool { self.finishBlocking() }
+    }
+
+    private func finishBlocking() -> Run {
         let out = output.fileHandleForReading.readDataToEndOfFile()
         let err = errors.fileHandleForReading.readDataToEndOfFile()
         // Its output ended, so it has ended or is about to; one that closed its output and goes

@@ -27,9 +27,9 @@ import Testing
     ]
 
     @Test(arguments: numericOptions)
-    func everyNumericOptionIsBounded(command: [String], option: String, range: String) throws {
+    func everyNumericOptionIsBounded(command: [String], option: String, range: String) async throws {
         for value in ["99999999999999999999", "9223372036854775807", "-1", "1e9", "nan", "90000"] {
-            let run = try accessoryctlProcess(
+            let run = try await accessoryctlProcess(
                 command + ["--\(option)", value], environment: Self.noBus, deadline: .seconds(60))
             #expect(run.signal == nil && !run.timedOut, "\(command) --\(option) \(value) crashed or hung")
             #expect(run.code == .usage, "\(command) --\(option) \(value): \(run.err)")
@@ -50,8 +50,8 @@ import Testing
         (["match", "--profile", "/dev/zero", "--scan", Paths.demoScan], "/dev/zero: (file):", .failure),
         (["match", "--profile", Paths.profile("wled.json"), "--scan", "/dev/zero"], "/dev/zero: (file):", .failure),
     ])
-    func endlessFilesAreRefusedAtOnce(arguments: [String], name: String, code: ExitCode) throws {
-        let run = try accessoryctlProcess(arguments, environment: Self.noBus, deadline: .seconds(30))
+    func endlessFilesAreRefusedAtOnce(arguments: [String], name: String, code: ExitCode) async throws {
+        let run = try await accessoryctlProcess(arguments, environment: Self.noBus, deadline: .seconds(30))
         #expect(!run.timedOut && run.signal == nil, "hung or crashed reading /dev/zero")
         #expect(run.code == code, "\(run.err)")
         let limit = name.contains("passphrase") ? "4 KiB" : "8 MiB"
@@ -63,8 +63,8 @@ import Testing
         ["join", "--ssid", "WLED-AP", "--passphrase-stdin"],
         ["improv", "provision", address, "--ssid", "HomeNet", "--passphrase-stdin"],
     ])
-    func endlessStandardInputIsRefusedAtOnce(arguments: [String]) throws {
-        let run = try accessoryctlProcess(
+    func endlessStandardInputIsRefusedAtOnce(arguments: [String]) async throws {
+        let run = try await accessoryctlProcess(
             arguments, environment: Self.noBus, inputFile: "/dev/zero", deadline: .seconds(30))
         #expect(!run.timedOut && run.signal == nil, "hung or crashed reading /dev/zero")
         #expect(run.code == .usage)
@@ -75,9 +75,9 @@ import Testing
             "\(run.err)")
     }
 
-    @Test func aPassphraseFileAtTheLimitIsRead() throws {
+    @Test func aPassphraseFileAtTheLimitIsRead() async throws {
         let file = try TemporaryFile(String(repeating: "p", count: 4096), name: "long.pass")
-        let run = try accessoryctlProcess(
+        let run = try await accessoryctlProcess(
             ["join", "--ssid", "WLED-AP", "--passphrase-file", file.path], environment: Self.noBus)
         #expect(run.code == .failure, "read, then refused by the core as too long for WPA: \(run.err)")
         #expect(run.err.hasPrefix("accessoryctl: error: passphrase: "), "\(run.err)")
@@ -98,8 +98,8 @@ import Testing
     deinit { mock.stop() }
 
     @Test(arguments: ["timeout", "restore-after"])
-    func hugeSecondsAreAUsageErrorNotATrap(option: String) throws {
-        let run = try accessoryctlProcess(
+    func hugeSecondsAreAUsageErrorNotATrap(option: String) async throws {
+        let run = try await accessoryctlProcess(
             ["join", "--ssid", "WLED-AP", "--once", "--\(option)", "9223372036854775807"],
             environment: mock.bus.environment, deadline: .seconds(60))
         #expect(run.signal == nil, "accessoryctl died by signal \(run.signal ?? 0)")

@@ -23,12 +23,12 @@ import Testing
 
     deinit { mock.stop() }
 
-    func accessoryctl(_ arguments: String...) throws -> Run {
-        try accessoryctlProcess(arguments, environment: mock.bus.environment)
+    func accessoryctl(_ arguments: String...) async throws -> Run {
+        try await accessoryctlProcess(arguments, environment: mock.bus.environment)
     }
 
-    @Test func bleListJSONShowsManufacturerAndServiceDataAsHex() throws {
-        let run = try accessoryctl("ble", "list", "--timeout", "0.5", "--json")
+    @Test func bleListJSONShowsManufacturerAndServiceDataAsHex() async throws {
+        let run = try await accessoryctl("ble", "list", "--timeout", "0.5", "--json")
         #expect(run.code == .success, "\(run.err)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
         let devices = try #require(json["devices"] as? [[String: Any]])
@@ -48,32 +48,32 @@ import Testing
             "discovery is stopped on exit")
     }
 
-    @Test func bleListTable() throws {
-        let run = try accessoryctl("ble", "list", "--timeout", "0.3")
+    @Test func bleListTable() async throws {
+        let run = try await accessoryctl("ble", "list", "--timeout", "0.3")
         #expect(run.code == .success, "\(run.err)")
         #expect(run.outLines.first?.hasPrefix("ADDRESS") == true)
         #expect(run.outLines.count == 3)
         #expect(run.outLines[1].contains("Shelly BLU") && run.outLines[1].contains("0x0BA9"))
     }
 
-    @Test func bleListWithoutAdapterOrWithABadTimeout() throws {
+    @Test func bleListWithoutAdapterOrWithABadTimeout() async throws {
         try mock.setAdapterPower(powered: false, powerState: "off")
-        let off = try accessoryctl("ble", "list", "--timeout", "0.3")
+        let off = try await accessoryctl("ble", "list", "--timeout", "0.3")
         #expect(off.code == .failure)
         #expect(off.err.contains("is off; turn it on with 'bluetoothctl power on'"))
-        #expect(try accessoryctl("ble", "list", "--timeout", "soon").code == .usage)
+        #expect(try await accessoryctl("ble", "list", "--timeout", "soon").code == .usage)
     }
 
-    @Test func improvIdentify() throws {
-        let run = try accessoryctl("improv", "identify", "24:0A:C4:12:34:56")
+    @Test func improvIdentify() async throws {
+        let run = try await accessoryctl("improv", "identify", "24:0A:C4:12:34:56")
         #expect(run.code == .success, "\(run.err)")
         #expect(run.out == "24:0A:C4:12:34:56 was asked to identify itself.\n")
         #expect(try mock.improvLog(improv).commands == [0x02])
-        #expect(try accessoryctl("improv", "identify", "not-an-address").code == .usage)
+        #expect(try await accessoryctl("improv", "identify", "not-an-address").code == .usage)
     }
 
-    @Test func improvProvisionPrintsTheURLAndNeverThePassphrase() throws {
-        let run = try accessoryctl(
+    @Test func improvProvisionPrintsTheURLAndNeverThePassphrase() async throws {
+        let run = try await accessoryctl(
             "improv", "provision", "24:0A:C4:12:34:56", "--ssid", "HomeNet", "--passphrase-file", passphraseFile.path)
         #expect(run.code == .success, "\(run.err)")
         #expect(run.out == "http://192.168.1.50/setup\n")
@@ -85,17 +85,17 @@ import Testing
         #expect(log.password == "home-secret-42")
     }
 
-    @Test func improvProvisionWithAWrongChecksumFailsClearly() throws {
+    @Test func improvProvisionWithAWrongChecksumFailsClearly() async throws {
         try mock.setImprov(improv, mode: .badChecksum)
-        let run = try accessoryctl(
+        let run = try await accessoryctl(
             "improv", "provision", "24:0A:C4:12:34:56", "--ssid", "HomeNet", "--passphrase-file", passphraseFile.path,
             "--timeout", "5")
         #expect(run.code == .failure)
         #expect(run.err.contains("the device's response has a wrong checksum"))
     }
 
-    @Test func matchLiveFindsTheImprovDevice() throws {
-        let run = try accessoryctl(
+    @Test func matchLiveFindsTheImprovDevice() async throws {
+        let run = try await accessoryctl(
             "match", "--profile", Paths.profile("improv-wifi.json"), "--live", "--timeout", "0.5", "--json")
         #expect(run.code == .success, "\(run.err)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
@@ -110,8 +110,8 @@ import Testing
         #expect(filter.Transport == "le")
     }
 
-    @Test func matchNeedsScanOrLive() throws {
-        let run = try accessoryctl("match", "--profile", Paths.profile("improv-wifi.json"))
+    @Test func matchNeedsScanOrLive() async throws {
+        let run = try await accessoryctl("match", "--profile", Paths.profile("improv-wifi.json"))
         #expect(run.code == .usage)
         #expect(run.err.contains("'--scan FILE' is required, or --live"))
     }

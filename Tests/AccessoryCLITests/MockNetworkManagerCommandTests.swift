@@ -30,12 +30,12 @@ import Testing
 
     deinit { mock.stop() }
 
-    func accessoryctl(_ arguments: String..., input: String? = nil) throws -> Run {
-        try accessoryctlProcess(arguments, environment: mock.bus.environment, input: input)
+    func accessoryctl(_ arguments: String..., input: String? = nil) async throws -> Run {
+        try await accessoryctlProcess(arguments, environment: mock.bus.environment, input: input)
     }
 
-    @Test func wifiListJSONHasEveryAccessPoint() throws {
-        let run = try accessoryctl("wifi", "list", "--json")
+    @Test func wifiListJSONHasEveryAccessPoint() async throws {
+        let run = try await accessoryctl("wifi", "list", "--json")
         #expect(run.code == .success, "\(run.err)")
         struct Output: Decodable {
             struct Entry: Decodable, Equatable {
@@ -62,8 +62,8 @@ import Testing
             ])
     }
 
-    @Test func wifiListTable() throws {
-        let run = try accessoryctl("wifi", "list", "--rescan")
+    @Test func wifiListTable() async throws {
+        let run = try await accessoryctl("wifi", "list", "--rescan")
         #expect(run.code == .success, "\(run.err)")
         #expect(run.outLines.first?.hasPrefix("SSID") == true)
         #expect(run.outLines.count == 5)
@@ -73,8 +73,9 @@ import Testing
         #expect(try mock.scanRequests() == [[]])
     }
 
-    @Test func joinLeaveAndNoSecretOnTheTerminal() throws {
-        let joined = try accessoryctl("join", "--ssid", "WLED-AP", "--passphrase-file", passphraseFile.path, "--once")
+    @Test func joinLeaveAndNoSecretOnTheTerminal() async throws {
+        let joined = try await accessoryctl(
+            "join", "--ssid", "WLED-AP", "--passphrase-file", passphraseFile.path, "--once")
         #expect(joined.code == .success, "\(joined.err)")
         #expect(joined.outLines.first == "Joined WLED-AP on wlan0 (profile 'Accessory WLED-AP').")
         #expect(
@@ -83,55 +84,55 @@ import Testing
         #expect(!joined.out.contains("wled1234") && !joined.err.contains("wled1234"))
         #expect(try mock.activeConnectionID(on: device) == "Accessory WLED-AP")
 
-        let configured = try accessoryctl("configured", "--json")
+        let configured = try await accessoryctl("configured", "--json")
         #expect(configured.code == .success)
         #expect(configured.out.contains("\"ssid\" : \"WLED-AP\""))
         #expect(configured.out.contains("\"joinOnce\" : true"))
         #expect(!configured.out.contains("wled1234"))
 
-        let left = try accessoryctl("leave")
+        let left = try await accessoryctl("leave")
         #expect(left.code == .success, "\(left.err)")
         #expect(left.out == "Left WLED-AP on wlan0 and deleted its profile; back on 'HomeNet'.\n")
         #expect(try mock.activeConnectionID(on: device) == "HomeNet")
         #expect(try mock.connectionPaths().count == 1)
     }
 
-    @Test func prefixJoinFromStandardInputAsJSON() throws {
+    @Test func prefixJoinFromStandardInputAsJSON() async throws {
         try mock.addAccessPoint(device, name: "prov2", ssid: "PROV_99AA00", bssid: "7C:DF:A1:99:AA:01", strength: 90)
-        let joined = try accessoryctl("join", "--ssid-prefix", "PROV_", "--once", "--json")
+        let joined = try await accessoryctl("join", "--ssid-prefix", "PROV_", "--once", "--json")
         #expect(joined.code == .success, "\(joined.err)")
         #expect(joined.out.contains("\"ssid\" : \"PROV_99AA00\""), "the strongest AP with the prefix")
 
-        let sae = try accessoryctl(
+        let sae = try await accessoryctl(
             "join", "--ssid", "Cam-Setup", "--security", "wpa3", "--passphrase-stdin", input: "camera pass\n")
         #expect(sae.code == .failure)
         #expect(sae.err.contains("an accessory join is already in place on wlan0"))
-        _ = try accessoryctl("leave")
+        _ = try await accessoryctl("leave")
     }
 
-    @Test func storedProfileIsListedThenForgotten() throws {
-        let joined = try accessoryctl(
+    @Test func storedProfileIsListedThenForgotten() async throws {
+        let joined = try await accessoryctl(
             "join", "--ssid", "Cam-Setup", "--security", "wpa3", "--passphrase-stdin", "--lifetime-days", "3",
             input: "camera pass\n")
         #expect(joined.code == .success, "\(joined.err)")
-        #expect(try accessoryctl("leave").code == .success)
-        let listed = try accessoryctl("configured")
+        #expect(try await accessoryctl("leave").code == .success)
+        let listed = try await accessoryctl("configured")
         #expect(listed.outLines.count == 2)
         #expect(listed.outLines[1].hasPrefix("Cam-Setup  Accessory Cam-Setup  no"))
         #expect(listed.outLines[1].hasSuffix("no"), "not active after leave")
 
-        let forgotten = try accessoryctl("forget", "--ssid", "Cam-Setup")
+        let forgotten = try await accessoryctl("forget", "--ssid", "Cam-Setup")
         #expect(forgotten.code == .success)
         #expect(forgotten.out == "Forgot Cam-Setup (1 profile).\n")
-        let again = try accessoryctl("forget", "--ssid", "Cam-Setup")
+        let again = try await accessoryctl("forget", "--ssid", "Cam-Setup")
         #expect(again.code == .failure)
         #expect(again.err.contains("no profile of this tool is stored for Cam-Setup"))
         #expect(try mock.connectionPaths().count == 1)
     }
 
-    @Test func wrongPassphraseIsReportedAndLeavesNoProfile() throws {
+    @Test func wrongPassphraseIsReportedAndLeavesNoProfile() async throws {
         try mock.failActivations(of: "WLED-AP", deviceReason: 7, connectionReason: 9)
-        let run = try accessoryctl("join", "--ssid", "WLED-AP", "--passphrase-file", passphraseFile.path)
+        let run = try await accessoryctl("join", "--ssid", "WLED-AP", "--passphrase-file", passphraseFile.path)
         #expect(run.code == .failure)
         #expect(run.err == "accessoryctl: error: WLED-AP refused the passphrase; check it and try again\n")
         usleep(300_000)
@@ -159,8 +160,8 @@ import Testing
             "cannot read the passphrase file /nonexistent"
         ),
     ])
-    func joinUsageErrors(arguments: [String], message: String) throws {
-        let run = try accessoryctlProcess(arguments, environment: mock.bus.environment)
+    func joinUsageErrors(arguments: [String], message: String) async throws {
+        let run = try await accessoryctlProcess(arguments, environment: mock.bus.environment)
         #expect(run.code == .usage)
         #expect(run.err.hasPrefix("accessoryctl: error: \(message)\n"), "\(run.err)")
     }
@@ -176,15 +177,15 @@ import Testing
             "lifetimeInDays: a join-once configuration is never stored, so it has no lifetime"
         ),
     ])
-    func invalidConfigurationsNameTheField(arguments: [String], message: String) throws {
-        let run = try accessoryctlProcess(arguments, environment: mock.bus.environment)
+    func invalidConfigurationsNameTheField(arguments: [String], message: String) async throws {
+        let run = try await accessoryctlProcess(arguments, environment: mock.bus.environment)
         #expect(run.code == .failure)
         #expect(run.err == "accessoryctl: error: \(message)\n")
     }
 
-    @Test func shortPassphraseNamesTheFieldWithoutPrintingIt() throws {
+    @Test func shortPassphraseNamesTheFieldWithoutPrintingIt() async throws {
         let short = try TemporaryFile("short\n", name: "short.pass")
-        let run = try accessoryctlProcess(
+        let run = try await accessoryctlProcess(
             ["join", "--ssid", "WLED-AP", "--passphrase-file", short.path], environment: mock.bus.environment)
         #expect(run.code == .failure)
         #expect(run.err.hasPrefix("accessoryctl: error: passphrase: has 5 characters"))
@@ -203,7 +204,7 @@ import Testing
             try mock.activeConnectionID(on: device) == "Accessory Slow-Setup"
         }
         join.signal(signal)
-        let run = join.finish()
+        let run = await join.finish()
         #expect(run.code.rawValue == 128 + signal, "\(run.err)")
         #expect(try mock.activeConnectionID(on: device) == "HomeNet")
         #expect(try mock.connectionPaths().count == 1, "only the home network's profile is left")

@@ -38,30 +38,30 @@ import Testing
     }
 
     /// Runs accessoryctl against the agent's bus, as root or as `uid`.
-    func accessoryctl(_ arguments: [String], uid: UInt32? = nil) throws -> Run {
-        try accessoryctlProcess(arguments, environment: bus.environment, deadline: .seconds(60), uid: uid)
+    func accessoryctl(_ arguments: [String], uid: UInt32? = nil) async throws -> Run {
+        try await accessoryctlProcess(arguments, environment: bus.environment, deadline: .seconds(60), uid: uid)
     }
 
-    func pickWLED() throws -> String {
-        let run = try accessoryctl(["pick", "ge.wled.softap", "--select", "WLED-AP", "--timeout", "20"])
+    func pickWLED() async throws -> String {
+        let run = try await accessoryctl(["pick", "ge.wled.softap", "--select", "WLED-AP", "--timeout", "20"])
         #expect(run.code == .success, "\(run.err)\n\(agent.log)")
         let id = try #require(
             run.out.split(separator: "\n").first { $0.hasPrefix("accessoryAdded") }?.split(separator: " ").last)
         return String(id)
     }
 
-    @Test func pickPrintsTheEventsInApplesOrderAndTheRecordCommandsSeeTheAccessory() throws {
+    @Test func pickPrintsTheEventsInApplesOrderAndTheRecordCommandsSeeTheAccessory() async throws {
         let monitor = try RunningAccessoryctl(["monitor", "--json", "--count", "5"], environment: bus.environment)
         try waitUntilSync("monitor subscribed") { agent.log.contains("subscribed") }
 
-        let run = try accessoryctl(["pick", "ge.wled.softap", "--select", "WLED-AP", "--timeout", "20"])
+        let run = try await accessoryctl(["pick", "ge.wled.softap", "--select", "WLED-AP", "--timeout", "20"])
         #expect(run.code == .success, "\(run.err)")
         let events = run.out.split(separator: "\n").map { String($0.split(separator: " ").first ?? "") }
         #expect(events == ["activated", "pickerDidPresent", "accessoryAdded", "pickerDidDismiss"])
         let id = try #require(
             run.out.split(separator: "\n").first { $0.hasPrefix("accessoryAdded") }?.split(separator: " ").last)
 
-        let monitored = monitor.finish()
+        let monitored = await monitor.finish()
         #expect(monitored.code == .success, "\(monitored.err)")
         let lines = monitored.out.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
@@ -71,30 +71,30 @@ import Testing
                 "activated", "pickerDidPresent", "accessoryAdded", "pickerDidDismiss", "invalidated",
             ])
 
-        let list = try accessoryctl(["list", "--json"])
+        let list = try await accessoryctl(["list", "--json"])
         #expect(list.out.contains("\"id\" : \"\(id)\""))
-        let shown = try accessoryctl(["show", String(id)])
+        let shown = try await accessoryctl(["show", String(id)])
         #expect(shown.out.contains("displayName: WLED controller (WLED-AP)"))
-        let renamed = try accessoryctl(["rename", String(id), "Desk lamp", "--json"])
+        let renamed = try await accessoryctl(["rename", String(id), "Desk lamp", "--json"])
         #expect(renamed.code == .success)
         #expect(renamed.out.contains("\"displayName\" : \"Desk lamp\""))
 
-        let joined = try accessoryctl(["join", String(id)])
+        let joined = try await accessoryctl(["join", String(id)])
         #expect(joined.code == .success, "\(joined.err)")
         #expect(joined.out.hasPrefix("Joined WLED-AP on wlan0 through the agent"))
         #expect(
             !joined.out.contains("wled1234") && !agent.log.contains("wled1234"),
             "the profile's passphrase is never shown")
-        let left = try accessoryctl(["leave"])
+        let left = try await accessoryctl(["leave"])
         #expect(left.out == "Left WLED-AP on wlan0 through the agent; back on 'HomeNet'.\n", "\(left.err)")
 
-        #expect(try accessoryctl(["remove", String(id)]).code == .success)
-        #expect(try accessoryctl(["list", "--json"]).out == "[\n\n]\n")
+        #expect(try await accessoryctl(["remove", String(id)]).code == .success)
+        #expect(try await accessoryctl(["list", "--json"]).out == "[\n\n]\n")
     }
 
-    @Test func polkitRefusingTheAuthorizationExits77NamingTheActionAndRecordsNothing() throws {
+    @Test func polkitRefusingTheAuthorizationExits77NamingTheActionAndRecordsNothing() async throws {
         try polkit.allow(["io.accessorysetup.open-session"])
-        let run = try accessoryctl(
+        let run = try await accessoryctl(
             ["pick", "ge.wled.softap", "--select", "WLED-AP", "--timeout", "20"], uid: Self.otherUser)
         #expect(run.code == .notAuthorized, "\(run.out)\n\(run.err)")
         #expect(run.err.contains("io.accessorysetup.authorize"))
@@ -102,33 +102,33 @@ import Testing
         #expect(try AccessoryStore(url: agent.storeURL).load().isEmpty, "nothing is recorded")
 
         try polkit.allow([])
-        let refused = try accessoryctl(["pick", "ge.wled.softap", "--select", "WLED-AP"], uid: Self.otherUser)
+        let refused = try await accessoryctl(["pick", "ge.wled.softap", "--select", "WLED-AP"], uid: Self.otherUser)
         #expect(refused.code == .notAuthorized)
         #expect(refused.err.contains("io.accessorysetup.open-session"))
     }
 
-    @Test func anotherUserSeesAndTouchesNoneOfRootsAccessories() throws {
-        let id = try pickWLED()
-        let list = try accessoryctl(["list", "--json"], uid: Self.otherUser)
+    @Test func anotherUserSeesAndTouchesNoneOfRootsAccessories() async throws {
+        let id = try await pickWLED()
+        let list = try await accessoryctl(["list", "--json"], uid: Self.otherUser)
         #expect(list.code == .success, "\(list.err)")
         #expect(!list.out.contains(id))
         for command in [["show", id], ["join", id], ["remove", id], ["rename", id, "Mine"]] {
-            let run = try accessoryctl(command, uid: Self.otherUser)
+            let run = try await accessoryctl(command, uid: Self.otherUser)
             #expect(run.code == .failure, "\(command): \(run.err)")
             #expect(run.err.contains("you have no accessory with the id"), "\(command): \(run.err)")
         }
         #expect(try AccessoryStore(url: agent.storeURL).load().map(\.displayName) == ["WLED controller (WLED-AP)"])
-        let others = try accessoryctl(["list", "--user", "0"], uid: Self.otherUser)
+        let others = try await accessoryctl(["list", "--user", "0"], uid: Self.otherUser)
         #expect(others.code == .notAuthorized)
         #expect(others.err.contains("io.accessorysetup.manage-others"))
     }
 
-    @Test func withoutTheAgentTheAgentsCommandsSaySoAndLeaveFallsBackToTheDirectWay() throws {
+    @Test func withoutTheAgentTheAgentsCommandsSaySoAndLeaveFallsBackToTheDirectWay() async throws {
         _ = try agent.terminate()
-        let run = try accessoryctl(["list"])
+        let run = try await accessoryctl(["list"])
         #expect(run.code == .failure)
         #expect(run.err.contains("the agent (io.accessorysetup) is not running"))
-        let leave = try accessoryctl(["leave"])
+        let leave = try await accessoryctl(["leave"])
         #expect(leave.err.contains("the agent is not running; leaving directly."))
         #expect(leave.err.contains("is not connected to an accessory hotspot"))
     }

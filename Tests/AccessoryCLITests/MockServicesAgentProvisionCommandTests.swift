@@ -46,13 +46,13 @@ import Testing
         device.stop()
     }
 
-    func accessoryctl(_ arguments: [String]) throws -> Run {
-        try accessoryctlProcess(arguments, environment: bus.environment, deadline: .seconds(90))
+    func accessoryctl(_ arguments: [String]) async throws -> Run {
+        try await accessoryctlProcess(arguments, environment: bus.environment, deadline: .seconds(90))
     }
 
     /// `pick --provision` of the plug, given HomeNet, with `proofOfPossession` in a file.
-    func pickAndProvision(proofOfPossession: String, json: Bool = false) throws -> Run {
-        try accessoryctl(
+    func pickAndProvision(proofOfPossession: String, json: Bool = false) async throws -> Run {
+        try await accessoryctl(
             [
                 "pick", "org.example.espprov", "--select", "Acme-Setup-4F2A", "--timeout", "20", "--provision",
                 "--ssid", "HomeNet", "--passphrase-file", try device.writeFile("home.pass", "home-passphrase"),
@@ -60,8 +60,8 @@ import Testing
             ] + (json ? ["--json"] : []))
     }
 
-    @Test func pickProvisionPicksJoinsGivesTheNetworkAndLeaves() throws {
-        let run = try pickAndProvision(proofOfPossession: Self.pop)
+    @Test func pickProvisionPicksJoinsGivesTheNetworkAndLeaves() async throws {
+        let run = try await pickAndProvision(proofOfPossession: Self.pop)
         #expect(run.code == .success, "\(run.err)\n\(agent.log)")
         #expect(run.out.hasSuffix("Acme plug joined 'HomeNet' at 192.168.1.42.\n"), "\(run.out)")
         for line in [
@@ -78,11 +78,11 @@ import Testing
 
     /// With a second Wi-Fi radio the join takes it, says so, and the home network stays up on
     /// the first through the join, the provisioning and the leave.
-    @Test func aSecondRadioTakesTheSetupAndTheHomeNetworkStaysUp() throws {
+    @Test func aSecondRadioTakesTheSetupAndTheHomeNetworkStaysUp() async throws {
         let second = try networkManager.addWiFiDevice("wlan1")
         try networkManager.addAccessPoint(
             second, name: "plugtwo", ssid: "Acme-Setup-4F2A", bssid: "02:00:00:00:00:31", strength: 50)
-        let run = try pickAndProvision(proofOfPossession: Self.pop)
+        let run = try await pickAndProvision(proofOfPossession: Self.pop)
         #expect(run.code == .success, "\(run.err)\n\(agent.log)")
         #expect(run.err.contains("Joined Acme-Setup-4F2A on wlan1; wlan0 stays on 'HomeNet'."), "\(run.err)")
         #expect(run.err.contains("Left Acme-Setup-4F2A."), "nothing to bring back on wlan1: \(run.err)")
@@ -95,21 +95,21 @@ import Testing
         #expect(networkManager.log.contains("DeactivateConnection"), "the accessory's connection was taken down")
     }
 
-    @Test func aRefusedProofOfPossessionIsNamedAndTheHotspotLeftAllTheSame() throws {
-        let run = try pickAndProvision(proofOfPossession: "not-the-pop", json: true)
+    @Test func aRefusedProofOfPossessionIsNamedAndTheHotspotLeftAllTheSame() async throws {
+        let run = try await pickAndProvision(proofOfPossession: "not-the-pop", json: true)
         #expect(run.code == .failure, "\(run.err)")
         #expect(run.err.contains("error: the device refused the proof of possession"), "\(run.err)")
         #expect(run.err.contains("Left Acme-Setup-4F2A, back on 'HomeNet'."), "\(run.err)")
         #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
     }
 
-    @Test func provisioningOptionsWithoutProvisionAreRefusedAsUsage() throws {
-        let alone = try accessoryctl([
+    @Test func provisioningOptionsWithoutProvisionAreRefusedAsUsage() async throws {
+        let alone = try await accessoryctl([
             "pick", "org.example.espprov", "--select", "Acme-Setup-4F2A", "--ssid", "HomeNet",
         ])
         #expect(alone.code == .usage)
         #expect(alone.err.contains("--ssid goes with --provision"), "\(alone.err)")
-        let unnamed = try accessoryctl([
+        let unnamed = try await accessoryctl([
             "pick", "org.example.espprov", "--provision", "--passphrase-file",
             try device.writeFile("home.pass", "home-passphrase"),
         ])
@@ -154,20 +154,20 @@ import Testing
     }
 
     /// `pick --provision` of the Improv device at `address`, given HomeNet.
-    func pickAndProvision(_ address: String) throws -> Run {
+    func pickAndProvision(_ address: String) async throws -> Run {
         let passphrase = scratch.url.appendingPathComponent("home.pass")
         try Data("home-passphrase\n".utf8).write(to: passphrase)
-        return try accessoryctlProcess(
+        return try await accessoryctlProcess(
             [
                 "pick", "com.improv-wifi.ble", "--select", address, "--timeout", "20", "--provision", "--ssid",
                 "HomeNet", "--passphrase-file", passphrase.path,
             ], environment: bus.environment, deadline: .seconds(90))
     }
 
-    @Test func theDeviceIsProvisionedWhileThePickerWaitsThenConfirmed() throws {
+    @Test func theDeviceIsProvisionedWhileThePickerWaitsThenConfirmed() async throws {
         let device = try bluez.addImprovDevice("24:0A:C4:00:00:0A", state: 1)
         try bluez.setImprov(device, authorizeAfterMilliseconds: 500, url: "http://10.0.0.10/welcome")
-        let run = try pickAndProvision("24:0A:C4:00:00:0A")
+        let run = try await pickAndProvision("24:0A:C4:00:00:0A")
         #expect(run.code == .success, "\(run.out)\n\(run.err)\n\(agent.log)")
         let events = run.out.split(separator: "\n").map { String($0.split(separator: " ").first ?? "") }
         #expect(
@@ -185,19 +185,21 @@ import Testing
         #expect(run.err.contains("The device asks for authorization: press its button"), "\(run.err)")
         let log = try bluez.improvLog(device)
         #expect(log.ssid == "HomeNet" && log.password == "home-passphrase")
-        let listed = try accessoryctlProcess(["list", "--json"], environment: bus.environment, deadline: .seconds(30))
+        let listed = try await accessoryctlProcess(
+            ["list", "--json"], environment: bus.environment, deadline: .seconds(30))
         let records = try JSONSerialization.jsonObject(with: Data(listed.out.utf8)) as? [[String: Any]]
         #expect(records?.first?["state"] as? String == "authorized", "\(listed.out)")
         #expect(!(run.out + run.err + agent.log).contains("home-passphrase"))
     }
 
-    @Test func aFailedProvisioningFailsTheAuthorizationAndNamesTheDevicesVerdict() throws {
+    @Test func aFailedProvisioningFailsTheAuthorizationAndNamesTheDevicesVerdict() async throws {
         let device = try bluez.addImprovDevice("24:0A:C4:00:00:0B", state: 1)
         try bluez.setImprov(device, authorizeAfterMilliseconds: 500, failConnect: true)
-        let run = try pickAndProvision("24:0A:C4:00:00:0B")
+        let run = try await pickAndProvision("24:0A:C4:00:00:0B")
         #expect(run.code == .failure, "\(run.out)\n\(run.err)")
         #expect(run.err.contains("error: the device could not join the network with these settings"), "\(run.err)")
-        let listed = try accessoryctlProcess(["list", "--json"], environment: bus.environment, deadline: .seconds(30))
+        let listed = try await accessoryctlProcess(
+            ["list", "--json"], environment: bus.environment, deadline: .seconds(30))
         let records = try JSONSerialization.jsonObject(with: Data(listed.out.utf8)) as? [Any]
         #expect(records?.isEmpty == true, "no record stays: \(listed.out)")
     }

@@ -73,12 +73,12 @@ import Testing
         networkManager.stop()
     }
 
-    func accessoryctl(_ arguments: String...) throws -> Run {
-        try accessoryctlProcess(arguments, environment: networkManager.bus.environment)
+    func accessoryctl(_ arguments: String...) async throws -> Run {
+        try await accessoryctlProcess(arguments, environment: networkManager.bus.environment)
     }
 
-    @Test func handoffPairsSwitchesOnJoinsAndSwitchesOffAfterLeave() throws {
-        let run = try accessoryctl("handoff", Self.address, "--profile", profile.path, "--json")
+    @Test func handoffPairsSwitchesOnJoinsAndSwitchesOffAfterLeave() async throws {
+        let run = try await accessoryctl("handoff", Self.address, "--profile", profile.path, "--json")
         #expect(run.code == .success, "\(run.err)")
         struct Report: Decodable {
             struct Joined: Decodable { var ssid: String; var device: String; var previousConnection: String? }
@@ -97,8 +97,8 @@ import Testing
         #expect(log.paired && !log.connected)
         #expect(log.writes == [[Self.command, "03170101"]])
 
-        #expect(try accessoryctl("leave").code == .success)
-        let off = try accessoryctl("handoff", Self.address, "--profile", profile.path, "--switch-off")
+        #expect(try await accessoryctl("leave").code == .success)
+        let off = try await accessoryctl("handoff", Self.address, "--profile", profile.path, "--switch-off")
         #expect(off.code == .success, "\(off.err)")
         #expect(off.out == "Switched the hotspot of \(Self.address) off.\n")
         log = try bluez.gattLog(camera)
@@ -107,9 +107,9 @@ import Testing
 
     /// The command pairs as a BlueZ pairing agent of its own: a passkey the accessory wants
     /// typed on it is printed, and a code it wants typed into this machine is refused.
-    @Test func aPasskeyToTypeOnTheAccessoryIsPrinted() throws {
+    @Test func aPasskeyToTypeOnTheAccessoryIsPrinted() async throws {
         try bluez.setPairing(camera, passkey: 4242)
-        let run = try accessoryctl("handoff", Self.address, "--profile", profile.path)
+        let run = try await accessoryctl("handoff", Self.address, "--profile", profile.path)
         #expect(run.code == .success, "\(run.err)")
         #expect(run.err.contains("Type 004242 on \(Self.address) to pair with it.\n"), "\(run.err)")
         let log = try bluez.gattLog(camera)
@@ -143,9 +143,9 @@ import Testing
         #expect(written.count <= 3, "\(screen)")
     }
 
-    @Test func aCodeToTypeIntoThisMachineIsRefusedAndNothingIsSwitchedOn() throws {
+    @Test func aCodeToTypeIntoThisMachineIsRefusedAndNothingIsSwitchedOn() async throws {
         try bluez.setPairing(camera)
-        let run = try accessoryctl("handoff", Self.address, "--profile", profile.path)
+        let run = try await accessoryctl("handoff", Self.address, "--profile", profile.path)
         #expect(run.code == .failure)
         #expect(
             run.err.contains(
@@ -159,9 +159,9 @@ import Testing
         #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
     }
 
-    @Test func aFailedJoinSwitchesTheHotspotOffAndSaysWhy() throws {
+    @Test func aFailedJoinSwitchesTheHotspotOffAndSaysWhy() async throws {
         try networkManager.failActivations(of: "GP24501234", deviceReason: 7, connectionReason: 9)
-        let run = try accessoryctl("handoff", Self.address, "--profile", profile.path)
+        let run = try await accessoryctl("handoff", Self.address, "--profile", profile.path)
         #expect(run.code == .failure)
         #expect(run.err.contains("accessoryctl: error: GP24501234 refused the passphrase"), "\(run.err)")
         #expect(run.err.contains("Switching the accessory's hotspot off…"))
@@ -169,22 +169,22 @@ import Testing
         #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
     }
 
-    @Test func aProfileOfAnotherHandoffIsAUsageError() throws {
+    @Test func aProfileOfAnotherHandoffIsAUsageError() async throws {
         let other = try TemporaryFile(
             #"""
             { "schemaVersion": 1, "id": "org.example.plug", "vendor": "Example", "supports": ["wifi"],
               "hotspot": { "security": "open", "passphrase": { "source": "none" } }, "handoff": "joinHotspot",
               "items": [{ "name": "Plug", "descriptor": { "ssidPrefix": "plug-" } }] }
             """#, name: "plug.json")
-        let run = try accessoryctl("handoff", Self.address, "--profile", other.path, "--switch-off")
+        let run = try await accessoryctl("handoff", Self.address, "--profile", other.path, "--switch-off")
         #expect(run.code == .usage)
         #expect(
             run.err.hasPrefix("accessoryctl: error: --switch-off: profile org.example.plug has no hotspot to switch\n"))
-        let pop = try accessoryctl("handoff", "plug-1", "--profile", other.path, "--pop-file", "/dev/null")
+        let pop = try await accessoryctl("handoff", "plug-1", "--profile", other.path, "--pop-file", "/dev/null")
         #expect(
             pop.code == .usage
                 && pop.err.hasPrefix("accessoryctl: error: --pop-file: profile org.example.plug has no provisioning\n"))
-        let notAnAddress = try accessoryctl("handoff", "GP24501234", "--profile", profile.path)
+        let notAnAddress = try await accessoryctl("handoff", "GP24501234", "--profile", profile.path)
         #expect(notAnAddress.code == .usage)
         #expect(
             notAnAddress.err.hasPrefix(
@@ -195,7 +195,7 @@ import Testing
     /// A SoftAP profile with provisioning: the setup hotspot joined, the home network given over
     /// it with ESP-IDF provisioning (the simulator, where the profile says the device is), the
     /// device's verdict printed, and the hotspot left.
-    @Test func aSoftAPProfileIsJoinedProvisionedAndLeft() throws {
+    @Test func aSoftAPProfileIsJoinedProvisionedAndLeft() async throws {
         let device = try ESPProvisioningDevice(security: 1, proofOfPossession: "abcd1234")
         defer { device.stop() }
         try networkManager.addAccessPoint(
@@ -207,7 +207,7 @@ import Testing
               "provisioning": { "protocol": "espIDF", "transport": "softAP", "address": "127.0.0.1:\#(device.port)" },
               "items": [{ "name": "ESP32", "descriptor": { "ssidPrefix": "PROV_" } }] }
             """#, name: "esp.json")
-        let run = try accessoryctl(
+        let run = try await accessoryctl(
             "handoff", "PROV_261FCC", "--profile", softAP.path, "--pop-file", try device.writeFile("pop", "abcd1234"),
             "--home-ssid", "HomeNet", "--home-passphrase-file", try device.writeFile("home", "home-passphrase"))
         #expect(run.code == .success, "\(run.err)")

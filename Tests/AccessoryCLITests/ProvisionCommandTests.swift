@@ -8,15 +8,15 @@ import Testing
     static let pop = "abcd1234"
     static let home = "home-passphrase"
 
-    func provision(_ device: ESPProvisioningDevice, _ arguments: [String], input: String? = nil) throws -> Run {
-        try accessoryctlProcess(
+    func provision(_ device: ESPProvisioningDevice, _ arguments: [String], input: String? = nil) async throws -> Run {
+        try await accessoryctlProcess(
             ["provision", "--address", "127.0.0.1:\(device.port)"] + arguments, input: input,
             deadline: .seconds(60))
     }
 
-    @Test func security2WithFilesEndsWithTheDevicesVerdict() throws {
+    @Test func security2WithFilesEndsWithTheDevicesVerdict() async throws {
         let device = try ESPProvisioningDevice(security: 2, proofOfPossession: Self.pop)
-        let run = try provision(
+        let run = try await provision(
             device,
             [
                 "--security", "2", "--pop-file", try device.writeFile("pop", Self.pop), "--ssid", "HomeNet",
@@ -34,9 +34,9 @@ import Testing
         #expect(!(run.out + run.err).contains(Self.pop) && !(run.out + run.err).contains(Self.home))
     }
 
-    @Test func security1ReadsThePassphraseFromStandardInputAndPrintsJSON() throws {
+    @Test func security1ReadsThePassphraseFromStandardInputAndPrintsJSON() async throws {
         let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
-        let run = try provision(
+        let run = try await provision(
             device,
             [
                 "--pop-file", try device.writeFile("pop", Self.pop), "--ssid", "HomeNet", "--passphrase-stdin",
@@ -50,20 +50,20 @@ import Testing
         #expect(report?["address"] as? String == "127.0.0.1:\(device.port)")
     }
 
-    @Test func security0WarnsThatThePassphraseTravelsInTheClear() throws {
+    @Test func security0WarnsThatThePassphraseTravelsInTheClear() async throws {
         let device = try ESPProvisioningDevice(security: 0, proofOfPossession: nil)
         let passphrase = try device.writeFile("pass", Self.home)
-        let run = try provision(device, ["--ssid", "HomeNet", "--passphrase-file", passphrase])
+        let run = try await provision(device, ["--ssid", "HomeNet", "--passphrase-file", passphrase])
         #expect(run.code == .success, "\(run.err)")
         #expect(run.err.contains("Warning: security 0 sends the passphrase unencrypted"), "\(run.err)")
     }
 
     /// libcrypto is loaded only once provisioning needs it: one that cannot be loaded (here a
     /// file that is no library, found first through LD_LIBRARY_PATH) is named, with the fix.
-    @Test func aLibcryptoThatCannotBeLoadedIsNamed() throws {
+    @Test func aLibcryptoThatCannotBeLoadedIsNamed() async throws {
         let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
         let broken = URL(fileURLWithPath: try device.writeFile("libcrypto.so.3", "not a library"))
-        let run = try accessoryctlProcess(
+        let run = try await accessoryctlProcess(
             [
                 "provision", "--address", "127.0.0.1:\(device.port)", "--pop-file",
                 try device.writeFile("pop", Self.pop),
@@ -77,9 +77,9 @@ import Testing
         #expect(run.err.contains("); install libssl3"), "\(run.err)")
     }
 
-    @Test func aWrongProofOfPossessionFailsNamingIt() throws {
+    @Test func aWrongProofOfPossessionFailsNamingIt() async throws {
         let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
-        let run = try provision(
+        let run = try await provision(
             device,
             [
                 "--pop-stdin", "--ssid", "HomeNet", "--passphrase-file", try device.writeFile("pass", Self.home),
@@ -89,9 +89,9 @@ import Testing
         #expect(!run.err.contains("wrong-pop"))
     }
 
-    @Test func aWrongHomePassphraseIsTheDevicesAuthenticationError() throws {
+    @Test func aWrongHomePassphraseIsTheDevicesAuthenticationError() async throws {
         let device = try ESPProvisioningDevice(security: 2, proofOfPossession: Self.pop)
-        let run = try provision(
+        let run = try await provision(
             device,
             [
                 "--pop-file", try device.writeFile("pop", Self.pop), "--ssid", "HomeNet",

@@ -45,11 +45,11 @@ import Testing
         return "\(name).nmconnection"
     }
 
-    func accessoryctl(_ arguments: String...) throws -> Run {
-        try accessoryctlProcess(arguments, environment: daemon.bus.environment)
+    func accessoryctl(_ arguments: String...) async throws -> Run {
+        try await accessoryctlProcess(arguments, environment: daemon.bus.environment)
     }
 
-    @Test func expireRemovesOnlyOurProfilePastItsExpiry() throws {
+    @Test func expireRemovesOnlyOurProfilePastItsExpiry() async throws {
         let now = Int(Date().timeIntervalSince1970)
         let expired = try writeProfile(
             "Accessory Old-Setup", ssid: "Old-Setup",
@@ -68,12 +68,12 @@ import Testing
         try ServiceHarness.run("/usr/bin/nmcli", ["connection", "reload"], environment: daemon.bus.environment)
         #expect(daemon.keyfiles() == [expired, unexpired, untagged].sorted())
 
-        let run = try accessoryctl("expire")
+        let run = try await accessoryctl("expire")
         #expect(run.code == .success, "\(run.err)\n\(daemon.log.suffix(2000))")
         #expect(run.out == "Removed 'Accessory Old-Setup' (Old-Setup): its lifetime ended at \(iso(now - 60)).\n")
         #expect(daemon.keyfiles() == [unexpired, untagged].sorted())
 
-        let again = try accessoryctl("expire", "--json")
+        let again = try await accessoryctl("expire", "--json")
         #expect(again.code == .success, "\(again.err)")
         let json = try JSONSerialization.jsonObject(with: Data(again.out.utf8)) as? [String: [Any]]
         #expect(json?["removed"]?.isEmpty == true && json?["inUse"]?.isEmpty == true, "\(again.out)")

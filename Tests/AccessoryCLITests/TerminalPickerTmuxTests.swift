@@ -557,16 +557,16 @@ final class SessionPickerServices: AgentLogging, @unchecked Sendable {
         #expect(!(try first.screen()).contains("[exit"), "the first picker agent ended")
     }
 
-    @Test func pickerAgentWithoutASessionSaysToGiveOne() throws {
-        let run = try accessoryctlProcess(["picker-agent"], environment: ["XDG_SESSION_ID": ""])
+    @Test func pickerAgentWithoutASessionSaysToGiveOne() async throws {
+        let run = try await accessoryctlProcess(["picker-agent"], environment: ["XDG_SESSION_ID": ""])
         #expect(run.code == .usage, "\(run)")
         #expect(
             run.err.contains("no logind session to serve: XDG_SESSION_ID is not set; give --session ID"), "\(run.err)")
     }
 
-    @Test func withoutATerminalItSaysToUseSelectOrAKioskPolicy() throws {
+    @Test func withoutATerminalItSaysToUseSelectOrAKioskPolicy() async throws {
         let services = try PickerServices()
-        let run = try accessoryctlProcess(
+        let run = try await accessoryctlProcess(
             ["pick", "org.example.plug", "--timeout", "5"], environment: services.environment, deadline: .seconds(60))
         #expect(run.code == .failure, "\(run)")
         #expect(run.err.contains("no kiosk policy names profile org.example.plug"), "\(run.err)")

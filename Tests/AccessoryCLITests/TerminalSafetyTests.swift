@@ -137,19 +137,19 @@ private func expectNoRawControls(_ text: String, sourceLocation: SourceLocation 
 
     deinit { mock.stop() }
 
-    func accessoryctl(_ arguments: String...) throws -> Run {
-        try accessoryctlProcess(arguments, environment: mock.bus.environment, deadline: .seconds(120))
+    func accessoryctl(_ arguments: String...) async throws -> Run {
+        try await accessoryctlProcess(arguments, environment: mock.bus.environment, deadline: .seconds(120))
     }
 
-    @Test func bleListEscapesTheDeviceName() throws {
-        let run = try accessoryctl("ble", "list", "--timeout", "0.5")
+    @Test func bleListEscapesTheDeviceName() async throws {
+        let run = try await accessoryctl("ble", "list", "--timeout", "0.5")
         #expect(run.code == .success, "\(run.err)")
         expectNoRawControls(run.out + run.err)
         #expect(run.out.contains("Evil\\x1b[31mPlug\\xe2\\x80\\xaegnp.exe"), "\(run.out)")
     }
 
-    @Test func bleListJSONEscapesTheDeviceNameLosslessly() throws {
-        let run = try accessoryctl("ble", "list", "--timeout", "0.5", "--json")
+    @Test func bleListJSONEscapesTheDeviceNameLosslessly() async throws {
+        let run = try await accessoryctl("ble", "list", "--timeout", "0.5", "--json")
         #expect(run.code == .success, "\(run.err)")
         expectNoRawControls(run.out)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
@@ -157,9 +157,9 @@ private func expectNoRawControls(_ text: String, sourceLocation: SourceLocation 
         #expect(devices.first?["name"] as? String == Self.hostileName)
     }
 
-    @Test func improvProvisionEscapesTheRedirectURL() throws {
+    @Test func improvProvisionEscapesTheRedirectURL() async throws {
         try mock.setImprov(improv, url: "http://192.168.1.50/\u{1B}]8;;http://evil/\u{07}setup\u{9B}2J\u{1B}[2J")
-        let run = try accessoryctl(
+        let run = try await accessoryctl(
             "improv", "provision", "24:0A:C4:12:34:56", "--ssid", "HomeNet", "--passphrase-file", passphraseFile.path)
         #expect(run.code == .success, "\(run.err)")
         expectNoRawControls(run.out + run.err)

@@ -236,3 +236,19 @@ public func makeTestCertificates(in directory: String) throws {
             "-passout", "pass:key-pass", "-keyout", "\(directory)/client.key", "-out", "\(directory)/client.pem",
         ])
 }
+
+/// Runs `body`, which blocks until a process ends, on a thread of its own: the cooperative
+/// pool's two threads stay free for the test's own bus connections (a picker agent answering
+/// the agent), which a test blocked in a process's run would otherwise starve under load.
+public func offThePool<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+    }
+}
+
+/// `offThePool` for a body that cannot fail.
+public func offThePool<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(returning: body()) }
+    }
+}

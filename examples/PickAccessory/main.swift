@@ -32,8 +32,12 @@ guard arguments.count == 1, let profile = arguments.first, !profile.hasPrefix("-
 
 let session = ASAccessorySession(profile: profile)
 let (events, eventContinuation) = AsyncStream.makeStream(of: ASAccessoryEvent.self)
+// What the person had authorized before this picker: read before it is shown, as the picker
+// may add to it before the `activated` event is handled below.
+var known = 0
 do {
     try await session.activate { event in eventContinuation.yield(event) }
+    known = try await session.accessories.count
     try await session.showPicker()
 } catch {
     // A sandboxed application opens only the profiles that name it (accessory-profile(5)).
@@ -48,7 +52,6 @@ var dismissal: ASError?
 for await event in events {
     switch event.eventType {
     case .activated:
-        let known = (try? await session.accessories.count) ?? 0
         print("activated: \(known) accessories already authorized")
     case .accessoryAdded:
         added = event.accessory
