@@ -28,6 +28,7 @@ let package = Package(
         // The agent's own side of D-Bus: owning a name, exporting objects, calling peers, and
         // which application a peer is.
         .target(name: "BusService", dependencies: ["AccessoryCore", "GLibRuntime", "CGLib", "CGLibShim"]),
+        .target(name: "AvahiBackend", dependencies: ["AccessoryCore", "BusService", "GLibRuntime"]),
         // The BlueZ pairing agent (`org.bluez.Agent1`) the agent and `accessoryctl handoff` export.
         .target(
             name: "BluetoothPairing", dependencies: ["AccessoryCore", "BlueZBackend", "BusService", "GLibRuntime"]),
@@ -39,7 +40,7 @@ let package = Package(
             name: "AccessoryAgent",
             dependencies: [
                 "AccessoryCore", "AgentInterface", "NetworkManagerBackend", "BlueZBackend", "BluetoothPairing",
-                "BusService", "GLibRuntime", "ProvisioningCrypto", "ProvisioningHTTP",
+                "AvahiBackend", "BusService", "GLibRuntime", "ProvisioningCrypto", "ProvisioningHTTP",
             ]
         ),
         .executableTarget(name: "accessory-agent", dependencies: ["AccessoryAgent", "AgentInterface", "GLibRuntime"]),

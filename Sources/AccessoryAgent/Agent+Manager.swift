@@ -420,6 +420,8 @@ extension Agent {
     func removeRecord(_ record: AccessoryRecord) throws(CallFailure) {
         let record = try records.remove(record)
         Journal.info("record \(record.id) of \(record.owner.logDescription) removed")
+        locations.forget(record.id)
+        refreshLocationWatch()
         Task { await self.forgetProfiles(of: record) }
         Task { await self.broadcast(.recordRemoved(record.id), owner: record.owner, except: nil) }
     }

@@ -68,6 +68,7 @@ extension Agent {
             reply.insert(("ssid", .string(ssid)), at: 0)
             Journal.notice("provision: record \(record.id) joined '\(ssid)'")
             await recordNetwork(credentials.ssid, reply: reply, of: record.id)
+            startLocating(record, profile: profile)
             return .vardict(reply)
         } catch {
             Journal.notice("provision: record \(record.id) was not given '\(ssid)': \(error.message)")

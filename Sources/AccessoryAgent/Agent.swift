@@ -30,6 +30,7 @@ public actor Agent {
     var subscribers = EventSubscribers()
     var joins = JoinTable()
     var provisionings = ProvisioningTable()
+    var locations = HomeLocations()
     var activity = Activity()
     /// Waits for the next accessory profile to expire.
     private var purge: Task<Void, Never>?
@@ -85,6 +86,7 @@ public actor Agent {
         let (stops, stop) = AsyncStream.makeStream(of: String.self)
         let signals = await bus.unixSignals([SIGTERM, SIGINT, SIGHUP])
         schedulePurge()
+        resumeLocating()
         let tasks = [
             Task {
                 await self.serveCalls(); stop.yield("the bus connection closed")
@@ -110,6 +112,7 @@ public actor Agent {
         await shutdown()
         tasks.forEach { $0.cancel() }
         purge?.cancel()
+        locations.watch?.task.cancel()
     }
 
     /// Restarts the purge after something may have added a profile with a lifetime.
@@ -158,6 +161,7 @@ public actor Agent {
     /// Whether nothing is going on: no session, picker agent, subscriber, join or call.
     var isIdle: Bool {
         sessions.isEmpty && pickerAgents.isEmpty && subscribers.isEmpty && joins.isEmpty && !activity.hasCallsInFlight
+            && !locations.isSeeking
     }
 
     /// With an idle exit: wakes when the agent may have been idle long enough, and stops it if

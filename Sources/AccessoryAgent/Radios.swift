@@ -1,4 +1,5 @@
 import AccessoryCore
+import AvahiBackend
 import BlueZBackend
 import FoundationEssentials
 import NetworkManagerBackend
@@ -12,6 +13,7 @@ actor Radios {
     private let busAddress: String?
     private var networkManager: NetworkManagerClient?
     private var bluez: BlueZClient?
+    private var avahi: AvahiBrowser?
     /// The rescans while pickers discover over Wi-Fi: the hidden SSIDs each picker probes for
     /// (by a number of its discovery's own), and the one task that scans for all of them.
     private var rescanning: (probes: [Int: [SSID]], task: Task<Void, Never>)?
@@ -47,6 +49,14 @@ actor Radios {
         return client
     }
 
+    /// DNS-SD on the home network: Avahi, on the radios' bus.
+    func homeServices() async throws(HomeServiceError) -> any HomeServiceBrowsing {
+        if let avahi { return avahi }
+        let browser = try await AvahiBrowser.connect(busAddress: busAddress)
+        avahi = browser
+        return browser
+    }
+
     /// An ESP-IDF provisioning client for an accessory: over HTTP at `setup.address` on its
     /// hotspot, or over GATT at `bluetooth`; `close` ends the Bluetooth connection.
     func provisioningClient(_ setup: ProvisioningSetup, bluetooth: MACAddress?) async throws(ProvisioningError)
@@ -77,9 +87,10 @@ actor Radios {
     }
 
     /// Forgets a client that failed, so the next use connects again.
-    func reset(networkManager: Bool = false, bluetooth: Bool = false) {
+    func reset(networkManager: Bool = false, bluetooth: Bool = false, homeServices: Bool = false) {
         if networkManager { self.networkManager = nil }
         if bluetooth { bluez = nil }
+        if homeServices { avahi = nil }
     }
 
     /// Discovery for one picker: what Wi-Fi and Bluetooth LE hear, each time it changes, as the

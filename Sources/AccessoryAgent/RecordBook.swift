@@ -95,6 +95,18 @@ struct RecordBook {
         return record(recordID)
     }
 
+    /// Sets where the accessory lives on the home network.
+    mutating func setLocation(_ location: AccessoryLocation, of recordID: UUID) throws(CallFailure) -> AccessoryRecord?
+    {
+        try persist { records in
+            if let index = records.firstIndex(where: { $0.id == recordID }) {
+                records[index].location = location
+                records[index].changed = location.seen
+            }
+        }
+        return record(recordID)
+    }
+
     /// Stores the records with `change` applied; nothing changes when the store refuses.
     private mutating func persist(_ change: (inout [AccessoryRecord]) -> Void) throws(CallFailure) {
         var updated = all

@@ -34,7 +34,7 @@ extension AccessoryProfile {
 
     static let keys = [
         "schemaVersion", "id", "vendor", "applications", "supports", "bluetooth", "hotspot", "handoff",
-        "bluetoothHandoff", "provisioning", "items", "sources",
+        "bluetoothHandoff", "provisioning", "homeNetwork", "items", "sources",
     ]
 
     private init?(reading object: JSONObjectReader, imageDirectory: URL?) {
@@ -60,6 +60,7 @@ extension AccessoryProfile {
         let hotspot = object.object("hotspot").flatMap(HotspotPolicy.init(reading:))
         let bluetoothHandoff = object.object("bluetoothHandoff").flatMap(BluetoothHandoff.init(reading:))
         let provisioning = object.object("provisioning").flatMap(ProvisioningSetup.init(reading:))
+        let homeServices = object.object("homeNetwork").map(Self.readHomeServices) ?? []
         let items = object.array("items", required: true, allowEmpty: false)?.compactMap { value, field in
             let item = JSONObjectReader(value, at: field, diagnostics: object.diagnostics).flatMap {
                 PickerDisplayItem(
@@ -96,8 +97,27 @@ extension AccessoryProfile {
         self.init(
             id: id, vendor: vendor, applications: applications, supports: supports, bluetooth: bluetooth,
             hotspot: hotspot, handoff: handoff, bluetoothHandoff: bluetoothHandoff, provisioning: provisioning,
-            items: items,
-            sources: sources ?? [])
+            homeServices: homeServices, items: items, sources: sources ?? [])
+    }
+
+    /// `homeNetwork`: `{"services": [{"type": "_wled._tcp", "instance": "wled-*"}]}`.
+    private static func readHomeServices(_ object: JSONObjectReader) -> [PublishedService] {
+        object.rejectUnknownKeys(["services"])
+        let services = object.array("services", required: true, allowEmpty: false)?.compactMap { value, field in
+            JSONObjectReader(value, at: field, diagnostics: object.diagnostics).flatMap { service in
+                service.rejectUnknownKeys(["type", "instance"])
+                let type = service.string("type", required: true)
+                if let type, !PublishedService.isValidType(type) {
+                    service.report(
+                        "type",
+                        "'\(type)' is not a DNS-SD service type: an underscore, 1 to 15 letters, digits or '-', "
+                            + "then ._tcp or ._udp, like _wled._tcp")
+                }
+                let instance = service.string("instance")
+                return type.map { PublishedService(type: $0, instance: instance) }
+            }
+        }
+        return services ?? []
     }
 
     static let handoffNames: KeyValuePairs<String, Handoff> = [

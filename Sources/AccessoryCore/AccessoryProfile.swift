@@ -51,14 +51,16 @@ public struct AccessoryProfile: Hashable, Sendable {
     public var bluetoothHandoff: BluetoothHandoff?
     /// How the accessory is given the home network after the handoff, if the profile says.
     public var provisioning: ProvisioningSetup?
+    /// The DNS-SD services the accessory publishes once on the home network (`homeNetwork`).
+    public var homeServices: [PublishedService]
     public var items: [PickerDisplayItem]
     public var sources: [SourceReference]
 
     public init(
         id: String, vendor: String, applications: [String] = [], supports: Set<Transport>,
         bluetooth: BluetoothDeclarations = .init(), hotspot: HotspotPolicy? = nil, handoff: Handoff,
-        bluetoothHandoff: BluetoothHandoff? = nil, provisioning: ProvisioningSetup? = nil, items: [PickerDisplayItem],
-        sources: [SourceReference] = []
+        bluetoothHandoff: BluetoothHandoff? = nil, provisioning: ProvisioningSetup? = nil,
+        homeServices: [PublishedService] = [], items: [PickerDisplayItem], sources: [SourceReference] = []
     ) {
         self.id = id
         self.vendor = vendor
@@ -69,6 +71,7 @@ public struct AccessoryProfile: Hashable, Sendable {
         self.handoff = handoff
         self.bluetoothHandoff = bluetoothHandoff
         self.provisioning = provisioning
+        self.homeServices = homeServices
         self.items = items
         self.sources = sources
     }

@@ -59,6 +59,8 @@ public struct AccessoryRecord: Hashable, Sendable, Codable, Identifiable {
     /// The hotspot the accessory was found under, once the owner renamed it (`RenameAccessory`
     /// with the `ssid` option); `nil` while it was never renamed.
     public var foundSSID: SSID?
+    /// The access point the accessory's hotspot was picked at (its MAC address).
+    public var hotspotBSSID: MACAddress?
     /// The accessory's Bluetooth address as BlueZ reports it.
     public var bluetoothIdentifier: MACAddress?
     /// The 6-byte classic-transport identifier for bridging (`bluetoothTransportBridgingIdentifier`).
@@ -75,18 +77,22 @@ public struct AccessoryRecord: Hashable, Sendable, Codable, Identifiable {
     public var connectionUUIDs: [String] = []
     /// The network the accessory was given through the agent, and where it said it is on it.
     public var network: AccessoryNetwork?
+    /// Where the accessory lives on the home network, as DNS-SD last resolved it.
+    public var location: AccessoryLocation?
 
     public static let maximumConnectionUUIDs = 16
 
     public init(
         id: UUID = UUID(), displayName: String, state: AccessoryState, ssid: SSID? = nil,
-        bluetoothIdentifier: MACAddress? = nil, bluetoothTransportBridgingIdentifier: MACAddress? = nil,
+        hotspotBSSID: MACAddress? = nil, bluetoothIdentifier: MACAddress? = nil,
+        bluetoothTransportBridgingIdentifier: MACAddress? = nil,
         descriptor: DiscoveryDescriptor, owner: AccessoryOwner, created: Date = Date(), changed: Date? = nil
     ) {
         self.id = id
         self.displayName = displayName
         self.state = state
         self.ssid = ssid
+        self.hotspotBSSID = hotspotBSSID
         self.bluetoothIdentifier = bluetoothIdentifier
         self.bluetoothTransportBridgingIdentifier = bluetoothTransportBridgingIdentifier
         self.descriptor = descriptor
@@ -120,8 +126,9 @@ public struct AccessoryRecord: Hashable, Sendable, Codable, Identifiable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, displayName, state, ssid, foundSSID, bluetoothIdentifier, bluetoothTransportBridgingIdentifier
-        case descriptor, owner, created, changed, connectionUUIDs, network
+        case id, displayName, state, ssid, foundSSID, hotspotBSSID, bluetoothIdentifier
+        case bluetoothTransportBridgingIdentifier, descriptor, owner, created, changed, connectionUUIDs, network
+        case location
     }
 
     /// Reads a stored record; the fields added since the first store format may be missing.
@@ -132,6 +139,7 @@ public struct AccessoryRecord: Hashable, Sendable, Codable, Identifiable {
         state = try container.decode(AccessoryState.self, forKey: .state)
         ssid = try container.decodeIfPresent(SSID.self, forKey: .ssid)
         foundSSID = try container.decodeIfPresent(SSID.self, forKey: .foundSSID)
+        hotspotBSSID = try container.decodeIfPresent(MACAddress.self, forKey: .hotspotBSSID)
         bluetoothIdentifier = try container.decodeIfPresent(MACAddress.self, forKey: .bluetoothIdentifier)
         bluetoothTransportBridgingIdentifier = try container.decodeIfPresent(
             MACAddress.self, forKey: .bluetoothTransportBridgingIdentifier)
@@ -141,6 +149,7 @@ public struct AccessoryRecord: Hashable, Sendable, Codable, Identifiable {
         changed = try container.decode(Date.self, forKey: .changed)
         connectionUUIDs = try container.decodeIfPresent([String].self, forKey: .connectionUUIDs) ?? []
         network = try container.decodeIfPresent(AccessoryNetwork.self, forKey: .network)
+        location = try container.decodeIfPresent(AccessoryLocation.self, forKey: .location)
     }
 }
 

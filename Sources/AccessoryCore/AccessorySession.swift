@@ -607,7 +607,8 @@ extension AccessorySession {
         let awaiting = !item.setupOptions.isDisjoint(with: [.finishInApp, .confirmAuthorization])
         let record = AccessoryRecord(
             displayName: choice.name ?? entry.name, state: awaiting ? .awaitingAuthorization : .authorized,
-            ssid: picker.revealed?.ssid ?? entry.wifi?.ssid, bluetoothIdentifier: entry.bluetooth?.address,
+            ssid: picker.revealed?.ssid ?? entry.wifi?.ssid, hotspotBSSID: entry.wifi?.bssid,
+            bluetoothIdentifier: entry.bluetooth?.address,
             descriptor: item.descriptor, owner: owner, created: now)
         accessories.append(record)
         passphrases[record.id] = picker.revealed?.passphrase.map(SuppliedPassphrase.secret) ?? choice.passphrase

@@ -54,7 +54,7 @@ public enum Hex {
 
     private static let digits: [Unicode.Scalar] = Array("0123456789abcdef".unicodeScalars)
 
-    private static func nibble(_ unit: UInt8) -> UInt8? {
+    static func nibble(_ unit: UInt8) -> UInt8? {
         switch unit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): unit - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): unit - UInt8(ascii: "a") + 10

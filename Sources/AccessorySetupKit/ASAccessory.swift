@@ -29,6 +29,8 @@ public struct ASAccessory: Sendable, Hashable, Identifiable {
     public var connection: Connection?
     /// The network the accessory was given through the agent, and where it said it is there.
     public var network: Network?
+    /// Where the accessory lives on the home network, as DNS-SD found it there.
+    public var location: Location?
     /// The whole dictionary the agent sent, for printing as it came.
     public var json: JSONValue
 
@@ -47,6 +49,7 @@ public struct ASAccessory: Sendable, Hashable, Identifiable {
         descriptor = fields["descriptor"]?.jsonValue ?? .object([:])
         connection = fields["connection"].flatMap(Connection.init)
         network = fields["network"].flatMap(Network.init)
+        location = fields["location"].flatMap(Location.init)
         json = value.jsonValue
     }
 
@@ -63,6 +66,27 @@ public struct ASAccessory: Sendable, Hashable, Identifiable {
             self.ssid = ssid
             ipv4Address = fields["ipv4Address"]?.string
             url = fields["url"]?.string
+        }
+    }
+
+    /// Where the accessory lives on the home network: the DNS-SD service it was found by.
+    public struct Location: Sendable, Hashable {
+        /// The service type, `_wled._tcp`.
+        public var service: String
+        public var instance: String
+        public var hostname: String
+        public var addresses: [String]
+        public var port: UInt16
+
+        init?(_ value: DBusValue) {
+            guard let fields = value.members, let service = fields["service"]?.string,
+                let instance = fields["instance"]?.string, let hostname = fields["hostname"]?.string
+            else { return nil }
+            self.service = service
+            self.instance = instance
+            self.hostname = hostname
+            addresses = fields["addresses"]?.elements.compactMap(\.string) ?? []
+            port = fields["port"]?.int.flatMap(UInt16.init(exactly:)) ?? 0
         }
     }
 

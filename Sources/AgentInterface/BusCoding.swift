@@ -49,6 +49,18 @@ public enum BusCoding {
             if let url = network.url { fields.append(("url", .string(url))) }
             entries.append(("network", .vardict(fields)))
         }
+        if let location = record.location {
+            entries.append(
+                (
+                    "location",
+                    .vardict([
+                        ("service", .string(location.service)), ("instance", .string(location.instance)),
+                        ("hostname", .string(location.hostname)), ("addresses", .strings(location.addresses)),
+                        ("port", .uint16(location.port)),
+                        ("seen", .uint64(UInt64(max(0, location.seen.timeIntervalSince1970)))),
+                    ])
+                ))
+        }
         return entries
     }
 

@@ -99,7 +99,7 @@ struct ProfileRule: Sendable, CustomTestStringConvertible {
 }
 
 private let knownTopLevel =
-    "is not a known key (known: schemaVersion, id, vendor, applications, supports, bluetooth, hotspot, handoff, bluetoothHandoff, provisioning, items, sources)"
+    "is not a known key (known: schemaVersion, id, vendor, applications, supports, bluetooth, hotspot, handoff, bluetoothHandoff, provisioning, homeNetwork, items, sources)"
 
 /// A camera-style `bluetoothHandoff` section using every key.
 private func cameraHandoff() -> JSON {
@@ -132,6 +132,22 @@ private let securityChoices = #""open", "wep", "wpa2Personal", "wpa3Personal", "
 
 @Suite("AccessoryProfile")
 struct AccessoryProfileTests {
+    @Test("homeNetwork's services are read with their instance patterns")
+    func homeNetwork() throws {
+        let profile = try AccessoryProfile.parse(
+            data(
+                with(wifiProfile()) {
+                    $0["homeNetwork"] = [
+                        "services": [["type": "_shelly._tcp", "instance": "shelly*"] as JSON, ["type": "_http._tcp"]]
+                    ]
+                }), path: "plug.json")
+        #expect(
+            profile.homeServices == [
+                PublishedService(type: "_shelly._tcp", instance: "shelly*"), PublishedService(type: "_http._tcp"),
+            ])
+        #expect(try AccessoryProfile.parse(data(wifiProfile()), path: "plug.json").homeServices.isEmpty)
+    }
+
     @Test("a minimal Wi-Fi profile parses with its values")
     func wifi() throws {
         let profile = try AccessoryProfile.parse(data(wifiProfile()), path: "plug.json")
@@ -332,6 +348,25 @@ struct AccessoryProfileTests {
     }
 
     static let rules: [ProfileRule] = [
+        ProfileRule(
+            "a home network service type that is not DNS-SD's",
+            [
+                (
+                    "homeNetwork.services[0].type",
+                    "'wled' is not a DNS-SD service type: an underscore, 1 to 15 letters, digits or '-', then ._tcp or ._udp, like _wled._tcp"
+                ),
+                ("homeNetwork.services[1].instance", "expected a string, found a number"),
+            ]
+        ) {
+            with(wifiProfile()) {
+                $0["homeNetwork"] = [
+                    "services": [["type": "wled"] as JSON, ["type": "_ok._udp", "instance": 3] as JSON]
+                ]
+            }
+        },
+        ProfileRule("a home network without services", [("homeNetwork.services", "must not be empty")]) {
+            with(wifiProfile()) { $0["homeNetwork"] = ["services": [] as [Any]] as JSON }
+        },
         // Required keys
         .init("schemaVersion missing", [("schemaVersion", "is required")]) {
             with(wifiProfile()) { $0["schemaVersion"] = nil }

@@ -238,9 +238,14 @@ enum MonitorCommand {
 }
 
 extension JSONValue {
-    /// The value as one line of text: strings bare, the rest as JSON.
+    /// The value as one line of text: strings bare, a list of strings joined with commas, the
+    /// rest as JSON.
     var plainText: String {
         if case .string(let text) = self { return text }
+        if case .array(let items) = self {
+            let strings = items.compactMap { if case .string(let text) = $0 { text } else { nil } }
+            if strings.count == items.count { return strings.joined(separator: ", ") }
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? ""

@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+
+@testable import AccessoryCore
+
+@Suite("Home network location (DNS-SD)")
+struct HomeNetworkLocationTests {
+    static let owner = AccessoryOwner(uid: 1000, profileID: "ge.wled.softap")
+
+    static func record(
+        bssid: String? = nil, bluetooth: String? = nil, reported: String? = nil, url: String? = nil
+    ) throws -> AccessoryRecord {
+        var descriptor = DiscoveryDescriptor()
+        descriptor.ssid = try SSID("WLED-AP")
+        var record = AccessoryRecord(
+            displayName: "Kitchen", state: .authorized, ssid: try SSID("WLED-AP"),
+            hotspotBSSID: try bssid.map { try MACAddress($0) },
+            bluetoothIdentifier: try bluetooth.map { try MACAddress($0) },
+            descriptor: descriptor, owner: owner)
+        if reported != nil || url != nil {
+            record.network = AccessoryNetwork(
+                ssid: try SSID("HomeNet"), ipv4Address: reported, url: url, joined: Date())
+        }
+        return record
+    }
+
+    static func service(
+        _ name: String, type: String = "_wled._tcp", address: String = "192.168.1.50", txt: [String: String] = [:],
+        host: String? = nil
+    ) -> ResolvedService {
+        ResolvedService(
+            name: name, type: type, hostname: host ?? "\(name).local", addresses: [address], port: 80, txt: txt)
+    }
+
+    static let wled = [PublishedService(type: "_wled._tcp")]
+
+    @Test(
+        "service types are checked as RFC 6763 writes them",
+        arguments: [
+            ("_wled._tcp", true), ("_esphomelib._tcp", true), ("_hap._udp", true), ("_a-b._tcp", true),
+            ("wled._tcp", false), ("_wled", false), ("_wled._sctp", false), ("_._tcp", false),
+            ("_fifteen-letter1._tcp", true), ("_sixteen-letters._tcp", true), ("_sixteen-letterss._tcp", false),
+            ("_-x._tcp", false), ("_x-._tcp", false), ("_wl ed._tcp", false), ("_wled._tcp.local", false),
+        ])
+    func serviceTypes(type: String, valid: Bool) {
+        #expect(PublishedService.isValidType(type) == valid)
+    }
+
+    @Test("instance patterns match with * and ?, case ignored")
+    func instancePatterns() {
+        #expect(PublishedService.glob("shelly*", matches: "ShellyPlus1-08B61F0A1B2C"))
+        #expect(PublishedService.glob("tasmota-??????-*", matches: "tasmota-0A1B2C-1234"))
+        #expect(!PublishedService.glob("tasmota-??????-*", matches: "tasmota-0A1B-1234"))
+        #expect(PublishedService.glob("*", matches: ""))
+        #expect(!PublishedService.glob("shelly*", matches: "wled-shelly"))
+        #expect(PublishedService.glob("*kitchen*", matches: "WLED Kitchen Strip"))
+    }
+
+    @Test("TXT strings are read as keys and values; a repeated key keeps its first value")
+    func txtRecord() {
+        let txt = ResolvedService.txtRecord([
+            Array("MAC=08b61f0a1b2c".utf8), Array("gen=2".utf8), Array("gen=3".utf8),
+            Array("flag".utf8), Array("=nokey".utf8), [],
+        ])
+        #expect(txt == ["mac": "08b61f0a1b2c", "gen": "2", "flag": ""])
+    }
+
+    @Test("MAC addresses are found in text with or without separators, and not inside longer hex runs")
+    func macAddressesInText() {
+        #expect(ResolvedService.macAddresses(in: "08b61f0a1b2c") == [0x08b6_1f0a_1b2c])
+        #expect(ResolvedService.macAddresses(in: "shellyplus1-08B61F0A1B2C") == [0x08b6_1f0a_1b2c])
+        #expect(
+            ResolvedService.macAddresses(in: "08:B6:1F:0A:1B:2C and 08-b6-1f-0a-1b-2d") == [
+                0x08b6_1f0a_1b2c, 0x08b6_1f0a_1b2d,
+            ])
+        #expect(ResolvedService.macAddresses(in: "0123456789abcdef").isEmpty)
+        #expect(ResolvedService.macAddresses(in: "tasmota-0A1B2C-1234").isEmpty)
+    }
+
+    @Test("the address the device reported finds it among others of the type")
+    func byReportedAddress() throws {
+        let record = try Self.record(reported: "192.168.1.51")
+        let found = AccessoryLocator.locate(
+            record, among: [Self.service("wled-a"), Self.service("wled-b", address: "192.168.1.51")],
+            declared: Self.wled, claimed: [])
+        #expect(found?.service.name == "wled-b")
+        #expect(found?.evidence == .reportedAddress)
+        // Improv reports a URL: its host is the address.
+        let improv = try Self.record(url: "http://192.168.1.51/")
+        #expect(
+            AccessoryLocator.locate(
+                improv, among: [Self.service("wled-b", address: "192.168.1.51")], declared: Self.wled,
+                claimed: [])?.evidence == .reportedAddress)
+    }
+
+    @Test("a MAC address the service names is the one the accessory was set up under, or ESP32's derived ones")
+    func byMACAddress() throws {
+        // ESP32: SoftAP is the base + 1; the station (in the TXT record) is the base.
+        let record = try Self.record(bssid: "08:B6:1F:0A:1B:2D")
+        let services = [
+            Self.service("wled-other", txt: ["mac": "08b61f0a1b40"]),
+            Self.service("wled-kitchen", address: "192.168.1.60", txt: ["mac": "08b61f0a1b2c"]),
+        ]
+        let found = AccessoryLocator.locate(record, among: services, declared: Self.wled, claimed: [])
+        #expect(found?.service.name == "wled-kitchen")
+        #expect(found?.evidence == .macAddress)
+
+        let bluetooth = try Self.record(bluetooth: "08:B6:1F:0A:1B:2E")
+        #expect(
+            AccessoryLocator.locate(bluetooth, among: services, declared: Self.wled, claimed: [])?.service.name
+                == "wled-kitchen")
+        let far = try Self.record(bssid: "08:B6:1F:0A:1B:31")
+        #expect(AccessoryLocator.locate(far, among: services, declared: Self.wled, claimed: []) == nil)
+    }
+
+    @Test("an instance pattern alone locates only the one unclaimed instance")
+    func byOnlyInstance() throws {
+        let record = try Self.record()
+        let patterned = [PublishedService(type: "_shelly._tcp", instance: "shelly*")]
+        let one = Self.service("shellyplus1-aa", type: "_shelly._tcp")
+        let two = Self.service("shellyplus1-bb", type: "_shelly._tcp", address: "192.168.1.61")
+        #expect(
+            AccessoryLocator.locate(record, among: [one], declared: patterned, claimed: [])?.evidence == .onlyInstance)
+        #expect(AccessoryLocator.locate(record, among: [one, two], declared: patterned, claimed: []) == nil)
+        #expect(
+            AccessoryLocator.locate(
+                record, among: [one, two], declared: patterned, claimed: [AccessoryLocator.key(of: one)])?.service
+                == two)
+        // Without a pattern, a service of the type is not taken for the accessory on its own.
+        #expect(
+            AccessoryLocator.locate(record, among: [one], declared: [.init(type: "_shelly._tcp")], claimed: []) == nil)
+    }
+
+    @Test("services of other types, or other records' instances, are not it")
+    func othersAreNot() throws {
+        let record = try Self.record(reported: "192.168.1.50")
+        let other = Self.service("printer", type: "_ipp._tcp")
+        #expect(AccessoryLocator.locate(record, among: [other], declared: Self.wled, claimed: []) == nil)
+        let claimed = Self.service("wled-a")
+        #expect(
+            AccessoryLocator.locate(
+                record, among: [claimed], declared: Self.wled, claimed: [AccessoryLocator.key(of: claimed)])
+                == nil)
+    }
+
+    @Test("a located record keeps its instance when the address changes, and says it differs")
+    func knownInstanceMoves() throws {
+        var record = try Self.record(reported: "192.168.1.50")
+        record.location = AccessoryLocation(Self.service("wled-a"), seen: Date())
+        let moved = Self.service("wled-a", address: "192.168.1.77")
+        let found = AccessoryLocator.locate(
+            record, among: [Self.service("wled-b"), moved], declared: Self.wled, claimed: [])
+        #expect(found?.service == moved)
+        #expect(found?.evidence == .knownInstance)
+        #expect(record.location?.differs(from: moved) == true)
+        #expect(record.location?.differs(from: Self.service("wled-a")) == false)
+    }
+
+    @Test("a record with a location is stored and read back; one without reads as before")
+    func recordCoding() throws {
+        var record = try Self.record(bssid: "08:B6:1F:0A:1B:2D", reported: "192.168.1.50")
+        record.location = AccessoryLocation(Self.service("wled-a"), seen: Date(timeIntervalSince1970: 1_800_000_000))
+        let decoded = try JSONDecoder().decode(AccessoryRecord.self, from: JSONEncoder().encode(record))
+        #expect(decoded == record)
+        var old = try JSONSerialization.jsonObject(with: JSONEncoder().encode(record)) as! [String: Any]
+        old["location"] = nil
+        old["hotspotBSSID"] = nil
+        let earlier = try JSONDecoder().decode(AccessoryRecord.self, from: JSONSerialization.data(withJSONObject: old))
+        #expect(earlier.location == nil && earlier.hotspotBSSID == nil)
+    }
+}
