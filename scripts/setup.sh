@@ -12,7 +12,8 @@ set -euo pipefail
 # and libadwaita for the graphical picker
 # (SVG product images need librsvg's pixbuf loader), and to test it headless Xvfb, the AT-SPI
 # bus, pyatspi and ImageMagick's import; bubblewrap, to run test clients in Flatpak-like
-# sandboxes as sandboxed applications.
+# sandboxes as sandboxed applications; avahi-daemon and avahi-publish, to find provisioned
+# accessories on the home network.
 packages=(
     binutils gcc git libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libsqlite3-0
     libstdc++-12-dev libxml2-dev libz3-dev pkgconf tzdata zlib1g-dev
@@ -22,6 +23,7 @@ packages=(
     libgtk-4-dev libadwaita-1-dev librsvg2-common adwaita-icon-theme fonts-dejavu-core
     xvfb xauth at-spi2-core python3-pyatspi imagemagick
     zsh fish bubblewrap
+    avahi-daemon avahi-utils
 )
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -61,12 +61,18 @@ public final class AvahiBrowser: HomeServiceBrowsing {
         let paths = browsers
         let watch = Task { [self] in
             var resolved = Set<[String]>()
-            for await signal in signals where signal.member == "ItemNew" && paths.contains(signal.path) {
-                // (interface, protocol, name, type, domain, flags)
+            for await signal in signals where paths.contains(signal.path) {
+                // ItemNew and ItemRemove: (interface, protocol, name, type, domain, flags)
                 let item = signal.arguments
                 guard item.count >= 5, let name = item[2].string, let type = item[3].string,
-                    let domain = item[4].string, resolved.insert([name, type, domain]).inserted
+                    let domain = item[4].string
                 else { continue }
+                if signal.member == "ItemRemove" {
+                    // Announced again later (a restart, a new address), it is resolved again.
+                    resolved.remove([name, type, domain])
+                    continue
+                }
+                guard signal.member == "ItemNew", resolved.insert([name, type, domain]).inserted else { continue }
                 if let service = await resolve(interface: item[0], protocol: item[1], name, type, domain) {
                     continuation.yield(service)
                 } else {

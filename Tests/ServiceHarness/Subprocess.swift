@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Failures of the harness itself: a service that would not start is a test failure with
 /// the reason, never a skip.
@@ -172,8 +173,14 @@ public final class ServiceProcess: @unchecked Sendable {
 
     /// Waits up to `timeout` for the process to end; `nil` if it still runs then.
     public func waitForExit(timeout: TimeInterval) -> Termination? {
-        waitForEnd(of: process, within: timeout)
+        let end = waitForEnd(of: process, within: timeout)
+        if end != nil { ended.withLock { $0 = true } }
+        return end
     }
+
+    /// Set once the process was seen to end: `waitForEnd` may have reaped it without
+    /// Foundation's knowing, and `stop` must not wait for it again.
+    private let ended = Mutex(false)
 
     public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
@@ -194,7 +201,7 @@ public final class ServiceProcess: @unchecked Sendable {
     }
 
     public func stop() {
-        guard process.processIdentifier != 0 else { return }
+        guard process.processIdentifier != 0, !ended.withLock({ $0 }) else { return }
         if process.isRunning { process.terminate() }
         if waitForEnd(of: process, within: 5) == nil {
             kill(process.processIdentifier, SIGKILL)
