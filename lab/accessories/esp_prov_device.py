@@ -243,6 +243,9 @@ class Device:
             self.home_passphrase = f.read().rstrip(b"\n")
         self.home_ssid = args.home_ssid.encode()
         self.connecting_polls = args.connecting_polls
+        self.ip4_address = args.ip4_address
+        self.on_join = args.on_join
+        self.joined = False
         self.networks = [(self.home_ssid, 6, -48, pb.WPA2_PSK)] + [
             (f"Neighbour-{index}".encode(), 1 + index % 11, -60 - index, pb.WPA2_PSK) for index in range(args.neighbours)]
         self.lock = threading.Lock()
@@ -332,12 +335,16 @@ class Device:
                     log("verdict: authentication error")
                 else:
                     status.sta_state = pb.Connected
-                    status.connected.ip4_addr = "192.168.1.42"
+                    status.connected.ip4_addr = self.ip4_address
                     status.connected.auth_mode = pb.WPA2_PSK
                     status.connected.ssid = ssid
                     status.connected.bssid = bytes([0x02, 0, 0, 0, 0, 6])
                     status.connected.channel = 6
                     log("verdict: connected")
+                    if self.on_join and not self.joined:
+                        # What the device does once on the network: the lab announces it there.
+                        self.joined = True
+                        subprocess.Popen(["/bin/sh", "-c", self.on_join])
         else:
             raise Refused()
         return reply.SerializeToString()
@@ -399,6 +406,8 @@ def add_device_options(parser):
     parser.add_argument("--home-ssid", required=True)
     parser.add_argument("--home-passphrase-file", required=True)
     parser.add_argument("--connecting-polls", type=int, default=1)
+    parser.add_argument("--ip4-address", default="192.168.1.42", help="the address it reports once connected")
+    parser.add_argument("--on-join", help="a shell command run once, when it reports that it joined")
     parser.add_argument("--neighbours", type=int, default=5)
     parser.add_argument("--version-format", choices=["json", "no-sec-ver", "bare"], default="json",
                         help="how proto-ver answers: current JSON, JSON without sec_ver, or a bare string")

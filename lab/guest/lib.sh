@@ -57,6 +57,17 @@ expect_match() {
 # not COMMAND...: succeeds when COMMAND fails.
 not() { ! "$@"; }
 
+# eventually SECONDS COMMAND...: runs the command every half second until it succeeds, for up
+# to SECONDS.
+eventually() {
+    local deadline=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        ((SECONDS < deadline)) || return 1
+        sleep 0.5
+    done
+}
+
 # record NAME PASS|FAIL DETAIL: the one writer of $OUT/results.txt, which is all the runner
 # counts: one line per check, "scenario/name<TAB>PASS or FAIL<TAB>detail". Tabs and line
 # breaks in a field become spaces, so nothing a check quotes can add a line or a verdict.
@@ -125,7 +136,8 @@ stop_ap() {
 # start_esp_device SECURITY: the ESP-IDF provisioning device (lab/accessories/esp_prov_device.py)
 # on 192.168.4.1:80 in acc1, in place of the setup page there, with the proof of possession in
 # /run/lab/prov.pop and the home network's passphrase in /run/lab/home.pass, which it checks
-# what it is sent against; one started before is stopped first.
+# what it is sent against; once joined it reports the address .42 of the home network and runs
+# $ESP_ON_JOIN if set. One started before is stopped first.
 start_esp_device() {
     [[ -f /run/lab/esp-device.pid ]] && kill "$(cat /run/lab/esp-device.pid)" 2>/dev/null
     # protocomm's HTTP server takes port 80, where start_ap put acc1's setup page.
@@ -134,10 +146,55 @@ start_esp_device() {
     [[ -n $ap && -f /run/lab/http-$ap.pid ]] && kill "$(cat "/run/lab/http-$ap.pid")" 2>/dev/null
     ip netns exec acc1 python3 -u /lab/accessories/esp_prov_device.py --address 192.168.4.1 --port 80 \
         --security "$1" --pop-file /run/lab/prov.pop --home-ssid "$HOME_SSID" \
-        --home-passphrase-file /run/lab/home.pass --connecting-polls 2 >"$OUT/logs/esp-device-$1.log" 2>&1 &
+        --home-passphrase-file /run/lab/home.pass --connecting-polls 2 --ip4-address "${AP_SUBNET[home]}.42" \
+        ${ESP_ON_JOIN:+--on-join "$ESP_ON_JOIN"} >"$OUT/logs/esp-device-$1.log" 2>&1 &
     echo $! >/run/lab/esp-device.pid
     for _ in $(seq 100); do grep -q READY "$OUT/logs/esp-device-$1.log" && return 0; sleep 0.1; done
     return 1
+}
+
+# start_home_mdns: an mDNS responder on the home network, as a device there would run: Avahi
+# in netns home on its access point's interface, on a D-Bus bus of its own (the socket
+# /run/lab/home-bus), so that avahi-publish (publish_home) announces what lives there.
+start_home_mdns() {
+    [[ -f /run/lab/home-avahi.pid ]] && return 0
+    mkdir -p /run/lab/home-mdns
+    cat >/run/lab/home-mdns/bus.conf <<'BUS'
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>system</type><listen>unix:path=/run/lab/home-bus</listen><auth>EXTERNAL</auth>
+<policy context="default"><allow user="*"/><allow own="*"/><allow send_type="method_call"/>
+<allow send_destination="*"/><allow receive_sender="*"/></policy></busconfig>
+BUS
+    cat >/run/lab/home-mdns/avahi-daemon.conf <<CONF
+[server]
+use-ipv4=yes
+use-ipv6=no
+allow-interfaces=${AP_IFACE[home]}
+enable-dbus=yes
+[publish]
+publish-hinfo=no
+publish-workstation=no
+CONF
+    mkdir -p /run/avahi-daemon
+    dbus-daemon --config-file=/run/lab/home-mdns/bus.conf --fork --print-pid >/run/lab/home-bus.pid || return 1
+    DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/lab/home-bus ip netns exec home unshare --mount --propagation private \
+        sh -c 'mount -t tmpfs tmpfs /run/avahi-daemon && exec avahi-daemon -f /run/lab/home-mdns/avahi-daemon.conf \
+            --no-drop-root --no-chroot --no-rlimits' >"$OUT/logs/home-avahi.log" 2>&1 &
+    echo $! >/run/lab/home-avahi.pid
+    for _ in $(seq 100); do grep -q "Server startup complete" "$OUT/logs/home-avahi.log" && return 0; sleep 0.1; done
+    return 1
+}
+
+# publish_home NAME TYPE PORT HOST ADDRESS [TXT...]: announces HOST at ADDRESS and service NAME
+# of TYPE on it in the home network, in the background, for the rest of the run.
+publish_home() {
+    local name=$1 type=$2 port=$3 host=$4 address=$5
+    shift 5
+    DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/lab/home-bus avahi-publish -a -R "$host" "$address" \
+        >>"$OUT/logs/home-publish.log" 2>&1 &
+    DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/lab/home-bus avahi-publish -s -H "$host" "$name" "$type" "$port" "$@" \
+        >>"$OUT/logs/home-publish.log" 2>&1 &
 }
 
 stop_esp_device() {

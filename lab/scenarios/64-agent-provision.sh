@@ -40,6 +40,15 @@ check agent_owns_its_name start_agent
 start_ap prov acc1 <<CONF
 ssid=PROV_7A3C
 CONF
+# Once the device joins the home network, it announces its web server there over mDNS, as an
+# ESP-IDF device with the mdns component does (avahi-publish in netns home).
+check home_mdns start_home_mdns
+ESP_ON_JOIN="DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/lab/home-bus; export DBUS_SYSTEM_BUS_ADDRESS; \
+avahi-publish -a -R esp-prov-7a3c.local ${AP_SUBNET[home]}.42 & \
+avahi-publish -s -H esp-prov-7a3c.local 'ESP provisioning device 7A3C' _http._tcp 80 path=/ & wait"
+export ESP_ON_JOIN
+# Another web server of the home network, which is not it.
+publish_home "Home printer" _http._tcp 631 printer.local "${AP_SUBNET[home]}.7"
 check esp_device_ready start_esp_device 1
 check prov_visible wait_visible PROV_7A3C
 
@@ -64,7 +73,17 @@ expect_match esp_hotspot_left "$screen" "Left PROV_7A3C, back on '"
 check esp_back_home wait_home 30
 expect esp_record_of_alice "$(as_alice "$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "PROV_7A3C") | .state')" authorized
 # The record says where the device now is, as it reported it.
-expect esp_record_network "$(as_alice "$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "PROV_7A3C") | .network.ssid + " " + .network.ipv4Address')" "$HOME_SSID 192.168.1.42"
+expect esp_record_network "$(as_alice "$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "PROV_7A3C") | .network.ssid + " " + .network.ipv4Address')" "$HOME_SSID ${AP_SUBNET[home]}.42"
+# Back home, the agent finds it through Avahi where its mDNS responder announces it, and the
+# record (alice's own `show`) says where it lives.
+located() { as_alice "$ACCESSORYCTL" list --json | jq -e '.[] | select(.ssid == "PROV_7A3C") | .location' >/dev/null; }
+check esp_located eventually 90 located
+expect esp_record_location "$(as_alice "$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "PROV_7A3C") | .location | .instance + " " + .hostname + " " + (.addresses | join(",")) + " " + (.port | tostring)')" "ESP provisioning device 7A3C esp-prov-7a3c.local ${AP_SUBNET[home]}.42 80"
+esp_id=$(as_alice "$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "PROV_7A3C") | .id')
+shown=$(as_alice "$ACCESSORYCTL" show "$esp_id")
+echo "$shown" >>"$CASE_LOG"
+expect_match esp_show_location "$shown" "location.addresses: ${AP_SUBNET[home]}.42"
+expect_match agent_logged_evidence "$(journalctl -u accessory-setup --no-pager -o cat)" 'by reportedAddress'
 
 # The network this machine stores is a system secret: not alice's to give away.
 id=$(as_alice "$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "PROV_7A3C") | .id')
