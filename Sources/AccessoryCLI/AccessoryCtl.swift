@@ -8,6 +8,7 @@ public enum AccessoryCtl {
         ProfileValidateCommand.command,
         MatchCommand.command,
         PickCommand.command,
+        SetupAllCommand.command,
         PickerAgentCommand.command,
         RecordCommands.list,
         RecordCommands.show,

@@ -53,6 +53,15 @@ public final class AgentConnection: Sendable {
 
     /// Yields each time the agent comes onto the bus (started again after it stopped).
     public func agentArrivals() async -> AsyncStream<Void> {
+        await agentOwnerChanges(arriving: true)
+    }
+
+    /// Yields each time the agent leaves the bus (stopped, or crashed).
+    public func agentDepartures() async -> AsyncStream<Void> {
+        await agentOwnerChanges(arriving: false)
+    }
+
+    private func agentOwnerChanges(arriving: Bool) async -> AsyncStream<Void> {
         let owners = await bus.signals(
             sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             member: "NameOwnerChanged")
@@ -60,7 +69,7 @@ public final class AgentConnection: Sendable {
             let task = Task {
                 for await signal in owners {
                     let arguments = signal.arguments.map(\.string)
-                    if arguments.count == 3, arguments[0] == AgentBus.name, arguments[2]?.isEmpty == false {
+                    if arguments.count == 3, arguments[0] == AgentBus.name, arguments[2]?.isEmpty == !arriving {
                         continuation.yield()
                     }
                 }

@@ -21,6 +21,7 @@ import Testing
         (["help", "improv", "provision"], "improv-provision.txt"),
         (["help", "improv"], "improv.txt"),
         (["pick", "--help"], "pick.txt"),
+        (["setup-all", "--help"], "setup-all.txt"),
         (["picker-agent", "--help"], "picker-agent.txt"),
         (["list", "--help"], "list.txt"),
         (["authorize", "--help"], "authorize.txt"),

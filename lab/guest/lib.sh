@@ -133,23 +133,27 @@ stop_ap() {
 }
 
 
-# start_esp_device SECURITY: the ESP-IDF provisioning device (lab/accessories/esp_prov_device.py)
-# on 192.168.4.1:80 in acc1, in place of the setup page there, with the proof of possession in
-# /run/lab/prov.pop and the home network's passphrase in /run/lab/home.pass, which it checks
+# start_esp_device SECURITY [NETNS [POP_FILE]]: the ESP-IDF provisioning device
+# (lab/accessories/esp_prov_device.py) on port 80 of the access point of NETNS (default acc1),
+# in place of the setup page there, with the proof of possession in POP_FILE (default
+# /run/lab/prov.pop) and the home network's passphrase in /run/lab/home.pass, which it checks
 # what it is sent against; once joined it reports the address .42 of the home network and runs
-# $ESP_ON_JOIN if set. One started before is stopped first.
+# $ESP_ON_JOIN if set. Its log is $OUT/logs/esp-device-NETNS-SECURITY.log. One started before in
+# NETNS is stopped first.
 start_esp_device() {
-    [[ -f /run/lab/esp-device.pid ]] && kill "$(cat /run/lab/esp-device.pid)" 2>/dev/null
-    # protocomm's HTTP server takes port 80, where start_ap put acc1's setup page.
+    local security=$1 netns=${2:-acc1} pop=${3:-/run/lab/prov.pop}
+    local pidfile=/run/lab/esp-device-$netns.pid log=$OUT/logs/esp-device-$netns-$1.log
+    [[ -f $pidfile ]] && kill "$(cat "$pidfile")" 2>/dev/null
+    # protocomm's HTTP server takes port 80, where start_ap put the setup page.
     local ap
-    ap=$(awk '$2 == "acc1" { print $1 }' /run/lab/aps)
+    ap=$(awk -v n="$netns" '$2 == n { print $1 }' /run/lab/aps | tail -1)
     [[ -n $ap && -f /run/lab/http-$ap.pid ]] && kill "$(cat "/run/lab/http-$ap.pid")" 2>/dev/null
-    ip netns exec acc1 python3 -u /lab/accessories/esp_prov_device.py --address 192.168.4.1 --port 80 \
-        --security "$1" --pop-file /run/lab/prov.pop --home-ssid "$HOME_SSID" \
+    ip netns exec "$netns" python3 -u /lab/accessories/esp_prov_device.py --address "${AP_SUBNET[$netns]}.1" \
+        --port 80 --security "$security" --pop-file "$pop" --home-ssid "$HOME_SSID" \
         --home-passphrase-file /run/lab/home.pass --connecting-polls 2 --ip4-address "${AP_SUBNET[home]}.42" \
-        ${ESP_ON_JOIN:+--on-join "$ESP_ON_JOIN"} >"$OUT/logs/esp-device-$1.log" 2>&1 &
-    echo $! >/run/lab/esp-device.pid
-    for _ in $(seq 100); do grep -q READY "$OUT/logs/esp-device-$1.log" && return 0; sleep 0.1; done
+        ${ESP_ON_JOIN:+--on-join "$ESP_ON_JOIN"} >"$log" 2>&1 &
+    echo $! >"$pidfile"
+    for _ in $(seq 100); do grep -q READY "$log" && return 0; sleep 0.1; done
     return 1
 }
 
@@ -197,9 +201,11 @@ publish_home() {
         >>"$OUT/logs/home-publish.log" 2>&1 &
 }
 
+# stop_esp_device [NETNS]: stops the device start_esp_device started in NETNS (default acc1).
 stop_esp_device() {
-    [[ -f /run/lab/esp-device.pid ]] && kill "$(cat /run/lab/esp-device.pid)" 2>/dev/null
-    rm -f /run/lab/esp-device.pid
+    local pidfile=/run/lab/esp-device-${1:-acc1}.pid
+    [[ -f $pidfile ]] && kill "$(cat "$pidfile")" 2>/dev/null
+    rm -f "$pidfile"
 }
 
 # pane_run COMMAND...: runs the command on a 100x30 terminal of a tmux server of its own (a

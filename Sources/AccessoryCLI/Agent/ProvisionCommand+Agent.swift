@@ -14,6 +14,14 @@ enum ProvisionThroughAgent {
             if let first = given.first { throw UsageError("--\(first) goes with --provision") }
             return nil
         }
+        return try networkOptions(arguments, console)
+    }
+
+    /// The network given (--ssid, --passphrase-file or --open) and the proof of possession
+    /// (--pop-file), as `pick --provision` and `setup-all` read them.
+    static func networkOptions(_ arguments: ParsedArguments, _ console: Console) throws(UsageError)
+        -> AccessoryProvisioningOptions
+    {
         var options = AccessoryProvisioningOptions()
         if let text = arguments.value("ssid") {
             do { options.ssid = try SSID(notation: text) } catch { throw UsageError("--ssid: \(error)") }
