@@ -10,7 +10,8 @@
 #   netns "acc2": wlan2, accessory radio 2 (192.168.5.1)
 #   wlan3: the station, the only radio NetworkManager manages
 #   netns "spare": wlan4, a second station radio out of NetworkManager's sight until a
-#                  scenario lends it (lend_second_station); the runner takes it back after
+#                  scenario lends it (lend_second_station); the runner takes it back after;
+#                  or a third accessory radio (192.168.6.1) for a scenario that runs an AP on it
 # Each accessory AP runs hostapd, a DHCP server and an HTTP "setup page" at http://<ip>/info.txt
 # that answers with the AP's name.
 
@@ -20,8 +21,8 @@ HOME_PASSPHRASE=home-network-pass
 ACCESSORYCTL=/usr/bin/accessoryctl
 OUT=${OUT:-/lab/out}
 
-declare -A AP_IFACE=([home]=wlan0 [acc1]=wlan1 [acc2]=wlan2)
-declare -A AP_SUBNET=([home]=10.9.0 [acc1]=192.168.4 [acc2]=192.168.5)
+declare -A AP_IFACE=([home]=wlan0 [acc1]=wlan1 [acc2]=wlan2 [spare]=wlan4)
+declare -A AP_SUBNET=([home]=10.9.0 [acc1]=192.168.4 [acc2]=192.168.5 [spare]=192.168.6)
 
 note() { echo "[lab ${SCENARIO:-}] $*"; }
 
@@ -128,7 +129,7 @@ stop_ap() {
         rm -f "/run/lab/$kind-$name.pid"
     done
     sed -i "/^$name /d" /run/lab/aps
-    [[ -n $netns ]] && ip netns exec "$netns" ip addr flush dev "${AP_IFACE[$netns]}"
+    [[ -n $netns && -n ${AP_IFACE[$netns]:-} ]] && ip netns exec "$netns" ip addr flush dev "${AP_IFACE[$netns]}"
     sleep 0.3
 }
 

@@ -15,14 +15,11 @@ chmod 600 /run/lab/prov.pop /run/lab/other.pop /run/lab/home.pass
 mkdir -p /etc/accessory-setup/profiles
 jq '.id = "lab.esp.shelf" | del(.items[].productImage)' \
     /usr/share/accessory-setup/profiles/esp-idf-provisioning-softap.json >/etc/accessory-setup/profiles/lab.esp.shelf.json
-cat >/etc/accessory-setup/kiosk.json <<'POLICY'
-{"schemaVersion": 1, "policies": [{"profiles": ["lab.esp.shelf"], "users": [0], "choose": "firstMatch"}]}
-POLICY
-check agent_owns_its_name start_agent
+check agent_owns_its_name start_agent \
+    '{"schemaVersion": 1, "policies": [{"profiles": ["lab.esp.shelf"], "users": [0], "choose": "firstMatch"}]}'
 
 # Each hotspot in its own namespace, with ESP-IDF's SoftAP subnet.
 AP_SUBNET[acc2]=192.168.4
-AP_IFACE[spare]=wlan4
 AP_SUBNET[spare]=192.168.4
 start_ap shelf1 acc1 <<<"ssid=PROV_B001"
 check device1_ready start_esp_device 1 acc1
@@ -30,7 +27,7 @@ check visible_PROV_B001 wait_visible PROV_B001
 
 # The batch, on a terminal (its progress bar), its results as JSON in a file.
 pane_run sh -c "$ACCESSORYCTL setup-all lab.esp.shelf --ssid $HOME_SSID --passphrase-file /run/lab/home.pass \
---pop-file /run/lab/prov.pop --timeout 60 --json >/run/lab/batch.json"
+--pop-file /run/lab/prov.pop --timeout 25 --json >/run/lab/batch.json"
 check first_set_up pane_wait "[1] " 240
 expect_match first_line_says_set_up "$(pane)" '\[1\] .*: set up, joined'
 check back_home_after_first wait_home 60

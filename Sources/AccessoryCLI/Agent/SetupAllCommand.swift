@@ -168,9 +168,6 @@ enum SetupAllCommand {
                     losses += 1
                     say("The agent went away (\(error.message)); going on once it is back…")
                     try await waitForAgent()
-                    // The hotspot it had joined for the batch, which it kept across its restart,
-                    // is left: the accessory's setup starts again from the home network.
-                    _ = try? await client.leave()
                 }
             }
         }

@@ -97,10 +97,16 @@ enum HotspotCommand {
         text.hasSuffix("\r\n") ? String(text.dropLast(2)) : text.hasSuffix("\n") ? String(text.dropLast()) : text
     }
 
-    /// A progress line on standard error, rewritten in place, only on a terminal.
+    /// A progress line on standard error, rewritten in place, only on a terminal; cut to the
+    /// terminal's width, since a line that wraps is no longer rewritten in place.
     static func progress(_ console: Console) -> (@Sendable (String) -> Void)? {
         guard isatty(STDERR_FILENO) == 1 else { return nil }
-        return { text in console.writeError("\r\u{1B}[K" + terminalSafe(text)) }
+        return { text in
+            var window = winsize()
+            let width =
+                ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &window) == 0 && window.ws_col > 1 ? Int(window.ws_col) : 80
+            console.writeError("\r\u{1B}[K" + terminalSafe(String(text.prefix(width - 1))))
+        }
     }
 
     static func clearProgress(_ console: Console) {
