@@ -36,6 +36,10 @@ public final class AvahiResponder: @unchecked Sendable {
         try config.write(toFile: directory.path("avahi-daemon.conf"), atomically: true, encoding: .utf8)
         namespace = "accessory-avahi-\(getpid())-\(UUID().uuidString.prefix(6))"
         try run("/usr/sbin/ip", ["netns", "add", namespace])
+        // avahi-daemon closes every descriptor it inherited, among them the one Foundation's
+        // Process watches to learn that a child ended: taken for an exit, Foundation then
+        // blocks in waitpid for it, and no other child's end is noticed. So the daemon is the
+        // child of a shell that stays, and that stops it on SIGTERM.
         let script = """
             set -e
             ip link set lo up
@@ -45,8 +49,11 @@ public final class AvahiResponder: @unchecked Sendable {
             ip addr add 10.77.0.1/24 dev av0
             mkdir -p /run/avahi-daemon
             mount -t tmpfs tmpfs /run/avahi-daemon
-            exec /usr/sbin/avahi-daemon -f \(directory.path("avahi-daemon.conf")) --no-drop-root --no-chroot \
-              --no-rlimits --no-proc-title
+            /usr/sbin/avahi-daemon -f \(directory.path("avahi-daemon.conf")) --no-drop-root --no-chroot \
+              --no-rlimits --no-proc-title &
+            daemon=$!
+            trap 'kill $daemon; wait $daemon; exit 0' TERM INT
+            wait $daemon
             """
         do {
             daemon = try ServiceProcess(
