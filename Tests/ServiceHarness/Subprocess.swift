@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Failures of the harness itself: a service that would not start is a test failure with
 /// the reason, never a skip.
@@ -174,13 +173,14 @@ public final class ServiceProcess: @unchecked Sendable {
     /// Waits up to `timeout` for the process to end; `nil` if it still runs then.
     public func waitForExit(timeout: TimeInterval) -> Termination? {
         let end = waitForEnd(of: process, within: timeout)
-        if end != nil { ended.withLock { $0 = true } }
+        if end != nil { endedLock.withLock { ended = true } }
         return end
     }
 
     /// Set once the process was seen to end: `waitForEnd` may have reaped it without
     /// Foundation's knowing, and `stop` must not wait for it again.
-    private let ended = Mutex(false)
+    private var ended = false
+    private let endedLock = NSLock()
 
     public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
@@ -201,7 +201,7 @@ public final class ServiceProcess: @unchecked Sendable {
     }
 
     public func stop() {
-        guard process.processIdentifier != 0, !ended.withLock({ $0 }) else { return }
+        guard process.processIdentifier != 0, !endedLock.withLock({ ended }) else { return }
         if process.isRunning { process.terminate() }
         if waitForEnd(of: process, within: 5) == nil {
             kill(process.processIdentifier, SIGKILL)
