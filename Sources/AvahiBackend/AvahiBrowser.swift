@@ -12,9 +12,8 @@ public final class AvahiBrowser: HomeServiceBrowsing {
     static let name = "org.freedesktop.Avahi"
     static let server = "org.freedesktop.Avahi.Server"
     static let serviceBrowser = "org.freedesktop.Avahi.ServiceBrowser"
-    /// `AVAHI_IF_UNSPEC`, `AVAHI_PROTO_UNSPEC` and `AVAHI_PROTO_INET` (avahi-common/address.h).
+    /// `AVAHI_IF_UNSPEC` and `AVAHI_PROTO_INET` (avahi-common/address.h).
     static let anyInterface: Int32 = -1
-    static let anyProtocol: Int32 = -1
     static let ipv4: Int32 = 0
     /// How long one Avahi call may take; a resolve answers within its own 5 s timeout.
     static let callTimeout = Duration.seconds(10)
