@@ -6,7 +6,10 @@
 # hotspot, gives the device the home network (security 1) and leaves, and the device joins.
 # Giving it the network this machine stores instead is refused her (share-network). An Improv
 # device (a BlueZ peripheral on hci1) is picked under the item that has the application confirm
-# it, given the network while the picker waits, and confirmed. Neither secret reaches a screen or the agent's journal.
+# it, given the network while the picker waits, and confirmed. Back home, each is found where an
+# mDNS responder in the home network announces it (avahi-publish): the ESP-IDF device by the
+# address it reported, the Improv one by the MAC address in its ESPHome TXT record. Neither
+# secret reaches a screen or the agent's journal.
 id -u alice >/dev/null 2>&1 || useradd --no-create-home --shell /usr/sbin/nologin alice
 as_alice() { setpriv --reuid=alice --regid=alice --clear-groups "$@"; }
 cat >/etc/polkit-1/rules.d/50-accessory-lab.rules <<'RULES'
@@ -109,6 +112,16 @@ expect_match improv_redirect_url "$output" "joined '$HOME_SSID'; it goes on at h
 expect improv_received_ssid "$(sed -n 's/^ssid=//p' /run/lab/improv-received.txt 2>/dev/null)" "$HOME_SSID"
 check improv_received_passphrase grep -qxF "passphrase=$HOME_PASSPHRASE" /run/lab/improv-received.txt
 expect improv_confirmed "$(as_alice "$ACCESSORYCTL" list --json | jq -r '.[] | select(.profile == "com.improv-wifi.ble") | .state')" authorized
+# On the home network the device announces its ESPHome API with its station's MAC address in
+# the TXT record, as ESPHome does: the ESP32's Bluetooth address ($improv) is that base plus 2.
+station_mac=$(printf '%012x' $((0x${improv//:/} - 2)))
+publish_home improv-kitchen _esphomelib._tcp 6053 improv-kitchen.local "${AP_SUBNET[home]}.43" "mac=$station_mac"
+improv_located() {
+    as_alice "$ACCESSORYCTL" list --json | jq -e '.[] | select(.profile == "com.improv-wifi.ble") | .location' >/dev/null
+}
+check improv_located eventually 90 improv_located
+expect improv_record_location "$(as_alice "$ACCESSORYCTL" list --json | jq -r '.[] | select(.profile == "com.improv-wifi.ble") | .location | .instance + " " + (.addresses | join(",")) + " " + (.port | tostring)')" "improv-kitchen ${AP_SUBNET[home]}.43 6053"
+expect_match improv_located_by_mac "$(journalctl -u accessory-setup --no-pager -o cat)" 'improv-kitchen \(_esphomelib\._tcp\).* by macAddress'
 stop_improv_accessory
 
 journal=$(journalctl -u accessory-setup --no-pager 2>&1)
