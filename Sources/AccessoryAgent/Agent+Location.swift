@@ -24,12 +24,12 @@ extension Agent {
     }
 
     /// At start: the records given a network or located before are watched again, by their
-    /// installed profiles' services; those given a network and not found yet are sought.
+    /// installed profiles' services. None is sought (which would hold off the idle exit): a
+    /// device never found would otherwise keep every start of the agent up for the window.
     func resumeLocating() {
         for record in records.all where record.network != nil || record.location != nil {
             guard let profile = try? loadProfile(record.owner.profileID) else { continue }
-            let deadline: ContinuousClock.Instant? = record.location == nil ? .now + Self.locateWindow : nil
-            locations.declare(profile.homeServices, for: record.id, seekUntil: deadline)
+            locations.declare(profile.homeServices, for: record.id, seekUntil: nil)
         }
         refreshLocationWatch()
     }

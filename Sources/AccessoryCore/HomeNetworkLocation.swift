@@ -97,7 +97,7 @@ public struct ResolvedService: Hashable, Sendable {
     /// or its host name, as 12 hex digits with or without `:` or `-` between the pairs.
     var namedMACAddresses: Set<UInt64> {
         var found = Set<UInt64>()
-        for text in txt.values.sorted() + [name, hostname] {
+        for text in Array(txt.values) + [name, hostname] {
             found.formUnion(Self.macAddresses(in: text))
         }
         return found

@@ -283,7 +283,7 @@ enum SetupAllCommand {
         }
 
         private func say(_ line: String) {
-            progress.map { _ in HotspotCommand.clearProgress(console) }
+            if progress != nil { HotspotCommand.clearProgress(console) }
             if json { console.error("\(line)") } else { console.print("\(line)") }
         }
 
