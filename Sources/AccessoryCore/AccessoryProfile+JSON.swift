@@ -103,7 +103,12 @@ extension AccessoryProfile {
     /// `homeNetwork`: `{"services": [{"type": "_wled._tcp", "instance": "wled-*"}]}`.
     private static func readHomeServices(_ object: JSONObjectReader) -> [PublishedService] {
         object.rejectUnknownKeys(["services"])
-        let services = object.array("services", required: true, allowEmpty: false)?.compactMap { value, field in
+        let listed = object.array("services", required: true, allowEmpty: false)
+        if let listed, listed.count > PublishedService.maximumPerProfile {
+            // Each is a browse the agent keeps open for the profile's records.
+            object.report("services", "lists \(listed.count) services; at most \(PublishedService.maximumPerProfile)")
+        }
+        let services = listed?.compactMap { value, field in
             JSONObjectReader(value, at: field, diagnostics: object.diagnostics).flatMap { service in
                 service.rejectUnknownKeys(["type", "instance"])
                 let type = service.string("type", required: true)

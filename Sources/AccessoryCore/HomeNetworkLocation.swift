@@ -10,6 +10,9 @@ public struct PublishedService: Hashable, Sendable {
     /// `nil` for any instance.
     public var instance: String?
 
+    /// How many a profile may declare: each is a browse the agent keeps open.
+    public static let maximumPerProfile = 8
+
     public init(type: String, instance: String? = nil) {
         self.type = type
         self.instance = instance

@@ -364,6 +364,13 @@ struct AccessoryProfileTests {
                 ]
             }
         },
+        ProfileRule(
+            "a home network with more than 8 services", [("homeNetwork.services", "lists 9 services; at most 8")]
+        ) {
+            with(wifiProfile()) {
+                $0["homeNetwork"] = ["services": (1...9).map { ["type": "_s\($0)._tcp"] as JSON }] as JSON
+            }
+        },
         ProfileRule("a home network without services", [("homeNetwork.services", "must not be empty")]) {
             with(wifiProfile()) { $0["homeNetwork"] = ["services": [] as [Any]] as JSON }
         },
