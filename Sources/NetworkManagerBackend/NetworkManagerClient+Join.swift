@@ -431,7 +431,11 @@ extension NetworkManagerClient {
         }
         // A join whose connection went down by itself, as when the hotspot went away: its
         // checkpoint (or its join-once profile) is still there, and leaving cleans up after it.
-        let activeUUIDs = activeConnectionUUIDs()
+        // What is active is read from the devices just looked at, not from NetworkManager's list
+        // of active connections: the two are separate properties, and right after a drop libnm
+        // may have updated one and not yet the other.
+        let activeUUIDs = Set(
+            wifiDevicePointers().compactMap { LibNM.activeConnection(of: $0).flatMap(LibNM.activeUUID) })
         let inactive = ourProfiles().map(\.1).filter { !activeUUIDs.contains($0.uuid) }
         for device in devices {
             let stale = inactive.first { profile in
@@ -452,7 +456,17 @@ extension NetworkManagerClient {
         defer { ending.remove(profile.uuid) }
         let previousUUID = profile.userData[ProfileTag.previousConnection]
         let previous = previousUUID.flatMap { LibNM.remoteConnection(uuid: $0, in: client.pointer) }
-        if let active { try await deactivate(active) }
+        var active = active
+        if let connection = active {
+            do {
+                try await deactivate(connection)
+            } catch {
+                // It went down between the look and the call, as a hotspot switched off does.
+                let current = accessoryConnection(on: device.pointer)?.0
+                guard current?.pointer != connection.pointer else { throw error }
+                active = nil
+            }
+        }
         let restored = if let previousUUID, previous != nil { await bringBack(previousUUID, on: device) } else { false }
         let previousID = previous.flatMap(LibNM.connectionID)
         if let checkpoint = liveCheckpoint(of: profile) { try await destroy(checkpoint) }
