@@ -31,6 +31,9 @@ extension Agent {
                     reason: "its setup hotspot is not joined, and it is provisioned over it: join it first "
                         + "(JoinAccessoryHotspot)"))
         }
+        if case .espIDF(let setup) = method, setup.transport == .softAP, let joined {
+            try await requireOnHotspot(setup.address, joinedOn: joined.device)
+        }
         let credentials: WiFiCredentials
         if let given = request.credentials {
             credentials = given
@@ -73,6 +76,33 @@ extension Agent {
         } catch {
             Journal.notice("provision: record \(record.id) was not given '\(ssid)': \(error.message)")
             throw error
+        }
+    }
+
+    /// Over a setup hotspot the agent speaks only to an address on that hotspot's own network:
+    /// a profile naming any other (a client's own, passed with `OpenSessionWithProfile`) would
+    /// have the agent, as root, connect wherever it says, and send there the network it gives.
+    private func requireOnHotspot(_ address: String, joinedOn device: String) async throws(CallFailure) {
+        guard let host = Radios.provisioningHost(address) else {
+            throw CallFailure(
+                AccessorySessionError.invalidRequest(
+                    field: "provisioning.address",
+                    reason: "'\(address)' is not an IPv4 address with an optional port, as 192.168.4.1:80"))
+        }
+        let subnets: [IPv4Subnet]
+        do {
+            subnets = try await radios.hotspots().ipv4Subnets(device: device)
+        } catch {
+            throw CallFailure(error)
+        }
+        guard subnets.contains(where: { $0.contains(host) }) else {
+            let networks = subnets.isEmpty ? "no IPv4 address yet" : subnets.map(\.description).joined(separator: ", ")
+            Journal.warning("provision: refused \(address): not on the hotspot joined on \(device) (\(networks))")
+            throw CallFailure(
+                AccessorySessionError.invalidRequest(
+                    field: "provisioning.address",
+                    reason: "\(host) is not on the setup hotspot joined on \(device) (\(networks)); the agent "
+                        + "provisions an accessory only at an address of its own network"))
         }
     }
 

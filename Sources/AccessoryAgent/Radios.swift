@@ -57,6 +57,12 @@ actor Radios {
         return browser
     }
 
+    /// The IPv4 address of a profile's `HOST[:PORT]` SoftAP address; `nil` for a name or an
+    /// IPv6 address.
+    static func provisioningHost(_ address: String) -> IPv4Address? {
+        HTTPProvisioningTransport.parseAddress(address).flatMap { IPv4Address($0.host) }
+    }
+
     /// An ESP-IDF provisioning client for an accessory: over HTTP at `setup.address` on its
     /// hotspot, or over GATT at `bluetooth`; `close` ends the Bluetooth connection.
     func provisioningClient(_ setup: ProvisioningSetup, bluetooth: MACAddress?) async throws(ProvisioningError)

@@ -38,6 +38,9 @@ public protocol HotspotManaging: Sendable {
     /// `connection.permissions`); `nil`: any (root's own use). Reading secrets takes root.
     func storedNetwork(ssid: SSID?, device: String?, permitting user: String?) async throws(HotspotError)
         -> StoredNetwork
+    /// The IPv4 networks `device` is on now, from its current IP configuration: none while it
+    /// has none.
+    func ipv4Subnets(device: String) async throws(HotspotError) -> [IPv4Subnet]
     /// Why the last connection of a device joined on ended, as NetworkManager said when it
     /// did; `nil` while one is up, or when it gave no reason.
     func disconnectReason(device: String) async -> String?

@@ -211,6 +211,16 @@ enum LibNM {
         return elements(of: nm_ip_config_get_addresses(config)).first.flatMap { string(nm_ip_address_get_address($0)) }
     }
 
+    /// The addresses of the device's current IPv4 configuration, with their prefixes.
+    static func ipv4Subnets(of device: OpaquePointer) -> [IPv4Subnet] {
+        guard let config = nm_device_get_ip4_config(device) else { return [] }
+        return elements(of: nm_ip_config_get_addresses(config)).compactMap { entry in
+            string(nm_ip_address_get_address(entry)).flatMap(IPv4Address.init).flatMap {
+                IPv4Subnet(address: $0, prefixLength: Int(nm_ip_address_get_prefix(entry)))
+            }
+        }
+    }
+
     // MARK: Activation
 
     /// Adds `connection` as a profile and activates it on `device` in one request: kept in

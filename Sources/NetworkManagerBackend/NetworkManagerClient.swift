@@ -95,6 +95,10 @@ public actor NetworkManagerClient: HotspotManaging {
         wifiDevicePointers().map(LibNM.wifiDevice)
     }
 
+    public func ipv4Subnets(device name: String) throws(HotspotError) -> [IPv4Subnet] {
+        LibNM.ipv4Subnets(of: try wifiDevice(named: name).pointer)
+    }
+
     public func disconnectReason(device name: String) -> String? {
         connectionEnds.reasons[name]?.name
     }

@@ -41,6 +41,7 @@ struct MockServicesAgentLocationTests {
         let services = try AgentServices(
             kiosk: kioskPolicy(profiles: [Self.profileID], users: [0]), startAgent: false)
         try services.agent.installProfile(Self.profile(port: device.port), name: Self.profileID)
+        try services.networkManager.giveIPv4(to: "Acme-Setup-4F2A")
         try services.agent.start()
         let avahi = try AvahiResponder(on: services.bus)
         defer { avahi.stop() }

@@ -27,22 +27,25 @@ struct MockServicesAgentProvisioningTests {
     static let profileID = "org.example.espprov"
     static let items = #"[{"name": "Acme plug", "descriptor": {"ssid": "Acme-Setup-4F2A"}}]"#
 
-    /// The plug's profile: its open hotspot joined, then ESP-IDF provisioning at `port`.
-    static func profile(port: Int, security: Int = 1) -> String {
+    /// The plug's profile: its open hotspot joined, then ESP-IDF provisioning at `host:port`.
+    static func profile(port: Int, security: Int = 1, host: String = "127.0.0.1") -> String {
         """
         {"schemaVersion": 1, "id": "\(profileID)", "vendor": "Example", "supports": ["wifi"],
          "hotspot": {"security": "open", "passphrase": {"source": "none"}}, "handoff": "joinHotspot",
-         "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "127.0.0.1:\(port)",
+         "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "\(host):\(port)",
                           "security": \(security)},
          "items": [{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}}]}
         """
     }
 
     /// The agent with the plug's profile for `device`, picking for `users`.
-    static func services(_ device: ESPProvisioningDevice, users: [UInt32], security: Int = 1) throws -> AgentServices {
+    static func services(
+        _ device: ESPProvisioningDevice, users: [UInt32], security: Int = 1, host: String = "127.0.0.1"
+    ) throws -> AgentServices {
         let services = try AgentServices(
             kiosk: kioskPolicy(profiles: [profileID, "org.example.plug"], users: users), startAgent: false)
-        try services.agent.installProfile(profile(port: device.port, security: security), name: profileID)
+        try services.agent.installProfile(profile(port: device.port, security: security, host: host), name: profileID)
+        try services.networkManager.giveIPv4(to: "Acme-Setup-4F2A")
         try services.agent.start()
         return services
     }
@@ -184,6 +187,35 @@ struct MockServicesAgentProvisioningTests {
         }
         #expect(unprovisioned?.contains("no provisioning section") == true, "\(String(describing: unprovisioned))")
         await client.close()
+    }
+
+    /// Over a hotspot the agent speaks only to an address on that hotspot's network: a profile
+    /// (a client's own, say) naming another, here the simulator on 127.0.0.1 while the hotspot
+    /// is 192.168.4.0/24, or a name, is refused before anything is sent, so that no profile
+    /// points the agent, as root, anywhere else.
+    @Test func anAddressOffTheHotspotsNetworkIsRefusedBeforeAnythingIsSent() async throws {
+        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
+        let options = DBusValue.vardict([
+            ("ssid", .string("HomeNet")), ("passphrase", .string("home-passphrase")),
+            ("proofOfPossession", .string(Self.pop)),
+        ])
+        for (host, said) in [
+            ("127.0.0.1", "is not on the setup hotspot joined on wlan0 (192.168.4.0/24)"),
+            ("localhost", "is not an IPv4 address"),
+        ] {
+            let services = try Self.services(device, users: [0], host: host)
+            try services.networkManager.giveIPv4(
+                to: "Acme-Setup-4F2A", address: "192.168.4.2", prefix: 24, gateway: "192.168.4.1")
+            let client = try await services.client()
+            let (session, id) = try await Self.pickAndJoin(client)
+            let refused = await expectBusError("io.accessorysetup.Error.InvalidRequest") {
+                try await session.call("ProvisionAccessory", [.string(id), options])
+            }
+            #expect(refused?.contains("provisioning.address") == true, "\(String(describing: refused))")
+            #expect(refused?.contains(said) == true, "\(String(describing: refused))")
+            await client.close()
+        }
+        #expect(!device.log.contains("session"), "nothing reached the device: \(device.log)")
     }
 
     /// A caller that leaves the bus mid-way ends its provisioning at once: the accessory is

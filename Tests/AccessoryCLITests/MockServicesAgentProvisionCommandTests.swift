@@ -27,6 +27,7 @@ import Testing
         try networkManager.connectHomeNetwork(wifi, accessPoint: home, ssid: "HomeNet")
         try networkManager.addAccessPoint(
             wifi, name: "plug", ssid: "Acme-Setup-4F2A", bssid: "02:00:00:00:00:31", strength: 50)
+        try networkManager.giveIPv4(to: "Acme-Setup-4F2A")
         agent = try AgentProcess(bus: bus)
         try agent.installProfile(
             """

@@ -29,6 +29,7 @@ import Testing
         try networkManager.connectHomeNetwork(wifi, accessPoint: home, ssid: "HomeNet")
         try networkManager.addAccessPoint(
             wifi, name: "plug0", ssid: Self.plugs[0], bssid: "02:00:00:00:00:30", strength: 50)
+        for plug in Self.plugs { try networkManager.giveIPv4(to: plug) }
         agent = try AgentProcess(bus: bus)
         try agent.installProfile(
             """

@@ -396,6 +396,7 @@ final class SessionPickerServices: AgentLogging, @unchecked Sendable {
              "items": [{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}}]}
             """
         let services = try PickerServices(extraProfiles: ["org.example.espprov": profile])
+        try services.networkManager.giveIPv4(to: "Acme-Setup-4F2A")
         let pane = try TmuxPane(
             [
                 "pick", "org.example.espprov", "--provision", "--ssid", "HomeNet", "--passphrase-file",

@@ -87,6 +87,7 @@ final class PickerServices: @unchecked Sendable {
         if let provisioningPort {
             try networkManager.addAccessPoint(
                 device, name: "prov", ssid: "Prov-Setup-7C1D", bssid: "02:00:00:00:00:61", strength: 75)
+            try networkManager.giveIPv4(to: "Prov-Setup-7C1D")
             try agent.installProfile(Self.provisionedProfile(port: provisioningPort), name: "com.example.provisioned")
         }
         try agent.installProfile(Self.profile, name: "com.example.acme")

@@ -152,6 +152,17 @@ public final class NetworkManagerMock: @unchecked Sendable {
         try mockCall("SetActivationStall", [bytes(Array(ssid.utf8))])
     }
 
+    /// Gives the device of each join of `ssid` this IPv4 configuration (`address/prefix`), as
+    /// the access point's DHCP server would; joins of other SSIDs get none.
+    /// The defaults put the hotspot's network on the loopback, where the ESP device simulator
+    /// listens (at 127.0.0.1, the address its profiles name).
+    public func giveIPv4(
+        to ssid: String, address: String = "127.0.0.2", prefix: Int = 8, gateway: String = "127.0.0.1"
+    ) throws {
+        try mockCall(
+            "SetActivationIPv4", [bytes(Array(ssid.utf8)), "'\(address)'", "uint32 \(prefix)", "'\(gateway)'"])
+    }
+
     /// Makes joins of `ssid` fail as its access point goes out of range during the join.
     public func vanishDuringActivation(of ssid: String, accessPoint: String) throws {
         try mockCall("SetActivationVanish", [bytes(Array(ssid.utf8)), "objectpath '\(accessPoint)'"])

@@ -58,6 +58,8 @@ def load(mock, parameters):
     mock.scans_refused = False
     mock.stopping_during = set()  # SSIDs whose activation NetworkManager's own shutdown ends
     mock.link_drops = {}      # SSID bytes -> True to drop the link once, False for every activation
+    mock.ipv4 = {}            # SSID bytes -> (address, prefix, gateway) its activations are given
+    mock.ip4_configs = 0      # IP4Config objects made so far, for their paths
 
     manager = dbusmock.get_object(base.MANAGER_OBJ)
     manager.AddProperty(base.MANAGER_IFACE, 'Checkpoints', dbus.Array([], signature='o'))
@@ -132,6 +134,7 @@ def add_and_activate2(mock, settings, device, specific_object, options):
         active = start_failing_activation(mock, connection, device, specific_object, mock.failures[ssid])
     else:
         active = base.activate_connection(dbusmock.get_object(base.MANAGER_OBJ), connection, device, specific_object)
+        configure_ipv4(mock, device, active, ssid)
     return (connection, active, dbus.Dictionary({}, signature='sv'))
 
 
@@ -147,7 +150,49 @@ def activate(mock, connection, device, specific_object):
         return start_link_drop(mock, connection, device, specific_object, ssid)
     if ssid in mock.failures:
         return start_failing_activation(mock, connection, device, specific_object, mock.failures[ssid])
-    return base.activate_connection(manager, connection, device, specific_object)
+    active = base.activate_connection(manager, connection, device, specific_object)
+    configure_ipv4(mock, device, active, ssid)
+    return active
+
+
+IP4_CONFIG_IFACE = 'org.freedesktop.NetworkManager.IP4Config'
+
+
+def configure_ipv4(mock, device, active, ssid):
+    '''Gives the device and the active connection the IPv4 configuration SetActivationIPv4 set
+    for the SSID, as DHCP would; none for others.'''
+    if ssid not in mock.ipv4:
+        return
+    address, prefix, gateway = mock.ipv4[ssid]
+    mock.ip4_configs += 1
+    path = '/org/freedesktop/NetworkManager/IP4Config/%d' % mock.ip4_configs
+    mock.AddObject(path, IP4_CONFIG_IFACE, {
+        'AddressData': dbus.Array([dbus.Dictionary({'address': address, 'prefix': dbus.UInt32(prefix)}, signature='sv')],
+                                  signature='a{sv}'),
+        'Gateway': gateway,
+    }, [])
+    mock.object_manager_emit_added(path)
+    for obj, iface in ((dbusmock.get_object(active), base.ACTIVE_CONNECTION_IFACE), (dbusmock.get_object(device), base.DEVICE_IFACE)):
+        set_ip4_config(obj, iface, path)
+
+
+def set_ip4_config(obj, iface, path):
+    # The stock template's objects lack the property; adding one signals nothing, setting does.
+    if 'Ip4Config' not in obj.props.get(iface, {}):
+        obj.AddProperty(iface, 'Ip4Config', dbus.ObjectPath('/'))
+    obj.Set(iface, 'Ip4Config', dbus.ObjectPath(path))
+
+
+def unconfigure_ipv4(mock, devices):
+    '''The devices lose their IPv4 configuration as their connection goes down.'''
+    for device in devices:
+        device_obj = dbusmock.get_object(device)
+        path = str(device_obj.props.get(base.DEVICE_IFACE, {}).get('Ip4Config', '/'))
+        if path == '/':
+            continue
+        device_obj.Set(base.DEVICE_IFACE, 'Ip4Config', dbus.ObjectPath('/'))
+        mock.object_manager_emit_removed(path)
+        mock.RemoveObject(path)
 
 
 def start_link_drop(mock, connection, device, specific_object, ssid):
@@ -255,7 +300,9 @@ def deactivate(mock, active):
     # Only the connection's own devices go down, as in NetworkManager: dbusmock's
     # deactivate_connection disconnects every device, which a second Wi-Fi device shows.
     devices = [str(d) for d in active_obj.Get(base.ACTIVE_CONNECTION_IFACE, 'Devices')]
-    for device in devices or [str(d) for d in dbusmock.get_object(base.MANAGER_OBJ).GetDevices()]:
+    devices = devices or [str(d) for d in dbusmock.get_object(base.MANAGER_OBJ).GetDevices()]
+    unconfigure_ipv4(mock, devices)
+    for device in devices:
         base.RemoveActiveConnection(mock, device, active)
     if connection in mock.volatile:
         mock.volatile.discard(connection)
@@ -454,6 +501,13 @@ def SetActivationLinkDrop(self, ssid, once):
     '''Activations of this SSID come up to ip-config, then fail with no-secrets (device reason 7,
     connection reason 9); with `once`, only the next one.'''
     self.link_drops[bytes(ssid)] = bool(once)
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='aysus', out_signature='')
+def SetActivationIPv4(self, ssid, address, prefix, gateway):
+    '''Activations of this SSID that come up give their device this IPv4 address and gateway, as
+    the access point's DHCP server would; activations of other SSIDs give none.'''
+    self.ipv4[bytes(ssid)] = (str(address), int(prefix), str(gateway))
 
 
 @dbus.service.method(MOCK_IFACE, in_signature='ay', out_signature='')
