@@ -20,6 +20,7 @@ extension Agent {
         defer { request.closeDescriptors() }
         let owner = Self.configurationOwner(caller)
         try await checkConfigurationLimit(caller, replacing: request.ssidOrPrefix, owner: owner)
+        await joinsAdopted()
         let claim = try joins.claim(request.device)
         defer { joins.release(claim) }
         try await require(.configureHotspot, call, uid: caller.uid, details: ["ssid": request.displayName])

@@ -11,6 +11,7 @@ extension Agent {
         _ call: MethodCall, record: AccessoryRecord, uid: UInt32, host: SessionHost?, options: [String: DBusValue]
     ) async throws(CallFailure) -> DBusValue {
         var request = try joinRequest(options, record: record, uid: uid, inSession: host != nil)
+        await joinsAdopted()
         let claim = try joins.claim(request.options.device)
         defer { joins.release(claim) }
         try await require(.join, call, uid: uid)
@@ -172,6 +173,7 @@ extension Agent {
             try await require(.manageOthers, call, uid: caller.uid)
         }
         let othersUser = uid != caller.uid
+        await joinsAdopted()
         guard
             let join = joins.joinToLeave(
                 uid: uid, device: device, sessionPath: host?.path,
@@ -207,6 +209,45 @@ extension Agent {
         if let restored = left.restored { return "\(restored) restored" }
         if let notRestored = left.notRestored { return "\(notRestored) did not come back" }
         return "nothing to restore"
+    }
+
+    /// Takes over the joins of records that a predecessor left up, as a restart does during a
+    /// package upgrade: NetworkManager keeps a join that is not join-once, and without this its
+    /// owner could not leave it, nor the agent end it. Only a connection a record says the agent
+    /// made counts, with the record's owner, never what a profile's tags claim.
+    func adoptJoinsLeftUp() async {
+        let made = records.all.flatMap { record in record.connectionUUIDs.map { ($0, record) } }
+        guard !made.isEmpty else { return }
+        let byConnection = Dictionary(made, uniquingKeysWith: { first, _ in first })
+        let devices: [WiFiDevice]
+        let configured: [ConfiguredHotspot]
+        do {
+            let client = try await radios.hotspots()
+            devices = try await client.wifiDevices()
+            configured = try await client.configuredHotspots(cleaningUp: [])
+        } catch {
+            Journal.warning("join: the joins left up before this start could not be looked for: \(error)")
+            return
+        }
+        for device in devices {
+            guard let uuid = device.connectionUUID?.lowercased(), let record = byConnection[uuid],
+                let hotspot = configured.first(where: { $0.connectionUUID.lowercased() == uuid }),
+                joins[device.interface] == nil
+            else { continue }
+            joins.add(
+                ActiveJoin(
+                    device: device.interface, uid: record.owner.uid, application: record.owner.application, client: "",
+                    sessionPath: nil, recordID: record.id, ssid: hotspot.ssid, connectionUUID: uuid,
+                    joinOnce: hotspot.joinOnce, endsWithClient: false))
+            Journal.notice(
+                "join: \(hotspot.ssid) on \(device.interface), joined for record \(record.id) before this start, "
+                    + "is held again for uid \(record.owner.uid)")
+        }
+    }
+
+    /// Waits until the joins a predecessor left up are taken over (once, at start).
+    func joinsAdopted() async {
+        await adoption?.value
     }
 
     /// Ends a join the agent made, bringing the previous network back.

@@ -34,6 +34,8 @@ public actor Agent {
     var activity = Activity()
     /// Waits for the next accessory profile to expire.
     private var purge: Task<Void, Never>?
+    /// Takes over the joins a predecessor left up; awaited before any join or leave.
+    private(set) var adoption: Task<Void, Never>?
     /// The BlueZ pairing agent on the agent's connection, from the first pairing on.
     private var pairingAgent: BluetoothPairingAgent?
     private var profiles = ProfileCache()
@@ -85,6 +87,7 @@ public actor Agent {
     public func run() async {
         let (stops, stop) = AsyncStream.makeStream(of: String.self)
         let signals = await bus.unixSignals([SIGTERM, SIGINT, SIGHUP])
+        adoption = Task { await self.adoptJoinsLeftUp() }
         schedulePurge()
         resumeLocating()
         let tasks = [

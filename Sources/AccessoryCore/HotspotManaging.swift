@@ -120,16 +120,20 @@ public struct WiFiDevice: Hashable, Sendable, Codable {
     public var hardwareAddress: String?
     /// The profile active on the device, if any.
     public var connection: String?
+    /// That profile's UUID, as NetworkManager writes it.
+    public var connectionUUID: String?
     /// The SSID of the access point the device is associated with.
     public var ssid: SSID?
 
     public init(
-        interface: String, state: String, hardwareAddress: String? = nil, connection: String? = nil, ssid: SSID? = nil
+        interface: String, state: String, hardwareAddress: String? = nil, connection: String? = nil,
+        connectionUUID: String? = nil, ssid: SSID? = nil
     ) {
         self.interface = interface
         self.state = state
         self.hardwareAddress = hardwareAddress
         self.connection = connection
+        self.connectionUUID = connectionUUID
         self.ssid = ssid
     }
 }

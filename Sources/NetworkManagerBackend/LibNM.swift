@@ -107,7 +107,8 @@ enum LibNM {
         return WiFiDevice(
             interface: interface(device), state: state(device).name,
             hardwareAddress: string(nm_device_get_hw_address(device)),
-            connection: active.flatMap(activeID), ssid: apSSID ?? profileSSID)
+            connection: active.flatMap(activeID), connectionUUID: active.flatMap(activeUUID),
+            ssid: apSSID ?? profileSSID)
     }
 
     static func accessPoints(of device: OpaquePointer) -> [OpaquePointer] {

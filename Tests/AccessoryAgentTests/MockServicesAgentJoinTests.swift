@@ -63,6 +63,41 @@ struct MockServicesAgentJoinTests {
         await client.close()
     }
 
+    /// NetworkManager keeps a join that is not join-once when the agent stops (a package
+    /// upgrade restarts it): the next agent holds it again for the record's owner, who leaves it
+    /// and is back home.
+    @Test func aJoinLeftUpByARestartIsHeldAgainAndLeftByItsOwner() async throws {
+        let services = try AgentServices(startAgent: false)
+        try services.agent.installProfile(
+            MockServicesAgentProfileOwnerTests.storedPlugProfile, name: "org.example.storedplug")
+        try services.agent.start()
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .choose(ssid: "Acme-Setup-4F2A"))
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await client.openSession("org.example.storedplug")
+        _ = try await session.activate()
+        try await session.showPicker([plugItem])
+        let added = try #require(
+            try await session.waitForDismiss().first { $0.member == "AccessoryAdded" }?.arguments.first)
+        let id = try #require(added["id"]?.string)
+        _ = picker
+        try await client.manager("JoinAccessory", [.string(id), .vardict([])])
+        await client.close()
+        try services.agent.terminate()
+        let device = services.device
+        #expect(try services.networkManager.activeConnectionID(on: device) == "Accessory Acme-Setup-4F2A")
+
+        try services.agent.start()
+        let again = try await services.client()
+        let left = try #require(try await again.manager("Leave", [.vardict([])]).first)
+        #expect(left["restored"]?.string == "HomeNet")
+        #expect(left["ssid"]?.string == "Acme-Setup-4F2A")
+        #expect(try services.networkManager.activeConnectionID(on: device) == "HomeNet")
+        #expect(services.agent.log.contains("is held again for uid 0"), "\(services.agent.log)")
+        await expectBusError("io.accessorysetup.Error.NotJoined") { try await again.manager("Leave", [.vardict([])]) }
+        await again.close()
+    }
+
     @Test func aSessionsJoinEndsWithLeaveAndWithTheSession() async throws {
         let client = try await services.client()
         let (session, id) = try await pickWLED(client)
