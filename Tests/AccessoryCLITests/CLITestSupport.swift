@@ -169,3 +169,59 @@ func waitUntil(_ what: Comment, timeout: Duration = .seconds(20), _ condition: (
         try await Task.sleep(for: .milliseconds(20))
     }
 }
+
+/// The built agent on a private system bus with python-dbusmock's NetworkManager (`wlan0` on
+/// HomeNet) and polkitd, the `org.example.espprov` profile (an open setup hotspot joined, then
+/// ESP-IDF provisioning over it), and the ESP32-style provisioning device simulator on
+/// 127.0.0.1 as the SoftAP server of every plug (their hotspots' network is the loopback).
+final class ESPPlugAgent {
+    static let profileID = "org.example.espprov"
+    static let proofOfPossession = "abcd1234"
+
+    let bus: PrivateSystemBus
+    let networkManager: NetworkManagerMock
+    let polkit: PolkitMock
+    let agent: AgentProcess
+    let device: ESPProvisioningDevice
+    let wifi: String
+
+    /// With `plugs` (their SSIDs) in range, and `kioskPolicy`'s text in force if given.
+    init(plugs: [String], kioskPolicy: String? = nil) throws {
+        device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.proofOfPossession)
+        bus = try PrivateSystemBus()
+        networkManager = try NetworkManagerMock(on: bus)
+        polkit = try PolkitMock(on: bus)
+        wifi = try networkManager.addWiFiDevice("wlan0")
+        let home = try networkManager.addAccessPoint(
+            wifi, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
+        try networkManager.connectHomeNetwork(wifi, accessPoint: home, ssid: "HomeNet")
+        agent = try AgentProcess(bus: bus)
+        for (index, ssid) in plugs.enumerated() { try addPlug(ssid, index: index) }
+        try agent.installProfile(
+            """
+            {"schemaVersion": 1, "id": "\(Self.profileID)", "vendor": "Example", "supports": ["wifi"],
+             "hotspot": {"security": "open", "passphrase": {"source": "none"}}, "handoff": "joinHotspot",
+             "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "127.0.0.1:\(device.port)"},
+             "items": [{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}}]}
+            """, name: Self.profileID)
+        if let kioskPolicy { try agent.writeKioskPolicy(kioskPolicy) }
+        try agent.start()
+    }
+
+    deinit {
+        agent.stop()
+        polkit.stop()
+        networkManager.stop()
+        bus.stop()
+        device.stop()
+    }
+
+    /// Switches a plug on: its setup hotspot `ssid` comes into range of `device` (`wlan0` if
+    /// `nil`) as access point number `index` (0–9, each used once).
+    func addPlug(_ ssid: String, index: Int, device: String? = nil) throws {
+        try networkManager.addAccessPoint(
+            device ?? wifi, name: "plug\(index)", ssid: ssid, bssid: "02:00:00:00:00:3\(index)",
+            strength: UInt8(50 - index))
+        try networkManager.giveIPv4(to: ssid)
+    }
+}

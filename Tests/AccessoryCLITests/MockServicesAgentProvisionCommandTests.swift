@@ -8,47 +8,14 @@ import Testing
 /// hotspot in range) and polkitd, and the ESP32-style provisioning device simulator on
 /// 127.0.0.1 as the plug's SoftAP server.
 @Suite(.serialized) final class MockServicesAgentProvisionCommandTests {
-    let bus: PrivateSystemBus
-    let networkManager: NetworkManagerMock
-    let polkit: PolkitMock
-    let agent: AgentProcess
-    let device: ESPProvisioningDevice
-    let wifi: String
-    static let pop = "abcd1234"
+    let services: ESPPlugAgent
 
     init() throws {
-        device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
-        bus = try PrivateSystemBus()
-        networkManager = try NetworkManagerMock(on: bus)
-        polkit = try PolkitMock(on: bus)
-        wifi = try networkManager.addWiFiDevice("wlan0")
-        let home = try networkManager.addAccessPoint(
-            wifi, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
-        try networkManager.connectHomeNetwork(wifi, accessPoint: home, ssid: "HomeNet")
-        try networkManager.addAccessPoint(
-            wifi, name: "plug", ssid: "Acme-Setup-4F2A", bssid: "02:00:00:00:00:31", strength: 50)
-        try networkManager.giveIPv4(to: "Acme-Setup-4F2A")
-        agent = try AgentProcess(bus: bus)
-        try agent.installProfile(
-            """
-            {"schemaVersion": 1, "id": "org.example.espprov", "vendor": "Example", "supports": ["wifi"],
-             "hotspot": {"security": "open", "passphrase": {"source": "none"}}, "handoff": "joinHotspot",
-             "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "127.0.0.1:\(device.port)"},
-             "items": [{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}}]}
-            """, name: "org.example.espprov")
-        try agent.start()
-    }
-
-    deinit {
-        agent.stop()
-        polkit.stop()
-        networkManager.stop()
-        bus.stop()
-        device.stop()
+        services = try ESPPlugAgent(plugs: ["Acme-Setup-4F2A"])
     }
 
     func accessoryctl(_ arguments: [String]) async throws -> Run {
-        try await accessoryctlProcess(arguments, environment: bus.environment, deadline: .seconds(90))
+        try await accessoryctlProcess(arguments, environment: services.bus.environment, deadline: .seconds(90))
     }
 
     /// `pick --provision` of the plug, given HomeNet, with `proofOfPossession` in a file.
@@ -56,14 +23,14 @@ import Testing
         try await accessoryctl(
             [
                 "pick", "org.example.espprov", "--select", "Acme-Setup-4F2A", "--timeout", "20", "--provision",
-                "--ssid", "HomeNet", "--passphrase-file", try device.writeFile("home.pass", "home-passphrase"),
-                "--pop-file", try device.writeFile("plug.pop", proofOfPossession),
+                "--ssid", "HomeNet", "--passphrase-file", try services.device.writeFile("home.pass", "home-passphrase"),
+                "--pop-file", try services.device.writeFile("plug.pop", proofOfPossession),
             ] + (json ? ["--json"] : []))
     }
 
     @Test func pickProvisionPicksJoinsGivesTheNetworkAndLeaves() async throws {
-        let run = try await pickAndProvision(proofOfPossession: Self.pop)
-        #expect(run.code == .success, "\(run.err)\n\(agent.log)")
+        let run = try await pickAndProvision(proofOfPossession: ESPPlugAgent.proofOfPossession)
+        #expect(run.code == .success, "\(run.err)\n\(services.agent.log)")
         #expect(run.out.hasSuffix("Acme plug joined 'HomeNet' at 192.168.1.42.\n"), "\(run.out)")
         for line in [
             "Joined Acme-Setup-4F2A on wlan0.", "Giving Acme plug 'HomeNet' through the agent…",
@@ -72,28 +39,28 @@ import Testing
         ] {
             #expect(run.err.contains(line), "\(line) is missing from:\n\(run.err)")
         }
-        #expect(!(run.out + run.err + agent.log).contains(Self.pop))
-        #expect(!(run.out + run.err + agent.log).contains("home-passphrase"))
-        #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
+        #expect(!(run.out + run.err + services.agent.log).contains(ESPPlugAgent.proofOfPossession))
+        #expect(!(run.out + run.err + services.agent.log).contains("home-passphrase"))
+        #expect(try services.networkManager.activeConnectionID(on: services.wifi) == "HomeNet")
     }
 
     /// With a second Wi-Fi radio the join takes it, says so, and the home network stays up on
     /// the first through the join, the provisioning and the leave.
     @Test func aSecondRadioTakesTheSetupAndTheHomeNetworkStaysUp() async throws {
-        let second = try networkManager.addWiFiDevice("wlan1")
-        try networkManager.addAccessPoint(
-            second, name: "plugtwo", ssid: "Acme-Setup-4F2A", bssid: "02:00:00:00:00:31", strength: 50)
-        let run = try await pickAndProvision(proofOfPossession: Self.pop)
-        #expect(run.code == .success, "\(run.err)\n\(agent.log)")
+        let second = try services.networkManager.addWiFiDevice("wlan1")
+        try services.addPlug("Acme-Setup-4F2A", index: 1, device: second)
+        let run = try await pickAndProvision(proofOfPossession: ESPPlugAgent.proofOfPossession)
+        #expect(run.code == .success, "\(run.err)\n\(services.agent.log)")
         #expect(run.err.contains("Joined Acme-Setup-4F2A on wlan1; wlan0 stays on 'HomeNet'."), "\(run.err)")
         #expect(run.err.contains("Left Acme-Setup-4F2A."), "nothing to bring back on wlan1: \(run.err)")
-        #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
+        #expect(try services.networkManager.activeConnectionID(on: services.wifi) == "HomeNet")
         // Nothing took the home connection down meanwhile.
-        let homeDown = networkManager.log.split(separator: "\n").filter {
+        let homeDown = services.networkManager.log.split(separator: "\n").filter {
             $0.contains("DeactivateConnection") && $0.contains("home_active")
         }
         #expect(homeDown.isEmpty, "\(homeDown)")
-        #expect(networkManager.log.contains("DeactivateConnection"), "the accessory's connection was taken down")
+        #expect(
+            services.networkManager.log.contains("DeactivateConnection"), "the accessory's connection was taken down")
     }
 
     @Test func aRefusedProofOfPossessionIsNamedAndTheHotspotLeftAllTheSame() async throws {
@@ -101,7 +68,7 @@ import Testing
         #expect(run.code == .failure, "\(run.err)")
         #expect(run.err.contains("error: the device refused the proof of possession"), "\(run.err)")
         #expect(run.err.contains("Left Acme-Setup-4F2A, back on 'HomeNet'."), "\(run.err)")
-        #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
+        #expect(try services.networkManager.activeConnectionID(on: services.wifi) == "HomeNet")
     }
 
     @Test func provisioningOptionsWithoutProvisionAreRefusedAsUsage() async throws {
@@ -112,7 +79,7 @@ import Testing
         #expect(alone.err.contains("--ssid goes with --provision"), "\(alone.err)")
         let unnamed = try await accessoryctl([
             "pick", "org.example.espprov", "--provision", "--passphrase-file",
-            try device.writeFile("home.pass", "home-passphrase"),
+            try services.device.writeFile("home.pass", "home-passphrase"),
         ])
         #expect(unnamed.code == .usage)
         #expect(unnamed.err.contains("name the network with --ssid"), "\(unnamed.err)")

@@ -9,47 +9,15 @@ import Testing
 /// range) and polkitd, the kiosk policy picking for root, and the ESP32-style provisioning
 /// device simulator on 127.0.0.1 as each plug's SoftAP server.
 @Suite(.serialized) final class MockServicesAgentSetupAllCommandTests {
-    let bus: PrivateSystemBus
-    let networkManager: NetworkManagerMock
-    let polkit: PolkitMock
-    let agent: AgentProcess
-    let device: ESPProvisioningDevice
-    let wifi: String
-    static let pop = "abcd1234"
+    let services: ESPPlugAgent
     static let plugs = ["Acme-Setup-4F2A", "Acme-Setup-9B1C"]
 
     init() throws {
-        device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
-        bus = try PrivateSystemBus()
-        networkManager = try NetworkManagerMock(on: bus)
-        polkit = try PolkitMock(on: bus)
-        wifi = try networkManager.addWiFiDevice("wlan0")
-        let home = try networkManager.addAccessPoint(
-            wifi, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
-        try networkManager.connectHomeNetwork(wifi, accessPoint: home, ssid: "HomeNet")
-        try networkManager.addAccessPoint(
-            wifi, name: "plug0", ssid: Self.plugs[0], bssid: "02:00:00:00:00:30", strength: 50)
-        for plug in Self.plugs { try networkManager.giveIPv4(to: plug) }
-        agent = try AgentProcess(bus: bus)
-        try agent.installProfile(
-            """
-            {"schemaVersion": 1, "id": "org.example.espprov", "vendor": "Example", "supports": ["wifi"],
-             "hotspot": {"security": "open", "passphrase": {"source": "none"}}, "handoff": "joinHotspot",
-             "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "127.0.0.1:\(device.port)"},
-             "items": [{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}}]}
-            """, name: "org.example.espprov")
-        try agent.writeKioskPolicy(
-            #"{"schemaVersion": 1, "policies": [{"profiles": ["org.example.espprov"], "users": [0], "choose": "firstMatch"}]}"#
+        services = try ESPPlugAgent(
+            plugs: [Self.plugs[0]],
+            kioskPolicy:
+                #"{"schemaVersion": 1, "policies": [{"profiles": ["org.example.espprov"], "users": [0], "choose": "firstMatch"}]}"#
         )
-        try agent.start()
-    }
-
-    deinit {
-        agent.stop()
-        polkit.stop()
-        networkManager.stop()
-        bus.stop()
-        device.stop()
     }
 
     func setupAll(proofOfPossession: String, json: Bool, extra: [String] = ["--timeout", "5"]) throws
@@ -58,19 +26,17 @@ import Testing
         try RunningAccessoryctl(
             ["setup-all", "org.example.espprov"] + extra + [
                 "--ssid", "HomeNet", "--passphrase-file",
-                try device.writeFile("home.pass", "home-passphrase"), "--pop-file",
-                try device.writeFile("shelf.pop", proofOfPossession),
-            ] + (json ? ["--json"] : []), environment: bus.environment, deadline: .seconds(300))
+                try services.device.writeFile("home.pass", "home-passphrase"), "--pop-file",
+                try services.device.writeFile("shelf.pop", proofOfPossession),
+            ] + (json ? ["--json"] : []), environment: services.bus.environment, deadline: .seconds(300))
     }
 
     /// Switches on plug `index` of `plugs`: its setup hotspot comes into range.
     func addPlug(_ index: Int) throws {
-        try networkManager.addAccessPoint(
-            wifi, name: "plug\(index)", ssid: Self.plugs[index], bssid: "02:00:00:00:00:3\(index)",
-            strength: UInt8(50 - index))
+        try services.addPlug(Self.plugs[index], index: index)
     }
 
-    func records() throws -> [AccessoryRecord] { try AccessoryStore(url: agent.storeURL).load() }
+    func records() throws -> [AccessoryRecord] { try AccessoryStore(url: services.agent.storeURL).load() }
 
     /// The agent is killed while the batch looks for the next plug, once the first is set up
     /// and the home network is back, and started again: the batch goes on, sets up the second
@@ -79,20 +45,21 @@ import Testing
         // Discovery waits long enough for the kill to find the batch discovering under load;
         // with --maximum 2 the batch ends once both are set up.
         let batch = try setupAll(
-            proofOfPossession: Self.pop, json: true, extra: ["--timeout", "120", "--maximum", "2"])
+            proofOfPossession: ESPPlugAgent.proofOfPossession, json: true,
+            extra: ["--timeout", "120", "--maximum", "2"])
         let first = try await poll(timeout: .seconds(120)) {
             try self.records().first { $0.network != nil }
         }
-        let done = try #require(first, "no plug was set up: \(agent.log)")
+        let done = try #require(first, "no plug was set up: \(services.agent.log)")
         let discovering = try await poll(timeout: .seconds(60)) {
-            self.agent.log.components(separatedBy: "discovery started").count == 3 ? true : nil
+            self.services.agent.log.components(separatedBy: "discovery started").count == 3 ? true : nil
         }
-        #expect(discovering == true, "the batch did not look for the next plug: \(agent.log)")
-        try agent.kill()
+        #expect(discovering == true, "the batch did not look for the next plug: \(services.agent.log)")
+        try services.agent.kill()
         try addPlug(1)
-        try agent.start()
+        try services.agent.start()
         let run = await batch.finish()
-        #expect(run.code == .success, "\(run.out)\n\(run.err)\n\(agent.log)")
+        #expect(run.code == .success, "\(run.out)\n\(run.err)\n\(services.agent.log)")
         #expect(run.err.contains("The agent went away"), "\(run.err)")
         let results = try #require(
             try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [[String: Any]], "\(run.out)")
@@ -103,7 +70,7 @@ import Testing
         #expect(Set(stored.compactMap { $0.network == nil ? nil : $0.ssid?.description }) == Set(Self.plugs))
         // The first plug's record still holds the network of its one setup.
         #expect(stored.first { $0.id == done.id }?.network == done.network)
-        #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
+        #expect(try services.networkManager.activeConnectionID(on: services.wifi) == "HomeNet")
     }
 
     /// A plug that turns the proof of possession away fails with the device's verdict, is not
@@ -112,7 +79,7 @@ import Testing
         try addPlug(1)
         let batch = try setupAll(proofOfPossession: "not-the-pop", json: false)
         let run = await batch.finish()
-        #expect(run.code == .failure, "\(run.err)\n\(agent.log)")
+        #expect(run.code == .failure, "\(run.err)\n\(services.agent.log)")
         let failures = run.outLines.filter { $0.contains("ProvisioningWrongProofOfPossession") }
         #expect(failures.count == 2, "\(run.out)")
         for ssid in Self.plugs {
@@ -123,6 +90,6 @@ import Testing
         let table = run.outLines.drop { !$0.hasPrefix("ACCESSORY") }
         #expect(table.count == 3 && table.dropFirst().allSatisfy { $0.contains(" failed ") }, "\(run.out)")
         #expect(try records().isEmpty)
-        #expect(!(run.out + run.err + agent.log).contains("not-the-pop"))
+        #expect(!(run.out + run.err + services.agent.log).contains("not-the-pop"))
     }
 }
