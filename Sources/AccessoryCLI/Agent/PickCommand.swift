@@ -43,18 +43,16 @@ enum PickCommand {
             .flag(
                 "provision",
                 help: "Then give it a Wi-Fi network through the agent (joining its hotspot first where needed)"),
-            .value(
-                "ssid", "SSID", help: "With --provision: the network to give (default: the one this computer is on)"),
-            .value("passphrase-file", "FILE", help: "With --provision: the network's passphrase, from FILE (one line)"),
-            .flag("open", help: "With --provision: the network named with --ssid is open"),
-            .value(
-                "pop-file", "FILE", help: "With --provision: the proof of possession printed on the device, from FILE"),
-            .flag(
-                "json",
-                help:
-                    "Print the accessory added as JSON (with --join or --provision: {\"accessory\", \"joined\", \"provisioned\"})"
-            ),
-        ],
+        ]
+            + ProvisionThroughAgent.networkOptionSpecs(
+                lead: "With --provision: ", proofOfPossession: "printed on the device")
+            + [
+                .flag(
+                    "json",
+                    help:
+                        "Print the accessory added as JSON (with --join or --provision: {\"accessory\", \"joined\", \"provisioned\"})"
+                )
+            ],
         positionals: PositionalSpec(name: "PROFILE", minimum: 0, maximum: 1, help: "The id of an installed profile"),
         examples: [
             "\(AccessoryCtl.name) pick ge.wled.softap --select WLED-AP",

@@ -17,6 +17,20 @@ enum ProvisionThroughAgent {
         return try networkOptions(arguments, console)
     }
 
+    /// The options `networkOptions` reads, each help text after `lead` (as "With --provision: ");
+    /// `proofOfPossession` says whose proof of possession `--pop-file` holds.
+    static func networkOptionSpecs(lead: String = "", proofOfPossession: String) -> [OptionSpec] {
+        func help(_ text: String) -> String {
+            lead.isEmpty ? text.prefix(1).uppercased() + text.dropFirst() : lead + text
+        }
+        return [
+            .value("ssid", "SSID", help: help("the network to give (default: the one this computer is on)")),
+            .value("passphrase-file", "FILE", help: help("the network's passphrase, from FILE (one line)")),
+            .flag("open", help: help("the network named with --ssid is open")),
+            .value("pop-file", "FILE", help: help("the proof of possession \(proofOfPossession), from FILE")),
+        ]
+    }
+
     /// The network given (--ssid, --passphrase-file or --open) and the proof of possession
     /// (--pop-file), as `pick --provision` and `setup-all` read them.
     static func networkOptions(_ arguments: ParsedArguments, _ console: Console) throws(UsageError)

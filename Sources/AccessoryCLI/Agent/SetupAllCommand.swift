@@ -30,12 +30,10 @@ enum SetupAllCommand {
             .number(
                 "timeout", "SECONDS", NumberRange(1...3600, "seconds"),
                 help: "Give up discovering the next accessory after this (default 30)"),
-            .value("ssid", "SSID", help: "The network to give (default: the one this computer is on)"),
-            .value("passphrase-file", "FILE", help: "The network's passphrase, from FILE (one line)"),
-            .flag("open", help: "The network named with --ssid is open"),
-            .value("pop-file", "FILE", help: "The proof of possession the accessories share, from FILE"),
-            .flag("json", help: "Print the results as JSON"),
-        ],
+        ]
+            + ProvisionThroughAgent.networkOptionSpecs(proofOfPossession: "the accessories share") + [
+                .flag("json", help: "Print the results as JSON")
+            ],
         positionals: PositionalSpec(name: "PROFILE", minimum: 1, maximum: 1, help: "The id of an installed profile"),
         examples: [
             "\(AccessoryCtl.name) setup-all com.espressif.provisioning.softap --pop-file shelf.pop",
