@@ -104,12 +104,8 @@ extension Agent {
         caller.ownerApplication.map { "\(caller.uid)/\($0)" } ?? "\(caller.uid)"
     }
 
-    /// The configurations `caller` sees: profiles of this project with an owner tag and no
-    /// record, whose owner the caller sees (`Caller.sees`), and whose `connection.permissions`
-    /// are exactly that owner's user (none for root's). The tag alone proves nothing, since any
-    /// client of NetworkManager may write it; NetworkManager lets a user write only profiles
-    /// that name that user, so a profile restricted to the owner alone is the owner's or the
-    /// administrator's.
+    /// The configurations `caller` sees: those whose owner (`configurationOwner(of:)`) the
+    /// caller sees (`Caller.sees`).
     func configurations(of caller: Caller) async throws(CallFailure) -> [ConfiguredHotspot] {
         let all: [ConfiguredHotspot]
         do {
@@ -118,14 +114,20 @@ extension Agent {
             if case .networkManagerUnavailable = error { await radios.reset(networkManager: true) }
             throw CallFailure(error)
         }
-        return all.filter { hotspot in
-            guard hotspot.recordID == nil, let tag = hotspot.owner, let owner = Self.owner(tag: tag) else {
-                return false
-            }
-            let permitted = owner.uid == 0 ? nil : Self.userName(of: owner.uid).map { [$0] }
-            guard owner.uid == 0 || permitted != nil, hotspot.permittedUsers == permitted else { return false }
-            return caller.sees(owner)
-        }
+        return all.filter { hotspot in Self.configurationOwner(of: hotspot).map(caller.sees) ?? false }
+    }
+
+    /// The owner of an application's configuration: a profile of this project with an owner tag
+    /// and no record, whose `connection.permissions` are exactly that owner's user (none for
+    /// root's); `nil` for any other. The tag alone proves nothing, since any client of
+    /// NetworkManager may write it; NetworkManager lets a user write only profiles that name
+    /// that user, so a profile restricted to the owner alone is the owner's or the
+    /// administrator's.
+    static func configurationOwner(of hotspot: ConfiguredHotspot) -> AccessoryOwner? {
+        guard hotspot.recordID == nil, let tag = hotspot.owner, let owner = owner(tag: tag) else { return nil }
+        let permitted = owner.uid == 0 ? nil : userName(of: owner.uid).map { [$0] }
+        guard owner.uid == 0 || permitted != nil, hotspot.permittedUsers == permitted else { return nil }
+        return owner
     }
 
     private static func owner(tag: String) -> AccessoryOwner? {

@@ -211,13 +211,13 @@ extension Agent {
         return "nothing to restore"
     }
 
-    /// Takes over the joins of records that a predecessor left up, as a restart does during a
-    /// package upgrade: NetworkManager keeps a join that is not join-once, and without this its
-    /// owner could not leave it, nor the agent end it. Only a connection a record says the agent
-    /// made counts, with the record's owner, never what a profile's tags claim.
+    /// Takes over the joins a predecessor left up, as a restart does during a package upgrade:
+    /// NetworkManager keeps a join that is not join-once, and without this its owner could not
+    /// leave it, nor the agent end it. A record's join counts only where the record says the
+    /// agent made the connection, with the record's owner; an application's configuration only
+    /// where NetworkManager's own permissions prove its owner (`configurationOwner(of:)`).
     func adoptJoinsLeftUp() async {
         let made = records.all.flatMap { record in record.connectionUUIDs.map { ($0, record) } }
-        guard !made.isEmpty else { return }
         let byConnection = Dictionary(made, uniquingKeysWith: { first, _ in first })
         let devices: [WiFiDevice]
         let configured: [ConfiguredHotspot]
@@ -230,18 +230,21 @@ extension Agent {
             return
         }
         for device in devices {
-            guard let uuid = device.connectionUUID?.lowercased(), let record = byConnection[uuid],
+            guard let uuid = device.connectionUUID?.lowercased(),
                 let hotspot = configured.first(where: { $0.connectionUUID.lowercased() == uuid }),
                 joins[device.interface] == nil
             else { continue }
+            let record = byConnection[uuid]
+            guard let owner = record?.owner ?? Self.configurationOwner(of: hotspot) else { continue }
             joins.add(
                 ActiveJoin(
-                    device: device.interface, uid: record.owner.uid, application: record.owner.application, client: "",
-                    sessionPath: nil, recordID: record.id, ssid: hotspot.ssid, connectionUUID: uuid,
+                    device: device.interface, uid: owner.uid, application: owner.application, client: "",
+                    sessionPath: nil, recordID: record?.id, ssid: hotspot.ssid, connectionUUID: uuid,
                     joinOnce: hotspot.joinOnce, endsWithClient: false))
+            let what = record.map { "record \($0.id)" } ?? "a configuration"
             Journal.notice(
-                "join: \(hotspot.ssid) on \(device.interface), joined for record \(record.id) before this start, "
-                    + "is held again for uid \(record.owner.uid)")
+                "join: \(hotspot.ssid) on \(device.interface), joined for \(what) before this start, "
+                    + "is held again for uid \(owner.uid)")
         }
     }
 

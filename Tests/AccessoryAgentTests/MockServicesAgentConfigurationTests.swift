@@ -38,6 +38,26 @@ struct MockServicesAgentConfigurationTests {
         try await client.manager("GetConfiguredSSIDs").first?.elements.compactMap(\.string) ?? []
     }
 
+    /// A stored configuration's join outlives the agent (a package upgrade restarts it): the next
+    /// agent holds it again for its owner, proven by the profile's permissions, who leaves it.
+    @Test func aConfigurationsJoinLeftUpByARestartIsLeftByItsOwner() async throws {
+        let client = try await services.client()
+        _ = try await apply(client, [("ssid", .string("Other-Net")), ("passphrase", .string("other-pass-1"))])
+        await client.close()
+        try services.agent.terminate()
+        #expect(try active == "Accessory Other-Net", "NetworkManager kept the join")
+
+        try services.agent.start()
+        let again = try await services.client()
+        let left = try #require(try await again.manager("Leave", [.vardict([])]).first)
+        #expect(left["ssid"]?.string == "Other-Net")
+        #expect(left["restored"]?.string == "HomeNet")
+        try await expectBackHome("after leaving the configuration's join", profiles: 2)
+        #expect(services.agent.log.contains("joined for a configuration before this start"), "\(services.agent.log)")
+        #expect(try await configured(again) == ["Other-Net"])
+        await again.close()
+    }
+
     @Test func applyListLeaveAndRemoveWPA2PrefixJoinOnceAndLifetime() async throws {
         let client = try await services.client()
         let joined = try await apply(client, [("ssid", .string("Other-Net")), ("passphrase", .string("other-pass-1"))])
