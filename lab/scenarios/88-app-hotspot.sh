@@ -2,9 +2,9 @@
 # io.accessorysetup.configure-hotspot, applies a WPA2 configuration through the agent
 # (Manager1.ApplyConfiguration, NEHotspotConfigurationManager.apply's counterpart) with
 # busctl, and is on that network; GetConfiguredSSIDs lists it for her and not for bob, who can
-# neither remove it nor apply one himself (polkit refuses him: userDenied); RemoveConfiguration
-# leaves the network, deletes the profile and brings the home network back. The passphrase
-# reaches NetworkManager and no log.
+# neither remove it nor apply one himself (polkit refuses him: userDenied); the agent restarts
+# under the join and alice leaves it all the same; RemoveConfiguration deletes the profile. The
+# passphrase reaches NetworkManager and no log.
 for user in alice bob; do
     id -u "$user" >/dev/null 2>&1 || useradd --no-create-home --shell /usr/sbin/nologin "$user"
 done
@@ -46,6 +46,16 @@ expect profile_is_alices "$(nmcli -g connection.permissions connection show "$pr
 expect profile_owner_tag "$(grep -rh '^accessory-setup.owner=' /etc/NetworkManager/system-connections/)" "accessory-setup.owner=$(id -u alice)"
 expect psk_kept_by_networkmanager "$(nmcli -g 802-11-wireless-security.psk-flags connection show "$profile")" 0
 check default_route_not_moved not default_route_via_accessory
+# A package upgrade restarts the agent: NetworkManager keeps alice's join, and the next agent
+# holds it again for her (the profile's permissions prove her its owner): bob cannot leave it,
+# she can, and the home network comes back.
+check agent_restarts systemctl restart accessory-setup
+expect still_on_it_after_restart "$(station_connection)" "$profile"
+expect_match bob_cannot_leave "$(manager bob Leave 'a{sv}' 0)" 'not connected to an accessory hotspot'
+expect_match alice_leaves_after_restart "$(manager alice Leave 'a{sv}' 0)" '"restored" s "'
+check back_home_after_leaving wait_home 30
+joined=$(manager alice ApplyConfiguration 'a{sv}a{sv}' 2 ssid s App-Net-3003 passphrase s app-pass-3003 0)
+expect_match alice_applied_again "$joined" '"ssid" s "App-Net-3003"'
 
 expect alice_lists_it "$(manager alice GetConfiguredSSIDs)" 'as 1 "App-Net-3003"'
 expect bob_lists_none "$(manager bob GetConfiguredSSIDs)" 'as 0'
