@@ -3,6 +3,7 @@
 start_ap plug acc1 <<CONF
 ssid=Plug-Setup-6006
 CONF
+check plug_visible wait_visible Plug-Setup-6006
 check join_once "$ACCESSORYCTL" join --ssid Plug-Setup-6006 --once
 check profile_while_joined bash -c "nmcli -g NAME connection show | grep -qx 'Accessory Plug-Setup-6006'"
 check leave_once "$ACCESSORYCTL" leave
