@@ -278,12 +278,19 @@ struct ConfigurationRequest {
             eap = settings
             certificateDescriptors = descriptors
         }
-        let kind = try reader.string("security", expected: "open, owe, wep, wpa2, wpa3 or enterprise") {
-            SecurityKind(rawValue: $0) != nil
+        do throws(CallFailure) {
+            let kind = try reader.string("security", expected: "open, owe, wep, wpa2, wpa3 or enterprise") {
+                SecurityKind(rawValue: $0) != nil
+            }
+            security =
+                kind.flatMap(SecurityKind.init) ?? (eap != nil ? .enterprise : passphrase == nil ? .open : .wpa2)
+            _ = try configuration()
+        } catch {
+            // The request owns the descriptors it took from the call: a refused one closes them,
+            // or each refusal would keep some open in the agent.
+            for descriptor in certificateDescriptors.values { close(descriptor) }
+            throw error
         }
-        security =
-            kind.flatMap(SecurityKind.init) ?? (eap != nil ? .enterprise : passphrase == nil ? .open : .wpa2)
-        _ = try configuration()
     }
 
     /// The SSID or prefix as the caller gave it, for matching a configuration it replaces.

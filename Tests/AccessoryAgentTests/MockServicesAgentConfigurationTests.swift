@@ -240,4 +240,40 @@ struct MockServicesAgentConfigurationTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: stored.path).isEmpty)
         await client.close()
     }
+
+    /// A configuration refused after its certificates were taken from the call closes them:
+    /// forty refusals with three descriptors each leave the agent with no more open than before.
+    @Test func aRefusedConfigurationKeepsNoDescriptorOpen() async throws {
+        let client = try await services.client()
+        let pid = try #require(services.agent.processIdentifier)
+        let fds = "/proc/\(pid)/fd"
+        _ = try await configured(client)
+        let before = try FileManager.default.contentsOfDirectory(atPath: fds).count
+        let descriptor = open("/dev/null", O_RDONLY)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        let eap: [(String, DBusValue)] = [
+            ("supportedEAPTypes", .array([.uint32(13)], elementType: "u")), ("username", .string("alice")),
+            ("trustedServerCertificate", .handle(0)), ("clientCertificate", .handle(1)), ("privateKey", .handle(2)),
+        ]
+        for _ in 0..<40 {
+            do {
+                _ = try await client.bus.call(
+                    destination: AgentProcess.busName, path: AgentClient.manager,
+                    interface: "io.accessorysetup.Manager1", method: "ApplyConfiguration",
+                    [
+                        .vardict([("ssid", .string("Other-Net")), ("security", .string("wep")), ("eap", .vardict(eap))]
+                        ),
+                        .vardict([]),
+                    ],
+                    timeout: .seconds(30), fileDescriptors: [descriptor, descriptor, descriptor])
+                Issue.record("a WEP configuration without a key was accepted")
+            } catch {
+                #expect("\(error)".contains("WEP"), "\(error)")
+            }
+        }
+        let after = try FileManager.default.contentsOfDirectory(atPath: fds).count
+        #expect(after <= before + 3, "\(before) descriptors open before, \(after) after")
+        await client.close()
+    }
 }
