@@ -90,7 +90,7 @@ extension Agent {
         case "RenameAccessory":
             let id = try arguments.string(0, "accessory")
             let (record, _) = try await callersRecord(call, id: id, action: .manageOthers)
-            let rename = RenameOptions(arguments.options(2)["ssid"]?.bool == true ? [.ssid] : [])
+            let rename = try Self.renameOptions(arguments.options(2))
             let name = try arguments.string(1, "name")
             try await applyOutsideSession(record, .renameAccessory(record.id, name: name, options: rename))
         case "FinishAuthorization":

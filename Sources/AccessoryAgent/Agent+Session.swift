@@ -122,8 +122,13 @@ extension Agent {
         guard let name = arguments[1].string else {
             throw CallFailure(AccessorySessionError.invalidRequest(field: "name", reason: "expected a string"))
         }
-        let options = RenameOptions(arguments.options(2)["ssid"]?.bool == true ? [.ssid] : [])
+        let options = try Self.renameOptions(arguments.options(2))
         try await apply(.renameAccessory(id, name: name, options: options), to: host)
+    }
+
+    /// `RenameAccessory`'s options: `ssid` (boolean) alone.
+    static func renameOptions(_ options: [String: DBusValue]) throws(CallFailure) -> RenameOptions {
+        try CallOptions(options, known: ["ssid"]).bool("ssid") == true ? [.ssid] : []
     }
 
     private func checkItemCount(_ items: DBusValue) throws(CallFailure) {

@@ -131,6 +131,17 @@ struct MockServicesAgentRecordTests {
         try await client.manager("RenameAccessory", [.string(target), .string("Desk plug"), .vardict([])])
         #expect(services.stateFiles() == ["accessories.json"])
         #expect(try services.storedRecords().first { $0.id == records[0].id }?.displayName == "Desk plug")
+        // Its options are read as every other call's: an unknown key or a wrong type is refused.
+        for (options, named) in [
+            (DBusValue.vardict([("ssid", .string("true"))]), "options.ssid"),
+            (.vardict([("bssid", .boolean(true))]), "options.bssid"),
+        ] {
+            let refused = await expectBusError("io.accessorysetup.Error.InvalidArguments") {
+                try await client.manager("RenameAccessory", [.string(target), .string("Shelf plug"), options])
+            }
+            #expect(refused?.contains(named) == true, "\(refused ?? "")")
+        }
+        #expect(try services.storedRecords().first { $0.id == records[0].id }?.displayName == "Desk plug")
         await client.close()
     }
 
