@@ -44,6 +44,10 @@ extension Agent {
             record.id, uid: uid, client: call.sender, sessionPath: host?.path,
             limit: configuration.limits.provisioningsPerUser)
         defer { provisionings.release(claim) }
+        // polkit's prompts and the checks above took their time: a caller that left meanwhile,
+        // or whose session ended, had nothing to cancel then, and is given nothing now.
+        if let host, !sessions.isOpen(host) { throw CallFailure(AccessorySessionError.invalidated) }
+        guard await bus.hasOwner(call.sender) else { throw CallFailure(ProvisioningError.cancelled) }
 
         let path = host?.path ?? AgentBus.managerPath
         let interface = host == nil ? AgentBus.Interface.manager.name : AgentBus.Interface.session.name
@@ -341,6 +345,8 @@ struct ProvisioningTable {
         var client: String
         var sessionPath: String?
         var cancel: (@Sendable () -> Void)?
+        /// Cancelled before its task was attached: the task is cancelled as it is.
+        var cancelled = false
     }
 
     private var entries: [UUID: Entry] = [:]
@@ -366,16 +372,19 @@ struct ProvisioningTable {
 
     mutating func attach<Success, Failure>(_ task: Task<Success, Failure>, to claim: UUID) {
         entries[claim]?.cancel = { task.cancel() }
+        if entries[claim]?.cancelled == true { task.cancel() }
     }
 
     mutating func release(_ claim: UUID) {
         entries[claim] = nil
     }
 
-    /// Cancels the provisionings of `client`, or of the session at `sessionPath`.
-    func cancel(client: String? = nil, sessionPath: String? = nil) {
-        for entry in entries.values
+    /// Cancels the provisionings of `client`, or of the session at `sessionPath`, and those
+    /// claimed for them whose task is not attached yet.
+    mutating func cancel(client: String? = nil, sessionPath: String? = nil) {
+        for (claim, entry) in entries
         where (client != nil && entry.client == client) || (sessionPath != nil && entry.sessionPath == sessionPath) {
+            entries[claim]?.cancelled = true
             entry.cancel?()
         }
     }

@@ -256,6 +256,39 @@ struct MockServicesAgentProvisioningTests {
         await watcher.close()
     }
 
+    /// A caller that leaves while polkit still asks about its provisioning (a person reading the
+    /// dialog) had nothing to cancel yet: once polkit answers, it is given nothing, nothing
+    /// reaches the device, and the accessory is free for the next caller.
+    @Test func aCallerLeavingWhilePolkitAsksIsGivenNothing() async throws {
+        let user = try systemUser("nobody")
+        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
+        let services = try Self.services(device, users: [user])
+        let allowed = [
+            "io.accessorysetup.open-session", "io.accessorysetup.authorize", "io.accessorysetup.join",
+            "io.accessorysetup.provision",
+        ]
+        try services.polkit.allow(allowed)
+        let picked = try await services.runClient(uid: user, ["pick", Self.profileID, Self.items])
+        let added = try #require(picked.objects.first { $0["event"] as? String == "AccessoryAdded" }, "\(picked)")
+        let id = try #require((added["args"] as? [[String: Any]])?.first?["id"] as? String)
+        let joined = try await services.runClient(uid: user, ["join", id])
+        #expect(joined.status == 0, "\(joined)")
+
+        try services.polkit.hold(["io.accessorysetup.provision"])
+        let network = #"{"ssid": "HomeNet", "passphrase": "home-passphrase", "proofOfPossession": "\#(Self.pop)"}"#
+        // The client is killed after 3 s, polkit still asking.
+        let killed = try await services.runClient(uid: user, ["provision", id, network], timeout: 3)
+        #expect(killed.status != 0, "\(killed)")
+        #expect(try services.polkit.holdsChecks(), "polkit was never asked: \(services.agent.log)")
+        try services.polkit.hold([])
+        try services.polkit.releaseHeldChecks()
+        try await Task.sleep(for: .seconds(2))
+        #expect(!device.log.contains("session"), "the device was reached for a caller that left: \(device.log)")
+
+        let given = try await services.runClient(uid: user, ["provision", id, network])
+        #expect(given.status == 0, "the accessory is free for the next caller: \(given)")
+    }
+
     /// A stored network's passphrase is a secret of the system's: it goes to the accessory only
     /// with polkit's share-network, and only from a profile the caller may use.
     @Test func aStoredNetworkIsGivenOnlyWithShareNetworkAndOnlyTheCallersOwn() async throws {
