@@ -20,12 +20,15 @@ extension Agent {
         defer { request.closeDescriptors() }
         let owner = Self.configurationOwner(caller)
         try await checkConfigurationLimit(caller, replacing: request.ssidOrPrefix, owner: owner)
+        // polkit (a person may take minutes over its dialog) and the client's descriptors come
+        // before the device is claimed, so that neither holds off another user's join.
+        try await require(.configureHotspot, call, uid: caller.uid, details: ["ssid": request.displayName])
+        let contents = try await readCertificates(request)
         await joinsAdopted()
         let claim = try joins.claim(request.device)
         defer { joins.release(claim) }
-        try await require(.configureHotspot, call, uid: caller.uid, details: ["ssid": request.displayName])
 
-        let certificates = try await storeCertificates(&request)
+        let certificates = try storeCertificates(contents, in: &request)
         let configuration = try request.configuration()
         var options = JoinOptions(device: request.device)
         options.owner = owner
@@ -158,12 +161,11 @@ extension Agent {
     /// Where certificates passed by descriptor are kept for NetworkManager: root's alone.
     var certificateDirectory: URL { configuration.stateDirectory.appendingPathComponent("certificates") }
 
-    /// Reads the request's certificate descriptors (bounded in size and time, off the agent's
-    /// thread) into a directory of their own, mode 0700, each file 0600; `nil` when there are none.
-    private func storeCertificates(_ request: inout ConfigurationRequest) async throws(CallFailure)
-        -> StoredCertificates?
+    /// Reads the request's certificate descriptors, bounded in size and time, off the agent's
+    /// thread.
+    private func readCertificates(_ request: ConfigurationRequest) async throws(CallFailure)
+        -> [(ConfigurationRequest.Certificate, Data)]
     {
-        guard !request.certificateDescriptors.isEmpty else { return nil }
         let limits = configuration.limits
         var contents: [(ConfigurationRequest.Certificate, Data)] = []
         for (kind, descriptor) in request.certificateDescriptors.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
@@ -184,6 +186,16 @@ extension Agent {
                     HotspotError.invalidConfiguration(.invalidEAPSettings(field: kind.rawValue, error.reason)))
             }
         }
+        return contents
+    }
+
+    /// Writes what `readCertificates` read into a directory of its own, mode 0700, each file
+    /// 0600, where NetworkManager reads it, and points the request there; `nil` when the
+    /// configuration has no certificate.
+    private func storeCertificates(
+        _ contents: [(ConfigurationRequest.Certificate, Data)], in request: inout ConfigurationRequest
+    ) throws(CallFailure) -> StoredCertificates? {
+        guard !contents.isEmpty else { return nil }
         let stored = StoredCertificates(
             directory: certificateDirectory.appendingPathComponent(UUID().uuidString.lowercased()))
         do {

@@ -11,10 +11,12 @@ extension Agent {
         _ call: MethodCall, record: AccessoryRecord, uid: UInt32, host: SessionHost?, options: [String: DBusValue]
     ) async throws(CallFailure) -> DBusValue {
         var request = try joinRequest(options, record: record, uid: uid, inSession: host != nil)
+        // polkit first: a person may take minutes over its dialog, and the device is not held
+        // off from another user's join meanwhile.
+        try await require(.join, call, uid: uid)
         await joinsAdopted()
         let claim = try joins.claim(request.options.device)
         defer { joins.release(claim) }
-        try await require(.join, call, uid: uid)
 
         var session = try joiningSession(record, host: host)
         // A Bluetooth handoff's hotspot: still on since the pick, or switched on again.

@@ -276,4 +276,26 @@ struct MockServicesAgentConfigurationTests {
         #expect(after <= before + 3, "\(before) descriptors open before, \(after) after")
         await client.close()
     }
+
+    /// A configuration whose polkit dialog a person leaves open holds off nobody else's join:
+    /// the device is claimed only once polkit has answered.
+    @Test func aPolkitDialogLeftOpenHoldsOffNoOtherJoin() async throws {
+        let user = try systemUser("nobody")
+        try services.polkit.hold(["io.accessorysetup.configure-hotspot"])
+        let waiting = Task {
+            try await services.runClient(
+                uid: user, ["apply", #"{"ssid": "Acme-Setup-4F2A"}"#], timeout: 30)
+        }
+        let held = try await poll(timeout: .seconds(10)) { try services.polkit.holdsChecks() ? true : nil }
+        #expect(held == true, "polkit was never asked: \(services.agent.log)")
+        let client = try await services.client()
+        let joined = try await apply(client, [("ssid", .string("Other-Net")), ("passphrase", .string("other-pass-1"))])
+        #expect(joined["ssid"]?.string == "Other-Net")
+        try await client.manager("Leave", [.vardict([])])
+        try services.polkit.hold([])
+        try services.polkit.releaseHeldChecks()
+        let refused = try await waiting.value
+        #expect(refused.objects.last?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(refused)")
+        await client.close()
+    }
 }
