@@ -1,17 +1,25 @@
 import AccessoryCore
-import Dispatch
+import BusService
 import FoundationEssentials
 import GLibRuntime
 import Glibc
 
 /// What a client hands the agent through a file descriptor, read off the agent's thread with a
 /// size and a time bound: a pipe its writer never closes costs one call its time limit, and
-/// blocks nobody else.
+/// blocks nobody else. A regular file on a filesystem that never answers (FUSE) blocks its
+/// read past any deadline; the call still ends at its time, and the stuck read keeps one of
+/// `readers`' few threads, never more.
 enum ClientInput {
     enum Failure: Error {
         case input(BoundedInputError)
         case timedOut
     }
+
+    /// The reader threads, at most; the reads waiting for one, at most.
+    static let maximumReaders = 4
+    static let maximumWaiting = 64
+    static let readers = BoundedReaders(
+        name: "client-input", maximumThreads: maximumReaders, maximumWaiting: maximumWaiting)
 
     /// `name` says what is read, in errors (`the client's profile`).
     static func read(
@@ -21,14 +29,57 @@ enum ClientInput {
         guard copy >= 0 else {
             return .failure(.input(.unreadable(name: "the descriptor", reason: SystemErrorText.reason(errno))))
         }
+        let duplicate = Duplicate(copy)
         let deadline = ContinuousClock.now + time
-        return await withCheckedContinuation { continuation in
-            // Dispatch's global queue takes a thread of its own when its others block; the
-            // agent's actor and the Swift pool's threads never wait here.
-            DispatchQueue.global().async {
-                defer { close(copy) }
-                continuation.resume(returning: readBounded(copy, limit: limit, until: deadline, name: name))
+        let outcome = await readers.run(within: time) { () -> Result<Data, Failure> in
+            guard duplicate.begin() else { return .failure(.timedOut) }
+            defer { duplicate.end() }
+            return readBounded(duplicate.descriptor, limit: limit, until: deadline, name: name)
+        }
+        switch outcome {
+        case .read(let result):
+            return result
+        case .timedOut:
+            duplicate.abandon()
+            return .failure(.timedOut)
+        case .busy:
+            duplicate.abandon()
+            return .failure(.input(.unreadable(name: name, reason: "too many reads of clients' descriptors wait")))
+        }
+    }
+
+    /// The agent's duplicate of a client's descriptor, closed once: by its read when the read
+    /// started, else by the call that gave up waiting for a reader.
+    private final class Duplicate: Sendable {
+        let descriptor: Int32
+        private let state = Locked((started: false, closed: false))
+
+        init(_ descriptor: Int32) {
+            self.descriptor = descriptor
+        }
+
+        /// Whether the read may start: not when the call gave it up.
+        func begin() -> Bool {
+            state.withLock { state in
+                guard !state.closed else { return false }
+                state.started = true
+                return true
             }
+        }
+
+        /// The read is done with it.
+        func end() {
+            close(descriptor)
+        }
+
+        /// The call gave the read up: closes the descriptor unless the read has it.
+        func abandon() {
+            let owned = state.withLock { state in
+                guard !state.started, !state.closed else { return false }
+                state.closed = true
+                return true
+            }
+            if owned { close(descriptor) }
         }
     }
 

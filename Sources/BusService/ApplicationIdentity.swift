@@ -121,33 +121,17 @@ public enum ApplicationIdentity: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// What the root of process `pid` holds, read off the caller's thread within `readingTime`;
-    /// with `uid`, `unidentified` when the process is not that user's.
-    ///
-    /// Read on GLib threads of their own (not libdispatch's pool, which the agent never
-    /// starts): the bus's thread and the Swift pool's never wait on another process's
-    /// filesystem. At most `maximumReaders` such threads run; a lookup past that waits for one
-    /// within its time. A reader stuck on a root that never answers (a FUSE filesystem mounted
-    /// `allow_other`) keeps its thread, so readers are bounded rather than unlimited; a lookup
-    /// that waited out its time is skipped when its turn comes.
+    /// with `uid`, `unidentified` when the process is not that user's. Read by `readers`: a
+    /// root that never answers (a FUSE filesystem mounted `allow_other`) costs a lookup its
+    /// time and a reader thread, never the bus's own.
     static func readFlatpakInfo(ofProcess pid: UInt32, uid: UInt32?) async -> ApplicationIdentity {
-        let lookup = Lookup()
-        return await withCheckedContinuation { continuation in
-            lookup.start(continuation)
-            let queued = Readers.submit {
-                guard !lookup.isAnswered else { return }
-                lookup.answer(readFlatpakInfoBlocking(ofProcess: pid, uid: uid))
-            }
-            guard queued else {
-                lookup.answer(.unidentified(reason: "too many lookups of /.flatpak-info are waiting"))
-                return
-            }
-            let seconds = readingTime.components.seconds
-            lookup.timeOut(
-                after: Task {
-                    try? await Task.sleep(for: readingTime)
-                    guard !Task.isCancelled else { return }
-                    lookup.answer(.unidentified(reason: "its /.flatpak-info was not read within \(seconds) s"))
-                })
+        switch await readers.run(within: readingTime, { readFlatpakInfoBlocking(ofProcess: pid, uid: uid) }) {
+        case .read(let identity):
+            return identity
+        case .timedOut:
+            return .unidentified(reason: "its /.flatpak-info was not read within \(readingTime.components.seconds) s")
+        case .busy:
+            return .unidentified(reason: "too many lookups of /.flatpak-info are waiting")
         }
     }
 
@@ -155,80 +139,8 @@ public enum ApplicationIdentity: Sendable, Hashable, CustomStringConvertible {
     public static let maximumReaders = 4
     /// The lookups waiting for a reader, at most.
     public static let maximumWaiting = 256
-
-    /// The reader threads and the reads waiting for one: a thread takes the next waiting read
-    /// when it is done with its own, and ends when none waits.
-    private enum Readers {
-        private struct Queue {
-            var running = 0
-            var waiting: [@Sendable () -> Void] = []
-        }
-        private static let queue = Locked(Queue())
-
-        /// Runs `read` on a reader thread, now or when one is free; `false` when too many wait.
-        static func submit(_ read: @escaping @Sendable () -> Void) -> Bool {
-            let start: Bool? = queue.withLock { queue in
-                if queue.running < maximumReaders {
-                    queue.running += 1
-                    return true
-                }
-                guard queue.waiting.count < maximumWaiting else { return nil }
-                queue.waiting.append(read)
-                return false
-            }
-            guard let start else { return false }
-            if start {
-                GLibThread.detach(name: "flatpak-info") {
-                    var next: (@Sendable () -> Void)? = read
-                    while let current = next {
-                        current()
-                        next = queue.withLock { queue in
-                            guard !queue.waiting.isEmpty else {
-                                queue.running -= 1
-                                return nil
-                            }
-                            return queue.waiting.removeFirst()
-                        }
-                    }
-                }
-            }
-            return true
-        }
-    }
-
-    /// One lookup's answer, given once: by its reader or by its timeout, whichever comes first.
-    private final class Lookup: Sendable {
-        private struct State {
-            var continuation: CheckedContinuation<ApplicationIdentity, Never>?
-            var timeout: Task<Void, Never>?
-            var answered = false
-        }
-        private let state = Locked(State())
-
-        func start(_ continuation: CheckedContinuation<ApplicationIdentity, Never>) {
-            state.withLock { $0.continuation = continuation }
-        }
-
-        var isAnswered: Bool { state.withLock { $0.answered } }
-
-        func timeOut(after task: Task<Void, Never>) {
-            let answered = state.withLock { state in
-                state.timeout = task
-                return state.answered
-            }
-            if answered { task.cancel() }
-        }
-
-        func answer(_ identity: ApplicationIdentity) {
-            let pending = state.withLock { state -> State? in
-                guard !state.answered else { return nil }
-                defer { state = State(answered: true) }
-                return state
-            }
-            pending?.timeout?.cancel()
-            pending?.continuation?.resume(returning: identity)
-        }
-    }
+    static let readers = BoundedReaders(
+        name: "flatpak-info", maximumThreads: maximumReaders, maximumWaiting: maximumWaiting)
 
     /// `/proc/PID` is opened first and, with `uid`, its owner (the process's effective user;
     /// root for a process that made itself not dumpable) checked: a pid given to another

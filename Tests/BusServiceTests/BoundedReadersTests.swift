@@ -1,0 +1,55 @@
+import BusService
+import Foundation
+import Testing
+
+/// The reader pool the agent reads clients' files and descriptors with, its reads standing in
+/// for one on a filesystem that never answers: a read blocked on a semaphore.
+@Suite struct BoundedReadersTests {
+    @Test func aReadAnswersWithWhatItRead() async {
+        let readers = BoundedReaders(name: "test-readers", maximumThreads: 2, maximumWaiting: 4)
+        guard case .read(let value) = await readers.run(within: .seconds(5), { 42 }) else {
+            Issue.record("the read did not answer")
+            return
+        }
+        #expect(value == 42)
+    }
+
+    /// Reads stuck for good keep their threads, never more than the pool's; each call still
+    /// ends at its time, and those past the waiting bound at once; once the stuck reads return,
+    /// the threads end and the pool serves again.
+    @Test func stuckReadsCostTheirTimeAndAtMostThePoolsThreads() async {
+        let readers = BoundedReaders(name: "test-readers", maximumThreads: 2, maximumWaiting: 2)
+        let stuck = DispatchSemaphore(value: 0)
+        let started = ContinuousClock.now
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for _ in 0..<6 {
+                group.addTask {
+                    switch await readers.run(within: .milliseconds(500), { stuck.wait() }) {
+                    case .read: "read"
+                    case .timedOut: "timedOut"
+                    case .busy: "busy"
+                    }
+                }
+            }
+            var outcomes: [String] = []
+            for await outcome in group { outcomes.append(outcome) }
+            return outcomes
+        }
+        #expect(ContinuousClock.now - started < .seconds(3), "every call ended at its time")
+        #expect(outcomes.filter { $0 == "timedOut" }.count == 4, "\(outcomes)")
+        #expect(outcomes.filter { $0 == "busy" }.count == 2, "\(outcomes)")
+        #expect(readers.runningThreads == 2)
+
+        for _ in 0..<2 { stuck.signal() }
+        var running = readers.runningThreads
+        for _ in 0..<100 where running > 0 {
+            try? await Task.sleep(for: .milliseconds(20))
+            running = readers.runningThreads
+        }
+        #expect(running == 0, "the threads end once their reads returned and the waiting ones were given up")
+        guard case .read = await readers.run(within: .seconds(5), { () }) else {
+            Issue.record("the pool did not serve again")
+            return
+        }
+    }
+}
