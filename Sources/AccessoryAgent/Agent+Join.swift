@@ -25,6 +25,12 @@ extension Agent {
         }
         if request.passphrase == nil && !request.withoutSecurity {
             request.passphrase = try Self.suppliedPassphrase(for: record.id, in: session)
+            if case .file = session.suppliedPassphrase(for: record.id) {
+                // The kiosk policy's passphrase is root's. NetworkManager gives a profile's
+                // secrets to the one user it is restricted to; a system profile's only to an
+                // administrator.
+                request.options.permittedUser = nil
+            }
         }
         let configuration = try Self.read { () throws(AccessorySessionError) in
             try session.hotspotConfiguration(

@@ -305,4 +305,40 @@ struct MockServicesAgentProfileOwnerTests {
         let home = try #require(settings.first { $0.contains("'HomeNet'") })
         #expect(!home.contains("permissions"), "the person's own profile is left as it was")
     }
+
+    /// The passphrase of a kiosk policy's root-only file is not the user's to read: the join's
+    /// profile is not restricted to them, since NetworkManager gives a restricted profile's
+    /// secrets to its user, a system profile's only to an administrator.
+    @Test func aKioskPassphraseGoesIntoAProfileWhoseSecretsTheUserCannotRead() async throws {
+        let user = try systemUser("nobody")
+        let services = try AgentServices(startAgent: false)
+        let file = services.agent.stateDirectory.deletingLastPathComponent().appendingPathComponent("label.pass")
+        try Data("other-pass-1\n".utf8).write(to: file)
+        #expect(chmod(file.path, 0o600) == 0)
+        try services.agent.writeKioskPolicy(
+            #"{"schemaVersion": 1, "policies": [{"profiles": ["org.example.labelled"], "users": [\#(user)], "#
+                + #""choose": "firstMatch", "passphraseFile": "\#(file.path)"}]}"#)
+        try services.agent.installProfile(
+            """
+            {"schemaVersion": 1, "id": "org.example.labelled", "vendor": "Example", "supports": ["wifi"],
+             "hotspot": {"security": "wpa2Personal", "passphrase": {"source": "prompt", "hint": "On the label."},
+                         "joinOnce": false},
+             "handoff": "joinHotspot", "items": [{"name": "Labelled plug", "descriptor": {"ssid": "Other-Net"}}]}
+            """, name: "org.example.labelled")
+        try services.agent.start()
+        try services.polkit.allow([
+            "io.accessorysetup.open-session", "io.accessorysetup.join", "io.accessorysetup.authorize",
+        ])
+        let items = #"[{"name": "Labelled plug", "descriptor": {"ssid": "Other-Net"}}]"#
+        // Joined in the picking session, which holds what the kiosk policy supplied; stored, so
+        // that the profile is there to look at once the client is gone.
+        let joined = try await services.runClient(uid: user, ["pick", "org.example.labelled", items, "--join"])
+        #expect(joined.status == 0, "\(joined)\n\(services.agent.log)")
+        #expect(services.networkManager.log.contains("other-pass-1"), "the file's passphrase was used")
+
+        let settings = try services.networkManager.connectionSettings()
+        let accessory = try #require(settings.first { $0.contains("'Accessory Other-Net'") }, "\(settings)")
+        #expect(!accessory.contains("user:nobody"), "\(accessory)")
+        #expect(!services.agent.log.contains("other-pass-1"))
+    }
 }

@@ -20,10 +20,11 @@ setpriv). Each command prints one JSON object a line: {"call": ..., "reply": ...
         one of TYPE arrives) as {"event": "Event", "session": PATH, "type": N, "accessory": {...}}
     agent_client.py latency SECONDS         Manager1.ListAccessories again and again for SECONDS;
         prints {"calls": N, "slowest": SECONDS, "failed": N}
-    agent_client.py pick PROFILE ITEMS [--picker SSID]
+    agent_client.py pick PROFILE ITEMS [--picker SSID] [--join]
         opens a session, activates, shows a picker for ITEMS (a JSON array) and prints the
         events until PickerDidDismiss; with --picker it registers a picker agent on its own
-        connection that chooses the entry with that SSID.
+        connection that chooses the entry with that SSID; with --join it then joins the
+        accessory's hotspot in that session (Session1.JoinAccessoryHotspot).
 
 Exit status 0 when every call succeeded, 1 when one was refused, 2 on a timeout.
 """
@@ -89,9 +90,9 @@ def call(method, signature=None, values=None, path=MANAGER_PATH, interface=MANAG
     return True, values
 
 
-def pick(profile, items, choose_ssid):
+def pick(profile, items, choose_ssid, join=False):
     loop = GLib.MainLoop()
-    state = {"pending": None, "entries": {}, "status": 0}
+    state = {"pending": None, "entries": {}, "status": 0, "added": None}
 
     def answer_if_possible():
         invocation = state["pending"]
@@ -135,6 +136,8 @@ def pick(profile, items, choose_ssid):
 
     def on_signal(_connection, _sender, _path, _interface, member, parameters):
         emit({"event": member, "args": list(parameters.unpack())})
+        if member == "AccessoryAdded":
+            state["added"] = parameters.unpack()[0]["id"]
         if member == "PickerDidDismiss" or (member == "MigrationComplete" and migration_only):
             loop.quit()
 
@@ -164,6 +167,10 @@ def pick(profile, items, choose_ssid):
              None, Gio.DBusCallFlags.NONE, 30000, None, shown)
     GLib.timeout_add_seconds(30, timed_out)
     loop.run()
+    if join and state["status"] == 0:
+        # In the picking session, which holds what the picker or the kiosk policy supplied.
+        ok, _ = call("JoinAccessoryHotspot", "(sa{sv})", (state["added"] or "", {}), path=session, interface=SESSION)
+        return 0 if ok else 1
     return state["status"]
 
 
@@ -315,7 +322,7 @@ def main(arguments):
         return latency(float(rest[0]))
     elif command == "pick":
         choose = rest[rest.index("--picker") + 1] if "--picker" in rest else None
-        return pick(rest[0], json.loads(rest[1]), choose)
+        return pick(rest[0], json.loads(rest[1]), choose, join="--join" in rest)
     else:
         print(__doc__, file=sys.stderr)
         return 64
