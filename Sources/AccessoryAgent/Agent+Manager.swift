@@ -30,7 +30,8 @@ extension Agent {
         case "ListAccessories":
             return [BusCoding.records(try await listAccessories(call, options: arguments.options(0)))]
         case "GetAccessory":
-            let (record, _) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
+            let (record, _) = try await callersRecord(
+                call, id: try arguments.string(0, "accessory"), action: .manageOthers)
             return [BusCoding.record(record)]
         case "JoinAccessory":
             let (record, caller) = try await callersRecord(call, id: try arguments.string(0, "accessory"))

@@ -54,6 +54,11 @@ struct MockServicesAgentUserTests {
         #expect(listed.first?["displayName"] as? String == "WLED controller (WLED-AP)")
         #expect(try services.storedRecords().map(\.displayName) == ["WLED controller (WLED-AP)"])
         #expect(try services.networkManager.activeConnectionID(on: services.device) == "HomeNet")
+
+        // An administrator (polkit's manage-others) looks it up.
+        try services.polkit.allow(["io.accessorysetup.manage-others"])
+        let shown = try await services.runClient(uid: second, ["show", id])
+        #expect(shown.status == 0, "\(shown)")
     }
 
     @Test func polkitRefusingAuthorizeEndsThePickWithUserRestrictedAndRecordsNothing() async throws {
