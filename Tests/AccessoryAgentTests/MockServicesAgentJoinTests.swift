@@ -67,20 +67,9 @@ struct MockServicesAgentJoinTests {
     /// upgrade restarts it): the next agent holds it again for the record's owner, who leaves it
     /// and is back home.
     @Test func aJoinLeftUpByARestartIsHeldAgainAndLeftByItsOwner() async throws {
-        let services = try AgentServices(startAgent: false)
-        try services.agent.installProfile(
-            MockServicesAgentProfileOwnerTests.storedPlugProfile, name: "org.example.storedplug")
-        try services.agent.start()
+        let services = try MockServicesAgentProfileOwnerTests.storedPlugServices()
         let client = try await services.client()
-        let picker = try await TestPicker(on: client.bus, behaviour: .choose(ssid: "Acme-Setup-4F2A"))
-        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
-        let session = try await client.openSession("org.example.storedplug")
-        _ = try await session.activate()
-        try await session.showPicker([plugItem])
-        let added = try #require(
-            try await session.waitForDismiss().first { $0.member == "AccessoryAdded" }?.arguments.first)
-        let id = try #require(added["id"]?.string)
-        _ = picker
+        let id = try await MockServicesAgentProfileOwnerTests.pickStoredPlug(client)
         try await client.manager("JoinAccessory", [.string(id), .vardict([])])
         await client.close()
         try services.agent.terminate()

@@ -256,15 +256,16 @@ struct MockServicesAgentProfileOwnerTests {
             of: #""passphrase": { "source": "none" } }"#,
             with: #""passphrase": { "source": "none" }, "joinOnce": false }"#)
 
-    @Test func aStoredJoinReplacesItsOwnUsersProfileOfTheSSIDButNeverAnotherUsers() async throws {
+    /// The agent with the stored plug's profile installed.
+    static func storedPlugServices() throws -> AgentServices {
         let services = try AgentServices(startAgent: false)
         try services.agent.installProfile(Self.storedPlugProfile, name: "org.example.storedplug")
         try services.agent.start()
-        // Another user's stored profile of the same hotspot, as the agent makes them.
-        try services.networkManager.addTaggedProfile(
-            id: "Accessory Acme-Setup-4F2A", ssid: "Acme-Setup-4F2A",
-            userData: ["accessory-setup.managed": "1", "accessory-setup.join-once": "0"], permittedUser: "nobody")
-        let client = try await services.client()
+        return services
+    }
+
+    /// Picks the stored plug (Acme-Setup-4F2A) in a session of `client`; its record's id.
+    static func pickStoredPlug(_ client: AgentClient) async throws -> String {
         let picker = try await TestPicker(on: client.bus, behaviour: .choose(ssid: "Acme-Setup-4F2A"))
         try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
         let session = try await client.openSession("org.example.storedplug")
@@ -272,8 +273,18 @@ struct MockServicesAgentProfileOwnerTests {
         try await session.showPicker([plugItem])
         let added = try #require(
             try await session.waitForDismiss().first { $0.member == "AccessoryAdded" }?.arguments.first)
-        let id = try #require(added["id"]?.string)
         _ = picker
+        return try #require(added["id"]?.string)
+    }
+
+    @Test func aStoredJoinReplacesItsOwnUsersProfileOfTheSSIDButNeverAnotherUsers() async throws {
+        let services = try Self.storedPlugServices()
+        // Another user's stored profile of the same hotspot, as the agent makes them.
+        try services.networkManager.addTaggedProfile(
+            id: "Accessory Acme-Setup-4F2A", ssid: "Acme-Setup-4F2A",
+            userData: ["accessory-setup.managed": "1", "accessory-setup.join-once": "0"], permittedUser: "nobody")
+        let client = try await services.client()
+        let id = try await Self.pickStoredPlug(client)
         // Twice: the second stored profile replaces root's first, and only that one.
         for _ in 0..<2 {
             try await client.manager("JoinAccessory", [.string(id), .vardict([("restoreAfter", .uint32(0))])])
