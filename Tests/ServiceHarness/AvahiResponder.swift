@@ -75,21 +75,44 @@ public final class AvahiResponder: @unchecked Sendable {
     public var log: String { daemon.log }
 
     /// Announces `hostname` at `address`, and service `name` of `type` on it at `port` with
-    /// `txt` (`key=value` strings), until `stop`.
+    /// `txt` (`key=value` strings), until `stop`. The daemon withdraws what a killed publisher
+    /// announced once the bus tells it the publisher left; an announcement that collides with
+    /// one not withdrawn yet (avahi-publish renames the service, or gives the address up) is
+    /// made again a moment later, so that the names stay as asked.
     public func publish(
         _ name: String, type: String, port: UInt16, hostname: String, address: String, txt: [String] = []
     ) throws {
-        let tag = UUID().uuidString.prefix(6)
-        let host = try ServiceProcess(
-            name: "avahi-publish -a", executable: "/usr/bin/avahi-publish",
-            arguments: ["-a", "-R", hostname, address], environment: bus.environment,
-            logFile: directory.url.appendingPathComponent("publish-address-\(tag).log"))
-        let service = try ServiceProcess(
-            name: "avahi-publish -s", executable: "/usr/bin/avahi-publish",
-            arguments: ["-s", "-H", hostname, name, type, String(port)] + txt, environment: bus.environment,
-            logFile: directory.url.appendingPathComponent("publish-service-\(tag).log"))
-        lock.withLock { published += [host, service] }
-        try service.wait(for: "'\(name)' established", timeout: 30) { service.log.contains("Established under name") }
+        var attempts: [String] = []
+        for attempt in 1...10 {
+            let tag = UUID().uuidString.prefix(6)
+            let host = try ServiceProcess(
+                name: "avahi-publish -a", executable: "/usr/bin/avahi-publish",
+                arguments: ["-a", "-R", hostname, address], environment: bus.environment,
+                logFile: directory.url.appendingPathComponent("publish-address-\(tag).log"))
+            try host.wait(for: "'\(hostname)' established", timeout: 30) {
+                host.log.contains("Established under name") || !host.isRunning
+            }
+            let service = try ServiceProcess(
+                name: "avahi-publish -s", executable: "/usr/bin/avahi-publish",
+                arguments: ["-s", "-H", hostname, name, type, String(port)] + txt, environment: bus.environment,
+                logFile: directory.url.appendingPathComponent("publish-service-\(tag).log"))
+            try service.wait(for: "'\(name)' established", timeout: 30) {
+                service.log.contains("Established under name") || service.log.contains("collision")
+                    || !service.isRunning
+            }
+            if host.isRunning && service.log.contains("Established under name '\(name)'") {
+                lock.withLock { published += [host, service] }
+                return
+            }
+            attempts.append("attempt \(attempt):\n\(host.log)\n\(service.log)")
+            for process in [host, service] {
+                process.send(SIGKILL)
+                _ = process.waitForExit(timeout: 10)
+            }
+            usleep(200_000)
+        }
+        throw HarnessError(
+            "'\(name)' at \(hostname) was never announced as asked:\n\(attempts.joined(separator: "\n"))")
     }
 
     /// Withdraws what was published.
