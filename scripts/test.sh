@@ -150,7 +150,7 @@ sanitized_tests() {
     case $sanitizer in
     thread) export TSAN_OPTIONS="$options" ;;
     address)
-        export ASAN_OPTIONS="$options"
+        export ASAN_OPTIONS="$options:suppressions=$PWD/scripts/asan.supp"
         export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp print_suppressions=0"
         ;;
     esac
