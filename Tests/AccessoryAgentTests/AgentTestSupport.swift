@@ -64,10 +64,7 @@ final class AgentServices: @unchecked Sendable {
         bluez = try BlueZMock(on: bus)
         polkit = try PolkitMock(on: bus)
         try bluez.addAdapter()
-        device = try networkManager.addWiFiDevice("wlan0")
-        let home = try networkManager.addAccessPoint(
-            device, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
-        try networkManager.connectHomeNetwork(device, accessPoint: home, ssid: "HomeNet")
+        device = try networkManager.addWiFiDeviceOnHomeNet()
         try networkManager.addAccessPoint(
             device, name: "wled", ssid: "WLED-AP", bssid: Self.wledBSSID, strength: 60, security: .wpa2)
         plugAccessPoint = try networkManager.addAccessPoint(

@@ -191,10 +191,7 @@ final class ESPPlugAgent {
         bus = try PrivateSystemBus()
         networkManager = try NetworkManagerMock(on: bus)
         polkit = try PolkitMock(on: bus)
-        wifi = try networkManager.addWiFiDevice("wlan0")
-        let home = try networkManager.addAccessPoint(
-            wifi, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
-        try networkManager.connectHomeNetwork(wifi, accessPoint: home, ssid: "HomeNet")
+        wifi = try networkManager.addWiFiDeviceOnHomeNet()
         agent = try AgentProcess(bus: bus)
         for (index, ssid) in plugs.enumerated() { try addPlug(ssid, index: index) }
         try agent.installProfile(

@@ -19,10 +19,7 @@ import Testing
         bus = try PrivateSystemBus()
         networkManager = try NetworkManagerMock(on: bus)
         polkit = try PolkitMock(on: bus)
-        device = try networkManager.addWiFiDevice("wlan0")
-        let home = try networkManager.addAccessPoint(
-            device, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
-        try networkManager.connectHomeNetwork(device, accessPoint: home, ssid: "HomeNet")
+        device = try networkManager.addWiFiDeviceOnHomeNet()
         try networkManager.addAccessPoint(
             device, name: "wled", ssid: "WLED-AP", bssid: "02:00:00:00:00:20", strength: 60, security: .wpa2)
         agent = try AgentProcess(bus: bus)

@@ -103,10 +103,7 @@ import Testing
         bluez = try BlueZMock(on: bus)
         polkit = try PolkitMock(on: bus)
         try bluez.addAdapter()
-        let wifi = try networkManager.addWiFiDevice("wlan0")
-        let home = try networkManager.addAccessPoint(
-            wifi, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
-        try networkManager.connectHomeNetwork(wifi, accessPoint: home, ssid: "HomeNet")
+        let wifi = try networkManager.addWiFiDeviceOnHomeNet()
         agent = try AgentProcess(bus: bus)
         try agent.installShippedProfile("improv-wifi.json")
         try agent.start()

@@ -70,10 +70,7 @@ final class PickerServices: @unchecked Sendable {
         try polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.authorize"])
         logind = try LogindMock(on: bus, session: "c1", uid: 0, user: "root")
         try bluez.addAdapter()
-        device = try networkManager.addWiFiDevice("wlan0")
-        let home = try networkManager.addAccessPoint(
-            device, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
-        try networkManager.connectHomeNetwork(device, accessPoint: home, ssid: "HomeNet")
+        device = try networkManager.addWiFiDeviceOnHomeNet()
         firstPlug = try networkManager.addAccessPoint(
             device, name: "plug1", ssid: "Acme-Setup-4F2A", bssid: "02:00:00:00:00:31", strength: 50)
         try networkManager.addAccessPoint(

@@ -10,14 +10,10 @@ import Testing
 @Suite(.serialized) final class MockNetworkManagerJoinTests {
     let mock: NetworkManagerMock
     let device: String
-    let home: String
 
     init() throws {
         mock = try NetworkManagerMock()
-        device = try mock.addWiFiDevice("wlan0")
-        home = try mock.addAccessPoint(
-            device, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
-        try mock.connectHomeNetwork(device, accessPoint: home, ssid: "HomeNet")
+        device = try mock.addWiFiDeviceOnHomeNet()
     }
 
     deinit { mock.stop() }

@@ -94,6 +94,16 @@ public final class NetworkManagerMock: @unchecked Sendable {
         try mockCall("RemoveAccessPoint", ["'\(device)'", "'\(accessPoint)'"])
     }
 
+    /// Adds Wi-Fi device `name` on the home network the tests come back to: HomeNet (WPA2, the
+    /// strongest in range), its saved profile active. Returns the device's path.
+    public func addWiFiDeviceOnHomeNet(_ name: String = "wlan0") throws -> String {
+        let device = try addWiFiDevice(name)
+        let home = try addAccessPoint(
+            device, name: "home", ssid: "HomeNet", bssid: "02:00:00:00:00:01", strength: 90, security: .wpa2)
+        try connectHomeNetwork(device, accessPoint: home, ssid: "HomeNet")
+        return device
+    }
+
     /// A saved profile for `ssid` (its id is the SSID), active on `device`: the network the machine was on.
     public func connectHomeNetwork(_ device: String, accessPoint: String, ssid: String) throws {
         let connection = try objectPath(
