@@ -24,8 +24,9 @@ extension Agent {
             session.adopt(hotspot, for: record.id)
         }
         if request.passphrase == nil && !request.withoutSecurity {
-            request.passphrase = try Self.suppliedPassphrase(for: record.id, in: session)
-            if case .file = session.suppliedPassphrase(for: record.id) {
+            let supplied = session.suppliedPassphrase(for: record.id)
+            request.passphrase = try Self.secret(of: supplied)
+            if case .file = supplied {
                 // The kiosk policy's passphrase is root's. NetworkManager gives a profile's
                 // secrets to the one user it is restricted to; a system profile's only to an
                 // administrator.
@@ -84,12 +85,10 @@ extension Agent {
         return session
     }
 
-    /// The passphrase the session holds for the accessory: given in the picker, or in a file
-    /// the kiosk policy names.
-    private static func suppliedPassphrase(
-        for recordID: UUID, in session: AccessorySession
-    ) throws(CallFailure) -> Secret? {
-        switch session.suppliedPassphrase(for: recordID) {
+    /// The passphrase a session holds for an accessory: given in the picker, or read from the
+    /// file the kiosk policy names.
+    private static func secret(of supplied: SuppliedPassphrase?) throws(CallFailure) -> Secret? {
+        switch supplied {
         case nil:
             return nil
         case .secret(let secret):
