@@ -29,57 +29,16 @@ enum ClientInput {
         guard copy >= 0 else {
             return .failure(.input(.unreadable(name: "the descriptor", reason: SystemErrorText.reason(errno))))
         }
-        let duplicate = Duplicate(copy)
         let deadline = ContinuousClock.now + time
-        let outcome = await readers.run(within: time) { () -> Result<Data, Failure> in
-            guard duplicate.begin() else { return .failure(.timedOut) }
-            defer { duplicate.end() }
-            return readBounded(duplicate.descriptor, limit: limit, until: deadline, name: name)
+        let outcome = await readers.run(within: time, skipped: { close(copy) }) {
+            defer { close(copy) }
+            return readBounded(copy, limit: limit, until: deadline, name: name)
         }
         switch outcome {
-        case .read(let result):
-            return result
-        case .timedOut:
-            duplicate.abandon()
-            return .failure(.timedOut)
+        case .read(let result): return result
+        case .timedOut: return .failure(.timedOut)
         case .busy:
-            duplicate.abandon()
             return .failure(.input(.unreadable(name: name, reason: "too many reads of clients' descriptors wait")))
-        }
-    }
-
-    /// The agent's duplicate of a client's descriptor, closed once: by its read when the read
-    /// started, else by the call that gave up waiting for a reader.
-    private final class Duplicate: Sendable {
-        let descriptor: Int32
-        private let state = Locked((started: false, closed: false))
-
-        init(_ descriptor: Int32) {
-            self.descriptor = descriptor
-        }
-
-        /// Whether the read may start: not when the call gave it up.
-        func begin() -> Bool {
-            state.withLock { state in
-                guard !state.closed else { return false }
-                state.started = true
-                return true
-            }
-        }
-
-        /// The read is done with it.
-        func end() {
-            close(descriptor)
-        }
-
-        /// The call gave the read up: closes the descriptor unless the read has it.
-        func abandon() {
-            let owned = state.withLock { state in
-                guard !state.started, !state.closed else { return false }
-                state.closed = true
-                return true
-            }
-            if owned { close(descriptor) }
         }
     }
 

@@ -38,19 +38,22 @@ public final class BoundedReaders: Sendable {
     }
 
     /// Runs `read` on a reader thread, now or when one is free, and returns what it returned;
-    /// `timedOut` once `time` has passed first. A read whose time passed while it waited is not
-    /// started.
-    public func run<Value: Sendable>(within time: Duration, _ read: @escaping @Sendable () -> Value) async
-        -> Outcome<Value>
-    {
+    /// `timedOut` once `time` has passed first. A read whose time passed while it waited, or
+    /// that found the pool full, is not started: `skipped` runs instead, so that what the read
+    /// would have released (a descriptor, say) is released. Exactly one of the two runs.
+    public func run<Value: Sendable>(
+        within time: Duration, skipped: @escaping @Sendable () -> Void = {},
+        _ read: @escaping @Sendable () -> Value
+    ) async -> Outcome<Value> {
         let answer = Answer<Value>()
         return await withCheckedContinuation { continuation in
             answer.start(continuation)
             let queued = submit {
-                guard !answer.isGiven else { return }
+                guard !answer.isGiven else { return skipped() }
                 answer.give(.read(read()))
             }
             guard queued else {
+                skipped()
                 answer.give(.busy)
                 return
             }

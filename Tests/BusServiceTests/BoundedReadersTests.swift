@@ -1,3 +1,4 @@
+import AccessoryCore
 import BusService
 import Foundation
 import Testing
@@ -15,15 +16,19 @@ import Testing
     }
 
     /// Reads stuck for good keep their threads, never more than the pool's; each call still
-    /// ends, timed out (those past the waiting bound at once, busy) while its read is stuck; once
-    /// the stuck reads return, the threads end and the pool serves again.
+    /// ends, timed out (those past the waiting bound at once, busy) while its read is stuck, and
+    /// each read never started has its `skipped` run instead; once the stuck reads return, the
+    /// threads end and the pool serves again.
     @Test func stuckReadsCostTheirTimeAndAtMostThePoolsThreads() async {
         let readers = BoundedReaders(name: "test-readers", maximumThreads: 2, maximumWaiting: 2)
         let stuck = DispatchSemaphore(value: 0)
+        let skipped = Locked(0)
         let outcomes = await withTaskGroup(of: String.self) { group in
             for _ in 0..<6 {
                 group.addTask {
-                    switch await readers.run(within: .milliseconds(500), { stuck.wait() }) {
+                    let outcome = await readers.run(
+                        within: .milliseconds(500), skipped: { skipped.withLock { $0 += 1 } }, { stuck.wait() })
+                    return switch outcome {
                     case .read: "read"
                     case .timedOut: "timedOut"
                     case .busy: "busy"
@@ -45,6 +50,7 @@ import Testing
             running = readers.runningThreads
         }
         #expect(running == 0, "the threads end once their reads returned and the waiting ones were given up")
+        #expect(skipped.withLock { $0 } == 4, "the two that waited and the two the full pool turned away")
         guard case .read = await readers.run(within: .seconds(5), { () }) else {
             Issue.record("the pool did not serve again")
             return
