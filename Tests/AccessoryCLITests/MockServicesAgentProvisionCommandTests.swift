@@ -103,7 +103,7 @@ import Testing
         bluez = try BlueZMock(on: bus)
         polkit = try PolkitMock(on: bus)
         try bluez.addAdapter()
-        let wifi = try networkManager.addWiFiDeviceOnHomeNet()
+        try networkManager.addWiFiDeviceOnHomeNet()
         agent = try AgentProcess(bus: bus)
         try agent.installShippedProfile("improv-wifi.json")
         try agent.start()

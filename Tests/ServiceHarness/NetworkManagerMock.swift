@@ -96,6 +96,7 @@ public final class NetworkManagerMock: @unchecked Sendable {
 
     /// Adds Wi-Fi device `name` on the home network the tests come back to: HomeNet (WPA2, the
     /// strongest in range), its saved profile active. Returns the device's path.
+    @discardableResult
     public func addWiFiDeviceOnHomeNet(_ name: String = "wlan0") throws -> String {
         let device = try addWiFiDevice(name)
         let home = try addAccessPoint(
