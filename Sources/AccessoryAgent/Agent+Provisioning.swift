@@ -38,7 +38,8 @@ extension Agent {
         if let given = request.credentials {
             credentials = given
         } else {
-            credentials = try await sharedNetwork(request.ssid, device: joined?.device, for: record, call, uid: uid)
+            credentials = try await sharedNetwork(
+                request.ssid, device: joined?.device, for: record, method: method, call, uid: uid)
         }
         let claim = try provisionings.claim(
             record.id, uid: uid, client: call.sender, sessionPath: host?.path,
@@ -140,28 +141,52 @@ extension Agent {
 
     /// The network the machine stores that the accessory is given: `ssid`'s profile, else the
     /// one the machine is on (while joined to the accessory, the one it returns to). Only a
-    /// profile the caller may use, and only once polkit's share-network allows it, shown
-    /// the network's and the accessory's names.
+    /// profile the caller may use, and only once polkit allows sharing it by NetworkManager's
+    /// own rule for reading its secret: a profile restricted to the caller alone asks the
+    /// caller (share-network), any other an administrator (share-system-network). Neither is
+    /// kept: every accessory and every network asks again, naming both, the application and
+    /// whether the passphrase crosses the air unencrypted. A network that is not stored is
+    /// said so only after polkit, so that nobody learns silently which networks are.
     private func sharedNetwork(
-        _ ssid: SSID?, device: String?, for record: AccessoryRecord, _ call: MethodCall, uid: UInt32
+        _ ssid: SSID?, device: String?, for record: AccessoryRecord, method: ProvisioningMethod, _ call: MethodCall,
+        uid: UInt32
     ) async throws(CallFailure) -> WiFiCredentials {
-        let network: StoredNetwork
+        let user = uid == 0 ? nil : Self.userName(of: uid) ?? "#\(uid)"
+        let lookup: Result<StoredNetwork, HotspotError>
         do {
-            network = try await radios.hotspots().storedNetwork(
-                ssid: ssid, device: device, permitting: uid == 0 ? nil : Self.userName(of: uid) ?? "#\(uid)")
+            lookup = .success(try await radios.hotspots().storedNetwork(ssid: ssid, device: device, permitting: user))
+        } catch .notStored(let what) {
+            lookup = .failure(.notStored(what))
         } catch {
             throw CallFailure(error)
         }
-        try await require(
-            .shareNetwork, call, uid: uid, details: ["ssid": network.ssid.escaped, "accessory": record.displayName])
+        let network = try? lookup.get()
+        let action: PolkitAction
+        if let network, network.holder != .user(user ?? "") {
+            action = .shareSystemNetwork
+        } else {
+            action = .shareNetwork
+        }
+        let consent = NetworkShareConsent(
+            recordID: record.id, accessory: record.displayName, network: network?.ssid ?? ssid,
+            application: await applicationName(of: call), exposure: method.exposure)
+        try await require(action, call, uid: uid, details: consent.details)
+        let shared: StoredNetwork
+        do { shared = try lookup.get() } catch { throw CallFailure(error) }
         Journal.notice(
-            "provision: record \(record.id) of uid \(uid) is given the stored network '\(network.ssid)' "
-                + "(profile '\(network.connectionID)')")
+            "provision: record \(record.id) of uid \(uid) is given the stored network '\(shared.ssid)' "
+                + "(profile '\(shared.connectionID)', \(action.rawValue))")
         do {
-            return try network.credentials()
+            return try shared.credentials()
         } catch {
             throw CallFailure(error)
         }
+    }
+
+    /// The caller's application as the desktop names it; `nil` for a program on the host.
+    private func applicationName(of call: MethodCall) async -> String? {
+        guard let caller = try? await caller(call), let id = caller.ownerApplication else { return nil }
+        return await Task.detached { DesktopApplication.lookUp(id).name }.value
     }
 
     /// Runs the provisioning the profile names, signalling its steps.
@@ -179,7 +204,7 @@ extension Agent {
                 do throws(ProvisioningError) {
                     let authentication = ProvisioningAuthentication(
                         security: setup.security, proofOfPossession: request.proofOfPossession,
-                        username: setup.username)
+                        username: setup.username, minimumSecurity: setup.minimumSecurity)
                     outcome = .success(
                         try await client.provision(
                             credentials, authentication: authentication, timeout: request.timeout
@@ -263,6 +288,13 @@ extension Agent {
         of profile: AccessoryProfile, _ record: AccessoryRecord
     ) throws(CallFailure) -> ProvisioningMethod {
         if profile.handoff == .improvWiFi {
+            guard profile.allowsUnencryptedProvisioning else {
+                throw CallFailure(
+                    AccessorySessionError.invalidRequest(
+                        field: "accessory",
+                        reason: "it is given the network over Improv Wi-Fi, which sends the passphrase without "
+                            + "encryption, and its profile \(profile.id) does not accept that (unencryptedProvisioning)"))
+            }
             guard let address = record.bluetoothIdentifier else {
                 throw CallFailure(
                     AccessorySessionError.invalidRequest(
@@ -324,6 +356,15 @@ enum ProvisioningMethod {
     case espIDF(ProvisioningSetup)
     /// Improv Wi-Fi over Bluetooth LE, at the accessory's address.
     case improv(MACAddress)
+
+    /// How the passphrase travels: ESP-IDF's session encrypts it unless the profile accepts
+    /// security 0; Improv sends it as it is.
+    var exposure: NetworkShareConsent.Exposure {
+        switch self {
+        case .espIDF(let setup): setup.minimumSecurity == 0 ? .unencryptedIfOffered : .encrypted
+        case .improv: .unencrypted
+        }
+    }
 }
 
 /// `ProvisionAccessory`'s options.

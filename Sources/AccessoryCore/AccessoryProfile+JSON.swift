@@ -34,7 +34,7 @@ extension AccessoryProfile {
 
     static let keys = [
         "schemaVersion", "id", "vendor", "applications", "supports", "bluetooth", "hotspot", "handoff",
-        "bluetoothHandoff", "provisioning", "homeNetwork", "items", "sources",
+        "bluetoothHandoff", "provisioning", "unencryptedProvisioning", "homeNetwork", "items", "sources",
     ]
 
     private init?(reading object: JSONObjectReader, imageDirectory: URL?) {
@@ -60,6 +60,12 @@ extension AccessoryProfile {
         let hotspot = object.object("hotspot").flatMap(HotspotPolicy.init(reading:))
         let bluetoothHandoff = object.object("bluetoothHandoff").flatMap(BluetoothHandoff.init(reading:))
         let provisioning = object.object("provisioning").flatMap(ProvisioningSetup.init(reading:))
+        let unencryptedProvisioning = object.bool("unencryptedProvisioning") ?? false
+        if let provisioning, provisioning.minimumSecurity == 0, !unencryptedProvisioning {
+            object.report(
+                "provisioning.minimumSecurity",
+                "0 sends the home network's passphrase without encryption; say so with \"unencryptedProvisioning\": true")
+        }
         let homeServices = object.object("homeNetwork").map(Self.readHomeServices) ?? []
         let items = object.array("items", required: true, allowEmpty: false)?.compactMap { value, field in
             let item = JSONObjectReader(value, at: field, diagnostics: object.diagnostics).flatMap {
@@ -97,7 +103,8 @@ extension AccessoryProfile {
         self.init(
             id: id, vendor: vendor, applications: applications, supports: supports, bluetooth: bluetooth,
             hotspot: hotspot, handoff: handoff, bluetoothHandoff: bluetoothHandoff, provisioning: provisioning,
-            homeServices: homeServices, items: items, sources: sources ?? [])
+            allowsUnencryptedProvisioning: unencryptedProvisioning, homeServices: homeServices, items: items,
+            sources: sources ?? [])
     }
 
     /// `homeNetwork`: `{"services": [{"type": "_wled._tcp", "instance": "wled-*"}]}`.
@@ -465,7 +472,9 @@ extension BluetoothHandoff.StateReport {
 extension ProvisioningSetup {
     init?(reading object: JSONObjectReader) {
         let before = object.diagnostics.issues.count
-        object.rejectUnknownKeys(["protocol", "transport", "address", "security", "username", "proofOfPossession"])
+        object.rejectUnknownKeys([
+            "protocol", "transport", "address", "security", "minimumSecurity", "username", "proofOfPossession",
+        ])
         _ = object.choice("protocol", from: ["espIDF": true], required: true)
         let transport = object.choice(
             "transport", from: ["softAP": Transport.softAP, "bluetooth": .bluetooth], required: true)
@@ -478,6 +487,10 @@ extension ProvisioningSetup {
             }
         }
         let security = object.integer("security", in: 0...2)
+        let minimumSecurity = object.integer("minimumSecurity", in: 0...2) ?? Self.defaultMinimumSecurity
+        if let security, security < minimumSecurity {
+            object.report("security", "\(security) is below minimumSecurity \(minimumSecurity)")
+        }
         let username = object.string("username")
         if username != nil && security != 2 { object.report("username", "is for security 2 only") }
         let proof = object.object("proofOfPossession").flatMap(Self.readProofOfPossession)
@@ -486,8 +499,8 @@ extension ProvisioningSetup {
         }
         guard object.diagnostics.issues.count == before, let transport else { return nil }
         self.init(
-            transport: transport, address: address ?? Self.defaultAddress, security: security, username: username,
-            proofOfPossession: proof)
+            transport: transport, address: address ?? Self.defaultAddress, security: security,
+            minimumSecurity: minimumSecurity, username: username, proofOfPossession: proof)
     }
 
     private static func readProofOfPossession(_ object: JSONObjectReader) -> ProofOfPossessionSource? {

@@ -51,6 +51,10 @@ public struct AccessoryProfile: Hashable, Sendable {
     public var bluetoothHandoff: BluetoothHandoff?
     /// How the accessory is given the home network after the handoff, if the profile says.
     public var provisioning: ProvisioningSetup?
+    /// Whether the profile's accessories may be given a network's passphrase without
+    /// encryption (`unencryptedProvisioning`): Improv Wi-Fi always sends it in the clear, ESP-IDF
+    /// does under security 0. Without it the agent refuses both before anything is sent.
+    public var allowsUnencryptedProvisioning: Bool
     /// The DNS-SD services the accessory publishes once on the home network (`homeNetwork`).
     public var homeServices: [PublishedService]
     public var items: [PickerDisplayItem]
@@ -60,7 +64,8 @@ public struct AccessoryProfile: Hashable, Sendable {
         id: String, vendor: String, applications: [String] = [], supports: Set<Transport>,
         bluetooth: BluetoothDeclarations = .init(), hotspot: HotspotPolicy? = nil, handoff: Handoff,
         bluetoothHandoff: BluetoothHandoff? = nil, provisioning: ProvisioningSetup? = nil,
-        homeServices: [PublishedService] = [], items: [PickerDisplayItem], sources: [SourceReference] = []
+        allowsUnencryptedProvisioning: Bool = false, homeServices: [PublishedService] = [],
+        items: [PickerDisplayItem], sources: [SourceReference] = []
     ) {
         self.id = id
         self.vendor = vendor
@@ -71,6 +76,7 @@ public struct AccessoryProfile: Hashable, Sendable {
         self.handoff = handoff
         self.bluetoothHandoff = bluetoothHandoff
         self.provisioning = provisioning
+        self.allowsUnencryptedProvisioning = allowsUnencryptedProvisioning
         self.homeServices = homeServices
         self.items = items
         self.sources = sources
@@ -146,12 +152,17 @@ public struct ProvisioningSetup: Hashable, Sendable {
     }
 
     public static let defaultAddress = "192.168.4.1:80"
+    public static let defaultMinimumSecurity = 1
 
     public var transport: Transport
     /// `HOST:PORT` of the HTTP server on the hotspot (SoftAP only).
     public var address: String
     /// The protocomm security scheme to insist on; `nil`: the one the device announces.
     public var security: Int?
+    /// The least scheme the agent accepts from a device (`minimumSecurity`, by default 1): a
+    /// device announcing less is refused before anything is sent. From 1 up a proof of
+    /// possession is required too, without which any device nearby could run the session.
+    public var minimumSecurity: Int
     /// The security 2 username; `nil`: ESP-IDF's default.
     public var username: String?
     /// Where the proof of possession comes from; `nil`: from the application, if the device
@@ -167,12 +178,14 @@ public struct ProvisioningSetup: Hashable, Sendable {
     }
 
     public init(
-        transport: Transport, address: String = Self.defaultAddress, security: Int? = nil, username: String? = nil,
+        transport: Transport, address: String = Self.defaultAddress, security: Int? = nil,
+        minimumSecurity: Int = Self.defaultMinimumSecurity, username: String? = nil,
         proofOfPossession: ProofOfPossessionSource? = nil
     ) {
         self.transport = transport
         self.address = address
         self.security = security
+        self.minimumSecurity = minimumSecurity
         self.username = username
         self.proofOfPossession = proofOfPossession
     }

@@ -787,8 +787,8 @@ extension AccessorySession {
         if name.utf8.count > maximumNameLength {
             return "is \(name.utf8.count) bytes long; at most \(maximumNameLength) are allowed"
         }
-        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            return "must not contain control characters"
+        if DisplayText.hasHiddenCharacters(name) {
+            return "must not contain control, format or bidirectional characters"
         }
         return nil
     }

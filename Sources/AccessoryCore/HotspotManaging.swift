@@ -56,12 +56,31 @@ public struct StoredNetwork: Sendable {
     public var passphrase: Secret?
     /// `802-11-wireless-security.key-mgmt`; `nil` for an open network.
     public var keyManagement: String?
+    /// Whose secret the passphrase is, by NetworkManager's own rule for reading it back.
+    public var holder: SecretHolder
 
-    public init(ssid: SSID, connectionID: String, passphrase: Secret?, keyManagement: String?) {
+    /// Whom NetworkManager lets read a profile's secrets (`GetSecrets`): the one user a
+    /// profile is restricted to (`connection.permissions` naming that user alone, polkit's
+    /// `settings.modify.own`), else an administrator (`settings.modify.system`): a system
+    /// profile, or one several users share.
+    public enum SecretHolder: Hashable, Sendable {
+        case user(String)
+        case system
+
+        /// The holder of a profile whose `connection.permissions` name `users`.
+        public init(permittedUsers users: [String]) {
+            self = users.count == 1 ? .user(users[0]) : .system
+        }
+    }
+
+    public init(
+        ssid: SSID, connectionID: String, passphrase: Secret?, keyManagement: String?, holder: SecretHolder = .system
+    ) {
         self.ssid = ssid
         self.connectionID = connectionID
         self.passphrase = passphrase
         self.keyManagement = keyManagement
+        self.holder = holder
     }
 
     /// The credentials an accessory is given, or why this network cannot be given: its secret

@@ -50,9 +50,12 @@ public enum PolkitAction: String, Sendable, CaseIterable {
     case configureHotspot = "io.accessorysetup.configure-hotspot"
     /// Giving an accessory a Wi-Fi network to join (`ProvisionAccessory`).
     case provision = "io.accessorysetup.provision"
-    /// Giving an accessory the passphrase of a network the machine stores, a secret of the
-    /// system's; the prompt names the network and the accessory.
+    /// Giving an accessory the passphrase of a network stored for the caller alone (a profile
+    /// whose `connection.permissions` name only them): the caller's own password, each time.
     case shareNetwork = "io.accessorysetup.share-network"
+    /// Giving an accessory the passphrase of a system profile (or one several users share),
+    /// which NetworkManager shows only an administrator: an administrator's password, each time.
+    case shareSystemNetwork = "io.accessorysetup.share-system-network"
 }
 
 extension NamedError {

@@ -98,6 +98,7 @@ extension NetworkManagerClient {
         }
         return StoredNetwork(
             ssid: ssid, connectionID: stored.profile.id, passphrase: stored.profile.psk ?? stored.profile.wepKey,
-            keyManagement: stored.profile.keyManagement)
+            keyManagement: stored.profile.keyManagement,
+            holder: StoredNetwork.SecretHolder(permittedUsers: stored.profile.permittedUsers))
     }
 }

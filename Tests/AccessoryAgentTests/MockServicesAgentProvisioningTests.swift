@@ -28,19 +28,19 @@ struct MockServicesAgentProvisioningTests {
     static let items = #"[{"name": "Acme plug", "descriptor": {"ssid": "Acme-Setup-4F2A"}}]"#
 
     /// The plug's profile: its open hotspot joined, then ESP-IDF provisioning at `host:port`.
-    static func profile(port: Int, security: Int = 1, host: String = "127.0.0.1") -> String {
+    static func profile(port: Int, security: Int? = 1, host: String = "127.0.0.1") -> String {
         """
         {"schemaVersion": 1, "id": "\(profileID)", "vendor": "Example", "supports": ["wifi"],
          "hotspot": {"security": "open", "passphrase": {"source": "none"}}, "handoff": "joinHotspot",
-         "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "\(host):\(port)",
-                          "security": \(security)},
+         "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "\(host):\(port)"
+                          \(security.map { #", "security": \#($0)"# } ?? "")},
          "items": [{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}}]}
         """
     }
 
     /// The agent with the plug's profile for `device`, picking for `users`.
     static func services(
-        _ device: ESPProvisioningDevice, users: [UInt32], security: Int = 1, host: String = "127.0.0.1"
+        _ device: ESPProvisioningDevice, users: [UInt32], security: Int? = 1, host: String = "127.0.0.1"
     ) throws -> AgentServices {
         let services = try AgentServices(
             kiosk: kioskPolicy(profiles: [profileID, "org.example.plug"], users: users), startAgent: false)
@@ -60,6 +60,24 @@ struct MockServicesAgentProvisioningTests {
         let id = try #require(added["id"]?.string)
         if join { try await session.call("JoinAccessoryHotspot", [.string(id), .vardict([])]) }
         return (session, id)
+    }
+
+    /// A look-alike that offers security 0 (or a profile's floor without the proof of
+    /// possession) learns nothing: the agent stops after the version exchange.
+    @Test func aDeviceOfferingLessThanItsProfileAcceptsIsGivenNothing() async throws {
+        let device = try ESPProvisioningDevice(security: 0, proofOfPossession: nil)
+        let services = try Self.services(device, users: [0], security: nil)
+        let client = try await services.client()
+        let (session, id) = try await Self.pickAndJoin(client)
+        let network = DBusValue.vardict([
+            ("ssid", .string("HomeNet")), ("passphrase", .string("home-passphrase")),
+            ("proofOfPossession", .string(Self.pop)),
+        ])
+        await expectBusError("io.accessorysetup.Error.ProvisioningSecurityBelowMinimum") {
+            try await session.call("ProvisionAccessory", [.string(id), network])
+        }
+        #expect(!device.log.contains("session") && !device.log.contains("credentials"), "\(device.log)")
+        await client.close()
     }
 
     @Test func theNetworkTheClientGivesReachesTheDeviceStepByStep() async throws {
@@ -289,54 +307,73 @@ struct MockServicesAgentProvisioningTests {
         #expect(given.status == 0, "the accessory is free for the next caller: \(given)")
     }
 
-    /// A stored network's passphrase is a secret of the system's: it goes to the accessory only
-    /// with polkit's share-network, and only from a profile the caller may use.
-    @Test func aStoredNetworkIsGivenOnlyWithShareNetworkAndOnlyTheCallersOwn() async throws {
+    /// A stored network's passphrase goes to an accessory by NetworkManager's own rule for
+    /// reading it: a profile restricted to the caller alone with share-network (the caller's
+    /// own password), a system profile only with share-system-network (an administrator's),
+    /// another user's never; every share asks again, naming the application, the accessory,
+    /// the network and how the passphrase travels; and a network that is not stored is said
+    /// so only after polkit.
+    @Test func aStoredNetworkIsSharedOnlyByWhoeverNetworkManagerLetsReadIt() async throws {
         let user = try systemUser("nobody")
         let device = try ESPProvisioningDevice(
-            security: 1, proofOfPossession: Self.pop, homeSSID: "SavedNet", homePassphrase: "saved-passphrase")
+            security: 1, proofOfPossession: Self.pop, homeSSID: "OwnNet", homePassphrase: "own-passphrase")
         let services = try Self.services(device, users: [user])
         try services.networkManager.addTaggedProfile(
             id: "SavedNet", ssid: "SavedNet", userData: [:], psk: "saved-passphrase")
         try services.networkManager.addTaggedProfile(
+            id: "OwnNet", ssid: "OwnNet", userData: [:], permittedUser: "nobody", psk: "own-passphrase")
+        try services.networkManager.addTaggedProfile(
             id: "RootsNet", ssid: "RootsNet", userData: [:], permittedUser: "root", psk: "roots-passphrase")
-        try services.polkit.allow([
+        let granted = [
             "io.accessorysetup.open-session", "io.accessorysetup.authorize", "io.accessorysetup.join",
             "io.accessorysetup.provision",
-        ])
+        ]
+        try services.polkit.allow(granted)
         let picked = try await services.runClient(uid: user, ["pick", Self.profileID, Self.items])
         let added = try #require(picked.objects.first { $0["event"] as? String == "AccessoryAdded" }, "\(picked)")
         let id = try #require((added["args"] as? [[String: Any]])?.first?["id"] as? String)
         let joined = try await services.runClient(uid: user, ["join", id])
         #expect(joined.status == 0, "\(joined)")
+        let provision = { (ssid: String) in
+            try await services.runClient(
+                uid: user, ["provision", id, #"{"ssid": "\#(ssid)", "proofOfPossession": "\#(Self.pop)"}"#],
+                timeout: 90)
+        }
+        let checks = { (action: String) in
+            services.polkit.log.split(separator: "\n").filter { $0.contains("\"io.accessorysetup.\(action)\"") }
+        }
 
-        let savedNet = #"{"ssid": "SavedNet", "proofOfPossession": "\#(Self.pop)"}"#
-        let refused = try await services.runClient(uid: user, ["provision", id, savedNet])
-        #expect(refused.objects.last?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(refused)")
-        #expect((refused.objects.last?["message"] as? String)?.contains("share-network") == true, "\(refused)")
-        #expect(!device.log.contains("session"), "nothing reached the device: \(device.log)")
-        // polkit was shown the network and the accessory.
-        let check = services.polkit.log.split(separator: "\n").first { $0.contains("share-network") } ?? ""
-        #expect(check.contains("SavedNet") && check.contains("Acme plug"), "\(services.polkit.log)")
-
-        try services.polkit.allow([
-            "io.accessorysetup.open-session", "io.accessorysetup.authorize", "io.accessorysetup.join",
-            "io.accessorysetup.provision", "io.accessorysetup.share-network",
-        ])
-        let rootsNet = try await services.runClient(
-            uid: user, ["provision", id, #"{"ssid": "RootsNet", "proofOfPossession": "\#(Self.pop)"}"#])
+        // Another user's network: not stored for this caller, which polkit hears of first.
+        let notAllowed = try await provision("RootsNet")
+        #expect(notAllowed.objects.last?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(notAllowed)")
+        try services.polkit.allow(granted + ["io.accessorysetup.share-network"])
+        let rootsNet = try await provision("RootsNet")
         #expect(rootsNet.objects.last?["error"] as? String == "io.accessorysetup.Error.NotStored", "\(rootsNet)")
 
-        let given = try await services.runClient(uid: user, ["provision", id, savedNet], timeout: 90)
-        #expect(given.status == 0, "\(given)")
-        let reply = (given.objects.last?["reply"] as? [[String: Any]])?.first
-        #expect(reply?["ssid"] as? String == "SavedNet", "\(given)")
-        let steps = given.objects.compactMap { ($0["args"] as? [Any])?[1] as? String }
-        #expect(steps.first == "connecting" && steps.last == "joining", "\(given)")
-        for secret in ["saved-passphrase", "roots-passphrase"] {
-            #expect(!given.out.contains(secret) && !services.agent.log.contains(secret))
+        // The system's network: the caller's own consent is not enough.
+        let systemNet = try await provision("SavedNet")
+        #expect(systemNet.objects.last?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(systemNet)")
+        #expect(
+            (systemNet.objects.last?["message"] as? String)?.contains("share-system-network") == true, "\(systemNet)")
+        #expect(!device.log.contains("session"), "nothing reached the device: \(device.log)")
+        let asked = try #require(checks("share-system-network").last.map(String.init), "\(services.polkit.log)")
+        for shown in ["SavedNet", "Acme plug", "A program of yours", "It is sent encrypted.", id] {
+            #expect(asked.contains(shown), "polkit is shown \(shown): \(asked)")
         }
-        #expect(services.agent.log.contains("the stored network 'SavedNet' (profile 'SavedNet')"))
+
+        // The caller's own network, with the caller's own consent, asked for each share.
+        let before = checks("share-network").count
+        for _ in 0..<2 {
+            let given = try await provision("OwnNet")
+            #expect(given.status == 0, "\(given)")
+            #expect((given.objects.last?["reply"] as? [[String: Any]])?.first?["ssid"] as? String == "OwnNet")
+            for secret in ["saved-passphrase", "own-passphrase", "roots-passphrase"] {
+                #expect(!given.out.contains(secret) && !services.agent.log.contains(secret))
+            }
+        }
+        #expect(checks("share-network").count == before + 2, "each share asks: \(services.polkit.log)")
+        #expect(services.agent.log.contains("the stored network 'OwnNet' (profile 'OwnNet', io.accessorysetup.share-network)"))
+        #expect(device.log.contains("OwnNet"), "\(device.log)")
     }
 }
 
@@ -350,6 +387,33 @@ struct MockServicesAgentImprovProvisioningTests {
             ("bluetoothServiceUUID", "00004677-0000-1000-8000-00805f9b34fb"), ("bluetoothServiceDataBlob", "02"),
             ("bluetoothServiceDataMask", "ff"),
         ])
+
+    /// Improv sends the passphrase as it is: only a profile that says it accepts that
+    /// (`unencryptedProvisioning`) has the agent send it, and otherwise the device hears nothing.
+    @Test func anImprovDeviceIsGivenNothingUnlessItsProfileAcceptsAPlainPassphrase() async throws {
+        let services = try AgentServices(
+            kiosk: kioskPolicy(profiles: ["com.improv-wifi.ble"], users: [0]), startAgent: false)
+        let shipped = try String(
+            contentsOf: AgentPaths.packageRoot.appendingPathComponent("profiles/improv-wifi.json"), encoding: .utf8)
+        let withoutConsent = shipped.replacingOccurrences(of: #""unencryptedProvisioning": true,"#, with: "")
+        #expect(withoutConsent != shipped, "the shipped Improv profile says it sends the passphrase as it is")
+        try services.agent.installProfile(withoutConsent, name: "com.improv-wifi.ble")
+        let device = try services.bluez.addImprovDevice("24:0A:C4:00:00:0A")
+        try services.agent.start()
+        let client = try await services.client()
+        let session = try await client.openSession("com.improv-wifi.ble")
+        _ = try await session.activate()
+        try await session.showPicker([Self.item])
+        let added = try #require(try await session.waitForDismiss().first { $0.member == "AccessoryAdded" })
+        let id = try #require(added.arguments.first?["id"]?.string)
+        let options = DBusValue.vardict([("ssid", .string("HomeNet")), ("passphrase", .string("home-passphrase"))])
+        let message = await expectBusError("io.accessorysetup.Error.InvalidRequest") {
+            try await session.call("ProvisionAccessory", [.string(id), options])
+        }
+        #expect(message?.contains("unencryptedProvisioning") == true, "\(message ?? "")")
+        #expect(try services.bluez.improvLog(device).packets.isEmpty, "the device was sent nothing")
+        await client.close()
+    }
 
     @Test func anImprovDeviceIsGivenTheNetworkAndAnswersWithItsURL() async throws {
         let services = try AgentServices(

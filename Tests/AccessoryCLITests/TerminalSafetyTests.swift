@@ -30,25 +30,25 @@ private func expectNoRawControls(_ text: String, sourceLocation: SourceLocation 
         }
         """
 
-    /// A valid profile whose vendor holds an escape sequence and whose item name holds format
-    /// characters (a control character there is refused, as in the names an app shows).
+    /// A valid profile whose vendor holds an escape sequence and format characters (in an item's
+    /// name both are refused, as in the names an app shows).
     static let profileWithEscapesInValues = """
         {
           "schemaVersion": 1,
           "id": "org.example.plug",
-          "vendor": "Evil\\u001b[2J",
+          "vendor": "Evil\\u001b[2J\\u202e\\u200b",
           "supports": ["wifi"],
           "hotspot": { "security": "open", "passphrase": { "source": "none" } },
           "handoff": "joinHotspot",
-          "items": [{ "name": "Evil\\u202e\\u200bplug", "descriptor": { "ssidPrefix": "Evil" } }]
+          "items": [{ "name": "Evil plug", "descriptor": { "ssidPrefix": "Evil" } }]
         }
         """
 
-    /// A scan whose matching SSID holds ESC, and a Bluetooth name with a C1 control.
+    /// A scan whose matching SSID holds ESC, a C1 control and format characters.
     static let scanWithControls = """
         {
           "schemaVersion": 1,
-          "wifi": [{ "ssid": "Evil\\u001b[31mAP\\u009b", "bssid": "02:00:00:00:00:01", "strength": 50,
+          "wifi": [{ "ssid": "Evil\\u001b[31mAP\\u009b\\u202e\\u200b", "bssid": "02:00:00:00:00:01", "strength": 50,
                      "frequency": 2412, "security": [] }],
           "bluetooth": []
         }
@@ -67,7 +67,7 @@ private func expectNoRawControls(_ text: String, sourceLocation: SourceLocation 
         #expect(run.out.contains("\\x1b[2J"), "\(run.out)")
         #expect(run.out.contains("\\x1b[31mwpa\\xc2\\x9b"), "\(run.out)")
         #expect(run.out.contains("\\x1b]0;owned\\x07"), "\(run.out)")
-        #expect(run.out.contains("items[0].name: must not contain control characters"), "\(run.out)")
+        #expect(run.out.contains("items[0].name: must not contain control, format or bidirectional characters"), "\(run.out)")
     }
 
     /// A file name is outside text too: a glob can pick up a file named by someone else.
@@ -103,7 +103,7 @@ private func expectNoRawControls(_ text: String, sourceLocation: SourceLocation 
         #expect(run.outLines.count == 2, "\(run.out)")
         expectNoRawControls(run.out + run.err)
         #expect(run.out.contains("Evil\\x1b[31mAP"), "\(run.out)")
-        #expect(run.out.contains("Evil\\xe2\\x80\\xae\\xe2\\x80\\x8bplug"), "\(run.out)")
+        #expect(run.out.contains("AP\\xc2\\x9b\\xe2\\x80\\xae\\xe2\\x80\\x8b"), "\(run.out)")
     }
 
     @Test func matchJSONEscapesEveryControlAndFormatCharacter() async throws {
@@ -113,11 +113,15 @@ private func expectNoRawControls(_ text: String, sourceLocation: SourceLocation 
         #expect(run.code == .success, "\(run.err)")
         expectNoRawControls(run.out)
         struct Output: Decodable {
-            struct Match: Decodable { var item: String }
+            struct Match: Decodable {
+                struct AccessPoint: Decodable { var ssid: String }
+                var wifi: AccessPoint
+            }
             var matches: [Match]
         }
         let output = try JSONDecoder().decode(Output.self, from: Data(run.out.utf8))
-        #expect(output.matches.map(\.item) == ["Evil\u{202E}\u{200B}plug"], "escaped in JSON, not altered")
+        #expect(
+            output.matches.map(\.wifi.ssid) == ["Evil\u{1B}[31mAP\u{9B}\u{202E}\u{200B}"], "escaped in JSON, not altered")
     }
 }
 

@@ -99,7 +99,7 @@ struct ProfileRule: Sendable, CustomTestStringConvertible {
 }
 
 private let knownTopLevel =
-    "is not a known key (known: schemaVersion, id, vendor, applications, supports, bluetooth, hotspot, handoff, bluetoothHandoff, provisioning, homeNetwork, items, sources)"
+    "is not a known key (known: schemaVersion, id, vendor, applications, supports, bluetooth, hotspot, handoff, bluetoothHandoff, provisioning, unencryptedProvisioning, homeNetwork, items, sources)"
 
 /// A camera-style `bluetoothHandoff` section using every key.
 private func cameraHandoff() -> JSON {
@@ -471,7 +471,7 @@ struct AccessoryProfileTests {
         .init("item name blank", [("items[0].name", "must not be empty")]) {
             with(wifiProfile()) { editItem(&$0) { $0["name"] = " \t" } }
         },
-        .init("item name with a control character", [("items[0].name", "must not contain control characters")]) {
+        .init("item name with a control character", [("items[0].name", "must not contain control, format or bidirectional characters")]) {
             with(wifiProfile()) { editItem(&$0) { $0["name"] = "Plug\u{1B}[2J" } }
         },
         .init("item name too long", [("items[0].name", "is 129 bytes long; at most 128 are allowed")]) {
@@ -736,11 +736,33 @@ struct AccessoryProfileTests {
             [("provisioning.proofOfPossession", "security 0 takes no proof of possession")]
         ) {
             with(wifiProfile()) {
+                $0["unencryptedProvisioning"] = true
                 $0["provisioning"] =
                     [
-                        "protocol": "espIDF", "transport": "softAP", "security": 0,
+                        "protocol": "espIDF", "transport": "softAP", "security": 0, "minimumSecurity": 0,
                         "proofOfPossession": ["source": "prompt"] as JSON,
                     ] as JSON
+            }
+        },
+        .init(
+            "a scheme insisted on below the profile's floor",
+            [("provisioning.security", "0 is below minimumSecurity 1")]
+        ) {
+            with(wifiProfile()) {
+                $0["provisioning"] = ["protocol": "espIDF", "transport": "softAP", "security": 0] as JSON
+            }
+        },
+        .init(
+            "security 0 accepted without saying the passphrase goes unencrypted",
+            [
+                (
+                    "provisioning.minimumSecurity",
+                    #"0 sends the home network's passphrase without encryption; say so with "unencryptedProvisioning": true"#
+                )
+            ]
+        ) {
+            with(wifiProfile()) {
+                $0["provisioning"] = ["protocol": "espIDF", "transport": "softAP", "minimumSecurity": 0] as JSON
             }
         },
         .init(

@@ -4,11 +4,15 @@ public enum ProvisioningError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The device turned the proof of possession (security 1) or the username and password
     /// (security 2) away.
     case wrongProofOfPossession(SecurityScheme)
-    /// The device wants a proof of possession and none was given.
+    /// The device wants a proof of possession, or its profile does (`minimumSecurity` 1 or
+    /// more), and none was given.
     case proofOfPossessionRequired
     /// The device runs another security scheme than the one asked for.
     case securityMismatch(requested: SecurityScheme, device: SecurityScheme)
     case unsupportedSecurity(Int)
+    /// The device offers a weaker scheme than its profile accepts (`minimumSecurity`): nothing
+    /// was sent.
+    case securityBelowMinimum(device: Int, minimum: Int)
     /// The device answered a step with a status other than success.
     case deviceStatus(step: String, ProvisioningStatus)
     /// The device's answer to the handshake does not prove it knows the session key.
@@ -51,6 +55,7 @@ public enum ProvisioningError: Error, Hashable, Sendable, CustomStringConvertibl
         case .connectionClosed: 415
         case .timedOut: 416
         case .cancelled: 417
+        case .securityBelowMinimum: 418
         }
     }
 
@@ -61,6 +66,7 @@ public enum ProvisioningError: Error, Hashable, Sendable, CustomStringConvertibl
             case .proofOfPossessionRequired: "ProvisioningProofOfPossessionRequired"
             case .securityMismatch: "ProvisioningSecurityMismatch"
             case .unsupportedSecurity: "ProvisioningUnsupportedSecurity"
+            case .securityBelowMinimum: "ProvisioningSecurityBelowMinimum"
             case .deviceStatus: "ProvisioningDeviceStatus"
             case .deviceNotVerified: "ProvisioningDeviceNotVerified"
             case .malformedMessage, .malformedVersion: "ProvisioningMalformedMessage"
@@ -93,6 +99,9 @@ public enum ProvisioningError: Error, Hashable, Sendable, CustomStringConvertibl
             "\(requested) was asked for but the device uses \(device); use --security \(device.rawValue)"
         case .unsupportedSecurity(let version):
             "the device uses security scheme \(version), which this client does not know (it knows 0, 1 and 2)"
+        case .securityBelowMinimum(let device, let minimum):
+            "the device offers security \(device), and its profile accepts security \(minimum) at least "
+                + "(minimumSecurity): it may not be the device you picked, and nothing was sent"
         case .deviceStatus(let step, let status):
             "the device answered \(step) with '\(status)' (status \(status.rawValue))"
         case .deviceNotVerified(let scheme):

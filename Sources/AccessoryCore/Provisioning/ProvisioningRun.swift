@@ -5,9 +5,15 @@ public struct ProvisioningAuthentication: Sendable {
     public var proofOfPossession: Secret?
     /// The security 2 username.
     public var username: String
+    /// The least scheme accepted; from 1 up a proof of possession is required as well. `0`:
+    /// whatever the device runs.
+    public var minimumSecurity: Int
 
-    public init(security: Int? = nil, proofOfPossession: Secret? = nil, username: String? = nil) {
+    public init(
+        security: Int? = nil, proofOfPossession: Secret? = nil, username: String? = nil, minimumSecurity: Int = 0
+    ) {
         self.security = security
+        self.minimumSecurity = minimumSecurity
         self.proofOfPossession = proofOfPossession
         self.username = username ?? ProvisioningSecurity.defaultUsername
     }
@@ -51,6 +57,13 @@ extension ProvisioningClient {
         let version = try await version()
         let scheme = authentication.security ?? version.impliedScheme
         progress(.version(version, scheme: scheme))
+        // Before any session, so that a look-alike offering less learns nothing.
+        if scheme < authentication.minimumSecurity {
+            throw .securityBelowMinimum(device: scheme, minimum: authentication.minimumSecurity)
+        }
+        if authentication.minimumSecurity > 0 && authentication.proofOfPossession == nil {
+            throw .proofOfPossessionRequired
+        }
         let security: ProvisioningSecurity
         switch scheme {
         case 0: security = .sec0
