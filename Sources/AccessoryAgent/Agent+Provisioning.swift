@@ -293,7 +293,8 @@ extension Agent {
                     AccessorySessionError.invalidRequest(
                         field: "accessory",
                         reason: "it is given the network over Improv Wi-Fi, which sends the passphrase without "
-                            + "encryption, and its profile \(profile.id) does not accept that (unencryptedProvisioning)"))
+                            + "encryption, and its profile \(profile.id) does not accept that (unencryptedProvisioning)"
+                    ))
             }
             guard let address = record.bluetoothIdentifier else {
                 throw CallFailure(

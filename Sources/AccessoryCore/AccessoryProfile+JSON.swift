@@ -64,7 +64,8 @@ extension AccessoryProfile {
         if let provisioning, provisioning.minimumSecurity == 0, !unencryptedProvisioning {
             object.report(
                 "provisioning.minimumSecurity",
-                "0 sends the home network's passphrase without encryption; say so with \"unencryptedProvisioning\": true")
+                "0 sends the home network's passphrase without encryption; say so with \"unencryptedProvisioning\": true"
+            )
         }
         let homeServices = object.object("homeNetwork").map(Self.readHomeServices) ?? []
         let items = object.array("items", required: true, allowEmpty: false)?.compactMap { value, field in

@@ -345,7 +345,8 @@ struct MockServicesAgentProvisioningTests {
 
         // Another user's network: not stored for this caller, which polkit hears of first.
         let notAllowed = try await provision("RootsNet")
-        #expect(notAllowed.objects.last?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(notAllowed)")
+        #expect(
+            notAllowed.objects.last?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(notAllowed)")
         try services.polkit.allow(granted + ["io.accessorysetup.share-network"])
         let rootsNet = try await provision("RootsNet")
         #expect(rootsNet.objects.last?["error"] as? String == "io.accessorysetup.Error.NotStored", "\(rootsNet)")
@@ -372,7 +373,9 @@ struct MockServicesAgentProvisioningTests {
             }
         }
         #expect(checks("share-network").count == before + 2, "each share asks: \(services.polkit.log)")
-        #expect(services.agent.log.contains("the stored network 'OwnNet' (profile 'OwnNet', io.accessorysetup.share-network)"))
+        #expect(
+            services.agent.log.contains(
+                "the stored network 'OwnNet' (profile 'OwnNet', io.accessorysetup.share-network)"))
         #expect(device.log.contains("OwnNet"), "\(device.log)")
     }
 }

@@ -67,7 +67,9 @@ private func expectNoRawControls(_ text: String, sourceLocation: SourceLocation 
         #expect(run.out.contains("\\x1b[2J"), "\(run.out)")
         #expect(run.out.contains("\\x1b[31mwpa\\xc2\\x9b"), "\(run.out)")
         #expect(run.out.contains("\\x1b]0;owned\\x07"), "\(run.out)")
-        #expect(run.out.contains("items[0].name: must not contain control, format or bidirectional characters"), "\(run.out)")
+        #expect(
+            run.out.contains("items[0].name: must not contain control, format or bidirectional characters"),
+            "\(run.out)")
     }
 
     /// A file name is outside text too: a glob can pick up a file named by someone else.
@@ -121,7 +123,8 @@ private func expectNoRawControls(_ text: String, sourceLocation: SourceLocation 
         }
         let output = try JSONDecoder().decode(Output.self, from: Data(run.out.utf8))
         #expect(
-            output.matches.map(\.wifi.ssid) == ["Evil\u{1B}[31mAP\u{9B}\u{202E}\u{200B}"], "escaped in JSON, not altered")
+            output.matches.map(\.wifi.ssid) == ["Evil\u{1B}[31mAP\u{9B}\u{202E}\u{200B}"],
+            "escaped in JSON, not altered")
     }
 }
 

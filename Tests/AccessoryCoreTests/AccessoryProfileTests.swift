@@ -471,7 +471,10 @@ struct AccessoryProfileTests {
         .init("item name blank", [("items[0].name", "must not be empty")]) {
             with(wifiProfile()) { editItem(&$0) { $0["name"] = " \t" } }
         },
-        .init("item name with a control character", [("items[0].name", "must not contain control, format or bidirectional characters")]) {
+        .init(
+            "item name with a control character",
+            [("items[0].name", "must not contain control, format or bidirectional characters")]
+        ) {
             with(wifiProfile()) { editItem(&$0) { $0["name"] = "Plug\u{1B}[2J" } }
         },
         .init("item name too long", [("items[0].name", "is 129 bytes long; at most 128 are allowed")]) {
