@@ -43,19 +43,24 @@ extension AccessorySession {
                         : "the hotspot \(ssid) needs a passphrase")
             }
         }
+        var configuration: HotspotConfiguration
         do throws(HotspotConfigurationError) {
             switch (withoutSecurity, policy) {
             case (true, _):
-                return try HotspotConfiguration(
+                configuration = try HotspotConfiguration(
                     target: .ssid(ssid), joinOnce: policy?.joinOnce ?? true, hidden: policy?.hidden ?? false)
             case (false, nil):
                 let security: HotspotSecurity = secret.map { .wpa2Personal($0) } ?? .open
-                return try HotspotConfiguration(target: .ssid(ssid), security: security, joinOnce: true)
+                configuration = try HotspotConfiguration(target: .ssid(ssid), security: security, joinOnce: true)
             case (false, let policy?):
-                return try policy.configuration(for: .ssid(ssid), passphrase: secret)
+                configuration = try policy.configuration(for: .ssid(ssid), passphrase: secret)
             }
         } catch {
             throw .invalidRequest(field: error.field, reason: error.message)
         }
+        // The access point the person picked, not a louder one that took its name; a hotspot
+        // revealed over Bluetooth was never seen, so any of its name.
+        if revealedHotspot(for: id) == nil { configuration.bssid = record.hotspotBSSID }
+        return configuration
     }
 }

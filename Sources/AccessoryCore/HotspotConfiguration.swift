@@ -17,6 +17,9 @@ public struct HotspotConfiguration: Hashable, Sendable {
     public let lifetimeInDays: Int?
     /// The network does not broadcast its SSID, so joining it probes for it.
     public let hidden: Bool
+    /// The one access point to join (`802-11-wireless.bssid`): the accessory a person picked,
+    /// and no other that broadcasts its SSID. `nil`: any access point of the target.
+    public var bssid: MACAddress?
 
     public static let minimumPrefixLength = 3
     public static let lifetimeRange = 1...365

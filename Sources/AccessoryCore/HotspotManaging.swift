@@ -312,6 +312,9 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
     case wifiDisabled
     /// No access point with the SSID (or prefix) was found.
     case notFound(String)
+    /// The access point picked (`bssid`) is not in range, and only others of its name are:
+    /// nothing was joined, so nothing reaches a look-alike.
+    case pickedAccessPointNotFound(SSID, bssid: MACAddress, others: [MACAddress])
     /// The hotspot refused the passphrase (NetworkManager: no secrets, supplicant disconnect).
     case wrongPassphrase(SSID)
     /// A secured hotspot that stayed in range turned the connection away without saying why
@@ -346,7 +349,7 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
         case .networkManagerUnavailable: 100
         case .noWiFiDevice: 101
         case .wifiDisabled: 102
-        case .notFound: 103
+        case .notFound, .pickedAccessPointNotFound: 103
         case .wrongPassphrase: 104
         case .associationTimeout: 105
         case .addressingFailed: 106
@@ -372,7 +375,7 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
             case .networkManagerUnavailable: "NetworkManagerUnavailable"
             case .noWiFiDevice: "NoWiFiDevice"
             case .wifiDisabled: "WiFiDisabled"
-            case .notFound: "NotFound"
+            case .notFound, .pickedAccessPointNotFound: "NotFound"
             case .wrongPassphrase: "WrongPassphrase"
             case .associationTimeout: "AssociationTimeout"
             case .addressingFailed: "AddressingFailed"
@@ -409,6 +412,10 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
             "Wi-Fi is switched off; turn it on with 'nmcli radio wifi on'"
         case .notFound(let what):
             "no access point \(what) is in range"
+        case .pickedAccessPointNotFound(let ssid, let bssid, let others):
+            "the access point picked, \(ssid) at \(bssid), is not in range; only other access points named "
+                + "\(ssid) are (\(others.map(\.description).joined(separator: ", "))), and an accessory is joined "
+                + "only where it was picked: bring it closer, or pick it again"
         case .wrongPassphrase(let ssid):
             "\(ssid) refused the passphrase; check it and try again"
         case .associationTimeout(let ssid):

@@ -33,8 +33,8 @@ public struct NetworkShareConsent: Hashable, Sendable {
         self.exposure = exposure
     }
 
-    /// Who asks, as the dialog's sentence starts.
-    public var asker: String { application ?? "A program of yours" }
+    /// Who asks, as polkit's message names it: the application, else "a program of yours".
+    public var asker: String { application ?? "a program of yours" }
 
     /// What happens to the passphrase on its way, in words.
     public var exposureSentence: String {
@@ -48,7 +48,7 @@ public struct NetworkShareConsent: Hashable, Sendable {
 
     /// The whole consent in one paragraph.
     public var sentence: String {
-        "\(asker) asks to give the accessory “\(accessory)” the passphrase of the Wi-Fi network "
+        "\(application ?? "A program of yours") asks to give the accessory “\(accessory)” the passphrase of the Wi-Fi network "
             + "“\(network ?? "this computer is on")”. \(exposureSentence)"
     }
 

@@ -418,10 +418,12 @@ enum LibNM {
         if let eap = profile.eap {
             nm_connection_add_setting(connection.pointer, try setting8021x(eap))
         }
-        // The person's internet stays where it is: the accessory never gets the default route.
+        // The person's internet stays where it is: the accessory never gets the default route,
+        // nor becomes the machine's DNS resolver.
         for ip in [nm_setting_ip4_config_new()!, nm_setting_ip6_config_new()!] {
             GObjectProperty.set(ip, NM_SETTING_IP_CONFIG_METHOD, "auto")
             GObjectProperty.set(ip, NM_SETTING_IP_CONFIG_NEVER_DEFAULT, true)
+            GObjectProperty.set(ip, NM_SETTING_IP_CONFIG_IGNORE_AUTO_DNS, true)
             nm_connection_add_setting(connection.pointer, ip)
         }
         if !profile.userData.isEmpty {
@@ -448,6 +450,7 @@ enum LibNM {
         g_bytes_unref(ssid)
         GObjectProperty.set(wireless, NM_SETTING_WIRELESS_MODE, NM_SETTING_WIRELESS_MODE_INFRA)
         GObjectProperty.set(wireless, NM_SETTING_WIRELESS_HIDDEN, profile.hidden)
+        if let bssid = profile.bssid { GObjectProperty.set(wireless, NM_SETTING_WIRELESS_BSSID, bssid.description) }
         return wireless
     }
 
@@ -552,6 +555,7 @@ enum LibNM {
             id: connectionID(connection) ?? "", uuid: connectionUUID(connection) ?? "",
             ssid: bytes(of: nm_setting_wireless_get_ssid(wireless)),
             hidden: nm_setting_wireless_get_hidden(wireless) != 0)
+        profile.bssid = string(nm_setting_wireless_get_bssid(wireless)).flatMap { try? MACAddress($0) }
         if let general = nm_connection_get_setting_connection(connection) {
             profile.permittedUsers = permittedUsers(general)
         }

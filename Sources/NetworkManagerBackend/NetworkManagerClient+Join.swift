@@ -294,9 +294,9 @@ extension NetworkManagerClient {
     private func target(of configuration: HotspotConfiguration, on device: GObjectRef) async throws(HotspotError) -> (
         SSID, String?
     ) {
-        func best() -> (SSID, String)? {
-            let candidates = LibNM.accessPoints(of: device.pointer).compactMap {
-                ap -> (entry: WiFiScanEntry, path: String)? in
+        // Every access point of the target, the one picked (if one was) or not.
+        func named() -> [(entry: WiFiScanEntry, path: String)] {
+            LibNM.accessPoints(of: device.pointer).compactMap { ap -> (entry: WiFiScanEntry, path: String)? in
                 guard let entry = LibNM.scanEntry(ap), let ssid = entry.ssid else { return nil }
                 switch configuration.target {
                 case .ssid(let wanted): guard ssid == wanted else { return nil }
@@ -304,7 +304,10 @@ extension NetworkManagerClient {
                 }
                 return (entry, LibNM.path(ap))
             }
-            return candidates.max { $0.entry.strength < $1.entry.strength }.map { ($0.entry.ssid!, $0.path) }
+        }
+        func best() -> (SSID, String)? {
+            named().filter { configuration.bssid == nil || $0.entry.bssid == configuration.bssid }
+                .max { $0.entry.strength < $1.entry.strength }.map { ($0.entry.ssid!, $0.path) }
         }
         let lastScan = LibNM.lastScan(of: device.pointer)
         let stale = lastScan < 0 || LibNM.timestampMilliseconds() - lastScan > 30_000
@@ -317,11 +320,15 @@ extension NetworkManagerClient {
             try await scan(device, ssids: probe)
             if let found = best() { return found }
         }
+        if let bssid = configuration.bssid, let other = named().first {
+            throw .pickedAccessPointNotFound(
+                other.entry.ssid!, bssid: bssid, others: Set(named().map(\.entry.bssid)).sorted())
+        }
         switch configuration.target {
         case .ssid(let ssid):
             // A hidden network may answer only the association's own probe.
             if configuration.hidden { return (ssid, nil) }
-            throw .notFound("named \(ssid)")
+            throw .notFound("named \(ssid)\(configuration.bssid.map { " at \($0)" } ?? "")")
         case .ssidPrefix(let prefix):
             throw .notFound("whose SSID starts with \(prefix)")
         }

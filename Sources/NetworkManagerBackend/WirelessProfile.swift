@@ -11,6 +11,8 @@ struct WirelessProfile: Hashable, Sendable {
     var uuid: String
     var ssid: [UInt8]
     var hidden = false
+    /// `802-11-wireless.bssid`: the only access point the profile associates with.
+    var bssid: MACAddress?
     /// `802-11-wireless-security.key-mgmt`; `nil` for an open network (no security setting).
     var keyManagement: String?
     var psk: Secret?
@@ -57,6 +59,7 @@ extension WirelessProfile {
         self.init(
             id: "Accessory \(ssid.escaped)", uuid: UUID().uuidString.lowercased(), ssid: ssid.bytes,
             hidden: configuration.hidden)
+        bssid = configuration.bssid
         switch configuration.security {
         case .open:
             break

@@ -358,7 +358,7 @@ struct MockServicesAgentProvisioningTests {
             (systemNet.objects.last?["message"] as? String)?.contains("share-system-network") == true, "\(systemNet)")
         #expect(!device.log.contains("session"), "nothing reached the device: \(device.log)")
         let asked = try #require(checks("share-system-network").last.map(String.init), "\(services.polkit.log)")
-        for shown in ["SavedNet", "Acme plug", "A program of yours", "It is sent encrypted.", id] {
+        for shown in ["SavedNet", "Acme plug", "a program of yours", "It is sent encrypted.", id] {
             #expect(asked.contains(shown), "polkit is shown \(shown): \(asked)")
         }
 

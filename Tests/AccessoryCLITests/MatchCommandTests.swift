@@ -74,16 +74,15 @@ import Testing
                 "many-faults.json: items[0].descriptor.ssidPrefix: ssid and ssidPrefix are mutually exclusive"))
     }
 
-    @Test func nonUTF8AndFormatCharactersArePrintedEscaped() async throws {
+    /// (A name with a format character is refused: `TerminalSafetyTests`.)
+    @Test func nonUTF8SSIDsArePrintedEscaped() async throws {
         let profile = try TemporaryFile(
             """
             {"schemaVersion": 1, "id": "org.example.odd", "vendor": "Example", "supports": ["wifi"],
-             "handoff": "none", "items": [{"name": "Odd\\u200b", "descriptor": {"ssidPrefix": "hex:43616f"}}]}
+             "handoff": "none", "items": [{"name": "Odd", "descriptor": {"ssidPrefix": "hex:43616f"}}]}
             """)
         let run = await accessoryctl("match", "--profile", profile.path, "--scan", Paths.demoScan)
         #expect(run.code == .success)
-        #expect(run.out.contains("Cao\\xfe"))
-        #expect(run.out.contains("Odd\\xe2\\x80\\x8b"))
-        #expect(!run.out.contains("\u{200B}"))
+        #expect(run.out.contains("Cao\\xfe"), "\(run.out)")
     }
 }

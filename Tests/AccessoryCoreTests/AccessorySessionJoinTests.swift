@@ -40,6 +40,18 @@ struct AccessorySessionJoinTests {
             } == "passphrase")
     }
 
+    /// The access point the person picked is the one joined: its BSSID pins the configuration.
+    @Test func theJoinIsPinnedToTheAccessPointPicked() throws {
+        var profile = Fixture.profile
+        profile.hotspot = HotspotPolicy(security: .open, passphrase: .none)
+        var record = Fixture.record(
+            "Plug", state: .authorized, descriptor: Fixture.plugItem.descriptor, ssid: "plug-0001")
+        record.hotspotBSSID = try MACAddress("02:00:00:00:4f:2a")
+        let session = AccessorySession(profile: profile, owner: Fixture.owner, accessories: [record])
+        let configuration = try session.hotspotConfiguration(for: record.id, passphrase: nil)
+        #expect(configuration.bssid == record.hotspotBSSID)
+    }
+
     @Test func aPromptedPassphraseMustBeGiven() {
         let (session, id) = Self.session(
             hotspot: HotspotPolicy(security: .wpa3Personal, passphrase: .prompt(hint: nil)))

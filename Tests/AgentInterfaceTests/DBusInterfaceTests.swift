@@ -87,6 +87,7 @@ struct DBusInterfaceTests {
             .timedOut(ssid, seconds: 1), .notJoined(device: "d"), .cancelled,
             .checkpointRefused(device: "d", reason: "r"),
             .networkManagerRestarted, .notStored("x"), .internal("r"),
+            .pickedAccessPointNotFound(ssid, bssid: MACAddress(rawValue: 1), others: [MACAddress(rawValue: 2)]),
         ]
         let configurationErrors: [HotspotConfigurationError] = [
             .invalid(field: "f", "r"), .invalidSSID("r"), .invalidWPAPassphrase("r"), .invalidWEPPassphrase("r"),
@@ -97,7 +98,7 @@ struct DBusInterfaceTests {
             case .invalidConfiguration, .alreadyAssociated, .pending, .notAuthorized, .networkManagerUnavailable,
                 .noWiFiDevice, .wifiDisabled, .notFound, .wrongPassphrase, .authenticationRejected, .associationTimeout,
                 .addressingFailed, .activationFailed, .timedOut, .notJoined, .cancelled, .checkpointRefused,
-                .networkManagerRestarted, .notStored, .internal:
+                .networkManagerRestarted, .notStored, .internal, .pickedAccessPointNotFound:
                 break
             }
         }
@@ -112,7 +113,7 @@ struct DBusInterfaceTests {
         .connectionFailed(ssid: [0x78], .authError), .connectionFailed(ssid: [0x78], .networkNotFound),
         .connectionFailed(ssid: [0x78], .init(rawValue: 9)), .disconnected, .sessionNotEstablished, .decryptionFailed,
         .crypto("r"), .transport(endpoint: "e", "r"), .connectionClosed(endpoint: "e"), .timedOut("w", seconds: 1),
-        .cancelled,
+        .cancelled, .securityBelowMinimum(device: 0, minimum: 1),
     ]
 
     /// One sample of every `ImprovError` and `BluetoothError` case.

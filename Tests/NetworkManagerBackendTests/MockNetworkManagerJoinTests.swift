@@ -67,6 +67,37 @@ import Testing
         try expectBackHome()
     }
 
+    /// Two access points broadcast the accessory's SSID: the join goes to the one picked, the
+    /// weaker, and its profile is locked to that BSSID; with only the other in range it fails,
+    /// naming both, and adds nothing. Neither the route nor the DNS of the hotspot is taken.
+    @Test func theJoinGoesOnlyToTheAccessPointPicked() async throws {
+        let picked = try mock.addAccessPoint(
+            device, name: "plug", ssid: "Acme-Setup", bssid: "02:00:00:00:00:10", strength: 40)
+        try mock.addAccessPoint(device, name: "twin", ssid: "Acme-Setup", bssid: "02:00:00:00:00:66", strength: 90)
+        let client = try await client()
+        var pinned = try configuration("Acme-Setup")
+        pinned.bssid = try MACAddress("02:00:00:00:00:10")
+        let joined = try await client.join(pinned, options: JoinOptions())
+        let request = try #require(mock.log.split(separator: "\n").last { $0.contains("AddAndActivateConnection") })
+        #expect(request.contains(picked), "NetworkManager is asked for the access point picked: \(request)")
+        #expect(joined.ssid == (try SSID("Acme-Setup")))
+        let settings = try #require(try mock.connectionSettings().first { $0.contains("Accessory Acme-Setup") })
+        #expect(settings.contains("'bssid': <[byte 0x02, 0x00, 0x00, 0x00, 0x00, 0x10]>"), "\(settings)")
+        #expect(settings.contains("'ignore-auto-dns': <true>"), "\(settings)")
+        #expect(settings.contains("'never-default': <true>"), "\(settings)")
+        _ = try await client.leave(device: "wlan0")
+
+        try mock.removeAccessPoint(device, picked)
+        await #expect(
+            throws: HotspotError.pickedAccessPointNotFound(
+                try SSID("Acme-Setup"), bssid: try MACAddress("02:00:00:00:00:10"),
+                others: [try MACAddress("02:00:00:00:00:66")])
+        ) {
+            try await client.join(pinned, options: JoinOptions())
+        }
+        try expectBackHome()
+    }
+
     @Test func joinOnceThenLeaveRestoresTheHomeNetwork() async throws {
         try mock.addAccessPoint(device, name: "plug", ssid: "Acme-Setup", bssid: "02:00:00:00:00:10", strength: 60)
         let client = try await client()

@@ -67,7 +67,7 @@ struct PolkitPolicyTests {
     @Test func actionsAndDefaultsAreExactlyThoseOfTheDocumentation() throws {
         let actions = try Self.policy()
         let documented = try Self.documented()
-        #expect(documented.count == 9)
+        #expect(documented.count == 10)
         #expect(Dictionary(uniqueKeysWithValues: actions.map { ($0.id, $0.defaults) }) == documented)
         #expect(Set(actions.map(\.id)).count == actions.count, "an action is declared twice")
     }
