@@ -215,9 +215,11 @@ final class ESPPlugAgent {
 
     /// Switches a plug on: its setup hotspot `ssid` comes into range of `device` (`wlan0` if
     /// `nil`) as access point number `index` (0–9, each used once).
-    func addPlug(_ ssid: String, index: Int, device: String? = nil) throws {
+    /// The plug `ssid`, in range of `device`; `sameAs` another index: the same plug (its BSSID)
+    /// heard by a second radio.
+    func addPlug(_ ssid: String, index: Int, device: String? = nil, sameAs: Int? = nil) throws {
         try networkManager.addAccessPoint(
-            device ?? wifi, name: "plug\(index)", ssid: ssid, bssid: "02:00:00:00:00:3\(index)",
+            device ?? wifi, name: "plug\(index)", ssid: ssid, bssid: "02:00:00:00:00:3\(sameAs ?? index)",
             strength: UInt8(50 - index))
         try networkManager.giveIPv4(to: ssid)
     }

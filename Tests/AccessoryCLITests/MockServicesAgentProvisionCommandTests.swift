@@ -48,7 +48,7 @@ import Testing
     /// the first through the join, the provisioning and the leave.
     @Test func aSecondRadioTakesTheSetupAndTheHomeNetworkStaysUp() async throws {
         let second = try services.networkManager.addWiFiDevice("wlan1")
-        try services.addPlug("Acme-Setup-4F2A", index: 1, device: second)
+        try services.addPlug("Acme-Setup-4F2A", index: 1, device: second, sameAs: 0)
         let run = try await pickAndProvision(proofOfPossession: ESPPlugAgent.proofOfPossession)
         #expect(run.code == .success, "\(run.err)\n\(services.agent.log)")
         #expect(run.err.contains("Joined Acme-Setup-4F2A on wlan1; wlan0 stays on 'HomeNet'."), "\(run.err)")
