@@ -22,7 +22,14 @@ extension Agent {
         try await checkConfigurationLimit(caller, replacing: request.ssidOrPrefix, owner: owner)
         // polkit (a person may take minutes over its dialog) and the client's descriptors come
         // before the device is claimed, so that neither holds off another user's join.
-        try await require(.configureHotspot, call, uid: caller.uid, details: ["ssid": request.displayName])
+        try await require(
+            .configureHotspot, call, uid: caller.uid,
+            details: [
+                "ssid": DisplayText.sanitized(request.displayName),
+                "application": await applicationName(of: call) ?? "a program of yours",
+            ])
+        // After polkit, so that no application learns silently which networks are stored.
+        try await refuseOthersNetworks(request, caller: caller)
         let contents = try await readCertificates(request)
         await joinsAdopted()
         let claim = try joins.claim(request.device)
@@ -60,6 +67,25 @@ extension Agent {
         }
         if configuration.lifetimeInDays != nil { schedulePurge() }
         return Self.reply(joined)
+    }
+
+    /// Refuses a configuration for an SSID that a system profile, or another user's, is for:
+    /// an application may not put a twin of the machine's own networks beside them, nor join
+    /// one by its name. Root's configurations are the system's own.
+    private func refuseOthersNetworks(_ request: ConfigurationRequest, caller: Caller) async throws(CallFailure) {
+        guard caller.uid != 0 else { return }
+        let user = Self.userName(of: caller.uid) ?? "#\(caller.uid)"
+        let target = request.target
+        let holders: [StoredNetwork.SecretHolder]
+        do { holders = try await radios.hotspots().profileHolders(of: target) } catch { throw CallFailure(error) }
+        guard holders.contains(where: { $0 != .user(user) }) else { return }
+        let ssid: SSID
+        switch target {
+        case .ssid(let named), .ssidPrefix(let named): ssid = named
+        }
+        Journal.notice(
+            "apply: \(request.displayName) of \(caller.logDescription) refused: a system or another user's profile")
+        throw CallFailure(HotspotError.systemConfiguration(ssid))
     }
 
     /// `GetConfiguredSSIDs`: the SSIDs of the caller's configurations, in the profile notation.
@@ -237,7 +263,7 @@ struct ConfigurationRequest {
         case trustedServerCertificate, clientCertificate, privateKey
     }
 
-    private var target: HotspotConfiguration.Target
+    private(set) var target: HotspotConfiguration.Target
     private var security: SecurityKind
     private var passphrase: Secret?
     private var eap: EAPSettings?

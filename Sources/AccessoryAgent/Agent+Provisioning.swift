@@ -184,7 +184,7 @@ extension Agent {
     }
 
     /// The caller's application as the desktop names it; `nil` for a program on the host.
-    private func applicationName(of call: MethodCall) async -> String? {
+    func applicationName(of call: MethodCall) async -> String? {
         guard let caller = try? await caller(call), let id = caller.ownerApplication else { return nil }
         return await Task.detached { DesktopApplication.lookUp(id).name }.value
     }

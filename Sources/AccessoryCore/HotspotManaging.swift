@@ -31,6 +31,10 @@ public protocol HotspotManaging: Sendable {
     /// that `user` may use: system profiles, and those whose `connection.permissions` name the
     /// user (another user's stay unseen); with no `user`, system profiles alone.
     func personalHotspotSSIDs(usableBy user: String?) async throws(HotspotError) -> Set<SSID>
+    /// Whose secret each Wi-Fi profile NetworkManager stores for an SSID of `target` is (this
+    /// project's profiles included): what an application's configuration must not take over.
+    func profileHolders(of target: HotspotConfiguration.Target) async throws(HotspotError)
+        -> [StoredNetwork.SecretHolder]
     /// The Wi-Fi network `device` is on (while it is joined to an accessory, the one the join
     /// returns to), or with `ssid` the stored profile for that SSID (the active one first), with
     /// the passphrase NetworkManager keeps: what an accessory is given as "the home network".
@@ -336,6 +340,9 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
     case networkManagerRestarted
     /// NetworkManager holds no profile for the network named (to read its passphrase from).
     case notStored(String)
+    /// Another user's or a system profile is for this SSID: an application's configuration
+    /// may not stand beside it (`NEHotspotConfigurationError.systemConfiguration`).
+    case systemConfiguration(SSID)
     case `internal`(String)
 
     /// A stable number: `NEHotspotConfigurationError`'s raw value where it has one, else 100 and up.
@@ -361,6 +368,7 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
         case .checkpointRefused: 112
         case .networkManagerRestarted: 113
         case .notStored: 114
+        case .systemConfiguration: 10
         }
     }
 
@@ -387,6 +395,7 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
             case .checkpointRefused: "CheckpointRefused"
             case .networkManagerRestarted: "NetworkManagerRestarted"
             case .notStored: "NotStored"
+            case .systemConfiguration: "SystemConfiguration"
             case .internal: "Internal"
             }
         return name
@@ -412,6 +421,8 @@ public enum HotspotError: Error, Hashable, Sendable, CustomStringConvertible {
             "Wi-Fi is switched off; turn it on with 'nmcli radio wifi on'"
         case .notFound(let what):
             "no access point \(what) is in range"
+        case .systemConfiguration(let ssid):
+            "\(ssid) is a network of this computer's or of another user's, so an application may not configure it"
         case .pickedAccessPointNotFound(let ssid, let bssid, let others):
             "the access point picked, \(ssid) at \(bssid), is not in range; only other access points named "
                 + "\(ssid) are (\(others.map(\.description).joined(separator: ", "))), and an accessory is joined "

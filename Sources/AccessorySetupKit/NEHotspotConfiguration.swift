@@ -143,7 +143,7 @@ public struct NEHotspotEAPSettings: Sendable {
 }
 
 /// Apple's `NEHotspotConfigurationError`, recovered from the agent's D-Bus error name; the
-/// cases with no counterpart here (5, 6, 10, 11, 14, 16, 17) are never produced.
+/// cases with no counterpart here (5, 6, 11, 14, 16, 17) are never produced.
 public enum NEHotspotConfigurationError: Int, Sendable, Error {
     case invalid = 0, invalidSSID, invalidWPAPassphrase, invalidWEPPassphrase, invalidEAPSettings
     case invalidHS20Settings, invalidHS20DomainName, userDenied, `internal`, pending, systemConfiguration
@@ -157,7 +157,8 @@ public enum NEHotspotConfigurationError: Int, Sendable, Error {
             "InvalidConfiguration": .invalid, "InvalidSSID": .invalidSSID,
             "InvalidWPAPassphrase": .invalidWPAPassphrase, "InvalidWEPPassphrase": .invalidWEPPassphrase,
             "InvalidEAPSettings": .invalidEAPSettings, "NotAuthorized": .userDenied, "Internal": .internal,
-            "Pending": .pending, "JoinOnceNotSupported": .joinOnceNotSupported,
+            "Pending": .pending, "SystemConfiguration": .systemConfiguration,
+            "JoinOnceNotSupported": .joinOnceNotSupported,
             "AlreadyAssociated": .alreadyAssociated, "InvalidSSIDPrefix": .invalidSSIDPrefix,
         ]
         guard name.hasPrefix(AgentBus.errorPrefix),

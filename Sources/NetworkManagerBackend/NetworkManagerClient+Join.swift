@@ -586,6 +586,19 @@ extension NetworkManagerClient {
             })
     }
 
+    public func profileHolders(of target: HotspotConfiguration.Target) async throws(HotspotError)
+        -> [StoredNetwork.SecretHolder]
+    {
+        LibNM.connections(of: client.pointer).compactMap { connection in
+            guard let profile = LibNM.profile(connection), let ssid = try? SSID(bytes: profile.ssid) else { return nil }
+            switch target {
+            case .ssid(let wanted): guard ssid == wanted else { return nil }
+            case .ssidPrefix(let prefix): guard ssid.hasPrefix(prefix) else { return nil }
+            }
+            return StoredNetwork.SecretHolder(permittedUsers: profile.permittedUsers)
+        }
+    }
+
     /// Cleans up after joins that ended without this project: the checkpoints of profiles no
     /// longer in use, join-once profiles whose connection went down, and persistent profiles
     /// past their `lifetimeInDays`.

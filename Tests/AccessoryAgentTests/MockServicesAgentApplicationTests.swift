@@ -355,3 +355,46 @@ extension DBusValue {
         return nil
     }
 }
+
+@Suite("Applications' Wi-Fi configurations (private bus: mock NetworkManager, BlueZ, polkitd; bwrap sandboxes)")
+struct MockServicesAgentApplicationConfigurationTests {
+    /// An application moving the machine onto a network it names asks the person each time,
+    /// naming itself and the network (configure-hotspot, auth_self); a refusal is Apple's
+    /// userDenied and leaves no profile. A network of the system's (HomeNet), or another
+    /// user's, cannot be configured beside it: `SystemConfiguration`, said only after polkit.
+    @Test func aSandboxedApplicationsConfigurationAsksAndNeverTwinsTheSystemsNetworks() async throws {
+        let user = try systemUser("nobody")
+        let services = try Apps.services(user: user, kiosk: false)
+        try await Sandbox.check(as: user, services: services)
+        let acme = try Sandbox(application: Apps.acme)
+        let profiles = try services.networkManager.connectionPaths().count
+
+        try services.polkit.allow([])
+        let denied = try await services.runClient(
+            in: acme, uid: user, ["apply", #"{"ssid": "Other-Net", "passphrase": "other-pass-1"}"#])
+        #expect(denied.objects.first?["error"] as? String == "io.accessorysetup.Error.NotAuthorized", "\(denied)")
+        #expect(try services.networkManager.connectionPaths().count == profiles, "no profile is left")
+        let checks = {
+            services.polkit.log.split(separator: "\n").filter {
+                $0.contains("CheckAuthorization") && $0.contains("configure-hotspot")
+            }
+        }
+        let asked = checks()
+        #expect(asked.count == 1, "\(services.polkit.log)")
+        let check = String(asked.first ?? "")
+        #expect(check.contains("Other-Net") && check.contains(Apps.acme), "named app and network: \(check)")
+
+        try services.polkit.allow(["io.accessorysetup.configure-hotspot"])
+        let twin = try await services.runClient(
+            in: acme, uid: user, ["apply", #"{"ssid": "HomeNet", "passphrase": "evil-twin-1"}"#])
+        #expect(twin.objects.first?["error"] as? String == "io.accessorysetup.Error.SystemConfiguration", "\(twin)")
+        #expect(try services.networkManager.connectionPaths().count == profiles)
+        #expect(try services.networkManager.activeConnectionID(on: services.device) == "HomeNet")
+        let twinPrefix = try await services.runClient(
+            in: acme, uid: user, ["apply", #"{"ssidPrefix": "Home", "passphrase": "evil-twin-1"}"#])
+        #expect(
+            twinPrefix.objects.first?["error"] as? String == "io.accessorysetup.Error.SystemConfiguration",
+            "\(twinPrefix)")
+        #expect(checks().count == 3, "each configuration asks: \(services.polkit.log)")
+    }
+}

@@ -88,6 +88,7 @@ struct DBusInterfaceTests {
             .checkpointRefused(device: "d", reason: "r"),
             .networkManagerRestarted, .notStored("x"), .internal("r"),
             .pickedAccessPointNotFound(ssid, bssid: MACAddress(rawValue: 1), others: [MACAddress(rawValue: 2)]),
+            .systemConfiguration(ssid),
         ]
         let configurationErrors: [HotspotConfigurationError] = [
             .invalid(field: "f", "r"), .invalidSSID("r"), .invalidWPAPassphrase("r"), .invalidWEPPassphrase("r"),
@@ -98,7 +99,7 @@ struct DBusInterfaceTests {
             case .invalidConfiguration, .alreadyAssociated, .pending, .notAuthorized, .networkManagerUnavailable,
                 .noWiFiDevice, .wifiDisabled, .notFound, .wrongPassphrase, .authenticationRejected, .associationTimeout,
                 .addressingFailed, .activationFailed, .timedOut, .notJoined, .cancelled, .checkpointRefused,
-                .networkManagerRestarted, .notStored, .internal, .pickedAccessPointNotFound:
+                .networkManagerRestarted, .notStored, .internal, .pickedAccessPointNotFound, .systemConfiguration:
                 break
             }
         }
