@@ -94,7 +94,7 @@ check alice_joins_again as_alice "$ACCESSORYCTL" join "$id"
 refused=$(as_alice busctl call io.accessorysetup /io/accessorysetup io.accessorysetup.Manager1 ProvisionAccessory \
     'sa{sv}' "$id" 0 2>&1)
 echo "$refused" >>"$CASE_LOG"
-expect_match stored_network_refused "$refused" 'io.accessorysetup.share-network'
+expect_match stored_network_refused "$refused" 'io.accessorysetup.share-system-network'
 check alice_leaves as_alice "$ACCESSORYCTL" leave
 check back_home_again wait_home 30
 stop_esp_device
