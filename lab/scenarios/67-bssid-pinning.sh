@@ -50,9 +50,9 @@ check b_is_the_stronger test "${b_signal:-0}" -gt "${a_signal:-0}"
 joined=$("$ACCESSORYCTL" join "$id" 2>&1)
 echo "$joined" >>"$CASE_LOG"
 expect_match joined_through_agent "$joined" "^Joined $SSID on $STATION through the agent"
-link=$(iw dev "$STATION" link 2>&1)
-echo "$link" >>"$CASE_LOG"
-expect_match station_at_a "$(tr a-f A-F <<<"$link")" "CONNECTED TO $a_bssid"
+# The access point the station is associated with, upper case.
+linked() { iw dev "$STATION" link 2>&1 | tee -a "$CASE_LOG" | awk '/^Connected to/ { print toupper($3) }'; }
+expect station_at_a "$(linked)" "$a_bssid"
 expect profile_pins_a "$(nmcli -g 802-11-wireless.bssid connection show "Accessory $SSID" 2>>"$CASE_LOG" | tr -d '\\' | tr a-f A-F)" "$a_bssid"
 expect setup_page_of_a "$(setup_page 192.168.4.1)" setup-page-of-pinA
 expect b_saw_no_association "$(grep -ci "$station_mac.*associated" "$OUT/logs/hostapd-pinB.log")" 0
@@ -92,7 +92,7 @@ check a_back eventually 90 hears "$a_bssid"
 joined=$("$ACCESSORYCTL" join "$id" 2>&1)
 echo "$joined" >>"$CASE_LOG"
 expect_match joined_a_again "$joined" "^Joined $SSID on $STATION through the agent"
-expect_match station_at_a_again "$(iw dev "$STATION" link | tr a-f A-F)" "CONNECTED TO $a_bssid"
+expect station_at_a_again "$(linked)" "$a_bssid"
 refused=$(gdbus call --system --timeout 120 --dest io.accessorysetup --object-path /io/accessorysetup \
     --method io.accessorysetup.Manager1.ProvisionAccessory "$id" \
     "{'ssid': <'$HOME_SSID'>, 'passphrase': <'$(cat /run/lab/home.pass)'>, 'proofOfPossession': <'$(cat /run/lab/prov.pop)'>}" 2>&1)
