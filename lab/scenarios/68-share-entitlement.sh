@@ -49,10 +49,11 @@ systemd-run --unit=lab-carol-seat --uid=carol -p PAMName=login -p TTYPath=/dev/t
     /bin/sh -c 'tmux -L carolseat new-session -d -s main -x 100 -y 30 "sleep infinity" && exec sleep infinity' \
     >>"$CASE_LOG" 2>&1
 carol_session() { loginctl list-sessions --no-legend | awk '$3 == "carol" { print $1 }' | head -n 1; }
-check carol_has_a_session eventually 30 test -n "$(carol_session)"
+has_session() { [[ -n $(carol_session) ]]; }
+check carol_has_a_session eventually 30 has_session
 session=$(carol_session)
 loginctl session-status "$session" >>"$CASE_LOG" 2>&1
-expect carol_session_active_on_seat0 "$(loginctl show-session "$session" -p Active -p Remote -p Seat --value 2>&1 | paste -sd' ')" "yes no seat0"
+expect carol_session_active_on_seat0 "$(loginctl show-session "$session" -p Active -p Remote -p Seat 2>&1 | sort | paste -sd' ')" "Active=yes Remote=no Seat=seat0"
 
 ct() { as_carol tmux -L carolseat "$@"; }
 windows=0
@@ -121,11 +122,18 @@ expect_match carol_joined "$joined" '^Joined PROV_C4A1 on wlan3 through the agen
 shares=0
 share() {
     SHARE_OUT=/run/lab/carol/share-$((++shares)).txt
-    carol_run "/run/lab/carol/share.sh $SHARE_OUT $id ${1:-}"
+    # (/run is mounted noexec: sh runs the script.)
+    carol_run "sh /run/lab/carol/share.sh $SHARE_OUT $id ${1:-}"
     carol_wait "Password:" 90
 }
-# answer PASSWORD: types it and waits for busctl's end.
+# answer PASSWORD: types it, only at pkttyagent's prompt (never into a shell that would echo
+# it), and waits for busctl's end.
 answer() {
+    SCREEN=$(carol_pane)
+    if ! grep -q 'Password:' <<<"$SCREEN" || grep -qF '[exit ' <<<"$SCREEN"; then
+        echo "$SCREEN" >>"$CASE_LOG"
+        return 1
+    fi
     carol_keys -l "$1"
     carol_keys Enter
     carol_wait "[exit " 150
