@@ -3,7 +3,8 @@
 # carol open-session, authorize, join and provision, never a share-* action). carol, not an
 # administrator, and dave, an administrator (group sudo, which Debian's polkit takes for
 # admins: /usr/share/polkit-1/rules.d/50-default.rules), each have a password. carol picks her
-# own ESP-IDF device (security 1, behind the open hotspot PROV_C4A1) and joins it; then she has
+# own ESP-IDF device (security 1, behind the open hotspot PROV_C4A1, under a copy of the shipped
+# SoftAP profile that holds its proof of possession) and joins it; then she has
 # the agent give it a network this machine stores (`ProvisionAccessory` without a passphrase):
 #   - the machine's system profile HomeNet: share-system-network, auth_admin: a wrong password
 #     is refused (NotAuthorized naming the action) and the device is sent nothing; dave's
@@ -22,7 +23,9 @@
 # for its own process (`pkttyagent --process $$`, waiting on --notify-fd until registered), then
 # execs busctl: exec keeps the pid and start time, so when the agent asks polkit about the
 # caller (a system-bus-name subject, which polkit resolves to that process) polkit finds the
-# text agent and asks on carol's terminal. The password is typed there with send-keys.
+# text agent and asks on carol's terminal. The password is typed there with send-keys. polkitd
+# logs each authentication with the caller's command line (and "ONE-SHOT": nothing kept), so
+# no secret is ever an argument of busctl.
 for user in carol dave; do
     id -u "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
 done
@@ -83,7 +86,13 @@ mkdir -p /run/lab/carol
 printf 'lab-pop-c4a1\n' >/run/lab/prov.pop
 printf '%s\n' "$HOME_PASSPHRASE" >/run/lab/home.pass
 chmod 600 /run/lab/prov.pop /run/lab/home.pass
-cp /run/lab/prov.pop /run/lab/carol/prov.pop
+# The device's proof of possession comes from the profile (an administrator's copy of the
+# shipped one, the vendor's fixed code), not from busctl's command line: polkitd logs the
+# caller's command line with each authentication.
+mkdir -p /etc/accessory-setup/profiles
+jq '.id = "lab.esp.c4a1" | .provisioning.proofOfPossession = {"source": "fixed", "value": "lab-pop-c4a1"}
+    | del(.items[].productImage)' /usr/share/accessory-setup/profiles/esp-idf-provisioning-softap.json \
+    >/etc/accessory-setup/profiles/lab.esp.c4a1.json
 cat >/run/lab/carol/share.sh <<'SHARE'
 #!/bin/sh
 # share.sh OUTPUT ID [SSID]: the agent's ProvisionAccessory for record ID with a stored network
@@ -95,21 +104,19 @@ mkfifo "$fifo"
 pkttyagent --process $$ --notify-fd 3 3>"$fifo" </dev/tty >/dev/tty 2>&1 &
 cat "$fifo" >/dev/null
 rm -f "$fifo"
-pop=$(cat /run/lab/carol/prov.pop)
-if [ -n "${3:-}" ]; then set -- 2 proofOfPossession s "$pop" ssid s "$3"; else set -- 1 proofOfPossession s "$pop"; fi
+if [ -n "${3:-}" ]; then set -- 1 ssid s "$3"; else set -- 0; fi
 exec busctl --allow-interactive-authorization=yes --timeout=180 --json=short call io.accessorysetup /io/accessorysetup \
     io.accessorysetup.Manager1 ProvisionAccessory 'sa{sv}' "$id" "$@" >"$out" 2>&1
 SHARE
 chmod 755 /run/lab/carol/share.sh
 chown -R carol: /run/lab/carol
-chmod 600 /run/lab/carol/prov.pop
 
 check agent_started start_agent
 start_ap prov acc1 <<<"ssid=PROV_C4A1"
 check esp_device_ready start_esp_device 1
 device_log=$OUT/logs/esp-device-acc1-1.log
 check prov_visible wait_visible PROV_C4A1
-picked=$(as_carol "$ACCESSORYCTL" pick com.espressif.provisioning.softap --select PROV_C4A1 --timeout 90 2>&1)
+picked=$(as_carol "$ACCESSORYCTL" pick lab.esp.c4a1 --select PROV_C4A1 --timeout 90 2>&1)
 echo "$picked" >>"$CASE_LOG"
 id=$(as_carol "$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "PROV_C4A1") | .id')
 expect_match carol_picked "$id" '^[0-9a-f-]{36}$'
@@ -146,12 +153,13 @@ polkit_lines() { journalctl -u accessory-setup --since "@$started" --no-pager -o
 # 1. The system network, a wrong password: refused, nothing sent.
 check system_share_asks share "$HOME_SSID"
 screen=$(carol_pane)
-expect_match system_share_action "$screen" '==== AUTHENTICATING FOR io\.accessorysetup\.share-system-network ===='
-expect_match system_share_names_accessory_and_network "$screen" "ESP32 provisioning device \\(SoftAP\\).*$HOME_SSID"
-expect_match system_share_asks_the_administrator "$screen" 'Authenticating as: .*dave'
+echo "$screen" >>"$CASE_LOG"
+expect_match system_share_action "$(grep -m1 AUTHENTICATING <<<"$screen")" '==== AUTHENTICATING FOR io\.accessorysetup\.share-system-network ===='
+expect_match system_share_names_accessory_and_network "$(grep -m1 'Authentication is required' <<<"$screen")" "ESP32 provisioning device \\(SoftAP\\).*$HOME_SSID"
+expect_match system_share_asks_the_administrator "$(grep -m1 'Authenticating as' <<<"$screen")" 'Authenticating as: .*dave'
 answer wrong-password-0000
-expect_match wrong_password_failed "$SCREEN" 'AUTHENTICATION FAILED'
-expect_match wrong_password_busctl_failed "$SCREEN" '\[exit [1-9]'
+expect_match wrong_password_failed "$(grep -m1 'AUTHENTICATION' <<<"$SCREEN")" 'AUTHENTICATION FAILED'
+expect_match wrong_password_busctl_failed "$(grep -m1 '\[exit' <<<"$SCREEN")" '\[exit [1-9]'
 expect_match wrong_password_refused "$(cat "$SHARE_OUT")" 'io\.accessorysetup\.share-system-network'
 expect system_refused_logged "$(polkit_lines 'io.accessorysetup.share-system-network refused')" 1
 check nothing_sent_to_device not grep -q -e 'version asked' -e 'session established' -e 'received credentials' "$device_log"
@@ -159,8 +167,8 @@ check nothing_sent_to_device not grep -q -e 'version asked' -e 'session establis
 # 2. The same, dave's password: provisioned.
 check system_share_asks_again share "$HOME_SSID"
 answer "$DAVE_PASSWORD"
-expect_match admin_password_accepted "$SCREEN" 'AUTHENTICATION COMPLETE'
-expect_match admin_share_exit "$SCREEN" '\[exit 0\]'
+expect_match admin_password_accepted "$(grep -m1 'AUTHENTICATION' <<<"$SCREEN")" 'AUTHENTICATION COMPLETE'
+expect_match admin_share_exit "$(grep -m1 '\[exit' <<<"$SCREEN")" '\[exit 0\]'
 expect admin_share_provisioned "$(jq -r '.data[0].ssid.data + " " + .data[0].ipv4Address.data' "$SHARE_OUT" 2>&1)" "$HOME_SSID ${AP_SUBNET[home]}.42"
 expect device_joined_home "$(grep -c 'verdict: connected' "$device_log")" 1
 expect system_allowed_logged "$(polkit_lines 'io.accessorysetup.share-system-network allowed')" 1
@@ -180,21 +188,22 @@ echo "$joined" >>"$CASE_LOG"
 expect_match carol_joined_again "$joined" '^Joined PROV_C4A1 on wlan3 through the agent'
 check own_share_asks share
 screen=$(carol_pane)
-expect_match own_share_action "$screen" '==== AUTHENTICATING FOR io\.accessorysetup\.share-network ===='
-expect_match own_share_asks_carol "$screen" 'Authenticating as: .*carol'
+echo "$screen" >>"$CASE_LOG"
+expect_match own_share_action "$(grep -m1 AUTHENTICATING <<<"$screen")" '==== AUTHENTICATING FOR io\.accessorysetup\.share-network ===='
+expect_match own_share_asks_carol "$(grep -m1 'Authenticating as' <<<"$screen")" 'Authenticating as: .*carol'
 answer "$CAROL_PASSWORD"
-expect_match own_password_accepted "$SCREEN" 'AUTHENTICATION COMPLETE'
+expect_match own_password_accepted "$(grep -m1 'AUTHENTICATION' <<<"$SCREEN")" 'AUTHENTICATION COMPLETE'
 expect own_share_provisioned "$(jq -r '.data[0].ssid.data' "$SHARE_OUT" 2>&1)" "$HOME_SSID"
 
 # 4. Again: asked again, never kept.
 check own_share_asks_again share
-expect_match own_share_again_action "$(carol_pane)" 'AUTHENTICATING FOR io\.accessorysetup\.share-network'
+expect_match own_share_again_action "$(carol_pane | grep -m1 AUTHENTICATING)" 'AUTHENTICATING FOR io\.accessorysetup\.share-network'
 answer "$CAROL_PASSWORD"
 expect own_share_again_provisioned "$(jq -r '.data[0].ssid.data' "$SHARE_OUT" 2>&1)" "$HOME_SSID"
 expect device_joined_three_times "$(grep -c 'verdict: connected' "$device_log")" 3
 expect own_allowed_logged_twice "$(polkit_lines 'io.accessorysetup.share-network allowed')" 2
 journalctl -u accessory-setup --since "@$started" --no-pager -o cat | grep -e 'polkit: io.accessorysetup.share' -e 'stored network' >>"$CASE_LOG"
-expect_match own_profile_named "$(journalctl -u accessory-setup --since "@$started" --no-pager -o cat)" "profile 'HomeNet \\(carol\\)', io\\.accessorysetup\\.share-network"
+expect_match own_profile_named "$(journalctl -u accessory-setup --since "@$started" --no-pager -o cat | grep 'stored network' | tail -n 1)" "profile 'HomeNet \\(carol\\)', io\\.accessorysetup\\.share-network"
 
 check carol_leaves_again as_carol "$ACCESSORYCTL" leave
 stop_esp_device
