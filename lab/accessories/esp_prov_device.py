@@ -92,6 +92,7 @@ class Session:
         device = self.device
         try:
             if endpoint == "proto-ver":
+                log(f"session {self.number}: version asked")
                 return device.version()
             if endpoint == "prov-session":
                 return self.handshake(body)
@@ -123,6 +124,7 @@ class Session:
             reply.sec0.msg = pb.S0_Session_Response
             reply.sec0.sr.status = pb.Success
             self.state = "established"
+            log(f"session {self.number}: security 0 session established")
         elif security == 1:
             self.sec1(request.sec1, reply)
         else:
