@@ -94,6 +94,20 @@ extension Agent {
             try await require(.authorize, call, uid: host.uid)
         }
         let frontEnd = picks ? try await frontEnd(for: host) : .agent
+        // Counted from the check until the picker agent has been asked (a ShowPicker of the same
+        // user running meanwhile sees this one), then as a session waiting on its answer.
+        let counted = picks && host.pickerAgent != nil
+        if counted {
+            let limit = configuration.limits.pickerRequestsPerUser
+            guard sessions.openPickers(of: host.uid, besides: host) + showingPickers.count(of: host.uid) < limit else {
+                throw CallFailure(
+                    AgentError.limitExceeded(
+                        what: "pickers of this user waiting on a picker agent's answer", limit: limit,
+                        advice: "close the pickers you no longer need"))
+            }
+            showingPickers.add(host.uid)
+        }
+        defer { if counted { showingPickers.remove(host.uid) } }
         if picks, let agent = host.pickerAgent {
             let limit = configuration.limits.pickersPerPickerAgent
             guard sessions.openPickers(on: agent, besides: host) < limit else {

@@ -42,6 +42,11 @@ public actor Agent {
     var handedOff = HandedOffHotspots()
     /// The application of each connection that called, until it leaves the bus.
     var identities = ApplicationIdentities()
+    /// polkit checks outstanding, by the user whose call asked (`AgentLimits.polkitChecksPerUser`).
+    var polkitChecks = UserCounts()
+    /// `ShowPicker` calls between their check of `AgentLimits.pickerRequestsPerUser` and the
+    /// picker agent being asked, by user.
+    var showingPickers = UserCounts()
 
     private init(configuration: AgentConfiguration, bus: BusConnection, manager: ExportedObject, records: RecordBook) {
         self.configuration = configuration
@@ -301,6 +306,13 @@ public actor Agent {
     func require(_ action: PolkitAction, _ call: MethodCall, uid: UInt32, details: [String: String] = [:])
         async throws(CallFailure)
     {
+        // Root passes without asking; anyone else's checks are counted while polkit has them.
+        if uid != 0 {
+            try polkitChecks.add(
+                uid, limit: configuration.limits.polkitChecksPerUser, what: "polkit checks outstanding",
+                advice: "answer the authentication dialogs already open, or call without interactive authorization")
+        }
+        defer { if uid != 0 { polkitChecks.remove(uid) } }
         guard
             await polkit.check(
                 action, sender: call.sender, uid: uid, interactive: call.allowsInteractiveAuthorization,

@@ -47,6 +47,12 @@ public struct AgentLimits: Sendable {
     public var sessionsPerUser = 128
     /// Pickers one picker agent (a desktop session's, or a client's own) shows at once.
     public var pickersPerPickerAgent = 4
+    /// Pickers of one user's sessions that picker agents were asked to show (`RequestChoice`)
+    /// and have not answered, over all picker agents; `ShowPicker` is refused past it.
+    public var pickerRequestsPerUser = 16
+    /// polkit checks of one user's calls outstanding at once (an interactive one can wait
+    /// minutes on a person); a call that would ask polkit past it is refused.
+    public var polkitChecksPerUser = 8
     /// Accessory records one user keeps; `ShowPicker` is refused past it.
     public var recordsPerUser = 256
     /// Items of one `ShowPicker` or `UpdatePicker`, and items of a client's profile.
