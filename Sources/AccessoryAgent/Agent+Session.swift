@@ -424,8 +424,9 @@ extension Agent {
 
     // MARK: The picker agent
 
+    /// A message to a picker agent, on the connection every call to it takes, so they keep their order.
     func send(_ agent: PickerAgentRegistration, _ method: String, _ arguments: [DBusValue]) {
-        bus.send(
+        clients.send(
             destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name,
             method: method, arguments)
     }
@@ -456,8 +457,9 @@ extension Agent {
             },
             asksPassphrase: asksPassphrase, asksProofOfPossession: asksProof, proofOfPossessionHint: proofHint
         ).dbusValue
-        let bus = self.bus
+        let clients = self.clients
         let path = host.path
+        let answerTime = configuration.limits.pickerAnswerTime
         // The request goes out before anything else this picker sends (its entries come from
         // the discovery started after it): a picker agent hears RequestChoice first.
         let (queued, markQueued) = AsyncStream.makeStream(of: Never.self)
@@ -467,10 +469,10 @@ extension Agent {
                 let reply: Result<[DBusValue], BusError>
                 do throws(BusError) {
                     reply = .success(
-                        try await bus.call(
+                        try await clients.call(
                             destination: agent.connection, path: agent.path,
                             interface: AgentBus.Interface.pickerAgent.name,
-                            method: "RequestChoice", [.objectPath(path), request], timeout: .longestWait,
+                            method: "RequestChoice", [.objectPath(path), request], timeout: answerTime,
                             queued: { markQueued.finish() }))
                 } catch {
                     reply = .failure(error)

@@ -20,6 +20,10 @@ import Glibc
 public actor Agent {
     let configuration: AgentConfiguration
     let bus: BusConnection
+    /// Calls and messages to objects clients own (picker agents), on a connection of their own:
+    /// a call that waits on a person takes none of the pending replies the bus daemon allows
+    /// `bus`, which asks polkit, logind and the radios for everyone.
+    let clients: BusConnection
     let manager: ExportedObject
     let polkit: Polkit
     let radios: Radios
@@ -48,9 +52,13 @@ public actor Agent {
     /// picker agent being asked, by user.
     var showingPickers = UserCounts()
 
-    private init(configuration: AgentConfiguration, bus: BusConnection, manager: ExportedObject, records: RecordBook) {
+    private init(
+        configuration: AgentConfiguration, bus: BusConnection, clients: BusConnection, manager: ExportedObject,
+        records: RecordBook
+    ) {
         self.configuration = configuration
         self.bus = bus
+        self.clients = clients
         self.manager = manager
         polkit = Polkit(bus: bus)
         radios = Radios(busAddress: configuration.radioBusAddress)
@@ -62,11 +70,14 @@ public actor Agent {
     public static func start(_ configuration: AgentConfiguration) async throws(AgentStartError) -> Agent {
         let records = try RecordBook.open(in: configuration.stateDirectory)
         let bus: BusConnection
+        let clients: BusConnection
         let manager: ExportedObject
         do {
             bus = try await BusConnection.connect(
                 configuration.bus, threadName: "agent-bus", watchingPeers: true,
                 argumentLimit: configuration.limits.argumentBytes)
+            clients = try await BusConnection.connect(
+                configuration.bus, threadName: "agent-clients", argumentLimit: configuration.limits.argumentBytes)
             manager = try ExportedObject(
                 path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name,
                 xml: AgentBus.Interface.manager.introspectionXML,
@@ -75,7 +86,7 @@ public actor Agent {
         } catch {
             throw AgentStartError("cannot serve on \(configuration.bus): \(error)")
         }
-        let agent = Agent(configuration: configuration, bus: bus, manager: manager, records: records)
+        let agent = Agent(configuration: configuration, bus: bus, clients: clients, manager: manager, records: records)
         _ = try? await agent.loadKioskPolicy()
         do {
             try await bus.requestName(AgentBus.name)
@@ -193,10 +204,11 @@ public actor Agent {
         for host in sessions.all { await invalidate(host, error: .invalidated) }
         for join in joins.all where join.joinOnce { await endJoin(join, because: "the agent is stopping") }
         for agent in pickerAgents.removeAll() {
-            bus.send(
+            clients.send(
                 destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name,
                 method: "Release", [])
         }
+        await clients.close()
         await bus.close()
     }
 

@@ -50,6 +50,9 @@ public struct AgentLimits: Sendable {
     /// Pickers of one user's sessions that picker agents were asked to show (`RequestChoice`)
     /// and have not answered, over all picker agents; `ShowPicker` is refused past it.
     public var pickerRequestsPerUser = 16
+    /// How long a picker agent may take to answer `RequestChoice` (a person choosing); past it
+    /// the picker ends with `PickerRestricted`.
+    public var pickerAnswerTime = Duration.seconds(900)
     /// polkit checks of one user's calls outstanding at once (an interactive one can wait
     /// minutes on a person); a call that would ask polkit past it is refused.
     public var polkitChecksPerUser = 8

@@ -179,6 +179,31 @@ struct MockServicesAgentLimitsTests {
         #expect((watched["slowest"] as? Double ?? 99) < bound, "\(loaded); unloaded: \(unloaded)")
     }
 
+    /// A picker agent's `RequestChoice` waits on a person, unbounded in time but for its own
+    /// timeout: the agent makes such calls on a connection of their own, so that pickers left
+    /// open cannot use up the pending replies the bus daemon allows the connection that asks
+    /// polkit and logind.
+    @Test func pickerAgentsAreCalledOffTheAgentsOwnConnection() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .wait)
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await client.openSession("org.example.plug")
+        _ = try await session.activate()
+        try await session.showPicker([plugItem])
+        let request = try await poll(timeout: .seconds(20)) { picker.calls.first { $0.member == "RequestChoice" } }
+        let owner = try await client.bus.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            method: "GetNameOwner", [.string(AgentProcess.busName)], timeout: .seconds(10)
+        ).first?.string
+        #expect(request != nil)
+        #expect(owner != nil)
+        #expect(request?.sender != owner, "RequestChoice came from the connection that owns the agent's name")
+        // Every call to the picker agent comes from that one connection, so they keep their order.
+        #expect(Set(picker.calls.map(\.sender)).count == 1, "\(picker.calls.map(\.sender))")
+        await client.close()
+    }
+
     /// A setting of the agent's systemd unit.
     static func unitSetting(_ name: String) throws -> String? {
         let unit = try String(
