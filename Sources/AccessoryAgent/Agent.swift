@@ -48,6 +48,8 @@ public actor Agent {
     var identities = ApplicationIdentities()
     /// polkit checks outstanding, by the user whose call asked (`AgentLimits.polkitChecksPerUser`).
     var polkitChecks = UserCounts()
+    /// Method calls being answered, by the caller's user (`AgentLimits.callsPerUser`, `callsInFlight`).
+    var callsInFlight = UserCounts()
     /// `ShowPicker` calls between their check of `AgentLimits.pickerRequestsPerUser` and the
     /// picker agent being asked, by user.
     var showingPickers = UserCounts()
@@ -164,6 +166,20 @@ public actor Agent {
             await pairingAgent.answer(call)
             return
         }
+        // Counted by the caller's user from the start, and refused past the limits before
+        // anything is done for it.
+        let uid: UInt32
+        do throws(CallFailure) {
+            uid = try await self.uid(of: call.sender)
+            let limits = configuration.limits
+            try callsInFlight.add(
+                uid, limit: limits.callsPerUser, totalLimit: limits.callsInFlight, what: "calls in flight",
+                advice: "wait for the answers to the calls already made")
+        } catch {
+            call.reply(errorName: error.name, message: error.message)
+            return
+        }
+        defer { callsInFlight.remove(uid) }
         do throws(CallFailure) {
             let values: [DBusValue]
             switch call.interface {

@@ -179,6 +179,49 @@ struct MockServicesAgentLimitsTests {
         #expect((watched["slowest"] as? Double ?? 99) < bound, "\(loaded); unloaded: \(unloaded)")
     }
 
+    /// Calls one user has the agent answer at once are bounded: profiles through pipes whose
+    /// writers never close them each hold their call for its 5 s; past the limit the rest are
+    /// refused at once.
+    @Test func callsInFlightOfOneUserAreBounded() async throws {
+        let services = try AgentServices()
+        let limit = Self.limits.callsPerUser
+        var writers: [Int32] = []
+        defer { writers.forEach { close($0) } }
+        var clients: [AgentClient] = []
+        var replies: [Task<Result<[DBusValue], BusError>, Never>] = []
+        for index in 0..<(limit + 8) {
+            if index % 16 == 0 { clients.append(try await services.client()) }
+            let client = clients[clients.count - 1]
+            var ends: [Int32] = [0, 0]
+            #expect(Glibc.pipe(&ends) == 0)
+            writers.append(ends[1])
+            let reader = ends[0]
+            replies.append(
+                Task {
+                    defer { close(reader) }
+                    return await outcome { () async throws(BusError) in
+                        try await client.bus.call(
+                            destination: AgentProcess.busName, path: AgentClient.manager,
+                            interface: "io.accessorysetup.Manager1",
+                            method: "OpenSessionWithProfile", [.handle(0), .vardict([])], timeout: .seconds(60),
+                            fileDescriptors: [reader])
+                    }
+                })
+        }
+        var names: [String: Int] = [:]
+        var message = ""
+        for reply in replies {
+            if case .failure(let error) = await reply.value {
+                names[error.name ?? "?", default: 0] += 1
+                if error.name == "io.accessorysetup.Error.LimitsExceeded" { message = error.message }
+            }
+        }
+        #expect(names["io.accessorysetup.Error.TimedOut"] ?? 0 <= limit, "\(names)")
+        #expect(names["io.accessorysetup.Error.LimitsExceeded"] ?? 0 >= 8, "\(names)")
+        #expect(message.contains("\(limit) calls in flight of this user"), "\(message)")
+        for client in clients { await client.close() }
+    }
+
     /// A picker agent's `RequestChoice` waits on a person, unbounded in time but for its own
     /// timeout: the agent makes such calls on a connection of their own, so that pickers left
     /// open cannot use up the pending replies the bus daemon allows the connection that asks
