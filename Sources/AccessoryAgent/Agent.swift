@@ -166,15 +166,22 @@ public actor Agent {
             await pairingAgent.answer(call)
             return
         }
-        // Counted by the caller's user from the start, and refused past the limits before
-        // anything is done for it.
+        // Counted by the caller's user from the start, and refused past the limits (or with a
+        // string longer than any the agent takes) before anything is done for it: before polkit.
         let uid: UInt32
         do throws(CallFailure) {
             uid = try await self.uid(of: call.sender)
             let limits = configuration.limits
+            if let bytes = Self.longestString(in: call.arguments), bytes > limits.stringBytes {
+                throw CallFailure(
+                    AgentError.limitExceeded(
+                        what: "bytes in one string argument", limit: limits.stringBytes,
+                        advice: "no name, path, option or secret the agent takes is longer"))
+            }
+            // Root, trusted as polkit trusts it, counts towards the total only.
             try callsInFlight.add(
-                uid, limit: limits.callsPerUser, totalLimit: limits.callsInFlight, what: "calls in flight",
-                advice: "wait for the answers to the calls already made")
+                uid, limit: uid == 0 ? .max : limits.callsPerUser, totalLimit: limits.callsInFlight,
+                what: "calls in flight", advice: "wait for the answers to the calls already made")
         } catch {
             call.reply(errorName: error.name, message: error.message)
             return
@@ -191,6 +198,26 @@ public actor Agent {
         } catch {
             call.reply(errorName: error.name, message: error.message)
         }
+    }
+
+    /// The UTF-8 length of the longest string or object path anywhere in `values`, if any.
+    static func longestString(in values: [DBusValue]) -> Int? {
+        var longest: Int?
+        func visit(_ value: DBusValue) {
+            switch value {
+            case .string(let text), .objectPath(let text): longest = max(longest ?? 0, text.utf8.count)
+            case .array(let elements, _), .tuple(let elements): elements.forEach(visit)
+            case .dictionary(let entries, _):
+                for entry in entries {
+                    visit(entry.key)
+                    visit(entry.value)
+                }
+            case .variant(let box): visit(box.value)
+            default: break
+            }
+        }
+        values.forEach(visit)
+        return longest
     }
 
     /// Whether nothing is going on: no session, picker agent, subscriber, join or call.

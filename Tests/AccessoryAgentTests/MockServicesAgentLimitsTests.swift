@@ -184,42 +184,28 @@ struct MockServicesAgentLimitsTests {
     /// refused at once.
     @Test func callsInFlightOfOneUserAreBounded() async throws {
         let services = try AgentServices()
+        try services.polkit.allow(["io.accessorysetup.use-client-profile", "io.accessorysetup.open-session"])
         let limit = Self.limits.callsPerUser
-        var writers: [Int32] = []
-        defer { writers.forEach { close($0) } }
-        var clients: [AgentClient] = []
-        var replies: [Task<Result<[DBusValue], BusError>, Never>] = []
-        for index in 0..<(limit + 8) {
-            if index % 16 == 0 { clients.append(try await services.client()) }
-            let client = clients[clients.count - 1]
-            var ends: [Int32] = [0, 0]
-            #expect(Glibc.pipe(&ends) == 0)
-            writers.append(ends[1])
-            let reader = ends[0]
-            replies.append(
-                Task {
-                    defer { close(reader) }
-                    return await outcome { () async throws(BusError) in
-                        try await client.bus.call(
-                            destination: AgentProcess.busName, path: AgentClient.manager,
-                            interface: "io.accessorysetup.Manager1",
-                            method: "OpenSessionWithProfile", [.handle(0), .vardict([])], timeout: .seconds(60),
-                            fileDescriptors: [reader])
-                    }
-                })
-        }
-        var names: [String: Int] = [:]
-        var message = ""
-        for reply in replies {
-            if case .failure(let error) = await reply.value {
-                names[error.name ?? "?", default: 0] += 1
-                if error.name == "io.accessorysetup.Error.LimitsExceeded" { message = error.message }
-            }
-        }
-        #expect(names["io.accessorysetup.Error.TimedOut"] ?? 0 <= limit, "\(names)")
-        #expect(names["io.accessorysetup.Error.LimitsExceeded"] ?? 0 >= 8, "\(names)")
-        #expect(message.contains("\(limit) calls in flight of this user"), "\(message)")
-        for client in clients { await client.close() }
+        let run = try await services.runClient(
+            uid: try systemUser("nobody"), ["stall-profiles", "\(limit + 8)"], timeout: 90)
+        let errors = try #require(run.objects.first?["errors"] as? [String: Int], "\(run)")
+        #expect(errors["io.accessorysetup.Error.TimedOut"] ?? 0 <= limit, "\(run)")
+        #expect(errors["io.accessorysetup.Error.LimitsExceeded"] ?? 0 >= 8, "\(run)")
+        let messages = run.objects.first?["messages"] as? [String] ?? []
+        #expect(messages.contains { $0.contains("\(limit) calls in flight of this user") }, "\(run)")
+    }
+
+    /// A string argument longer than any the agent takes is refused before polkit is asked, so
+    /// that no call holds a megabyte through an authentication dialog's minutes.
+    @Test func aLongStringIsRefusedBeforePolkitIsAsked() async throws {
+        let services = try AgentServices()
+        try services.polkit.hold(["io.accessorysetup.manage-others"])
+        let run = try await services.runClient(
+            uid: try systemUser("nobody"), ["list-long", "\(Self.limits.stringBytes + 1)"], timeout: 60)
+        let reply = try #require(run.objects.first, "\(run)")
+        #expect(reply["error"] as? String == "io.accessorysetup.Error.LimitsExceeded", "\(run)")
+        #expect((reply["message"] as? String)?.contains("\(Self.limits.stringBytes) bytes") == true, "\(run)")
+        #expect(try !services.polkit.holdsChecks(), "polkit was asked")
     }
 
     /// A picker agent's `RequestChoice` waits on a person, unbounded in time but for its own

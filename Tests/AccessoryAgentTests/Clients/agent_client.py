@@ -22,6 +22,11 @@ setpriv). Each command prints one JSON object a line: {"call": ..., "reply": ...
         Manager1.ListAccessories again and again for SECONDS (with PROFILE also OpenSession of it,
         which polkit decides, and Session1.Invalidate); prints {"calls": N, "slowest": SECONDS,
         "failed": N, "errors": [...]}
+    agent_client.py list-long BYTES         Manager1.ListAccessories of root's records (polkit's
+        manage-others, interactive) with a `profile` option BYTES long; gives up after 10 s
+    agent_client.py stall-profiles COUNT    COUNT Manager1.OpenSessionWithProfile calls, one every 50 ms
+        over 4 connections, each through a pipe whose writer never closes it; prints
+        {"errors": {NAME: N}, "messages": [...]}
     agent_client.py flood SECONDS COUNT PROFILE ITEMS
         COUNT pickers shown (ITEMS, a JSON array) to picker agents of its own that never answer,
         and COUNT interactive polkit checks (ListAccessories of root's records), all at once;
@@ -273,6 +278,53 @@ def latency(seconds, profile=None):
     return 0 if failed == 0 else 1
 
 
+def stall_profiles(count):
+    """`count` OpenSessionWithProfile calls at once, each through a pipe never closed."""
+    loop = GLib.MainLoop()
+    address = os.environ["DBUS_SYSTEM_BUS_ADDRESS"]
+    flags = Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
+    connections = [Gio.DBusConnection.new_for_address_sync(address, flags, None, None) for _ in range(4)]
+    errors = {}
+    writers = []
+    state = {"left": count}
+
+    def done(connection, result):
+        try:
+            connection.call_with_unix_fd_list_finish(result)
+            errors["answered"] = errors.get("answered", 0) + 1
+        except GLib.Error as error:
+            name, message = remote_error(error)
+            errors[name] = errors.get(name, 0) + 1
+            messages.append(message)
+        state["left"] -= 1
+        if state["left"] == 0:
+            loop.quit()
+
+    messages = []
+
+    def send_next():
+        index = count - state["sent"]
+        state["sent"] -= 1
+        read_end, write_end = os.pipe()
+        writers.append(write_end)
+        descriptors = Gio.UnixFDList.new()
+        descriptors.append(read_end)
+        os.close(read_end)
+        connections[index % len(connections)].call_with_unix_fd_list(
+            AGENT, MANAGER_PATH, MANAGER, "OpenSessionWithProfile", GLib.Variant("(ha{sv})", (0, {})), None,
+            Gio.DBusCallFlags.NONE, 60000, descriptors, None, done)
+        return GLib.SOURCE_CONTINUE if state["sent"] > 0 else GLib.SOURCE_REMOVE
+
+    # One every 50 ms: each passes polkit before the next comes, and stays in flight for the
+    # 5 s the agent waits on its pipe, so they pile up in the agent, not at polkit.
+    state["sent"] = count
+    GLib.timeout_add(50, send_next)
+    GLib.timeout_add_seconds(60, loop.quit)
+    loop.run()
+    emit({"errors": errors, "messages": sorted(set(messages))})
+    return 0
+
+
 def flood(seconds, count, profile, items):
     """One user's `count` pickers on picker agents that never answer, and `count` interactive
     polkit checks, all outstanding at once; what became of them after `seconds`."""
@@ -423,6 +475,19 @@ def main(arguments):
         return monitor(float(rest[0]), int(rest[1]) if len(rest) > 1 else None)
     elif command == "latency":
         return latency(float(rest[0]), rest[1] if len(rest) > 1 else None)
+    elif command == "list-long":
+        options = {"user": GLib.Variant("u", 0), "profile": GLib.Variant("s", "x" * int(rest[0]))}
+        try:
+            reply = bus.call_sync(AGENT, MANAGER_PATH, MANAGER, "ListAccessories", GLib.Variant("(a{sv})", (options,)),
+                                  None, Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION, 10000, None)
+            emit({"call": "ListAccessories", "reply": list(reply.unpack())})
+            ok = True
+        except GLib.Error as error:
+            name, message = remote_error(error)
+            emit({"call": "ListAccessories", "error": name or str(error), "message": message})
+            ok = False
+    elif command == "stall-profiles":
+        return stall_profiles(int(rest[0]))
     elif command == "flood":
         return flood(float(rest[0]), int(rest[1]), rest[2], json.loads(rest[3]))
     elif command == "pick":
