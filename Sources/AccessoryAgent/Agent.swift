@@ -172,6 +172,11 @@ public actor Agent {
         do throws(CallFailure) {
             uid = try await self.uid(of: call.sender)
             let limits = configuration.limits
+            if call.descriptorCount > 0, !Self.takesDescriptors(call) {
+                call.closeDescriptors()
+                throw CallFailure.invalidArguments(
+                    "\(call.member)", "takes no file descriptor; pass none with the call")
+            }
             if let bytes = Self.longestString(in: call.arguments), bytes > limits.stringBytes {
                 throw CallFailure(
                     AgentError.limitExceeded(
@@ -198,6 +203,13 @@ public actor Agent {
         } catch {
             call.reply(errorName: error.name, message: error.message)
         }
+    }
+
+    /// Whether `call`'s method takes descriptors: a profile (`OpenSessionWithProfile`), or
+    /// certificates (`ApplyConfiguration`).
+    static func takesDescriptors(_ call: MethodCall) -> Bool {
+        call.interface == AgentBus.Interface.manager.name
+            && ["OpenSessionWithProfile", "ApplyConfiguration"].contains(call.member)
     }
 
     /// The UTF-8 length of the longest string or object path anywhere in `values`, if any.

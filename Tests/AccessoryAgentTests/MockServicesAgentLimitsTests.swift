@@ -208,6 +208,30 @@ struct MockServicesAgentLimitsTests {
         #expect(try !services.polkit.holdsChecks(), "polkit was asked")
     }
 
+    /// A descriptor passed to a method that takes none is refused, and the agent keeps no copy:
+    /// once the test closes its own, the pipe has no reader left.
+    @Test func descriptorsAreRefusedOnMethodsThatTakeNone() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        var ends: [Int32] = [0, 0]
+        #expect(Glibc.pipe(&ends) == 0)
+        let (reader, writer) = (ends[0], ends[1])
+        defer { close(writer) }
+        let refused = await expectBusError("io.accessorysetup.Error.InvalidArguments") {
+            try await client.bus.call(
+                destination: AgentProcess.busName, path: AgentClient.manager, interface: "io.accessorysetup.Manager1",
+                method: "ListAccessories", [.vardict([])], timeout: .seconds(30), fileDescriptors: [reader])
+        }
+        #expect(refused?.contains("takes no file descriptor") == true, "\(refused ?? "")")
+        close(reader)
+        let readerless = try await poll(timeout: .seconds(10)) { () -> Bool? in
+            var event = pollfd(fd: writer, events: 0, revents: 0)
+            return Glibc.poll(&event, 1, 0) == 1 && event.revents & Int16(POLLERR) != 0 ? true : nil
+        }
+        #expect(readerless == true, "the agent kept a copy of the descriptor")
+        await client.close()
+    }
+
     /// A picker agent's `RequestChoice` waits on a person, unbounded in time but for its own
     /// timeout: the agent makes such calls on a connection of their own, so that pickers left
     /// open cannot use up the pending replies the bus daemon allows the connection that asks
