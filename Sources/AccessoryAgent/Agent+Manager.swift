@@ -170,7 +170,7 @@ extension Agent {
         else {
             throw .invalidArguments("profile", "expected a file descriptor the caller opened")
         }
-        defer { close(descriptor) }
+        defer { ClientDescriptors.close([descriptor]) }
         _ = try CallOptions(options, known: [])
         let caller = try await caller(call)
         // Before polkit: an administrator's password typed for an application's own profile

@@ -52,7 +52,7 @@ extension Agent {
         }
         Journal.notice("pairing: \(address) shows a number; the picker asks the person to compare it")
         do {
-            try await bus.call(
+            try await clients.call(
                 destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name,
                 method: "ConfirmPasskey", [.objectPath(host.path), .string(code)], timeout: .seconds(60))
             Journal.notice("pairing: the person confirmed the number \(address) shows")

@@ -94,6 +94,20 @@ extension Agent {
             try await require(.authorize, call, uid: host.uid)
         }
         let frontEnd = picks ? try await frontEnd(for: host) : .agent
+        // Counted from the check until the picker agent has been asked (a ShowPicker of the same
+        // user running meanwhile sees this one), then as a session waiting on its answer.
+        let counted = picks && host.pickerAgent != nil
+        if counted {
+            let limit = configuration.limits.pickerRequestsPerUser
+            guard sessions.openPickers(of: host.uid, besides: host) + showingPickers.count(of: host.uid) < limit else {
+                throw CallFailure(
+                    AgentError.limitExceeded(
+                        what: "pickers of this user waiting on a picker agent's answer", limit: limit,
+                        advice: "close the pickers you no longer need"))
+            }
+            showingPickers.add(host.uid)
+        }
+        defer { if counted { showingPickers.remove(host.uid) } }
         if picks, let agent = host.pickerAgent {
             let limit = configuration.limits.pickersPerPickerAgent
             guard sessions.openPickers(on: agent, besides: host) < limit else {
@@ -410,8 +424,9 @@ extension Agent {
 
     // MARK: The picker agent
 
+    /// A message to a picker agent, on the connection every call to it takes, so they keep their order.
     func send(_ agent: PickerAgentRegistration, _ method: String, _ arguments: [DBusValue]) {
-        bus.send(
+        clients.send(
             destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name,
             method: method, arguments)
     }
@@ -442,8 +457,9 @@ extension Agent {
             },
             asksPassphrase: asksPassphrase, asksProofOfPossession: asksProof, proofOfPossessionHint: proofHint
         ).dbusValue
-        let bus = self.bus
+        let clients = self.clients
         let path = host.path
+        let answerTime = configuration.limits.pickerAnswerTime
         // The request goes out before anything else this picker sends (its entries come from
         // the discovery started after it): a picker agent hears RequestChoice first.
         let (queued, markQueued) = AsyncStream.makeStream(of: Never.self)
@@ -453,10 +469,10 @@ extension Agent {
                 let reply: Result<[DBusValue], BusError>
                 do throws(BusError) {
                     reply = .success(
-                        try await bus.call(
+                        try await clients.call(
                             destination: agent.connection, path: agent.path,
                             interface: AgentBus.Interface.pickerAgent.name,
-                            method: "RequestChoice", [.objectPath(path), request], timeout: .longestWait,
+                            method: "RequestChoice", [.objectPath(path), request], timeout: answerTime,
                             queued: { markQueued.finish() }))
                 } catch {
                     reply = .failure(error)

@@ -20,6 +20,10 @@ import Glibc
 public actor Agent {
     let configuration: AgentConfiguration
     let bus: BusConnection
+    /// Calls and messages to objects clients own (picker agents), on a connection of their own:
+    /// a call that waits on a person takes none of the pending replies the bus daemon allows
+    /// `bus`, which asks polkit, logind and the radios for everyone.
+    let clients: BusConnection
     let manager: ExportedObject
     let polkit: Polkit
     let radios: Radios
@@ -42,10 +46,21 @@ public actor Agent {
     var handedOff = HandedOffHotspots()
     /// The application of each connection that called, until it leaves the bus.
     var identities = ApplicationIdentities()
+    /// polkit checks outstanding, by the user whose call asked (`AgentLimits.polkitChecksPerUser`).
+    var polkitChecks = UserCounts()
+    /// Method calls being answered, by the caller's user (`AgentLimits.callsPerUser`, `callsInFlight`).
+    var callsInFlight = UserCounts()
+    /// `ShowPicker` calls between their check of `AgentLimits.pickerRequestsPerUser` and the
+    /// picker agent being asked, by user.
+    var showingPickers = UserCounts()
 
-    private init(configuration: AgentConfiguration, bus: BusConnection, manager: ExportedObject, records: RecordBook) {
+    private init(
+        configuration: AgentConfiguration, bus: BusConnection, clients: BusConnection, manager: ExportedObject,
+        records: RecordBook
+    ) {
         self.configuration = configuration
         self.bus = bus
+        self.clients = clients
         self.manager = manager
         polkit = Polkit(bus: bus)
         radios = Radios(busAddress: configuration.radioBusAddress)
@@ -57,11 +72,14 @@ public actor Agent {
     public static func start(_ configuration: AgentConfiguration) async throws(AgentStartError) -> Agent {
         let records = try RecordBook.open(in: configuration.stateDirectory)
         let bus: BusConnection
+        let clients: BusConnection
         let manager: ExportedObject
         do {
             bus = try await BusConnection.connect(
                 configuration.bus, threadName: "agent-bus", watchingPeers: true,
                 argumentLimit: configuration.limits.argumentBytes)
+            clients = try await BusConnection.connect(
+                configuration.bus, threadName: "agent-clients", argumentLimit: configuration.limits.argumentBytes)
             manager = try ExportedObject(
                 path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name,
                 xml: AgentBus.Interface.manager.introspectionXML,
@@ -70,7 +88,7 @@ public actor Agent {
         } catch {
             throw AgentStartError("cannot serve on \(configuration.bus): \(error)")
         }
-        let agent = Agent(configuration: configuration, bus: bus, manager: manager, records: records)
+        let agent = Agent(configuration: configuration, bus: bus, clients: clients, manager: manager, records: records)
         _ = try? await agent.loadKioskPolicy()
         do {
             try await bus.requestName(AgentBus.name)
@@ -148,6 +166,32 @@ public actor Agent {
             await pairingAgent.answer(call)
             return
         }
+        // Counted by the caller's user from the start, and refused past the limits (or with a
+        // string longer than any the agent takes) before anything is done for it: before polkit.
+        let uid: UInt32
+        do throws(CallFailure) {
+            uid = try await self.uid(of: call.sender)
+            let limits = configuration.limits
+            if call.descriptorCount > 0, !Self.takesDescriptors(call) {
+                call.closeDescriptors()
+                throw CallFailure.invalidArguments(
+                    "\(call.member)", "takes no file descriptor; pass none with the call")
+            }
+            if let bytes = Self.longestString(in: call.arguments), bytes > limits.stringBytes {
+                throw CallFailure(
+                    AgentError.limitExceeded(
+                        what: "bytes in one string argument", limit: limits.stringBytes,
+                        advice: "no name, path, option or secret the agent takes is longer"))
+            }
+            // Root, trusted as polkit trusts it, counts towards the total only.
+            try callsInFlight.add(
+                uid, limit: uid == 0 ? .max : limits.callsPerUser, totalLimit: limits.callsInFlight,
+                what: "calls in flight", advice: "wait for the answers to the calls already made")
+        } catch {
+            call.reply(errorName: error.name, message: error.message)
+            return
+        }
+        defer { callsInFlight.remove(uid) }
         do throws(CallFailure) {
             let values: [DBusValue]
             switch call.interface {
@@ -159,6 +203,33 @@ public actor Agent {
         } catch {
             call.reply(errorName: error.name, message: error.message)
         }
+    }
+
+    /// Whether `call`'s method takes descriptors: a profile (`OpenSessionWithProfile`), or
+    /// certificates (`ApplyConfiguration`).
+    static func takesDescriptors(_ call: MethodCall) -> Bool {
+        call.interface == AgentBus.Interface.manager.name
+            && ["OpenSessionWithProfile", "ApplyConfiguration"].contains(call.member)
+    }
+
+    /// The UTF-8 length of the longest string or object path anywhere in `values`, if any.
+    static func longestString(in values: [DBusValue]) -> Int? {
+        var longest: Int?
+        func visit(_ value: DBusValue) {
+            switch value {
+            case .string(let text), .objectPath(let text): longest = max(longest ?? 0, text.utf8.count)
+            case .array(let elements, _), .tuple(let elements): elements.forEach(visit)
+            case .dictionary(let entries, _):
+                for entry in entries {
+                    visit(entry.key)
+                    visit(entry.value)
+                }
+            case .variant(let box): visit(box.value)
+            default: break
+            }
+        }
+        values.forEach(visit)
+        return longest
     }
 
     /// Whether nothing is going on: no session, picker agent, subscriber, join or call.
@@ -188,10 +259,11 @@ public actor Agent {
         for host in sessions.all { await invalidate(host, error: .invalidated) }
         for join in joins.all where join.joinOnce { await endJoin(join, because: "the agent is stopping") }
         for agent in pickerAgents.removeAll() {
-            bus.send(
+            clients.send(
                 destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name,
                 method: "Release", [])
         }
+        await clients.close()
         await bus.close()
     }
 
@@ -301,6 +373,13 @@ public actor Agent {
     func require(_ action: PolkitAction, _ call: MethodCall, uid: UInt32, details: [String: String] = [:])
         async throws(CallFailure)
     {
+        // Root passes without asking; anyone else's checks are counted while polkit has them.
+        if uid != 0 {
+            try polkitChecks.add(
+                uid, limit: configuration.limits.polkitChecksPerUser, what: "polkit checks outstanding",
+                advice: "answer the authentication dialogs already open, or call without interactive authorization")
+        }
+        defer { if uid != 0 { polkitChecks.remove(uid) } }
         guard
             await polkit.check(
                 action, sender: call.sender, uid: uid, interactive: call.allowsInteractiveAuthorization,

@@ -47,6 +47,22 @@ public struct AgentLimits: Sendable {
     public var sessionsPerUser = 128
     /// Pickers one picker agent (a desktop session's, or a client's own) shows at once.
     public var pickersPerPickerAgent = 4
+    /// Pickers of one user's sessions that picker agents were asked to show (`RequestChoice`)
+    /// and have not answered, over all picker agents; `ShowPicker` is refused past it.
+    public var pickerRequestsPerUser = 16
+    /// Method calls the agent answers at once for one user other than root, and for all users
+    /// together; a call past either is refused before anything else is done for it.
+    public var callsPerUser = 32
+    public var callsInFlight = 256
+    /// Bytes of any one string in a method call's arguments (options included), checked before
+    /// anything else is done for the call: longer than any name, path or secret the agent takes.
+    public var stringBytes = 4096
+    /// How long a picker agent may take to answer `RequestChoice` (a person choosing); past it
+    /// the picker ends with `PickerRestricted`.
+    public var pickerAnswerTime = Duration.seconds(900)
+    /// polkit checks of one user's calls outstanding at once (an interactive one can wait
+    /// minutes on a person); a call that would ask polkit past it is refused.
+    public var polkitChecksPerUser = 8
     /// Accessory records one user keeps; `ShowPicker` is refused past it.
     public var recordsPerUser = 256
     /// Items of one `ShowPicker` or `UpdatePicker`, and items of a client's profile.

@@ -43,6 +43,11 @@ struct SessionTable {
         hosts.values.count { $0 !== host && $0.pickerAgent == agent && $0.hasOpenPicker }
     }
 
+    /// How many sessions of `uid` other than `host` wait on a picker agent's answer.
+    func openPickers(of uid: UInt32, besides host: SessionHost) -> Int {
+        hosts.values.count { $0 !== host && $0.uid == uid && $0.hasOpenPicker }
+    }
+
     /// The object path for the next session.
     mutating func nextPath() -> String {
         opened += 1

@@ -165,8 +165,14 @@ public struct ImprovResultAssembler: Sendable {
 
     public init() {}
 
-    /// Adds a notified value; returns the result once a whole frame is in.
+    /// Adds a notified value; returns the result once a whole frame is in. A value larger than
+    /// GATT allows (`ImprovExchange.valueBytes`) is refused.
     public mutating func append(_ chunk: [UInt8]) throws(ImprovError) -> ImprovRPCResult? {
+        guard chunk.count <= ImprovExchange.valueBytes else {
+            buffer.removeAll()
+            throw .malformedResponse(
+                "a result value of \(chunk.count) bytes is over GATT's \(ImprovExchange.valueBytes)")
+        }
         buffer += chunk
         guard buffer.count >= 2, buffer.count >= Int(buffer[1]) + 3 else { return nil }
         let frame = Array(buffer.prefix(Int(buffer[1]) + 3))

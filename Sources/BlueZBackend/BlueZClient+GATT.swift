@@ -124,7 +124,12 @@ extension BlueZClient {
     {
         let reply = try await call(
             characteristic.handle, Self.characteristicInterface, "ReadValue", [.vardict([])], timeout: timeout)
-        return reply.elements.first?.bytes ?? []
+        let value = reply.elements.first?.bytes ?? []
+        guard value.count <= ImprovExchange.valueBytes else {
+            throw .invalidValueLength(
+                "\(characteristic.uuid) read \(value.count) bytes, over GATT's \(ImprovExchange.valueBytes)")
+        }
+        return value
     }
 
     public func write(
@@ -141,11 +146,13 @@ extension BlueZClient {
     public func notifications(_ characteristic: GATTCharacteristic, timeout: Duration = .seconds(10))
         async throws(BluetoothError) -> AsyncStream<[UInt8]>
     {
-        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+        // A device notifying faster than the reader reads, or more than GATT allows, is not held.
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: [UInt8].self, bufferingPolicy: .bufferingNewest(Self.notificationsBuffered))
         let path = characteristic.handle
         let observer = observe { _, change in
             if case .changed(path, Self.characteristicInterface, let properties) = change,
-                let value = properties["Value"]?.bytes
+                let value = properties["Value"]?.bytes, value.count <= ImprovExchange.valueBytes
             {
                 continuation.yield(value)
             }

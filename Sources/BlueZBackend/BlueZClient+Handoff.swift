@@ -166,7 +166,8 @@ extension BlueZClient {
         let path = state.handle
         let observer = observe { client, change in
             if case .changed(path, Self.characteristicInterface, let properties) = change,
-                let value = properties["Value"]?.bytes
+                let value = properties["Value"]?.bytes, value.count <= ImprovExchange.valueBytes,
+                client.handoffReports[reports].map({ $0.count < BlueZClient.notificationsBuffered }) == true
             {
                 client.handoffReports[reports]?.append(value)
             }

@@ -16,16 +16,6 @@ extension BlueZClient {
         var inbox: UInt64
     }
 
-    /// What a session's notifications brought; the RPC waits read it.
-    struct ImprovInbox {
-        var states: [ImprovState] = []
-        var errors: [ImprovErrorState] = []
-        var results: [[UInt8]] = []
-        var assembler = ImprovResultAssembler()
-        var statesSeen = 0
-        var outcome: Result<ImprovRPCResult, ImprovError>?
-    }
-
     /// Makes the device identify itself (blink, beep).
     public func improvIdentify(_ address: MACAddress, adapter: String? = nil, timeout: Duration = .seconds(20))
         async throws(ImprovError)
@@ -82,8 +72,9 @@ extension BlueZClient {
                 progress(.awaitingAuthorization)
                 let id = session.inbox
                 let authorized = try await client.improvWait(timeout: authorizationTimeout) {
-                    client.improvInboxes[id]?.states.contains { $0 != .authorizationRequired } == true
+                    client.improvInboxes[id].map { $0.authorized || $0.outcome != nil } ?? false
                 }
+                if case .failure(let error)? = client.improvInboxes[id]?.outcome { throw error }
                 guard authorized else {
                     throw .timedOut(
                         "waiting for authorization on the device", seconds: Int(authorizationTimeout.components.seconds)
@@ -142,17 +133,15 @@ extension BlueZClient {
         let paths = (state: state.handle, error: error.handle, result: result.handle)
         nextID += 1
         let id = nextID
-        improvInboxes[id] = ImprovInbox()
+        improvInboxes[id] = ImprovExchange()
         let observer = observe { client, change in
             guard case .changed(let path, Self.characteristicInterface, let properties) = change,
                 let value = properties["Value"]?.bytes
             else { return }
             switch path {
-            case paths.state:
-                if let byte = value.first { client.improvInboxes[id]?.states.append(ImprovState(rawValue: byte)) }
-            case paths.error:
-                if let byte = value.first { client.improvInboxes[id]?.errors.append(ImprovErrorState(rawValue: byte)) }
-            case paths.result: client.improvInboxes[id]?.results.append(value)
+            case paths.state: client.improvInboxes[id]?.receive(value, from: .state)
+            case paths.error: client.improvInboxes[id]?.receive(value, from: .error)
+            case paths.result: client.improvInboxes[id]?.receive(value, from: .result)
             default: break
             }
         }
@@ -193,7 +182,7 @@ extension BlueZClient {
         timeout: Duration, provisioning: (@Sendable (ImprovProgress) -> Void)? = nil
     ) async throws(ImprovError) -> ImprovRPCResult? {
         let id = session.inbox
-        improvInboxes[id] = ImprovInbox()
+        improvInboxes[id, default: ImprovExchange()].start(command)
         for packet in Improv.packets(frame) {
             do { try await write(session.command, packet, type: .request, timeout: timeout) } catch {
                 throw .bluetooth(error)
@@ -202,9 +191,9 @@ extension BlueZClient {
         let window = expectsResult ? timeout : min(timeout, .seconds(1))
         let settled = try await improvWait(timeout: window) {
             self.settle(id, command, provisioning)
-                || (provisioning != nil && self.improvInboxes[id]?.states.contains(.provisioned) == true)
+                || (provisioning != nil && self.improvInboxes[id]?.provisioned == true)
                 // Without a result to wait for, the device's "no error" settles it too.
-                || (!expectsResult && self.improvInboxes[id]?.errors.isEmpty == false)
+                || (!expectsResult && self.improvInboxes[id]?.errorNotified == true)
         }
         if let result = improvInboxes[id]?.outcome { return try result.get() }
         if settled {
@@ -224,31 +213,6 @@ extension BlueZClient {
     private func settle(_ id: UInt64, _ command: ImprovCommand, _ provisioning: (@Sendable (ImprovProgress) -> Void)?)
         -> Bool
     {
-        guard var inbox = improvInboxes[id] else { return false }
-        defer { improvInboxes[id] = inbox }
-        if inbox.outcome != nil { return true }
-        for state in inbox.states.dropFirst(inbox.statesSeen) where state == .provisioning {
-            provisioning?(.provisioning)
-        }
-        inbox.statesSeen = inbox.states.count
-        if let error = inbox.errors.lazy.compactMap({ $0.error(for: command) }).first {
-            inbox.outcome = .failure(error)
-            return true
-        }
-        while !inbox.results.isEmpty {
-            do throws(ImprovError) {
-                if let result = try inbox.assembler.append(inbox.results.removeFirst()) {
-                    inbox.outcome =
-                        result.command == command
-                        ? .success(result)
-                        : .failure(.unexpectedResponse("a result for \(result.command) while waiting for \(command)"))
-                    return true
-                }
-            } catch {
-                inbox.outcome = .failure(error)
-                return true
-            }
-        }
-        return false
+        improvInboxes[id]?.settle(provisioning) ?? false
     }
 }

@@ -19,7 +19,7 @@ public actor BlueZClient {
     var discoveries: [UInt64: Discovery] = [:]
     /// Characteristic path → its notification streams.
     var notifying: [String: [(observer: UInt64, continuation: AsyncStream<[UInt8]>.Continuation)]] = [:]
-    var improvInboxes: [UInt64: ImprovInbox] = [:]
+    var improvInboxes: [UInt64: ImprovExchange] = [:]
     /// The state values a hotspot handoff was notified of, by handoff.
     var handoffReports: [UInt64: [[UInt8]]] = [:]
     var nextID: UInt64 = 0
@@ -33,6 +33,9 @@ public actor BlueZClient {
     static let serviceInterface = "org.bluez.GattService1"
     static let characteristicInterface = "org.bluez.GattCharacteristic1"
     static let descriptorInterface = "org.bluez.GattDescriptor1"
+    /// Notified values of one characteristic held for a reader that has not read them yet (the
+    /// newest kept), and state values one hotspot handoff keeps.
+    static let notificationsBuffered = 64
 
     /// Whether `connection` is this client's own (made for a bus address), to close at the end.
     private let ownsConnection: Bool

@@ -66,6 +66,12 @@ public final class BoundedReaders: Sendable {
         }
     }
 
+    /// Runs `job` on a thread of the pool without waiting for it; `false` (and `job` not run)
+    /// when too many wait already.
+    public func start(_ job: @escaping @Sendable () -> Void) -> Bool {
+        submit(job)
+    }
+
     /// The reader threads running now, for tests.
     public var runningThreads: Int { queue.withLock { $0.running } }
 

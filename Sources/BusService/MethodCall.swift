@@ -55,6 +55,18 @@ public final class MethodCall: Sendable {
         }
     }
 
+    /// How many descriptors came with the message and were not taken.
+    public var descriptorCount: Int { descriptors.withLock { $0.count { $0 != nil } } }
+
+    /// Closes the descriptors not taken, off the caller's thread (`ClientDescriptors.close`).
+    public func closeDescriptors() {
+        let open = descriptors.withLock { list in
+            defer { list = list.map { _ in nil } }
+            return list.compactMap { $0 }
+        }
+        ClientDescriptors.close(open)
+    }
+
     /// Answers with `values` as the reply's arguments.
     public func reply(_ values: [DBusValue] = []) {
         guard let invocation = take() else { return }
@@ -81,6 +93,6 @@ public final class MethodCall: Sendable {
         reply(
             errorName: "org.freedesktop.DBus.Error.Failed", message: "the service dropped the call without answering it"
         )
-        descriptors.withLock { $0.compactMap { $0 }.forEach { close($0) } }
+        closeDescriptors()
     }
 }

@@ -361,6 +361,8 @@ final class TestPicker: Sendable {
     struct Call: Sendable {
         var member: String
         var arguments: [DBusValue]
+        /// The unique name of the connection the call came from.
+        var sender = ""
     }
 
     static let path = "/io/accessorysetup/test/picker"
@@ -393,7 +395,9 @@ final class TestPicker: Sendable {
             // Earlier requests of other sessions, still open: a picker agent may show several.
             var held: [MethodCall] = []
             for await call in bus.incomingCalls {
-                state.calls.withLock { $0.append(Call(member: call.member, arguments: call.arguments)) }
+                state.calls.withLock {
+                    $0.append(Call(member: call.member, arguments: call.arguments, sender: call.sender))
+                }
                 switch call.member {
                 case "RequestChoice":
                     if let previous = pending { held.append(previous) }

@@ -107,6 +107,174 @@ struct MockServicesAgentLimitsTests {
         await stalled.close()
     }
 
+    /// The must-show of the limits: one user (`daemon`) holds 200 pickers open on picker agents
+    /// of its own that never answer, and 200 interactive polkit checks that polkit holds (as
+    /// while a person looks at an authentication dialog), all at once. Each past its per-user
+    /// limit is refused with `LimitsExceeded`, the agent stays inside its unit's memory and
+    /// tasks, and another user (`nobody`) is answered throughout: calls that need no polkit, and
+    /// `OpenSession`, which asks polkit (the agent's own calls to polkit are what a flood of
+    /// pending replies would have starved).
+    @Test func oneUsersNeverAnsweredPickersAndPolkitChecksLeaveAnotherUserAnswered() async throws {
+        let services = try AgentServices()
+        try services.polkit.allow(["io.accessorysetup.open-session"])
+        try services.polkit.hold(["io.accessorysetup.manage-others"])
+        let flooder = try systemUser("daemon")
+        let other = try systemUser("nobody")
+        let items = #"[{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-ZZ"}}]"#
+
+        // The other user's calls on the idle agent: what this machine and build take anyway.
+        let unloaded = try await services.runClient(uid: other, ["latency", "3", "org.example.plug"], timeout: 60)
+        let baseline = try #require(unloaded.objects.first, "\(unloaded)")
+        #expect(baseline["failed"] as? Int == 0, "\(unloaded)")
+
+        let flood = Task {
+            try await services.runClient(uid: flooder, ["flood", "30", "200", "org.example.plug", items], timeout: 120)
+        }
+        // The flood shows its pickers first, then asks polkit; once polkit holds a check, both
+        // are outstanding, and stay so for the flood's 30 s.
+        let holding = try await poll(timeout: .seconds(60), every: .milliseconds(200)) {
+            try services.polkit.holdsChecks() ? true : nil
+        }
+        #expect(holding == true, "the flood's polkit checks never reached polkit")
+        let loaded = try await services.runClient(uid: other, ["latency", "10", "org.example.plug"], timeout: 60)
+        let pid = try #require(services.agent.processIdentifier)
+        let resident = try #require(Self.residentBytes(of: pid))
+        let threads = try #require(Self.threads(of: pid))
+        let flooded = try await flood.value
+        try services.polkit.releaseHeldChecks()
+
+        let report = try #require(flooded.objects.first, "\(flooded)")
+        let pickers = try #require(report["pickers"] as? [String: Any], "\(flooded)")
+        let checks = try #require(report["polkit"] as? [String: Any], "\(flooded)")
+        // At most the limit of each outstanding at once; every other one refused with the limit.
+        #expect((pickers["held"] as? Int ?? 99) <= Self.limits.pickerRequestsPerUser, "\(flooded)")
+        #expect((pickers["held"] as? Int ?? 0) > 0, "\(flooded)")
+        #expect(
+            (pickers["errors"] as? [String: Int] ?? [:]).keys.allSatisfy {
+                $0 == "io.accessorysetup.Error.LimitsExceeded"
+            },
+            "\(flooded)")
+        #expect((checks["held"] as? Int ?? 99) <= Self.limits.polkitChecksPerUser, "\(flooded)")
+        #expect((checks["held"] as? Int ?? 0) > 0, "\(flooded)")
+        #expect(
+            (checks["errors"] as? [String: Int] ?? [:]).keys.allSatisfy {
+                $0 == "io.accessorysetup.Error.LimitsExceeded"
+            },
+            "\(flooded)")
+
+        // Inside the unit's limits, with room to spare.
+        let memoryMax = try #require(try Self.unitMemoryMax())
+        #expect(resident < memoryMax / 2, "the agent holds \(resident) bytes; the unit allows \(memoryMax)")
+        let tasksMax = try #require(try Self.unitSetting("TasksMax").flatMap { Int($0) })
+        #expect(threads < tasksMax / 2, "the agent runs \(threads) threads; the unit allows \(tasksMax)")
+
+        // The other user was answered throughout, every call within a second. A sanitizer build
+        // on a shared two-core machine can take most of that unloaded; there the bound is twice
+        // the slowest unloaded call instead, so that what is measured is the flood's cost, not
+        // the build's.
+        let watched = try #require(loaded.objects.first, "\(loaded)")
+        let bound = max(1.0, 2 * (baseline["slowest"] as? Double ?? 0))
+        #expect(watched["failed"] as? Int == 0, "\(loaded)")
+        #expect((watched["calls"] as? Int ?? 0) > 10, "\(loaded)")
+        #expect((watched["slowest"] as? Double ?? 99) < bound, "\(loaded); unloaded: \(unloaded)")
+    }
+
+    /// Calls one user has the agent answer at once are bounded: profiles through pipes whose
+    /// writers never close them each hold their call for its 5 s; past the limit the rest are
+    /// refused at once.
+    @Test func callsInFlightOfOneUserAreBounded() async throws {
+        let services = try AgentServices()
+        try services.polkit.allow(["io.accessorysetup.use-client-profile", "io.accessorysetup.open-session"])
+        let limit = Self.limits.callsPerUser
+        let run = try await services.runClient(
+            uid: try systemUser("nobody"), ["stall-profiles", "\(limit + 8)"], timeout: 90)
+        let errors = try #require(run.objects.first?["errors"] as? [String: Int], "\(run)")
+        #expect(errors["io.accessorysetup.Error.TimedOut"] ?? 0 <= limit, "\(run)")
+        #expect(errors["io.accessorysetup.Error.LimitsExceeded"] ?? 0 >= 8, "\(run)")
+        let messages = run.objects.first?["messages"] as? [String] ?? []
+        #expect(messages.contains { $0.contains("\(limit) calls in flight of this user") }, "\(run)")
+    }
+
+    /// A string argument longer than any the agent takes is refused before polkit is asked, so
+    /// that no call holds a megabyte through an authentication dialog's minutes.
+    @Test func aLongStringIsRefusedBeforePolkitIsAsked() async throws {
+        let services = try AgentServices()
+        try services.polkit.hold(["io.accessorysetup.manage-others"])
+        let run = try await services.runClient(
+            uid: try systemUser("nobody"), ["list-long", "\(Self.limits.stringBytes + 1)"], timeout: 60)
+        let reply = try #require(run.objects.first, "\(run)")
+        #expect(reply["error"] as? String == "io.accessorysetup.Error.LimitsExceeded", "\(run)")
+        #expect((reply["message"] as? String)?.contains("\(Self.limits.stringBytes) bytes") == true, "\(run)")
+        #expect(try !services.polkit.holdsChecks(), "polkit was asked")
+    }
+
+    /// A descriptor passed to a method that takes none is refused, and the agent keeps no copy:
+    /// once the test closes its own, the pipe has no reader left.
+    @Test func descriptorsAreRefusedOnMethodsThatTakeNone() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        var ends: [Int32] = [0, 0]
+        #expect(Glibc.pipe(&ends) == 0)
+        let (reader, writer) = (ends[0], ends[1])
+        defer { close(writer) }
+        let refused = await expectBusError("io.accessorysetup.Error.InvalidArguments") {
+            try await client.bus.call(
+                destination: AgentProcess.busName, path: AgentClient.manager, interface: "io.accessorysetup.Manager1",
+                method: "ListAccessories", [.vardict([])], timeout: .seconds(30), fileDescriptors: [reader])
+        }
+        #expect(refused?.contains("takes no file descriptor") == true, "\(refused ?? "")")
+        close(reader)
+        let readerless = try await poll(timeout: .seconds(10)) { () -> Bool? in
+            var event = pollfd(fd: writer, events: 0, revents: 0)
+            return Glibc.poll(&event, 1, 0) == 1 && event.revents & Int16(POLLERR) != 0 ? true : nil
+        }
+        #expect(readerless == true, "the agent kept a copy of the descriptor")
+        await client.close()
+    }
+
+    /// A picker agent's `RequestChoice` waits on a person, unbounded in time but for its own
+    /// timeout: the agent makes such calls on a connection of their own, so that pickers left
+    /// open cannot use up the pending replies the bus daemon allows the connection that asks
+    /// polkit and logind.
+    @Test func pickerAgentsAreCalledOffTheAgentsOwnConnection() async throws {
+        let services = try AgentServices()
+        let client = try await services.client()
+        let picker = try await TestPicker(on: client.bus, behaviour: .wait)
+        try await client.manager("RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([])])
+        let session = try await client.openSession("org.example.plug")
+        _ = try await session.activate()
+        try await session.showPicker([plugItem])
+        let request = try await poll(timeout: .seconds(20)) { picker.calls.first { $0.member == "RequestChoice" } }
+        let owner = try await client.bus.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            method: "GetNameOwner", [.string(AgentProcess.busName)], timeout: .seconds(10)
+        ).first?.string
+        #expect(request != nil)
+        #expect(owner != nil)
+        #expect(request?.sender != owner, "RequestChoice came from the connection that owns the agent's name")
+        // Every call to the picker agent comes from that one connection, so they keep their order.
+        #expect(Set(picker.calls.map(\.sender)).count == 1, "\(picker.calls.map(\.sender))")
+        await client.close()
+    }
+
+    /// A setting of the agent's systemd unit.
+    static func unitSetting(_ name: String) throws -> String? {
+        let unit = try String(
+            contentsOf: AgentPaths.packageRoot.appendingPathComponent("packaging/systemd/accessory-setup.service"),
+            encoding: .utf8)
+        return unit.split(separator: "\n").first { $0.hasPrefix(name + "=") }.map {
+            String($0.dropFirst(name.count + 1))
+        }
+    }
+
+    /// Threads of a process.
+    static func threads(of pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") })
+        else { return nil }
+        return Int(line.split(separator: "\t").last ?? "")
+    }
+
     /// VmRSS of a process, in bytes.
     static func residentBytes(of pid: Int32) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),

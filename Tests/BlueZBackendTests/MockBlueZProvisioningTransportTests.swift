@@ -76,6 +76,29 @@ import Testing
         await transport.close()
     }
 
+    /// A value longer than GATT allows is no value a device can hold: refused, not kept.
+    @Test func aValueLargerThanGATTAllowsIsRefused() async throws {
+        try mock.addGATTDevice(
+            address.description, name: "Thermometer",
+            spec: .init(
+                service: "181a", advertised: [],
+                characteristics: [.init("2a6e", flags: ["read"], value: [UInt8](repeating: 7, count: 600))]))
+        let client = try await client()
+        let gatt = try await client.connect(address)
+        let characteristic = try #require(gatt.services.first?.characteristics.first)
+        do {
+            let value = try await client.read(characteristic)
+            Issue.record("read \(value.count) bytes")
+        } catch {
+            guard case .invalidValueLength(let reason) = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(reason.contains("512"), "\(reason)")
+        }
+        try await client.disconnect(gatt)
+    }
+
     @Test func aDeviceWithoutProvisioningEndpointsIsNamed() async throws {
         let device = try mock.addGATTDevice(
             address.description, name: "Thermometer",

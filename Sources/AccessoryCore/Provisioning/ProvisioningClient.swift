@@ -18,20 +18,29 @@ public struct ProvisioningEndpoint: RawRepresentable, Hashable, Sendable, Custom
 }
 
 /// ESP-IDF unified provisioning, client side: version, secure session, the device's scan,
-/// the home network's credentials, apply, and the device's verdict.
+/// the home network's credentials, apply, and the device's verdict. One client is one
+/// provisioning: everything the device answers is held to `limits`, and the whole run, from
+/// its first request, to one deadline.
 public actor ProvisioningClient {
     private let transport: any ProvisioningTransport
     private let crypto: any ProvisioningCrypto
+    private let limits: ProvisioningLimits
     private var session: ProvisioningSession?
+    /// The end of the whole provisioning, set by its first request (`limits.time`).
+    private var deadline: ContinuousClock.Instant?
 
-    public init(transport: any ProvisioningTransport, crypto: any ProvisioningCrypto) {
+    public init(
+        transport: any ProvisioningTransport, crypto: any ProvisioningCrypto,
+        limits: ProvisioningLimits = ProvisioningLimits()
+    ) {
         self.transport = transport
         self.crypto = crypto
+        self.limits = limits
     }
 
     /// `proto-ver`. The device refuses an empty body, so this sends `---` as esp_prov does.
     public func version() async throws(ProvisioningError) -> ProvisioningVersion {
-        try ProvisioningVersion(parsing: try await transport.send(endpoint: .version, Array("---".utf8)))
+        try ProvisioningVersion(parsing: try await send(.version, Array("---".utf8)))
     }
 
     /// Runs the handshake. `version` is what `proto-ver` said; a scheme it announces (`sec_ver`)
@@ -52,7 +61,7 @@ public actor ProvisioningClient {
         while let body = request {
             let answer: [UInt8]
             do {
-                answer = try await transport.send(endpoint: .session, body)
+                answer = try await send(.session, body)
             } catch .connectionClosed where session.awaitsProofCheck {
                 throw .wrongProofOfPossession(security.scheme)
             }
@@ -70,6 +79,11 @@ public actor ProvisioningClient {
         guard case .startResponse = start else { throw unexpected("scan start") }
         let status = try await scanExchange(.statusCommand, step: "the scan status")
         guard case .statusResponse(_, let count) = status else { throw unexpected("scan status") }
+        guard count <= limits.scanResults else {
+            throw .malformedMessage(
+                "scan status answer", "it counts \(count) networks, more than the \(limits.scanResults) a device holds")
+        }
+        let batch = max(batch, 1)
         var results: [WiFiScanResult] = []
         while results.count < Int(count) {
             let next = min(batch, count - UInt32(results.count))
@@ -77,6 +91,10 @@ public actor ProvisioningClient {
                 .resultCommand(startIndex: UInt32(results.count), count: next),
                 step: "the scan results")
             guard case .resultResponse(let entries) = answer, !entries.isEmpty else { throw unexpected("scan results") }
+            guard entries.count <= Int(next) else {
+                throw .malformedMessage(
+                    "scan results answer", "it holds \(entries.count) networks where \(next) were asked for")
+            }
             results += entries
         }
         return results
@@ -135,8 +153,43 @@ public actor ProvisioningClient {
         -> [UInt8]
     {
         guard let session else { throw .sessionNotEstablished }
-        let answer = try await transport.send(endpoint: endpoint, try session.encrypt(plaintext))
+        let answer = try await send(endpoint, try session.encrypt(plaintext))
         return try session.decrypt(answer)
+    }
+
+    /// One request, within the whole provisioning's deadline (the first request sets it), and
+    /// an answer of at most `limits.messageBytes`. A transport ends a request it is cancelled in.
+    private func send(_ endpoint: ProvisioningEndpoint, _ body: [UInt8]) async throws(ProvisioningError) -> [UInt8] {
+        let clock = ContinuousClock()
+        let deadline = self.deadline ?? clock.now + limits.time
+        self.deadline = deadline
+        let transport = self.transport
+        let answer = await withTaskGroup(of: Result<[UInt8], ProvisioningError>?.self) { group in
+            group.addTask {
+                do throws(ProvisioningError) {
+                    return .success(try await transport.send(endpoint: endpoint, body))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(until: deadline, clock: clock)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let answer else {
+            if Task.isCancelled { throw .cancelled }
+            throw .timedOut("provisioning the device", seconds: Int(limits.time.components.seconds))
+        }
+        let bytes = try answer.get()
+        guard bytes.count <= limits.messageBytes else {
+            throw .malformedMessage(
+                "\(endpoint) answer", "it is \(bytes.count) bytes, more than the \(limits.messageBytes) allowed")
+        }
+        return bytes
     }
 
     private func configExchange(_ message: WiFiConfigMessage) async throws(ProvisioningError) -> WiFiConfigMessage {

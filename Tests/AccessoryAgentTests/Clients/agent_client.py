@@ -18,8 +18,19 @@ setpriv). Each command prints one JSON object a line: {"call": ..., "reply": ...
     agent_client.py register-picker         Manager1.RegisterPickerAgent for the connection's own sessions
     agent_client.py monitor SECONDS [TYPE]  Manager1.Subscribe, then every Event for SECONDS (or until
         one of TYPE arrives) as {"event": "Event", "session": PATH, "type": N, "accessory": {...}}
-    agent_client.py latency SECONDS         Manager1.ListAccessories again and again for SECONDS;
-        prints {"calls": N, "slowest": SECONDS, "failed": N}
+    agent_client.py latency SECONDS [PROFILE]
+        Manager1.ListAccessories again and again for SECONDS (with PROFILE also OpenSession of it,
+        which polkit decides, and Session1.Invalidate); prints {"calls": N, "slowest": SECONDS,
+        "failed": N, "errors": [...]}
+    agent_client.py list-long BYTES         Manager1.ListAccessories of root's records (polkit's
+        manage-others, interactive) with a `profile` option BYTES long; gives up after 10 s
+    agent_client.py stall-profiles COUNT    COUNT Manager1.OpenSessionWithProfile calls, one every 50 ms
+        over 4 connections, each through a pipe whose writer never closes it; prints
+        {"errors": {NAME: N}, "messages": [...]}
+    agent_client.py flood SECONDS COUNT PROFILE ITEMS
+        COUNT pickers shown (ITEMS, a JSON array) to picker agents of its own that never answer,
+        and COUNT interactive polkit checks (ListAccessories of root's records), all at once;
+        after SECONDS prints {"pickers": {...}, "polkit": {...}}, each {"held": N, "errors": {NAME: N}}
     agent_client.py pick PROFILE ITEMS [--picker SSID] [--join]
         opens a session, activates, shows a picker for ITEMS (a JSON array) and prints the
         events until PickerDidDismiss; with --picker it registers a picker agent on its own
@@ -235,22 +246,166 @@ def monitor(seconds, until_type):
     return 0
 
 
-def latency(seconds):
-    """Times ListAccessories calls, one after another, while something else loads the agent."""
-    calls, failed, slowest = 0, 0, 0.0
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
+def latency(seconds, profile=None):
+    """Times ListAccessories calls, one after another, while something else loads the agent; with
+    `profile`, also an OpenSession of it (which asks polkit) and the session's Invalidate."""
+    calls, failed, slowest, errors = 0, 0, 0.0, []
+
+    def timed(path, interface, method, parameters):
+        nonlocal calls, failed, slowest
         start = time.monotonic()
+        reply = None
         try:
-            bus.call_sync(AGENT, MANAGER_PATH, MANAGER, "ListAccessories", GLib.Variant("(a{sv})", ({},)),
-                          None, Gio.DBusCallFlags.NONE, 30000, None)
-        except GLib.Error:
+            reply = bus.call_sync(AGENT, path, interface, method, parameters, None, Gio.DBusCallFlags.NONE, 30000,
+                                  None)
+        except GLib.Error as error:
             failed += 1
+            if len(errors) < 5:
+                errors.append(list(remote_error(error)))
         slowest = max(slowest, time.monotonic() - start)
         calls += 1
+        return reply
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        timed(MANAGER_PATH, MANAGER, "ListAccessories", GLib.Variant("(a{sv})", ({},)))
+        if profile is not None:
+            reply = timed(MANAGER_PATH, MANAGER, "OpenSession", GLib.Variant("(sa{sv})", (profile, {})))
+            if reply is not None:
+                timed(reply.unpack()[0], SESSION, "Invalidate", None)
         time.sleep(0.05)
-    emit({"calls": calls, "slowest": slowest, "failed": failed})
+    emit({"calls": calls, "slowest": slowest, "failed": failed, "errors": errors})
     return 0 if failed == 0 else 1
+
+
+def stall_profiles(count):
+    """`count` OpenSessionWithProfile calls at once, each through a pipe never closed."""
+    loop = GLib.MainLoop()
+    address = os.environ["DBUS_SYSTEM_BUS_ADDRESS"]
+    flags = Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
+    connections = [Gio.DBusConnection.new_for_address_sync(address, flags, None, None) for _ in range(4)]
+    errors = {}
+    writers = []
+    state = {"left": count}
+
+    def done(connection, result):
+        try:
+            connection.call_with_unix_fd_list_finish(result)
+            errors["answered"] = errors.get("answered", 0) + 1
+        except GLib.Error as error:
+            name, message = remote_error(error)
+            errors[name] = errors.get(name, 0) + 1
+            messages.append(message)
+        state["left"] -= 1
+        if state["left"] == 0:
+            loop.quit()
+
+    messages = []
+
+    def send_next():
+        index = count - state["sent"]
+        state["sent"] -= 1
+        read_end, write_end = os.pipe()
+        writers.append(write_end)
+        descriptors = Gio.UnixFDList.new()
+        descriptors.append(read_end)
+        os.close(read_end)
+        connections[index % len(connections)].call_with_unix_fd_list(
+            AGENT, MANAGER_PATH, MANAGER, "OpenSessionWithProfile", GLib.Variant("(ha{sv})", (0, {})), None,
+            Gio.DBusCallFlags.NONE, 60000, descriptors, None, done)
+        return GLib.SOURCE_CONTINUE if state["sent"] > 0 else GLib.SOURCE_REMOVE
+
+    # One every 50 ms: each passes polkit before the next comes, and stays in flight for the
+    # 5 s the agent waits on its pipe, so they pile up in the agent, not at polkit.
+    state["sent"] = count
+    GLib.timeout_add(50, send_next)
+    GLib.timeout_add_seconds(60, loop.quit)
+    loop.run()
+    emit({"errors": errors, "messages": sorted(set(messages))})
+    return 0
+
+
+def flood(seconds, count, profile, items):
+    """One user's `count` pickers on picker agents that never answer, and `count` interactive
+    polkit checks, all outstanding at once; what became of them after `seconds`."""
+    loop = GLib.MainLoop()
+    address = os.environ["DBUS_SYSTEM_BUS_ADDRESS"]
+    flags = Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
+    with open(PICKER_XML_FILE, encoding="utf-8") as xml:
+        interface = Gio.DBusNodeInfo.new_for_xml(xml.read()).interfaces[0]
+    report = {"pickers": {"held": 0, "errors": {}}, "polkit": {"held": 0, "errors": {}}}
+    held = []  # the RequestChoice invocations, never answered
+    connections = []
+
+    def on_picker_call(_connection, _sender, _path, _interface, method, _parameters, invocation):
+        if method == "RequestChoice":
+            held.append(invocation)
+        else:
+            invocation.return_value(None)
+
+    def count_error(kind, error):
+        name, _ = remote_error(error)
+        report[kind]["errors"][name] = report[kind]["errors"].get(name, 0) + 1
+
+    def connect():
+        connection = Gio.DBusConnection.new_for_address_sync(address, flags, None, None)
+        connections.append(connection)
+        return connection
+
+    def sync(connection, path, interface_name, method, signature, values):
+        return connection.call_sync(AGENT, path, interface_name, method,
+                                    GLib.Variant(signature, values) if signature else None, None,
+                                    Gio.DBusCallFlags.NONE, 30000, None)
+
+    def shown(connection, result):
+        try:
+            connection.call_finish(result)
+        except GLib.Error as error:
+            count_error("pickers", error)
+
+    picker_items = [{key: variant(member) for key, member in item.items()} for item in items]
+    attempts = 0
+    # Four pickers a picker agent (its limit), each agent on a connection of its own.
+    while attempts < count:
+        connection = connect()
+        connection.register_object(PICKER_PATH, interface, on_picker_call, None, None)
+        try:
+            sync(connection, MANAGER_PATH, MANAGER, "RegisterPickerAgent", "(oa{sv})", (PICKER_PATH, {}))
+        except GLib.Error as error:
+            count_error("pickers", error)
+            attempts += 4
+            continue
+        for _ in range(4):
+            attempts += 1
+            try:
+                session = sync(connection, MANAGER_PATH, MANAGER, "OpenSession", "(sa{sv})", (profile, {})).unpack()[0]
+                sync(connection, session, SESSION, "Activate", None, None)
+            except GLib.Error as error:
+                count_error("pickers", error)
+                continue
+            connection.call(AGENT, session, SESSION, "ShowPicker", GLib.Variant("(aa{sv}a{sv})", (picker_items, {})),
+                            None, Gio.DBusCallFlags.NONE, 30000, None, shown)
+
+    def checked(connection, result):
+        try:
+            connection.call_finish(result)
+            report["polkit"]["errors"]["answered"] = report["polkit"]["errors"].get("answered", 0) + 1
+        except GLib.Error as error:
+            count_error("polkit", error)
+
+    # Spread over connections, each under the bus daemon's own limit of pending calls.
+    checkers = [connect() for _ in range(4)]
+    for index in range(count):
+        checkers[index % len(checkers)].call(
+            AGENT, MANAGER_PATH, MANAGER, "ListAccessories", GLib.Variant("(a{sv})", ({"user": GLib.Variant("u", 0)},)),
+            None, Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION, int(seconds * 2000), None, checked)
+
+    GLib.timeout_add(int(seconds * 1000), loop.quit)
+    loop.run()
+    report["pickers"]["held"] = len(held)
+    report["polkit"]["held"] = count - sum(report["polkit"]["errors"].values())
+    emit(report)
+    return 0
 
 
 def provision(accessory, options):
@@ -319,7 +474,22 @@ def main(arguments):
     elif command == "monitor":
         return monitor(float(rest[0]), int(rest[1]) if len(rest) > 1 else None)
     elif command == "latency":
-        return latency(float(rest[0]))
+        return latency(float(rest[0]), rest[1] if len(rest) > 1 else None)
+    elif command == "list-long":
+        options = {"user": GLib.Variant("u", 0), "profile": GLib.Variant("s", "x" * int(rest[0]))}
+        try:
+            reply = bus.call_sync(AGENT, MANAGER_PATH, MANAGER, "ListAccessories", GLib.Variant("(a{sv})", (options,)),
+                                  None, Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION, 10000, None)
+            emit({"call": "ListAccessories", "reply": list(reply.unpack())})
+            ok = True
+        except GLib.Error as error:
+            name, message = remote_error(error)
+            emit({"call": "ListAccessories", "error": name or str(error), "message": message})
+            ok = False
+    elif command == "stall-profiles":
+        return stall_profiles(int(rest[0]))
+    elif command == "flood":
+        return flood(float(rest[0]), int(rest[1]), rest[2], json.loads(rest[3]))
     elif command == "pick":
         choose = rest[rest.index("--picker") + 1] if "--picker" in rest else None
         return pick(rest[0], json.loads(rest[1]), choose, join="--join" in rest)
