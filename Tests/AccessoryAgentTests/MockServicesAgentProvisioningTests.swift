@@ -391,6 +391,17 @@ struct MockServicesAgentImprovProvisioningTests {
             ("bluetoothServiceDataMask", "ff"),
         ])
 
+    /// The agent's client, a session over the Improv profile, and the record the kiosk policy
+    /// picked in it.
+    static func pick(_ services: AgentServices) async throws -> (AgentClient, ClientSession, String) {
+        let client = try await services.client()
+        let session = try await client.openSession("com.improv-wifi.ble")
+        _ = try await session.activate()
+        try await session.showPicker([Self.item])
+        let added = try #require(try await session.waitForDismiss().first { $0.member == "AccessoryAdded" })
+        return (client, session, try #require(added.arguments.first?["id"]?.string))
+    }
+
     /// Improv sends the passphrase as it is: only a profile that says it accepts that
     /// (`unencryptedProvisioning`) has the agent send it, and otherwise the device hears nothing.
     @Test func anImprovDeviceIsGivenNothingUnlessItsProfileAcceptsAPlainPassphrase() async throws {
@@ -403,12 +414,7 @@ struct MockServicesAgentImprovProvisioningTests {
         try services.agent.installProfile(withoutConsent, name: "com.improv-wifi.ble")
         let device = try services.bluez.addImprovDevice("24:0A:C4:00:00:0A")
         try services.agent.start()
-        let client = try await services.client()
-        let session = try await client.openSession("com.improv-wifi.ble")
-        _ = try await session.activate()
-        try await session.showPicker([Self.item])
-        let added = try #require(try await session.waitForDismiss().first { $0.member == "AccessoryAdded" })
-        let id = try #require(added.arguments.first?["id"]?.string)
+        let (client, session, id) = try await Self.pick(services)
         let options = DBusValue.vardict([("ssid", .string("HomeNet")), ("passphrase", .string("home-passphrase"))])
         let message = await expectBusError("io.accessorysetup.Error.InvalidRequest") {
             try await session.call("ProvisionAccessory", [.string(id), options])
@@ -425,12 +431,7 @@ struct MockServicesAgentImprovProvisioningTests {
         let device = try services.bluez.addImprovDevice("24:0A:C4:00:00:09")
         try services.bluez.setImprov(device, url: "http://10.0.0.9/setup")
         try services.agent.start()
-        let client = try await services.client()
-        let session = try await client.openSession("com.improv-wifi.ble")
-        _ = try await session.activate()
-        try await session.showPicker([Self.item])
-        let added = try #require(try await session.waitForDismiss().first { $0.member == "AccessoryAdded" })
-        let id = try #require(added.arguments.first?["id"]?.string)
+        let (client, session, id) = try await Self.pick(services)
 
         // The device's own verdict first: it could not join (and stays ready for another try).
         try services.bluez.setImprov(device, failConnect: true)
