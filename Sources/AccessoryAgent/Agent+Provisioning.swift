@@ -65,7 +65,8 @@ extension Agent {
             do throws(CallFailure) {
                 return .success(
                     try await Self.run(
-                        method, record: record, credentials: credentials, request: request, radios, progress))
+                        method, record: record, credentials: credentials, request: request, on: joined?.device,
+                        radios, progress))
             } catch {
                 return .failure(error)
             }
@@ -189,17 +190,19 @@ extension Agent {
         return await Task.detached { DesktopApplication.lookUp(id).name }.value
     }
 
-    /// Runs the provisioning the profile names, signalling its steps.
+    /// Runs the provisioning the profile names, signalling its steps; over a setup hotspot,
+    /// through `hotspotInterface` alone.
     private static func run(
         _ method: ProvisioningMethod, record: AccessoryRecord, credentials: WiFiCredentials,
-        request: ProvisioningRequest, _ radios: Radios,
+        request: ProvisioningRequest, on hotspotInterface: String?, _ radios: Radios,
         _ progress: @escaping @Sendable (String, [(String, DBusValue)]) -> Void
     ) async throws(CallFailure) -> [(String, DBusValue)] {
         switch method {
         case .espIDF(let setup):
             progress("connecting", [("transport", .string(setup.transport.rawValue))])
             do throws(ProvisioningError) {
-                let (client, close) = try await radios.provisioningClient(setup, bluetooth: record.bluetoothIdentifier)
+                let (client, close) = try await radios.provisioningClient(
+                    setup, hotspotInterface: hotspotInterface, bluetooth: record.bluetoothIdentifier)
                 let outcome: Result<ProvisioningOutcome, ProvisioningError>
                 do throws(ProvisioningError) {
                     let authentication = ProvisioningAuthentication(

@@ -64,10 +64,11 @@ actor Radios {
     }
 
     /// An ESP-IDF provisioning client for an accessory: over HTTP at `setup.address` on its
-    /// hotspot, or over GATT at `bluetooth`; `close` ends the Bluetooth connection.
-    func provisioningClient(_ setup: ProvisioningSetup, bluetooth: MACAddress?) async throws(ProvisioningError)
-        -> (client: ProvisioningClient, close: @Sendable () async -> Void)
-    {
+    /// hotspot, through `hotspotInterface` (the interface joined to it) alone, or over GATT at
+    /// `bluetooth`; `close` ends the Bluetooth connection.
+    func provisioningClient(
+        _ setup: ProvisioningSetup, hotspotInterface: String?, bluetooth: MACAddress?
+    ) async throws(ProvisioningError) -> (client: ProvisioningClient, close: @Sendable () async -> Void) {
         let crypto = try OpenSSLProvisioningCrypto()
         switch setup.transport {
         case .softAP:
@@ -75,7 +76,9 @@ actor Radios {
                 throw .transport(endpoint: "connect", "the profile's address '\(setup.address)' is not HOST:PORT")
             }
             return (
-                ProvisioningClient(transport: HTTPProvisioningTransport(host: host, port: port), crypto: crypto), {}
+                ProvisioningClient(
+                    transport: HTTPProvisioningTransport(host: host, port: port, interface: hotspotInterface),
+                    crypto: crypto), {}
             )
         case .bluetooth:
             guard let bluetooth else {

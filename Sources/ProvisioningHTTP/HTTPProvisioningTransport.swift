@@ -21,6 +21,10 @@ public final class HTTPProvisioningTransport: ProvisioningTransport, @unchecked 
 
     public let host: String
     public let port: Int
+    /// The network interface every connection goes out through: the one joined to the
+    /// device's hotspot, so that another network with the same addresses never receives the
+    /// credentials.
+    public let interface: String?
     private let timeout: Double
     /// Every request runs on this queue, one after the other; `connection` and `cookie` are
     /// touched only there.
@@ -29,10 +33,11 @@ public final class HTTPProvisioningTransport: ProvisioningTransport, @unchecked 
     private var cookie: String?
 
     /// `timeout` bounds connecting and each request; security 2's first step takes a device
-    /// a few seconds.
-    public init(host: String, port: Int, timeout: Duration = .seconds(20)) {
+    /// a few seconds. With `interface`, connections leave through that interface alone.
+    public init(host: String, port: Int, interface: String? = nil, timeout: Duration = .seconds(20)) {
         self.host = host
         self.port = port
+        self.interface = interface
         self.timeout = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
     }
 
@@ -96,7 +101,8 @@ public final class HTTPProvisioningTransport: ProvisioningTransport, @unchecked 
             link = open
         } else {
             do {
-                link = try TCPConnection(host: host, port: port, timeout: timeout, isCancelled: isCancelled)
+                link = try TCPConnection(
+                    host: host, port: port, interface: interface, timeout: timeout, isCancelled: isCancelled)
             } catch {
                 throw failure(error, endpoint: name)
             }
@@ -213,7 +219,8 @@ public final class HTTPProvisioningTransport: ProvisioningTransport, @unchecked 
         case .failed(let reason):
             .transport(
                 endpoint: endpoint,
-                "cannot reach \(address) (\(reason)); is this machine on the device's hotspot?")
+                "cannot reach \(address)\(interface.map { " through \($0)" } ?? "") (\(reason)); "
+                    + "is this machine on the device's hotspot?")
         }
     }
 }

@@ -22,8 +22,11 @@ final class TCPConnection {
     private let descriptor: Int32
     private let isCancelled: () -> Bool
 
-    /// Connects to `host` (an address or a name) on `port`, within `timeout` seconds.
-    init(host: String, port: Int, timeout: Double, isCancelled: @escaping () -> Bool) throws(SocketError) {
+    /// Connects to `host` (an address or a name) on `port`, within `timeout` seconds; through
+    /// `interface` alone when one is named (`SO_BINDTODEVICE`), whatever the routing table says.
+    init(
+        host: String, port: Int, interface: String?, timeout: Double, isCancelled: @escaping () -> Bool
+    ) throws(SocketError) {
         self.isCancelled = isCancelled
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -44,6 +47,11 @@ final class TCPConnection {
                 info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue)
                     | Int32(SOCK_NONBLOCK.rawValue), info.pointee.ai_protocol)
             guard fd >= 0 else { lastError = Self.errorText(); continue }
+            if let interface, !Self.bind(fd, to: interface) {
+                let reason = Self.errorText()
+                close(fd)
+                throw .failed("cannot bind to the interface \(interface): \(reason)")
+            }
             if connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 || errno == EINPROGRESS {
                 do {
                     try Self.wait(fd, for: Int16(POLLOUT), until: deadline, isCancelled: isCancelled)
@@ -68,6 +76,15 @@ final class TCPConnection {
     }
 
     deinit { close(descriptor) }
+
+    private static func bind(_ fd: Int32, to interface: String) -> Bool {
+        var name = Array(interface.utf8CString)
+        guard name.count <= Int(IFNAMSIZ) else {
+            errno = ENODEV
+            return false
+        }
+        return setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, &name, socklen_t(name.count)) == 0
+    }
 
     /// Whether the peer has closed the connection while it sat idle (a keep-alive timeout).
     var isClosedByPeer: Bool {

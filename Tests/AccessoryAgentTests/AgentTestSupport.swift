@@ -57,8 +57,9 @@ final class AgentServices: @unchecked Sendable {
     static let wledBSSID = "02:00:00:00:00:20"
     static let plugBSSID = "02:00:00:00:00:31"
 
-    /// Starts everything; the agent last, with `kiosk` as its kiosk policy when given.
-    init(kiosk: String? = nil, startAgent: Bool = true) throws {
+    /// Starts everything; the agent last, with `kiosk` as its kiosk policy when given, on
+    /// `hotspots`' machine when given.
+    init(kiosk: String? = nil, startAgent: Bool = true, hotspots: SetupHotspots? = nil) throws {
         bus = try PrivateSystemBus()
         networkManager = try NetworkManagerMock(on: bus)
         bluez = try BlueZMock(on: bus)
@@ -73,7 +74,7 @@ final class AgentServices: @unchecked Sendable {
             device, name: "plug2", ssid: "Acme-Setup-9B1C", bssid: "02:00:00:00:00:32", strength: 80)
         try networkManager.addAccessPoint(
             device, name: "other", ssid: "Other-Net", bssid: "02:00:00:00:00:40", strength: 95, security: .wpa2)
-        agent = try AgentProcess(bus: bus)
+        agent = try AgentProcess(bus: bus, on: hotspots)
         try agent.installShippedProfile("wled.json")
         try agent.installProfile(plugProfile, name: "org.example.plug")
         if let kiosk { try agent.writeKioskPolicy(kiosk) }

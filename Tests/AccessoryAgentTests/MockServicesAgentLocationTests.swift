@@ -13,11 +13,11 @@ struct MockServicesAgentLocationTests {
     static let profileID = MockServicesAgentProvisioningTests.profileID
 
     /// The plug's provisioning profile, declaring the web server it publishes once home.
-    static func profile(port: Int) -> String {
+    static func profile(address: String) -> String {
         """
         {"schemaVersion": 1, "id": "\(profileID)", "vendor": "Example", "supports": ["wifi"],
          "hotspot": {"security": "open", "passphrase": {"source": "none"}}, "handoff": "joinHotspot",
-         "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "127.0.0.1:\(port)",
+         "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "\(address)",
                           "security": 1},
          "homeNetwork": {"services": [{"type": "_http._tcp"}]},
          "items": [{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}}]}
@@ -37,10 +37,11 @@ struct MockServicesAgentLocationTests {
     }
 
     @Test func theProvisionedPlugIsFoundByItsReportedAddressAndFollowedWhenItMoves() async throws {
-        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: MockServicesAgentProvisioningTests.pop)
+        let device = try MockServicesAgentProvisioningTests.device(
+            security: 1, proofOfPossession: MockServicesAgentProvisioningTests.pop)
         let services = try AgentServices(
-            kiosk: kioskPolicy(profiles: [Self.profileID], users: [0]), startAgent: false)
-        try services.agent.installProfile(Self.profile(port: device.port), name: Self.profileID)
+            kiosk: kioskPolicy(profiles: [Self.profileID], users: [0]), startAgent: false, hotspots: device.hotspots)
+        try services.agent.installProfile(Self.profile(address: device.address), name: Self.profileID)
         try services.networkManager.giveIPv4(to: "Acme-Setup-4F2A")
         try services.agent.start()
         let avahi = try AvahiResponder(on: services.bus)

@@ -18,33 +18,47 @@ func provisioningSteps(of session: ClientSession, after: Int) async throws -> [B
 }
 
 /// `ProvisionAccessory` through the built agent, on a private bus with python-dbusmock's
-/// NetworkManager, BlueZ and polkitd, against the ESP32-style provisioning device simulator on
-/// 127.0.0.1 (the profile's SoftAP address): the kiosk policy picks an Acme plug, the client
-/// joins its hotspot and gives it a network.
+/// NetworkManager, BlueZ and polkitd, against the ESP32-style provisioning device simulator at
+/// 192.168.4.1:80 behind the agent's `wlan0` (`SetupHotspots`: network namespaces of the
+/// test's own): the kiosk policy picks an Acme plug, the client joins its hotspot and gives it
+/// a network.
 @Suite("Agent provisions accessories (private bus: mock NetworkManager, BlueZ, polkitd; ESP device simulator)")
 struct MockServicesAgentProvisioningTests {
     static let pop = "abcd1234"
     static let profileID = "org.example.espprov"
     static let items = #"[{"name": "Acme plug", "descriptor": {"ssid": "Acme-Setup-4F2A"}}]"#
 
-    /// The plug's profile: its open hotspot joined, then ESP-IDF provisioning at `host:port`.
-    static func profile(port: Int, security: Int? = 1, host: String = "127.0.0.1") -> String {
+    /// The plug's profile: its open hotspot joined, then ESP-IDF provisioning at `address`.
+    static func profile(address: String, security: Int? = 1) -> String {
         """
         {"schemaVersion": 1, "id": "\(profileID)", "vendor": "Example", "supports": ["wifi"],
          "hotspot": {"security": "open", "passphrase": {"source": "none"}}, "handoff": "joinHotspot",
-         "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "\(host):\(port)"
+         "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "\(address)"
                           \(security.map { #", "security": \#($0)"# } ?? "")},
          "items": [{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}}]}
         """
     }
 
-    /// The agent with the plug's profile for `device`, picking for `users`.
+    /// The plug's device on a setup hotspot of the agent's.
+    static func device(
+        security: Int, proofOfPossession: String?, homeSSID: String = "HomeNet",
+        homePassphrase: String = "home-passphrase", connectingPolls: Int = 1
+    ) throws -> ESPProvisioningDevice {
+        try ESPProvisioningDevice(
+            security: security, proofOfPossession: proofOfPossession, homeSSID: homeSSID,
+            homePassphrase: homePassphrase, connectingPolls: connectingPolls, on: SetupHotspots())
+    }
+
+    /// The agent, on `device`'s hotspots, with the plug's profile for `device` (at `host`
+    /// instead of its address when given), picking for `users`.
     static func services(
-        _ device: ESPProvisioningDevice, users: [UInt32], security: Int? = 1, host: String = "127.0.0.1"
+        _ device: ESPProvisioningDevice, users: [UInt32], security: Int? = 1, host: String? = nil
     ) throws -> AgentServices {
         let services = try AgentServices(
-            kiosk: kioskPolicy(profiles: [profileID, "org.example.plug"], users: users), startAgent: false)
-        try services.agent.installProfile(profile(port: device.port, security: security, host: host), name: profileID)
+            kiosk: kioskPolicy(profiles: [profileID, "org.example.plug"], users: users), startAgent: false,
+            hotspots: device.hotspots)
+        let address = host.map { "\($0):\(device.port)" } ?? device.address
+        try services.agent.installProfile(profile(address: address, security: security), name: profileID)
         try services.networkManager.giveIPv4(to: "Acme-Setup-4F2A")
         try services.agent.start()
         return services
@@ -65,7 +79,7 @@ struct MockServicesAgentProvisioningTests {
     /// A look-alike that offers security 0 (or a profile's floor without the proof of
     /// possession) learns nothing: the agent stops after the version exchange.
     @Test func aDeviceOfferingLessThanItsProfileAcceptsIsGivenNothing() async throws {
-        let device = try ESPProvisioningDevice(security: 0, proofOfPossession: nil)
+        let device = try Self.device(security: 0, proofOfPossession: nil)
         let services = try Self.services(device, users: [0], security: nil)
         let client = try await services.client()
         let (session, id) = try await Self.pickAndJoin(client)
@@ -81,7 +95,7 @@ struct MockServicesAgentProvisioningTests {
     }
 
     @Test func theNetworkTheClientGivesReachesTheDeviceStepByStep() async throws {
-        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
+        let device = try Self.device(security: 1, proofOfPossession: Self.pop)
         let services = try Self.services(device, users: [0])
         let client = try await services.client()
         let (session, id) = try await Self.pickAndJoin(client)
@@ -133,7 +147,7 @@ struct MockServicesAgentProvisioningTests {
     }
 
     @Test func theDevicesVerdictsAreErrorsOfTheirOwn() async throws {
-        let device = try ESPProvisioningDevice(security: 2, proofOfPossession: Self.pop)
+        let device = try Self.device(security: 2, proofOfPossession: Self.pop)
         let services = try Self.services(device, users: [0], security: 2)
         let client = try await services.client()
         let (session, id) = try await Self.pickAndJoin(client)
@@ -177,7 +191,7 @@ struct MockServicesAgentProvisioningTests {
     }
 
     @Test func anAccessoryIsProvisionedOverItsHotspotOnlyOnceJoinedAndOnlyWithAProvisioningProfile() async throws {
-        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
+        let device = try Self.device(security: 1, proofOfPossession: Self.pop)
         let services = try Self.services(device, users: [0])
         let client = try await services.client()
         let (session, id) = try await Self.pickAndJoin(client)
@@ -208,11 +222,11 @@ struct MockServicesAgentProvisioningTests {
     }
 
     /// Over a hotspot the agent speaks only to an address on that hotspot's network: a profile
-    /// (a client's own, say) naming another, here the simulator on 127.0.0.1 while the hotspot
-    /// is 192.168.4.0/24, or a name, is refused before anything is sent, so that no profile
+    /// (a client's own, say) naming another, here 127.0.0.1 while the hotspot is
+    /// 192.168.4.0/24, or a name, is refused before anything is sent, so that no profile
     /// points the agent, as root, anywhere else.
     @Test func anAddressOffTheHotspotsNetworkIsRefusedBeforeAnythingIsSent() async throws {
-        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
+        let device = try Self.device(security: 1, proofOfPossession: Self.pop)
         let options = DBusValue.vardict([
             ("ssid", .string("HomeNet")), ("passphrase", .string("home-passphrase")),
             ("proofOfPossession", .string(Self.pop)),
@@ -222,8 +236,6 @@ struct MockServicesAgentProvisioningTests {
             ("localhost", "is not an IPv4 address"),
         ] {
             let services = try Self.services(device, users: [0], host: host)
-            try services.networkManager.giveIPv4(
-                to: "Acme-Setup-4F2A", address: "192.168.4.2", prefix: 24, gateway: "192.168.4.1")
             let client = try await services.client()
             let (session, id) = try await Self.pickAndJoin(client)
             let refused = await expectBusError("io.accessorysetup.Error.InvalidRequest") {
@@ -239,7 +251,7 @@ struct MockServicesAgentProvisioningTests {
     /// A caller that leaves the bus mid-way ends its provisioning at once: the accessory is
     /// free for the next caller, not `Pending` until the device's own timeout.
     @Test func aCallerLeavingMidWayEndsItsProvisioning() async throws {
-        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop, connectingPolls: 120)
+        let device = try Self.device(security: 1, proofOfPossession: Self.pop, connectingPolls: 120)
         let services = try Self.services(device, users: [0])
         let first = try await services.client()
         let (_, id) = try await Self.pickAndJoin(first, join: false)
@@ -279,7 +291,7 @@ struct MockServicesAgentProvisioningTests {
     /// reaches the device, and the accessory is free for the next caller.
     @Test func aCallerLeavingWhilePolkitAsksIsGivenNothing() async throws {
         let user = try systemUser("nobody")
-        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.pop)
+        let device = try Self.device(security: 1, proofOfPossession: Self.pop)
         let services = try Self.services(device, users: [user])
         let allowed = [
             "io.accessorysetup.open-session", "io.accessorysetup.authorize", "io.accessorysetup.join",
@@ -315,7 +327,7 @@ struct MockServicesAgentProvisioningTests {
     /// so only after polkit.
     @Test func aStoredNetworkIsSharedOnlyByWhoeverNetworkManagerLetsReadIt() async throws {
         let user = try systemUser("nobody")
-        let device = try ESPProvisioningDevice(
+        let device = try Self.device(
             security: 1, proofOfPossession: Self.pop, homeSSID: "OwnNet", homePassphrase: "own-passphrase")
         let services = try Self.services(device, users: [user])
         try services.networkManager.addTaggedProfile(

@@ -76,10 +76,11 @@ final class TemporaryFile {
 /// `deadline`, a process still running then is killed and the run says it timed out.
 func accessoryctlProcess(
     _ arguments: [String], environment: [String: String] = [:], input: String? = nil, inputFile: String? = nil,
-    deadline: Duration? = nil, uid: UInt32? = nil
+    deadline: Duration? = nil, uid: UInt32? = nil, namespace: String? = nil
 ) async throws -> Run {
     try await RunningAccessoryctl(
-        arguments, environment: environment, input: input, inputFile: inputFile, deadline: deadline, uid: uid
+        arguments, environment: environment, input: input, inputFile: inputFile, deadline: deadline, uid: uid,
+        namespace: namespace
     ).finish()
 }
 
@@ -93,10 +94,15 @@ final class RunningAccessoryctl: @unchecked Sendable {
 
     init(
         _ arguments: [String], environment: [String: String] = [:], input: String? = nil, inputFile: String? = nil,
-        deadline: Duration? = nil, uid: UInt32? = nil
+        deadline: Duration? = nil, uid: UInt32? = nil, namespace: String? = nil
     ) throws {
         let binary = try #require(AccessoryCtlTests.executable(), "accessoryctl was not built next to the test bundle")
-        if let uid {
+        if let namespace {
+            // In a network namespace of the test's (SetupHotspots), as root.
+            let command = SetupHotspots.inNamespace(namespace, [binary.path] + arguments)
+            process.executableURL = URL(fileURLWithPath: command[0])
+            process.arguments = Array(command.dropFirst())
+        } else if let uid {
             // As another user, with no supplementary groups.
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", binary.path] + arguments
@@ -172,8 +178,8 @@ func waitUntil(_ what: Comment, timeout: Duration = .seconds(20), _ condition: (
 
 /// The built agent on a private system bus with python-dbusmock's NetworkManager (`wlan0` on
 /// HomeNet) and polkitd, the `org.example.espprov` profile (an open setup hotspot joined, then
-/// ESP-IDF provisioning over it), and the ESP32-style provisioning device simulator on
-/// 127.0.0.1 as the SoftAP server of every plug (their hotspots' network is the loopback).
+/// ESP-IDF provisioning over it), and the ESP32-style provisioning device simulator as the
+/// SoftAP server of every plug, behind the agent's `wlan0` (`SetupHotspots`).
 final class ESPPlugAgent {
     static let profileID = "org.example.espprov"
     static let proofOfPossession = "abcd1234"
@@ -187,18 +193,19 @@ final class ESPPlugAgent {
 
     /// With `plugs` (their SSIDs) in range, and `kioskPolicy`'s text in force if given.
     init(plugs: [String], kioskPolicy: String? = nil) throws {
-        device = try ESPProvisioningDevice(security: 1, proofOfPossession: Self.proofOfPossession)
+        device = try ESPProvisioningDevice(
+            security: 1, proofOfPossession: Self.proofOfPossession, on: SetupHotspots())
         bus = try PrivateSystemBus()
         networkManager = try NetworkManagerMock(on: bus)
         polkit = try PolkitMock(on: bus)
         wifi = try networkManager.addWiFiDeviceOnHomeNet()
-        agent = try AgentProcess(bus: bus)
+        agent = try AgentProcess(bus: bus, on: device.hotspots)
         for (index, ssid) in plugs.enumerated() { try addPlug(ssid, index: index) }
         try agent.installProfile(
             """
             {"schemaVersion": 1, "id": "\(Self.profileID)", "vendor": "Example", "supports": ["wifi"],
              "hotspot": {"security": "open", "passphrase": {"source": "none"}}, "handoff": "joinHotspot",
-             "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "127.0.0.1:\(device.port)"},
+             "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "\(device.address)"},
              "items": [{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}}]}
             """, name: Self.profileID)
         if let kioskPolicy { try agent.writeKioskPolicy(kioskPolicy) }

@@ -194,9 +194,12 @@ import Testing
 
     /// A SoftAP profile with provisioning: the setup hotspot joined, the home network given over
     /// it with ESP-IDF provisioning (the simulator, where the profile says the device is), the
-    /// device's verdict printed, and the hotspot left.
+    /// device's verdict printed, and the hotspot left. The command runs on the machine of
+    /// `SetupHotspots`, whose `wlan0` leads to the device: the provisioning goes through the
+    /// interface joined to the hotspot alone.
     @Test func aSoftAPProfileIsJoinedProvisionedAndLeft() async throws {
-        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: "abcd1234")
+        let hotspots = try SetupHotspots()
+        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: "abcd1234", on: hotspots)
         defer { device.stop() }
         try networkManager.addAccessPoint(
             wifi, name: "prov", ssid: "PROV_261FCC", bssid: "7C:DF:A1:26:1F:CD", frequency: 2437, strength: 71)
@@ -204,12 +207,15 @@ import Testing
             #"""
             { "schemaVersion": 1, "id": "org.example.esp", "vendor": "Example", "supports": ["wifi"],
               "hotspot": { "security": "open", "passphrase": { "source": "none" } }, "handoff": "joinHotspot",
-              "provisioning": { "protocol": "espIDF", "transport": "softAP", "address": "127.0.0.1:\#(device.port)" },
+              "provisioning": { "protocol": "espIDF", "transport": "softAP", "address": "\#(device.address)" },
               "items": [{ "name": "ESP32", "descriptor": { "ssidPrefix": "PROV_" } }] }
             """#, name: "esp.json")
-        let run = try await accessoryctl(
-            "handoff", "PROV_261FCC", "--profile", softAP.path, "--pop-file", try device.writeFile("pop", "abcd1234"),
-            "--home-ssid", "HomeNet", "--home-passphrase-file", try device.writeFile("home", "home-passphrase"))
+        let run = try await accessoryctlProcess(
+            [
+                "handoff", "PROV_261FCC", "--profile", softAP.path, "--pop-file",
+                try device.writeFile("pop", "abcd1234"), "--home-ssid", "HomeNet", "--home-passphrase-file",
+                try device.writeFile("home", "home-passphrase"),
+            ], environment: networkManager.bus.environment, namespace: hotspots.machine)
         #expect(run.code == .success, "\(run.err)")
         #expect(run.out == "The device joined 'HomeNet' (address 192.168.1.42, wpa2-psk, channel 6).\n")
         for step in [

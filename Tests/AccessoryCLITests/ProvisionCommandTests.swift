@@ -58,6 +58,37 @@ import Testing
         #expect(run.err.contains("Warning: security 0 sends the passphrase unencrypted"), "\(run.err)")
     }
 
+    /// Two setup hotspots with the same addresses (two radios on overlapping subnets, in
+    /// network namespaces of the test's own): the routes lead to the first; with `--device`
+    /// naming the second, only the second device hears anything, whatever the routes say.
+    @Test func theDeviceOptionSendsThroughThatInterfaceAlone() async throws {
+        let hotspots = try SetupHotspots(separateDevices: true)
+        let devices = try hotspots.interfaces.indices.map {
+            try ESPProvisioningDevice(security: 0, proofOfPossession: nil, on: hotspots, behind: $0)
+        }
+        let arguments = [
+            "provision", "--address", SetupHotspots.deviceAddress, "--ssid", "HomeNet", "--passphrase-file",
+            try devices[1].writeFile("pass", Self.home),
+        ]
+        let bound = try await accessoryctlProcess(
+            arguments + ["--device", hotspots.interfaces[1]], deadline: .seconds(60), namespace: hotspots.machine)
+        #expect(bound.code == .success, "\(bound.err)")
+        #expect(devices[1].log.contains("verdict: connected"), "\(devices[1].log)")
+        #expect(!devices[0].log.contains("session"), "the device the routes lead to was spoken to:\n\(devices[0].log)")
+
+        // What the routes alone do, so that the test can tell the two apart.
+        let routed = try await accessoryctlProcess(arguments, deadline: .seconds(60), namespace: hotspots.machine)
+        #expect(routed.code == .success, "\(routed.err)")
+        #expect(devices[0].log.contains("verdict: connected"), "\(devices[0].log)")
+
+        let missing = try await accessoryctlProcess(
+            arguments + ["--device", "wlan-none"], deadline: .seconds(60), namespace: hotspots.machine)
+        #expect(missing.code == .failure)
+        #expect(
+            missing.err.contains("cannot reach 192.168.4.1:80 through wlan-none (cannot bind to the interface"),
+            "\(missing.err)")
+    }
+
     /// libcrypto is loaded only once provisioning needs it: one that cannot be loaded (here a
     /// file that is no library, found first through LD_LIBRARY_PATH) is named, with the fix.
     @Test func aLibcryptoThatCannotBeLoadedIsNamed() async throws {

@@ -26,8 +26,9 @@ final class PickerServices: AgentLogging, @unchecked Sendable {
          "items": [{"name": "Acme camera", "setupOptions": ["rename"], "descriptor": {"ssidPrefix": "Acme-Cam-"}}]}
         """
 
-    /// `extraProfiles`: more profiles to install, by id.
-    init(extraProfiles: [String: String] = [:]) throws {
+    /// `extraProfiles`: more profiles to install, by id; the agent on `hotspots`' machine when
+    /// given.
+    init(extraProfiles: [String: String] = [:], hotspots: SetupHotspots? = nil) throws {
         networkManager = try NetworkManagerMock()
         device = try networkManager.addWiFiDevice("wlan0")
         try networkManager.addAccessPoint(
@@ -47,12 +48,13 @@ final class PickerServices: AgentLogging, @unchecked Sendable {
         let ctl = try #require(AccessoryCtlTests.executable(), "accessoryctl was not built next to the test bundle")
         let executable = ctl.deletingLastPathComponent().appendingPathComponent("accessory-agent").path
         let bus = networkManager.bus
+        let command = [
+            executable, "--bus", bus.address, "--state-directory", directory.path("state"), "--profiles",
+            profiles.path, "--kiosk-policy", directory.path("kiosk.json"),
+        ]
+        let launched = hotspots.map { SetupHotspots.inNamespace($0.machine, command) } ?? command
         agent = try ServiceProcess(
-            name: "accessory-agent", executable: executable,
-            arguments: [
-                "--bus", bus.address, "--state-directory", directory.path("state"), "--profiles", profiles.path,
-                "--kiosk-policy", directory.path("kiosk.json"),
-            ],
+            name: "accessory-agent", executable: launched[0], arguments: Array(launched.dropFirst()),
             environment: bus.environment, logFile: directory.url.appendingPathComponent("agent.log"))
         try agent.wait(for: "owning io.accessorysetup") { bus.hasOwner("io.accessorysetup") }
     }
@@ -384,18 +386,18 @@ final class SessionPickerServices: AgentLogging, @unchecked Sendable {
 
     /// The proof of possession printed on the device is typed, unseen, in the picker, and the
     /// provisioning that follows the pick gives it to the device (the ESP device simulator on
-    /// 127.0.0.1, the profile's SoftAP address).
+    /// the agent's setup hotspot).
     @Test func pickProvisionAsksTheProofOfPossessionInThePicker() throws {
-        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: "lid-code-77")
+        let device = try ESPProvisioningDevice(security: 1, proofOfPossession: "lid-code-77", on: SetupHotspots())
         defer { device.stop() }
         let profile = """
             {"schemaVersion": 1, "id": "org.example.espprov", "vendor": "Example", "supports": ["wifi"],
              "hotspot": {"security": "open", "passphrase": {"source": "none"}}, "handoff": "joinHotspot",
-             "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "127.0.0.1:\(device.port)",
+             "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "\(device.address)",
                               "proofOfPossession": {"source": "prompt", "hint": "The code under the plug's lid."}},
              "items": [{"name": "Acme plug", "descriptor": {"ssidPrefix": "Acme-Setup-"}}]}
             """
-        let services = try PickerServices(extraProfiles: ["org.example.espprov": profile])
+        let services = try PickerServices(extraProfiles: ["org.example.espprov": profile], hotspots: device.hotspots)
         try services.networkManager.giveIPv4(to: "Acme-Setup-4F2A")
         let pane = try TmuxPane(
             [

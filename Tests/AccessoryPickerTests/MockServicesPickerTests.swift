@@ -51,18 +51,19 @@ final class PickerServices: @unchecked Sendable {
     static let provisionedItem = """
         [{"name": "Provisioned plug", "descriptor": {"ssidPrefix": "Prov-Setup-"}}]
         """
-    static func provisionedProfile(port: Int) -> String {
+    static func provisionedProfile(address: String) -> String {
         """
         {"schemaVersion": 1, "id": "com.example.provisioned", "vendor": "\(provisionedVendor)", "supports": ["wifi"],
          "hotspot": {"security": "open", "passphrase": {"source": "none"}}, "handoff": "joinHotspot",
-         "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "127.0.0.1:\(port)",
+         "provisioning": {"protocol": "espIDF", "transport": "softAP", "address": "\(address)",
                           "proofOfPossession": {"source": "prompt", "hint": "The code on the plug's back."}},
          "items": \(provisionedItem)}
         """
     }
 
-    /// `provisioningPort`: the ESP device simulator's, for the provisioned profile.
-    init(provisioningPort: Int? = nil) throws {
+    /// `provisioning`: the ESP device simulator of the provisioned profile, the agent on its
+    /// setup hotspots.
+    init(provisioning: ESPProvisioningDevice? = nil) throws {
         bus = try PrivateSystemBus()
         networkManager = try NetworkManagerMock(on: bus)
         bluez = try BlueZMock(on: bus)
@@ -80,12 +81,13 @@ final class PickerServices: @unchecked Sendable {
             security: .wpa2)
         try networkManager.addAccessPoint(
             device, name: "other", ssid: "Other-Net", bssid: "02:00:00:00:00:40", strength: 95, security: .wpa2)
-        agent = try AgentProcess(bus: bus)
-        if let provisioningPort {
+        agent = try AgentProcess(bus: bus, on: provisioning?.hotspots)
+        if let provisioning {
             try networkManager.addAccessPoint(
                 device, name: "prov", ssid: "Prov-Setup-7C1D", bssid: "02:00:00:00:00:61", strength: 75)
             try networkManager.giveIPv4(to: "Prov-Setup-7C1D")
-            try agent.installProfile(Self.provisionedProfile(port: provisioningPort), name: "com.example.provisioned")
+            try agent.installProfile(
+                Self.provisionedProfile(address: provisioning.address), name: "com.example.provisioned")
         }
         try agent.installProfile(Self.profile, name: "com.example.acme")
         try agent.installProfile(Self.secureProfile, name: "com.example.secure")
@@ -363,9 +365,10 @@ extension GraphicalPickerTests {
 
         @Test("the proof of possession printed on the device is typed in the picker; the app's provisioning uses it")
         func proofOfPossession() throws {
-            let device = try ESPProvisioningDevice(security: 1, proofOfPossession: "back-code-3318")
+            let device = try ESPProvisioningDevice(
+                security: 1, proofOfPossession: "back-code-3318", on: SetupHotspots())
             defer { device.stop() }
-            let services = try PickerServices(provisioningPort: device.port)
+            let services = try PickerServices(provisioning: device)
             try services.polkit.allow([
                 "io.accessorysetup.open-session", "io.accessorysetup.authorize", "io.accessorysetup.join",
                 "io.accessorysetup.provision",

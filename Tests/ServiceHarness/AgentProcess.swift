@@ -13,13 +13,17 @@ public final class AgentProcess: @unchecked Sendable {
     public let profileDirectory: URL
     public let kioskPolicyPath: String
     public let executable: URL
+    /// Where it runs: on these setup hotspots' machine, its Wi-Fi interfaces theirs, or else
+    /// in the test's own network namespace.
+    public let hotspots: SetupHotspots?
     private var process: ServiceProcess?
     private var runs = 0
 
     /// Makes the directories and starts the agent; throws with the reason (and the agent's log)
     /// when the binary is missing or it does not come to own `io.accessorysetup`.
-    public init(bus: PrivateSystemBus) throws {
+    public init(bus: PrivateSystemBus, on hotspots: SetupHotspots? = nil) throws {
         self.bus = bus
+        self.hotspots = hotspots
         directory = try ScratchDirectory("accessory-agent")
         stateDirectory = directory.url.appendingPathComponent("state")
         profileDirectory = directory.url.appendingPathComponent("profiles")
@@ -85,12 +89,14 @@ public final class AgentProcess: @unchecked Sendable {
         let deadline = Date() + 5
         while bus.hasOwner(Self.busName) && Date() < deadline { usleep(20_000) }
         runs += 1
+        let command =
+            [
+                executable.path, "--bus", bus.address, "--state-directory", stateDirectory.path, "--profiles",
+                profileDirectory.path, "--kiosk-policy", kioskPolicyPath,
+            ] + extra
+        let launched = hotspots.map { SetupHotspots.inNamespace($0.machine, command) } ?? command
         let agent = try ServiceProcess(
-            name: "accessory-agent", executable: executable.path,
-            arguments: [
-                "--bus", bus.address, "--state-directory", stateDirectory.path, "--profiles", profileDirectory.path,
-                "--kiosk-policy", kioskPolicyPath,
-            ] + extra,
+            name: "accessory-agent", executable: launched[0], arguments: Array(launched.dropFirst()),
             environment: bus.environment, logFile: directory.url.appendingPathComponent("agent-\(runs).log"))
         process = agent
         // The agent logs "serving" just after the bus granted the name: wait for both, so a

@@ -165,10 +165,10 @@ public final class NetworkManagerMock: @unchecked Sendable {
 
     /// Gives the device of each join of `ssid` this IPv4 configuration (`address/prefix`), as
     /// the access point's DHCP server would; joins of other SSIDs get none.
-    /// The defaults put the hotspot's network on the loopback, where the ESP device simulator
-    /// listens (at 127.0.0.1, the address its profiles name).
+    /// The defaults are `SetupHotspots`' network as its machine's first interface has it.
     public func giveIPv4(
-        to ssid: String, address: String = "127.0.0.2", prefix: Int = 8, gateway: String = "127.0.0.1"
+        to ssid: String, address: String = SetupHotspots.machineAddress(0), prefix: Int = 24,
+        gateway: String = SetupHotspots.deviceAddress
     ) throws {
         try mockCall(
             "SetActivationIPv4", [bytes(Array(ssid.utf8)), "'\(address)'", "uint32 \(prefix)", "'\(gateway)'"])

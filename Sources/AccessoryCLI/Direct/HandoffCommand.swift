@@ -212,8 +212,11 @@ enum HandoffCommand {
             return nil
         }
 
-        /// Gives the accessory the home network, then leaves its hotspot and switches it off.
+        /// Gives the accessory the home network (over its hotspot, through the interface joined
+        /// to it alone), then leaves its hotspot and switches it off.
         private mutating func provision(_ request: ProvisionCommand.Request) async -> ExitCode {
+            var request = request
+            if request.bluetooth == nil, let joined = report.joined { request.device = joined.device }
             let provisioned = await ProvisionCommand.execute(request, console)
             if let joined = report.joined, let network {
                 do {

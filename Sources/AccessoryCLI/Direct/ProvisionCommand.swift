@@ -34,7 +34,9 @@ enum ProvisionCommand {
             .value("passphrase-file", "FILE", help: "Read the network's passphrase from FILE (one line)"),
             .flag("passphrase-stdin", help: "Read the network's passphrase from standard input"),
             .flag("open", help: "The network is open: send no passphrase"),
-            HotspotCommand.deviceOption,
+            .value(
+                "device", "IFACE",
+                help: "The Wi-Fi interface joined to the device's hotspot: the connection goes through it alone"),
             .number(
                 "timeout", "SECONDS",
                 NumberRange(
@@ -205,7 +207,7 @@ enum ProvisionCommand {
         _ request: Request, address: String, ssid: String, report: inout Report, _ console: Console
     ) async throws(ProvisioningError) -> WiFiConnection {
         guard let bluetooth = request.bluetooth else {
-            let transport = HTTPProvisioningTransport(host: request.host, port: request.port)
+            let transport = HTTPProvisioningTransport(host: request.host, port: request.port, interface: request.device)
             return try await provision(request, over: transport, address: address, ssid: ssid, report: &report, console)
         }
         console.error("Connecting to \(bluetooth) over Bluetooth LE…")
