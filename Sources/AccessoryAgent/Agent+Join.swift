@@ -20,7 +20,10 @@ extension Agent {
 
         var session = try joiningSession(record, host: host)
         // A Bluetooth handoff's hotspot: still on since the pick, or switched on again.
-        if request.passphrase == nil, let hotspot = try await handedOffHotspot(record, session.profile) {
+        let use = BondUse(
+            owner: record.owner.uid,
+            caller: .init(sender: call.sender, uid: uid, interactive: call.allowsInteractiveAuthorization))
+        if request.passphrase == nil, let hotspot = try await handedOffHotspot(record, session.profile, for: use) {
             session.adopt(hotspot, for: record.id)
         }
         if request.passphrase == nil && !request.withoutSecurity {
@@ -275,19 +278,20 @@ extension Agent {
 
     /// The hotspot a `bluetoothToWiFi` accessory revealed and still keeps on, or, once it was
     /// switched off, the one it reveals when asked again; `nil` for other accessories.
-    private func handedOffHotspot(_ record: AccessoryRecord, _ profile: AccessoryProfile) async throws(CallFailure)
-        -> RevealedHotspot?
+    private func handedOffHotspot(_ record: AccessoryRecord, _ profile: AccessoryProfile, for use: BondUse)
+        async throws(CallFailure) -> RevealedHotspot?
     {
         guard profile.handoff == .bluetoothToWiFi, let handoff = profile.bluetoothHandoff,
             let address = record.bluetoothIdentifier
         else { return nil }
         if let hotspot = handedOff.hotspot(for: record.id) { return hotspot }
         do {
+            try await requireBond(of: address, for: use)
             Journal.info("handoff: \(address) is switching its hotspot on again for record \(record.id)")
             let hotspot = try await radios.bluetooth().revealHotspot(
                 address, handoff: handoff,
                 pair: { address throws(BluetoothError) in
-                    try await self.pairThroughAgent(address)
+                    try await self.pairThroughAgent(address, for: use)
                 })
             handedOff.keep(hotspot, for: record.id)
             return hotspot
@@ -307,16 +311,17 @@ extension Agent {
             let profile = try? loadProfile(record.owner.profileID), profile.handoff == .bluetoothToWiFi,
             let handoff = profile.bluetoothHandoff, handoff.switchOff != nil
         else { return }
-        await switchHotspotOff(address, handoff)
+        await switchHotspotOff(address, handoff, for: BondUse(owner: record.owner.uid))
     }
 
     /// Has the accessory at `address` switch its hotspot off; a failure is only logged.
-    func switchHotspotOff(_ address: MACAddress, _ handoff: BluetoothHandoff) async {
+    func switchHotspotOff(_ address: MACAddress, _ handoff: BluetoothHandoff, for use: BondUse) async {
         do {
+            try await requireBond(of: address, for: use)
             try await radios.bluetooth().switchHotspotOff(
                 address, handoff: handoff,
                 pair: { address throws(BluetoothError) in
-                    try await self.pairThroughAgent(address)
+                    try await self.pairThroughAgent(address, for: use)
                 })
             Journal.notice("handoff: \(address) switched its hotspot off")
         } catch {

@@ -359,8 +359,9 @@ extension Agent {
     private func lookUpMigrations(_ items: [MigrationDisplayItem], for host: SessionHost) {
         let path = host.path
         let owner = host.owner
+        let use = BondUse(host)
         Task {
-            let lookups = await self.lookUp(items, for: owner)
+            let lookups = await self.lookUp(items, for: owner, use)
             await self.feed(.migrationsLookedUp(lookups), toSession: path)
         }
     }
@@ -372,14 +373,15 @@ extension Agent {
         }
         let path = host.path
         let handoff = host.session.profile.bluetoothHandoff
+        let use = BondUse(host)
         host.setUp(
             in: Task {
                 guard step == .hotspotHandoff else {
-                    await self.feed(.setupFinished(step, await self.setUp(step, entry)), toSession: path)
+                    await self.feed(.setupFinished(step, await self.setUp(step, entry, for: use)), toSession: path)
                     return
                 }
-                switch await self.revealHotspot(entry, handoff) {
-                case .success(let hotspot): await self.handOver(hotspot, of: entry, handoff, toSession: path)
+                switch await self.revealHotspot(entry, handoff, for: use) {
+                case .success(let hotspot): await self.handOver(hotspot, of: entry, handoff, for: use, toSession: path)
                 case .failure(let failure): await self.feed(.setupFinished(step, failure), toSession: path)
                 }
             })
@@ -534,8 +536,11 @@ extension Agent {
     /// made for the same owner (never one made for another owner, which anyone else could have
     /// tagged as this project's), or the person's own NetworkManager profile of the SSID (a
     /// system profile or one restricted to them, not this project's); and the Bluetooth device
-    /// as BlueZ knows it. The profile itself is only looked at: it stays the person's.
-    private func lookUp(_ items: [MigrationDisplayItem], for owner: AccessoryOwner) async -> [MigrationLookup] {
+    /// as BlueZ knows it, unless it is paired for someone else (`requireBond`). The profile
+    /// itself is only looked at: it stays the person's.
+    private func lookUp(_ items: [MigrationDisplayItem], for owner: AccessoryOwner, _ use: BondUse) async
+        -> [MigrationLookup]
+    {
         let own = ownConnections(for: owner)
         let hotspots = try? await radios.hotspots()
         let configured = ((try? await hotspots?.configuredHotspots(cleaningUp: ownConnections)) ?? [])
@@ -549,20 +554,30 @@ extension Agent {
                 ?? false
             var peripheral: BLEAdvertisement?
             if let address = item.peripheralAddress {
-                peripheral = try? await radios.bluetooth().knownDevice(address)
+                do {
+                    peripheral = try await radios.bluetooth().knownDevice(address)
+                    try await requireBond(of: address, for: use)
+                } catch {
+                    Journal.notice("migration: \(address) is not adopted: \(error)")
+                    peripheral = nil
+                }
             }
             lookups.append(MigrationLookup(hasHotspotProfile: hasProfile, peripheral: peripheral))
         }
         return lookups
     }
 
-    private func setUp(_ step: AccessorySession.SetupStep, _ entry: PickerEntry) async -> AccessorySessionError? {
+    private func setUp(_ step: AccessorySession.SetupStep, _ entry: PickerEntry, for use: BondUse) async
+        -> AccessorySessionError?
+    {
         guard let address = entry.bluetooth?.address else { return nil }
         do {
             let bluetooth = try await radios.bluetooth()
             switch step {
-            case .pairing: try await pairThroughAgent(address)
-            case .bridging: try await bluetooth.connectProfiles(address)
+            case .pairing: try await pairThroughAgent(address, for: use)
+            case .bridging:
+                try await requireBond(of: address, for: use)
+                try await bluetooth.connectProfiles(address)
             case .hotspotHandoff: return nil
             }
             return nil
@@ -572,7 +587,7 @@ extension Agent {
     }
 
     /// The picked accessory's hotspot handoff: it switches its hotspot on and reveals it.
-    private func revealHotspot(_ entry: PickerEntry, _ handoff: BluetoothHandoff?) async -> Result<
+    private func revealHotspot(_ entry: PickerEntry, _ handoff: BluetoothHandoff?, for use: BondUse) async -> Result<
         RevealedHotspot, AccessorySessionError
     > {
         guard let address = entry.bluetooth?.address, let handoff else {
@@ -581,11 +596,12 @@ extension Agent {
         }
         do {
             let bluetooth = try await radios.bluetooth()
+            try await requireBond(of: address, for: use)
             Journal.info("handoff: \(address) is switching its hotspot on")
             let hotspot = try await bluetooth.revealHotspot(
                 address, handoff: handoff,
                 pair: { address throws(BluetoothError) in
-                    try await self.pairThroughAgent(address)
+                    try await self.pairThroughAgent(address, for: use)
                 })
             Journal.notice("handoff: \(address) revealed its hotspot \(hotspot.ssid)")
             return .success(hotspot)
@@ -599,7 +615,8 @@ extension Agent {
     /// any more (the picker was cancelled or its client left while the accessory answered), the
     /// accessory switches the hotspot off again: nothing would ever join or leave it.
     private func handOver(
-        _ hotspot: RevealedHotspot, of entry: PickerEntry, _ handoff: BluetoothHandoff?, toSession path: String
+        _ hotspot: RevealedHotspot, of entry: PickerEntry, _ handoff: BluetoothHandoff?, for use: BondUse,
+        toSession path: String
     ) async {
         if let host = sessions[path] {
             // Both at once, so that no dismissal comes between the hotspot and the step's end.
@@ -613,7 +630,7 @@ extension Agent {
         guard let address = entry.bluetooth?.address, let handoff else { return }
         Journal.notice("handoff: the picker of \(address) ended meanwhile; its hotspot is switched off again")
         // Not in the setup's task, which the picker's end cancelled.
-        await runToCompletion { await self.switchHotspotOff(address, handoff) }
+        await runToCompletion { await self.switchHotspotOff(address, handoff, for: BondUse(owner: use.owner)) }
     }
 
     private func cancelPairing(_ address: MACAddress) async {

@@ -13,7 +13,7 @@ import Glibc
 /// polkit, picker agents) are awaited without blocking the others. Method calls start in the
 /// order they arrive.
 ///
-/// The state is in parts, each the only writer of its own: `RecordBook`, `ProfileCache`,
+/// The state is in parts, each the only writer of its own: `RecordBook`, `BondBook`, `ProfileCache`,
 /// `SessionTable`, `PickerAgentRegistry`, `EventSubscribers`, `JoinTable`, `HandedOffHotspots`
 /// and `Activity`. The agent's methods orchestrate them; NetworkManager and BlueZ are reached
 /// through `Radios`, as `HotspotManaging` and `BluetoothManaging`.
@@ -28,6 +28,8 @@ public actor Agent {
     let polkit: Polkit
     let radios: Radios
     var records: RecordBook
+    /// Whom each Bluetooth bond the agent made was made for.
+    var bonds: BondBook
     private(set) var kiosk: KioskPolicy?
     var sessions = SessionTable()
     var pickerAgents = PickerAgentRegistry()
@@ -56,7 +58,7 @@ public actor Agent {
 
     private init(
         configuration: AgentConfiguration, bus: BusConnection, clients: BusConnection, manager: ExportedObject,
-        records: RecordBook
+        records: RecordBook, bonds: BondBook
     ) {
         self.configuration = configuration
         self.bus = bus
@@ -65,6 +67,7 @@ public actor Agent {
         polkit = Polkit(bus: bus)
         radios = Radios(busAddress: configuration.radioBusAddress)
         self.records = records
+        self.bonds = bonds
     }
 
     /// Reads the records and the kiosk policy, connects, exports the manager and owns the bus
@@ -88,7 +91,9 @@ public actor Agent {
         } catch {
             throw AgentStartError("cannot serve on \(configuration.bus): \(error)")
         }
-        let agent = Agent(configuration: configuration, bus: bus, clients: clients, manager: manager, records: records)
+        let agent = Agent(
+            configuration: configuration, bus: bus, clients: clients, manager: manager, records: records,
+            bonds: BondBook.open(in: configuration.stateDirectory))
         _ = try? await agent.loadKioskPolicy()
         do {
             try await bus.requestName(AgentBus.name)

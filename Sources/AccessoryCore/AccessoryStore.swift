@@ -20,8 +20,6 @@ public struct AccessoryStore: Sendable {
         self.url = url
     }
 
-    private var temporaryPrefix: String { "." + url.lastPathComponent + ".tmp-" }
-
     /// The stored records; none when the file does not exist yet.
     public func load() throws(AccessoryStoreError) -> [AccessoryRecord] {
         let path = url.path
@@ -57,25 +55,10 @@ public struct AccessoryStore: Sendable {
 
     /// Replaces the stored records with `records`, atomically and durably.
     public func save(_ records: [AccessoryRecord]) throws(AccessoryStoreError) {
-        let directory = url.deletingLastPathComponent()
-        let data: Data
         do {
-            try FileManager.default.createDirectory(
-                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            data = try Self.encoder.encode(StoreFile(schemaVersion: Self.schemaVersion, records: records))
+            let data = try Self.encoder.encode(StoreFile(schemaVersion: Self.schemaVersion, records: records))
+            try DurableFile.replace(url, with: data, beforeRename: beforeRename)
         } catch {
-            throw .writeFailed(path: url.path, reason: Self.reason(error))
-        }
-        removeStaleTemporaryFiles(in: directory)
-
-        let temporary = directory.appendingPathComponent(temporaryPrefix + UUID().uuidString).path
-        do {
-            try Self.writeDurably(data, to: temporary)
-            try beforeRename()
-            try Self.check(rename(temporary, url.path), "rename \(temporary)")
-            try Self.syncDirectory(directory.path)
-        } catch {
-            try? FileManager.default.removeItem(atPath: temporary)
             throw .writeFailed(path: url.path, reason: Self.reason(error))
         }
     }
@@ -89,34 +72,6 @@ public struct AccessoryStore: Sendable {
             return .corrupt(path: url.path, reason: reason, keptAt: nil)
         }
         return .corrupt(path: url.path, reason: reason, keptAt: aside)
-    }
-
-    /// Temporary files left by a save that crashed before its rename.
-    private func removeStaleTemporaryFiles(in directory: URL) {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        for name in names where name.hasPrefix(temporaryPrefix) {
-            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
-        }
-    }
-
-    private static func writeDurably(_ data: Data, to path: String) throws {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        try check(descriptor, "create \(path)")
-        defer { close(descriptor) }
-        let failure = data.withUnsafeBytes { writeAll($0, to: descriptor) }
-        if failure != 0 { throw SystemCallError(operation: "write \(path)", code: failure) }
-        try check(fsync(descriptor), "fsync \(path)")
-    }
-
-    private static func syncDirectory(_ path: String) throws {
-        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        try check(descriptor, "open directory \(path)")
-        defer { close(descriptor) }
-        try check(fsync(descriptor), "fsync directory \(path)")
-    }
-
-    private static func check(_ result: Int32, _ operation: String) throws {
-        if result < 0 { throw SystemCallError(operation: operation, code: errno) }
     }
 
     private static func reason(_ error: any Error) -> String {
@@ -155,13 +110,6 @@ public struct AccessoryStore: Sendable {
         decoder.dateDecodingStrategy = .iso8601
         return decoder
     }()
-}
-
-struct SystemCallError: Error, CustomStringConvertible {
-    var operation: String
-    var code: Int32
-
-    var description: String { "\(operation): \(SystemErrorText.reason(code))" }
 }
 
 /// Why the accessory store could not be read or written.

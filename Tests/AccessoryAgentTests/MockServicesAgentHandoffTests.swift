@@ -214,4 +214,46 @@ import Testing
         #expect(picker.members.contains("Cancel"), "the picker is told the setup failed")
         await client.close()
     }
+
+    /// A bond answers whoever connects, so the camera paired for one user is neither handed
+    /// off to another (nothing is written to it, nothing recorded) nor adopted in their
+    /// migration, unless polkit lets that user manage others' accessories. A camera paired
+    /// outside the agent counts as someone else's too.
+    @Test(arguments: [false, true])
+    func aCameraPairedForAnotherUserIsNotUsedForThisOne(pairedOutsideTheAgent: Bool) async throws {
+        let (services, camera) = try Self.start()
+        try services.polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.authorize"])
+        let fields = #""name": "GoPro camera", "descriptor": {"bluetoothServiceUUID": "\#(Self.gopro)"}"#
+        let pick = ["pick", "com.gopro.camera", "[{\(fields)}]", "--picker", Self.address]
+        if pairedOutsideTheAgent {
+            try services.bluez.call(camera, "org.bluez.Device1", "Pair", [])
+        } else {
+            let owner = try systemUser("nobody")
+            let first = try await services.runClient(uid: owner, pick)
+            #expect(first.objects.contains { $0["event"] as? String == "AccessoryAdded" }, "\(first)")
+            let bonds = try String(
+                contentsOf: services.agent.stateDirectory.appendingPathComponent("bonds.json"), encoding: .utf8)
+            #expect(bonds.contains(Self.address) && bonds.contains("\(owner)"), "\(bonds)")
+        }
+        let before = try services.bluez.gattLog(camera)
+        let other = try systemUser("daemon")
+        let refused = try await services.runClient(uid: other, pick)
+        let failure = refused.objects.first { $0["event"] as? String == "PickerSetupFailed" }
+        let message = ((failure?["args"] as? [Any])?.first as? [String: Any])?["message"] as? String
+        #expect(message?.contains("paired with this machine for another user") == true, "\(refused)")
+        #expect(try services.bluez.gattLog(camera).writes == before.writes, "nothing is asked of the camera")
+        #expect(try services.bluez.gattLog(camera).pairs == before.pairs)
+        let migration = try await services.runClient(
+            uid: other, ["pick", "com.gopro.camera", "[{\(fields), \"peripheralAddress\": \"\(Self.address)\"}]"])
+        let adopted = migration.objects.first { $0["event"] as? String == "MigrationComplete" }?["args"] as? [[Any]]
+        #expect(adopted?.first?.isEmpty == true, "\(migration)")
+        #expect(try services.storedRecords().allSatisfy { $0.owner.uid != other })
+
+        try services.polkit.allow([
+            "io.accessorysetup.open-session", "io.accessorysetup.authorize", "io.accessorysetup.manage-others",
+        ])
+        let allowed = try await services.runClient(uid: other, pick)
+        #expect(allowed.objects.contains { $0["event"] as? String == "AccessoryAdded" }, "\(allowed)")
+        #expect(services.agent.log.contains("is used for user \(other) (manage-others)"))
+    }
 }

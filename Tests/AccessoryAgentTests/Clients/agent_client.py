@@ -31,7 +31,7 @@ setpriv). Each command prints one JSON object a line: {"call": ..., "reply": ...
         COUNT pickers shown (ITEMS, a JSON array) to picker agents of its own that never answer,
         and COUNT interactive polkit checks (ListAccessories of root's records), all at once;
         after SECONDS prints {"pickers": {...}, "polkit": {...}}, each {"held": N, "errors": {NAME: N}}
-    agent_client.py pick PROFILE ITEMS [--picker SSID] [--join]
+    agent_client.py pick PROFILE ITEMS [--picker SSID|ADDRESS] [--join]
         opens a session, activates, shows a picker for ITEMS (a JSON array) and prints the
         events until PickerDidDismiss; with --picker it registers a picker agent on its own
         connection that chooses the entry with that SSID; with --join it then joins the
@@ -110,7 +110,7 @@ def pick(profile, items, choose_ssid, join=False):
         if invocation is None:
             return
         for entry_id, entry in sorted(state["entries"].items()):
-            if entry.get("ssid") == choose_ssid:
+            if choose_ssid in (entry.get("ssid"), entry.get("bluetoothAddress")):
                 state["pending"] = None
                 invocation.return_value(GLib.Variant("(ua{sv})", (entry_id, {})))
                 return
