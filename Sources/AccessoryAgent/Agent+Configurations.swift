@@ -66,7 +66,7 @@ extension Agent {
             throw CallFailure(AccessorySessionError.connectionFailed(reason: "the client left the bus during the join"))
         }
         if configuration.lifetimeInDays != nil { schedulePurge() }
-        return Self.reply(joined)
+        return Self.reply(joined, to: caller)
     }
 
     /// Refuses a configuration for an SSID that a system profile, or another user's, is for:

@@ -46,7 +46,7 @@ extension Agent {
             bindToCaller: request.bindToCaller)
         Journal.notice("join: \(joined.ssid) joined on \(joined.device) for record \(record.id)")
         if configuration.lifetimeInDays != nil { schedulePurge() }
-        return Self.reply(joined)
+        return Self.reply(joined, to: try await caller(call))
     }
 
     /// The join's options, read in the order they are checked.
@@ -152,16 +152,20 @@ extension Agent {
                     reason: "the client left the bus during the join"))
     }
 
-    static func reply(_ joined: JoinedHotspot) -> DBusValue {
+    /// The join's reply. A sandboxed application's names none of its user's other connections
+    /// (`previousConnection`, `keptConnection`): they are the person's, not the application's.
+    static func reply(_ joined: JoinedHotspot, to caller: Caller) -> DBusValue {
         var reply: [(String, DBusValue)] = [
             ("device", .string(joined.device)), ("ssid", .string(joined.ssid.notation)),
             ("connection", .string(joined.connectionID)), ("connectionUUID", .string(joined.connectionUUID)),
         ]
         if let bssid = joined.bssid { reply.append(("bssid", .string(bssid.description))) }
         if let address = joined.ipv4Address { reply.append(("ipv4Address", .string(address))) }
-        if let previous = joined.previousConnection { reply.append(("previousConnection", .string(previous))) }
+        if caller.isHost, let previous = joined.previousConnection {
+            reply.append(("previousConnection", .string(previous)))
+        }
         if let kept = joined.keptDevice { reply.append(("keptDevice", .string(kept))) }
-        if let kept = joined.keptConnection { reply.append(("keptConnection", .string(kept))) }
+        if caller.isHost, let kept = joined.keptConnection { reply.append(("keptConnection", .string(kept))) }
         if let deadline = joined.restoreDeadline {
             reply.append(("restoreDeadline", .uint64(UInt64(max(0, deadline.timeIntervalSince1970)))))
         }

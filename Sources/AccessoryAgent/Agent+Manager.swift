@@ -278,16 +278,18 @@ extension Agent {
                 "an application cannot pick for itself; the person picks in the desktop session's picker, or the kiosk policy does"
         )
         let uid = caller.uid
-        let logindSession = try CallOptions(options, known: ["session"]).string(
+        let sessionID = try CallOptions(options, known: ["session"]).string(
             "session", expected: "a logind session id"
         ) {
             !$0.isEmpty && $0.count <= 64 && $0.allSatisfy { $0.isLetter || $0.isNumber }
         }
-        if let logindSession, uid != 0 {
-            let owner = await logindSessionUser(logindSession)
-            guard owner == uid else {
-                throw CallFailure(AgentError.notAuthorized(action: "picker agent of logind session \(logindSession)"))
+        var logindSession: LogindSession?
+        if let sessionID {
+            // Root's too: the session is found later by the path logind gives, and must exist.
+            guard let session = await lookUpLogindSession(sessionID), uid == 0 || session.user == uid else {
+                throw CallFailure(AgentError.notAuthorized(action: "picker agent of logind session \(sessionID)"))
             }
+            logindSession = session
         }
         let registration = PickerAgentRegistration(connection: call.sender, path: path, logindSession: logindSession)
         try pickerAgents.register(registration)
@@ -296,7 +298,7 @@ extension Agent {
             throw CallFailure(AgentError.noSuchPickerAgent(path: path))
         }
         Journal.info(
-            "picker agent \(path) of \(call.sender) (uid \(uid)) registered for \(logindSession.map { "logind session \($0)" } ?? "its own sessions")"
+            "picker agent \(path) of \(call.sender) (uid \(uid)) registered for \(logindSession.map { "logind session \($0.id) of uid \($0.user)" } ?? "its own sessions")"
         )
     }
 
@@ -312,31 +314,36 @@ extension Agent {
         Journal.info("picker agent \(path) of \(call.sender) unregistered")
     }
 
-    /// The uid a logind session belongs to, from logind on the system bus.
-    private func logindSessionUser(_ id: String) async -> UInt32? {
-        let path = try? await bus.call(
-            destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",
-            interface: "org.freedesktop.login1.Manager",
-            method: "GetSession", [.string(id)], timeout: .seconds(5))
-        guard case .objectPath(let sessionPath)? = path?.first else { return nil }
-        let user = try? await bus.call(
-            destination: "org.freedesktop.login1", path: sessionPath, interface: "org.freedesktop.DBus.Properties",
-            method: "Get", [.string("org.freedesktop.login1.Session"), .string("User")], timeout: .seconds(5))
-        return user?.first?.elements.first?.uint32
-    }
-
-    /// The picker agent for a session: the one its client's own connection registered, else the
-    /// one of the client's logind session.
-    func pickerAgent(for host: SessionHost) async -> PickerAgentRegistration? {
-        if host.isHostClient, let own = pickerAgents.own(of: host.client) { return own }
-        let sessionAgents = pickerAgents.forLogindSessions
-        guard !sessionAgents.isEmpty, let pid = await bus.processID(of: host.client) else { return nil }
+    /// The logind session `id`: its object path and user, from logind on the system bus.
+    private func lookUpLogindSession(_ id: String) async -> LogindSession? {
         let reply = try? await bus.call(
             destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",
             interface: "org.freedesktop.login1.Manager",
-            method: "GetSessionByPID", [.uint32(pid)], timeout: .seconds(5))
-        guard case .objectPath(let sessionPath)? = reply?.first else { return nil }
-        return sessionAgents.first { sessionPath.hasSuffix("/\($0.logindSession ?? "")") }
+            method: "GetSession", [.string(id)], timeout: .seconds(5))
+        guard case .objectPath(let path)? = reply?.first else { return nil }
+        let user = try? await bus.call(
+            destination: "org.freedesktop.login1", path: path, interface: "org.freedesktop.DBus.Properties",
+            method: "Get", [.string("org.freedesktop.login1.Session"), .string("User")], timeout: .seconds(5))
+        guard let uid = user?.first?.elements.first?.uint32 else { return nil }
+        return LogindSession(id: id, path: path, user: uid)
+    }
+
+    /// The picker agent for a session: the one its client's own connection registered, else the
+    /// one of the logind session the client's process is in (pinned while logind is asked),
+    /// where that session is the client's own user's: a process another user started in it
+    /// (`su`, a setuid program) is not answered by this person's picker.
+    func pickerAgent(for host: SessionHost) async -> PickerAgentRegistration? {
+        if host.isHostClient, let own = pickerAgents.own(of: host.client) { return own }
+        let sessionAgents = pickerAgents.forLogindSessions
+        guard !sessionAgents.isEmpty, let path = await bus.logindSessionPath(of: host.client) else { return nil }
+        guard let agent = sessionAgents.first(where: { $0.logindSession?.path == path }) else { return nil }
+        guard agent.logindSession?.user == host.uid else {
+            Journal.notice(
+                "session \(host.path): the client of uid \(host.uid) is in logind session \(path) of another user; its picker is not asked"
+            )
+            return nil
+        }
+        return agent
     }
 
     // MARK: Records outside a session

@@ -29,12 +29,12 @@ struct PickerAgentRegistry {
         let taken = agents.contains { existing in
             registration.logindSession == nil
                 ? existing.logindSession == nil && existing.connection == registration.connection
-                : existing.logindSession == registration.logindSession
+                : existing.logindSession?.path == registration.logindSession?.path
         }
         guard !taken else {
             throw CallFailure(
                 AgentError.pickerAgentAlreadyRegistered(
-                    scope: registration.logindSession.map { "logind session \($0)" } ?? registration.connection))
+                    scope: registration.logindSession.map { "logind session \($0.id)" } ?? registration.connection))
         }
         agents.append(registration)
     }

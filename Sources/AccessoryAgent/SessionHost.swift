@@ -143,7 +143,17 @@ struct PickerAgentRegistration: Hashable, Sendable {
     let connection: String
     let path: String
     /// The logind session it serves; `nil`: the sessions its own connection opens.
-    let logindSession: String?
+    let logindSession: LogindSession?
+}
+
+/// A logind session as logind described it when a picker agent registered for it.
+struct LogindSession: Hashable, Sendable {
+    /// Its id (`XDG_SESSION_ID`), as the picker agent gave it.
+    let id: String
+    /// Its object path, the id escaped as logind escapes it (`2` is `…/session/_32`).
+    let path: String
+    /// The user whose session it is.
+    let user: UInt32
 }
 
 /// A join the agent made and must end: on `Leave`, when the agent stops (join-once), or when

@@ -189,6 +189,38 @@ extension BusConnection {
     /// The checks narrow that to a connection that outlived its process (a descriptor passed
     /// to a child) whose pid went to another process of the same user.
     public func applicationIdentity(of peer: String) async -> ApplicationIdentity {
+        let process: PinnedProcess
+        switch await pinnedProcess(of: peer) {
+        case .success(let pinned): process = pinned
+        case .failure(let failure): return .unidentified(reason: failure.reason)
+        }
+        defer { process.close() }
+        let identity = await ApplicationIdentity.readFlatpakInfo(
+            ofProcess: process.pid, uid: process.pinnedByBus ? nil : process.uid)
+        if let gone = await process.check(peer, on: self, while: "its /.flatpak-info was read") {
+            return .unidentified(reason: gone)
+        }
+        return identity
+    }
+
+    /// The object path of the logind session `peer`'s process is in, as logind names it
+    /// (`GetSessionByPID`, its id escaped: session `2` is `…/session/_32`), for that process
+    /// pinned as `applicationIdentity` pins it; `nil` when it has none or cannot be
+    /// established.
+    public func logindSessionPath(of peer: String) async -> String? {
+        guard case .success(let process) = await pinnedProcess(of: peer) else { return nil }
+        defer { process.close() }
+        let reply = try? await call(
+            destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",
+            interface: "org.freedesktop.login1.Manager", method: "GetSessionByPID", [.uint32(process.pid)],
+            timeout: .seconds(5))
+        guard case .objectPath(let path)? = reply?.first else { return nil }
+        return await process.check(peer, on: self, while: "logind was asked") == nil ? path : nil
+    }
+
+    /// `peer`'s process as the bus daemon names it, pinned by a pidfd: the daemon's
+    /// (`ProcessFD`), else one opened of the pid it gave.
+    private func pinnedProcess(of peer: String) async -> Result<PinnedProcess, PinFailure> {
         let credentials: DBusValue
         let descriptors: [Int32]
         do throws(GLibError) {
@@ -199,7 +231,7 @@ extension BusConnection {
             credentials = reply.reply.elements.first ?? .vardict([])
             descriptors = reply.descriptors
         } catch {
-            return .unidentified(reason: "the bus gave no credentials of \(peer): \(BusError(error))")
+            return .failure(PinFailure(reason: "the bus gave no credentials of \(peer): \(BusError(error))"))
         }
         var pidfd: Int32 = -1
         var pidfdIndex: Int?
@@ -208,12 +240,13 @@ extension BusConnection {
             pidfd = descriptors[Int(index)]
         }
         for (index, descriptor) in descriptors.enumerated() where index != pidfdIndex { Glibc.close(descriptor) }
-        defer { if pidfd >= 0 { Glibc.close(pidfd) } }
         guard case .uint32(let pid)? = credentials["ProcessID"], pid > 0 else {
-            return .unidentified(reason: "the bus knows no process of \(peer)")
+            if pidfd >= 0 { Glibc.close(pidfd) }
+            return .failure(PinFailure(reason: "the bus knows no process of \(peer)"))
         }
         guard case .uint32(let uid)? = credentials["UnixUserID"] else {
-            return .unidentified(reason: "the bus knows no user of \(peer)")
+            if pidfd >= 0 { Glibc.close(pidfd) }
+            return .failure(PinFailure(reason: "the bus knows no user of \(peer)"))
         }
         // Pinned by the bus daemon, the process is the one that connected; pinned here, after
         // the daemon named its pid, it is checked to be at least of the connection's user.
@@ -221,18 +254,37 @@ extension BusConnection {
         if pidfd < 0 {
             pidfd = cglib_pidfd_open(Int32(bitPattern: pid))
             guard pidfd >= 0 else {
-                return .unidentified(
-                    reason: "process \(pid) of \(peer) cannot be pinned: \(ApplicationIdentity.describe(errno))")
+                return .failure(
+                    PinFailure(
+                        reason: "process \(pid) of \(peer) cannot be pinned: \(ApplicationIdentity.describe(errno))"))
             }
         }
-        let identity = await ApplicationIdentity.readFlatpakInfo(ofProcess: pid, uid: pinnedByBus ? nil : uid)
+        return .success(PinnedProcess(pid: pid, uid: uid, pidfd: pidfd, pinnedByBus: pinnedByBus))
+    }
+}
+
+private struct PinFailure: Error {
+    var reason: String
+}
+
+/// A connection's process, held by a pidfd while something is looked up by its pid.
+private struct PinnedProcess {
+    let pid: UInt32
+    let uid: UInt32
+    let pidfd: Int32
+    /// Whether the bus daemon gave the pidfd (`ProcessFD`), rather than `pidfd_open` of its pid.
+    let pinnedByBus: Bool
+
+    /// Why what was looked up by the pid no longer stands, if it does not: the process ended
+    /// (its pid may have been reused), or `peer` left the bus.
+    func check(_ peer: String, on bus: BusConnection, while what: String) async -> String? {
         // Signal 0 sends nothing; EPERM (an agent without CAP_KILL) still says the process is there.
         guard cglib_pidfd_send_signal(pidfd, 0) == 0 || errno == EPERM else {
-            return .unidentified(reason: "process \(pid) of \(peer) ended while its /.flatpak-info was read")
+            return "process \(pid) of \(peer) ended while \(what)"
         }
-        guard await hasOwner(peer) else {
-            return .unidentified(reason: "\(peer) left the bus while its application was looked up")
-        }
-        return identity
+        guard await bus.hasOwner(peer) else { return "\(peer) left the bus while \(what)" }
+        return nil
     }
+
+    func close() { Glibc.close(pidfd) }
 }

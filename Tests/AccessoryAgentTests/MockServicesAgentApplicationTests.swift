@@ -286,18 +286,20 @@ struct MockServicesAgentApplicationTests {
     }
 
     /// The person picks for a sandboxed application in the desktop session's picker, which a host
-    /// process registered for the logind session; the request names the application.
-    @Test func theDesktopSessionsPickerPicksForAnApplicationAndIsToldWhichOne() async throws {
+    /// process registered for the logind session; the request names the application. A session
+    /// whose id logind escapes in its object path (`2`, `…/session/_32`) is found as well.
+    @Test(arguments: ["c1", "2"])
+    func theDesktopSessionsPickerPicksForAnApplicationAndIsToldWhichOne(session: String) async throws {
         let user = try systemUser("nobody")
         let services = try Apps.services(user: user, kiosk: false)
         try await Sandbox.check(as: user, services: services)
         try services.polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.authorize"])
-        let logind = try LogindMock(on: services.bus, session: "c1", uid: user, user: "nobody")
+        let logind = try LogindMock(on: services.bus, session: session, uid: user, user: "nobody")
         defer { logind.stop() }
         let desktop = try await services.client()
         let picker = try await TestPicker(on: desktop.bus, behaviour: .choose(ssid: "Acme-Setup-9B1C"))
         try await desktop.manager(
-            "RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([("session", .string("c1"))])])
+            "RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([("session", .string(session))])])
 
         let acme = try Sandbox(application: Apps.acme)
         let pick = try await services.runClient(in: acme, uid: user, ["pick", Apps.acmeProfile, Apps.acmeItems])
@@ -308,6 +310,52 @@ struct MockServicesAgentApplicationTests {
         #expect(request.arguments.last?["user"]?.uint32Value == user)
         #expect(try services.storedRecords().map(\.owner.application) == [Apps.acme])
         await desktop.close()
+    }
+
+    /// A process of another user inside the person's logind session (started with `su`, or a
+    /// setuid program) is not answered by the person's picker: nobody is asked, nothing recorded.
+    @Test func anotherUsersApplicationInThePersonsSessionIsNotPickedForByTheirPicker() async throws {
+        let user = try systemUser("nobody"), other = try systemUser("daemon")
+        let services = try Apps.services(user: other, kiosk: false)
+        try await Sandbox.check(as: other, services: services)
+        try services.polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.authorize"])
+        let logind = try LogindMock(on: services.bus, session: "c1", uid: user, user: "nobody")
+        defer { logind.stop() }
+        let desktop = try await services.client()
+        let picker = try await TestPicker(on: desktop.bus, behaviour: .choose(ssid: "Acme-Setup-9B1C"))
+        try await desktop.manager(
+            "RegisterPickerAgent", [.objectPath(TestPicker.path), .vardict([("session", .string("c1"))])])
+
+        let acme = try Sandbox(application: Apps.acme)
+        let pick = try await services.runClient(in: acme, uid: other, ["pick", Apps.acmeProfile, Apps.acmeItems])
+        #expect(pick.status != 0, "\(pick)")
+        #expect(!picker.members.contains("RequestChoice"), "\(picker.members)")
+        #expect(services.agent.log.contains("of another user; its picker is not asked"), "\(services.agent.log)")
+        #expect(try services.storedRecords().isEmpty)
+        await desktop.close()
+    }
+
+    /// A join's reply names the user's other connections (the network the machine was on) to a
+    /// host process of that user only, never to a sandboxed application.
+    @Test func aJoinReplyNamesTheUsersOtherConnectionsToHostProcessesOnly() async throws {
+        let user = try systemUser("nobody")
+        let services = try Apps.services(user: user)
+        try await Sandbox.check(as: user, services: services)
+        try services.polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.join"])
+        let acme = try Sandbox(application: Apps.acme)
+        let pick = try await services.runClient(in: acme, uid: user, ["pick", Apps.acmeProfile, Apps.acmeItems])
+        let id = try #require(pick.added?["id"] as? String, "\(pick)")
+
+        let sandboxed = try await services.runClient(in: acme, uid: user, ["join", id])
+        let toApplication = try #require(
+            (sandboxed.result(of: "JoinAccessory")?["reply"] as? [[String: Any]])?.first, "\(sandboxed)")
+        #expect(toApplication["connection"] != nil && toApplication["previousConnection"] == nil, "\(toApplication)")
+        #expect(try await services.runClient(in: acme, uid: user, ["leave"]).status == 0)
+
+        let host = try await services.runClient(uid: user, ["join", id])
+        let toHost = try #require((host.result(of: "JoinAccessory")?["reply"] as? [[String: Any]])?.first, "\(host)")
+        #expect(toHost["previousConnection"] as? String == "HomeNet", "\(toHost)")
+        #expect(try await services.runClient(uid: user, ["leave"]).status == 0)
     }
 
     /// `Manager1.Event` reaches a sandboxed subscriber for its own application's sessions only;

@@ -57,6 +57,8 @@ public final class PolkitMock: @unchecked Sendable {
 
 /// python-dbusmock's `logind` template on a shared private bus, with one session and
 /// `GetSessionByPID` (which the template lacks) answering that session for every process.
+/// Its object path escapes the id as logind does (session `2` is `…/session/_32`), which the
+/// template does not.
 public final class LogindMock: @unchecked Sendable {
     public let bus: PrivateSystemBus
     private let mock: ServiceProcess
@@ -66,13 +68,32 @@ public final class LogindMock: @unchecked Sendable {
         mock = try bus.startMock(
             "logind", owning: "org.freedesktop.login1", arguments: ["--template", "logind"],
             logName: "dbusmock-logind.log")
-        try mockCall("AddSession", ["'\(session)'", "'seat0'", "uint32 \(uid)", "'\(user)'", "true"])
+        let path = Self.objectPath(ofSession: session)
+        let escaped = String(path.split(separator: "/").last!)
+        try mockCall("AddSession", ["'\(escaped)'", "'seat0'", "uint32 \(uid)", "'\(user)'", "true"])
         try mockCall(
             "AddMethod",
             [
-                "'org.freedesktop.login1.Manager'", "'GetSessionByPID'", "'u'", "'o'",
-                "'ret = \"/org/freedesktop/login1/session/\(session)\"'",
+                "'org.freedesktop.login1.Manager'", "'GetSessionByPID'", "'u'", "'o'", "'ret = \"\(path)\"'",
             ])
+        // The template's GetSession does not escape: this one knows the one session.
+        try mockCall(
+            "AddMethod",
+            [
+                "'org.freedesktop.login1.Manager'", "'GetSession'", "'s'", "'o'",
+                "'ret = \"\(path)\" if args[0] == \"\(session)\" else \"/org/freedesktop/login1/session/none\"'",
+            ])
+    }
+
+    /// The object path logind gives session `id`: each byte that is not an ASCII letter or
+    /// digit, and a leading digit, as `_` and two hex digits (`sd_bus_path_encode`).
+    public static func objectPath(ofSession id: String) -> String {
+        let component = id.utf8.enumerated().map { index, byte -> String in
+            let letter = (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+            let digit = (0x30...0x39).contains(byte)
+            return letter || (digit && index > 0) ? String(UnicodeScalar(byte)) : String(format: "_%02x", byte)
+        }
+        return "/org/freedesktop/login1/session/" + component.joined()
     }
 
     /// Every D-Bus call the mock received, one line each.
