@@ -210,7 +210,29 @@ extension Agent {
                     what: "items in one profile", limit: limits.itemsPerCall,
                     advice: "split the profile, or show fewer items at a time"))
         }
+        try requireOwnID(ofClientProfile: profile.id)
         return try await openSession(call, profile: profile, caller: caller)
+    }
+
+    /// Refuses a client's profile that takes the id of an installed profile or of one the kiosk
+    /// policy names: records, joins and the kiosk policy's choice (with its root-only
+    /// passphrase) go by the profile id, and would then follow the client's descriptors.
+    private func requireOwnID(ofClientProfile id: String) throws(CallFailure) {
+        let installed: Bool
+        do {
+            _ = try loadProfile(id)
+            installed = true
+        } catch {
+            // A `<id>.json` installed but refused is installed all the same.
+            installed = error.name != AgentError.noSuchProfile(id).dbusName
+        }
+        let kiosk = kiosk?.policies.contains { $0.profiles.contains(id) } ?? false
+        guard !installed && !kiosk else {
+            throw .invalidArguments(
+                "profile",
+                "its id '\(id)' is \(installed ? "an installed profile's" : "named by the kiosk policy"); a client's profile takes an id of its own"
+            )
+        }
     }
 
     private func checkSessionLimits(_ client: String, uid: UInt32) throws(CallFailure) {

@@ -184,6 +184,24 @@ struct MockServicesAgentPickerTests {
         await client.close()
     }
 
+    /// A client's profile cannot take an installed profile's id, nor one the kiosk policy names:
+    /// records, joins and the kiosk policy's choice (with its root-only passphrase) go by the id.
+    @Test func aClientsProfileCannotTakeAnInstalledOrAKioskProfilesID() async throws {
+        let services = try AgentServices(kiosk: kioskPolicy(profiles: ["com.example.kiosklight"], users: [0]))
+        let client = try await services.client()
+        let items = #"[{"name": "Dev light", "descriptor": {"ssid": "WLED-AP"}}]"#
+        for (id, reason) in [("ge.wled.softap", "an installed profile's"), ("com.example.kiosklight", "kiosk policy")] {
+            let profile = Self.clientProfile(items).replacingOccurrences(of: "com.example.devlight", with: id)
+            let message = await expectBusError("io.accessorysetup.Error.InvalidArguments") {
+                _ = try await Self.openSession(client, withProfile: profile)
+            }
+            #expect(
+                message?.contains("its id '\(id)' is") == true && message?.contains(reason) == true, "\(message ?? "")")
+        }
+        #expect(!services.agent.log.contains("over profile com.example.kiosklight"), "no session was opened")
+        await client.close()
+    }
+
     @Test func aClientsProfileWithFaultsIsRefusedNamingEachField() async throws {
         let services = try AgentServices()
         let client = try await services.client()
