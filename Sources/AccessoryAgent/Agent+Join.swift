@@ -202,7 +202,7 @@ extension Agent {
         _ = joins.remove(on: join.device)
         let left: LeftHotspot
         do {
-            left = try await radios.hotspots().leave(device: join.device)
+            left = try await radios.hotspots().leave(device: join.device, recorded: Self.recorded(join))
         } catch {
             joins.restore(join)
             throw CallFailure(error)
@@ -267,12 +267,19 @@ extension Agent {
         await adoption?.value
     }
 
+    /// What the agent knows of its own join, for leaving it: its connection, and the user whose
+    /// networks alone may come back after it.
+    static func recorded(_ join: ActiveJoin) -> RecordedJoin {
+        RecordedJoin(
+            connectionUUID: join.connectionUUID, user: join.uid == 0 ? nil : userName(of: join.uid) ?? "#\(join.uid)")
+    }
+
     /// Ends a join the agent made, bringing the previous network back.
     func endJoin(_ join: ActiveJoin, because reason: String) async {
         guard joins.remove(on: join.device) != nil else { return }
         activity.mark()
         do {
-            let left = try await radios.hotspots().leave(device: join.device)
+            let left = try await radios.hotspots().leave(device: join.device, recorded: Self.recorded(join))
             Journal.notice("leave: \(join.ssid) on \(join.device) ended because \(reason); \(Self.restoration(left))")
         } catch {
             Journal.warning("leave: \(join.ssid) on \(join.device) could not be ended (\(reason)): \(error)")

@@ -13,8 +13,10 @@ public protocol HotspotManaging: Sendable {
     /// Joins the hotspot and returns once the connection is up, or throws why it is not.
     /// A failed join leaves no profile behind and the device back on its previous network.
     func join(_ configuration: HotspotConfiguration, options: JoinOptions) async throws(HotspotError) -> JoinedHotspot
-    /// Leaves the accessory hotspot and brings the previous connection back.
-    func leave(device: String?) async throws(HotspotError) -> LeftHotspot
+    /// Leaves the accessory hotspot and brings the previous connection back. With `recorded`,
+    /// only that join's connection is ended, and the previous one comes back only where its
+    /// user may use it: the profile's own tags, which its user may edit, decide neither.
+    func leave(device: String?, recorded: RecordedJoin?) async throws(HotspotError) -> LeftHotspot
     /// Removes the profiles this project made for `ssid`; returns what was removed.
     func forget(ssid: SSID) async throws(HotspotError) -> [ConfiguredHotspot]
     /// Removes the profiles of this project with these UUIDs, leaving those in use first;
@@ -132,6 +134,24 @@ extension HotspotManaging {
 
     public func configuredHotspots() async throws(HotspotError) -> [ConfiguredHotspot] {
         try await configuredHotspots(cleaningUp: nil)
+    }
+
+    /// Leaves whichever accessory hotspot this project joined on `device`, as root's own tools do.
+    public func leave(device: String?) async throws(HotspotError) -> LeftHotspot {
+        try await leave(device: device, recorded: nil)
+    }
+}
+
+/// What the agent recorded of a join it made, for leaving it.
+public struct RecordedJoin: Hashable, Sendable {
+    /// The NetworkManager profile the join made.
+    public var connectionUUID: String
+    /// The user it was made for, by name; `nil`: root, for whom any network may come back.
+    public var user: String?
+
+    public init(connectionUUID: String, user: String?) {
+        self.connectionUUID = connectionUUID.lowercased()
+        self.user = user
     }
 }
 

@@ -578,6 +578,11 @@ enum LibNM {
         return profile
     }
 
+    /// The users of `connection`'s `connection.permissions`; none: a system profile.
+    static func permittedUsers(of connection: OpaquePointer) -> [String] {
+        nm_connection_get_setting_connection(connection).map { permittedUsers($0) } ?? []
+    }
+
     /// The users of `connection.permissions`, in order.
     private static func permittedUsers(_ general: OpaquePointer) -> [String] {
         (0..<nm_setting_connection_get_num_permissions(general)).compactMap { index in

@@ -428,12 +428,15 @@ extension NetworkManagerClient {
 
     // MARK: Leave, forget, list
 
-    public func leave(device name: String?) async throws(HotspotError) -> LeftHotspot {
+    public func leave(device name: String?, recorded: RecordedJoin?) async throws(HotspotError) -> LeftHotspot {
         let devices =
             try name.map { name throws(HotspotError) in [try wifiDevice(named: name).pointer] } ?? wifiDevicePointers()
+        let isRecorded = { (profile: WirelessProfile) in
+            recorded.map { $0.connectionUUID == profile.uuid.lowercased() } ?? true
+        }
         for device in devices {
-            if let (active, profile) = accessoryConnection(on: device) {
-                return try await end(profile, on: GObjectRef(retaining: device), active: active)
+            if let (active, profile) = accessoryConnection(on: device), isRecorded(profile) {
+                return try await end(profile, on: GObjectRef(retaining: device), active: active, recorded: recorded)
             }
         }
         // A join whose connection went down by itself, as when the hotspot went away: its
@@ -443,12 +446,14 @@ extension NetworkManagerClient {
         // may have updated one and not yet the other.
         let activeUUIDs = Set(
             wifiDevicePointers().compactMap { LibNM.activeConnection(of: $0).flatMap(LibNM.activeUUID) })
-        let inactive = ourProfiles().map(\.1).filter { !activeUUIDs.contains($0.uuid) }
+        let inactive = ourProfiles().map(\.1).filter { !activeUUIDs.contains($0.uuid) && isRecorded($0) }
         for device in devices {
             let stale = inactive.first { profile in
                 liveCheckpoint(of: profile).map { covers($0, device) } ?? profile.isJoinOnce
             }
-            if let stale { return try await end(stale, on: GObjectRef(retaining: device), active: nil) }
+            if let stale {
+                return try await end(stale, on: GObjectRef(retaining: device), active: nil, recorded: recorded)
+            }
         }
         throw .notJoined(device: name ?? devices.first.map(LibNM.interface) ?? "any Wi-Fi device")
     }
@@ -456,13 +461,23 @@ extension NetworkManagerClient {
     /// Ends the join of `profile`: its connection down, the previous one back, its checkpoint
     /// destroyed last (so that a crash half-way still leaves NetworkManager to restore), then a
     /// join-once profile deleted, or the stored profiles it replaces.
-    private func end(_ profile: WirelessProfile, on device: GObjectRef, active: GObjectRef?) async throws(HotspotError)
-        -> LeftHotspot
+    /// With `recorded`, the previous connection its profile names comes back only if the join's
+    /// user may use it (a system profile, or one whose `connection.permissions` name them): the
+    /// tag is the profile's user's to edit, and root would otherwise bring up any profile.
+    private func end(_ profile: WirelessProfile, on device: GObjectRef, active: GObjectRef?, recorded: RecordedJoin?)
+        async throws(HotspotError) -> LeftHotspot
     {
         ending.insert(profile.uuid)
         defer { ending.remove(profile.uuid) }
-        let previousUUID = profile.userData[ProfileTag.previousConnection]
-        let previous = previousUUID.flatMap { LibNM.remoteConnection(uuid: $0, in: client.pointer) }
+        var previousUUID = profile.userData[ProfileTag.previousConnection]
+        var previous = previousUUID.flatMap { LibNM.remoteConnection(uuid: $0, in: client.pointer) }
+        if let user = recorded?.user, let connection = previous {
+            let permitted = LibNM.permittedUsers(of: connection)
+            if !permitted.isEmpty && !permitted.contains(user) {
+                previous = nil
+                previousUUID = nil
+            }
+        }
         var active = active
         if let connection = active {
             do {

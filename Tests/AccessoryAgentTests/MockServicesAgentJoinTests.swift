@@ -63,6 +63,29 @@ struct MockServicesAgentJoinTests {
         await client.close()
     }
 
+    /// The previous connection a join's profile names is a tag its user may edit: leaving brings
+    /// back only a network that user may use, never a profile of another user's.
+    @Test func leavingBringsBackOnlyANetworkTheJoinsUserMayUse() async throws {
+        let user = try systemUser("nobody")
+        let services = try AgentServices(kiosk: kioskPolicy(profiles: ["ge.wled.softap"], users: [user]))
+        try services.polkit.allow(["io.accessorysetup.open-session", "io.accessorysetup.join"])
+        let items = #"[{"name": "WLED controller (WLED-AP)", "descriptor": {"ssid": "WLED-AP"}}]"#
+        let pick = try await services.runClient(uid: user, ["pick", "ge.wled.softap", items])
+        let id = try #require(pick.added?["id"] as? String, "\(pick)")
+        let join = try await services.runClient(uid: user, ["join", id])
+        #expect(join.status == 0, "\(join)")
+        let others = try services.networkManager.addTaggedProfile(
+            id: "Daemon network", ssid: "HomeNet", userData: [:], permittedUser: "daemon")
+        try services.networkManager.setUserData(
+            ofProfile: "Accessory WLED-AP", "accessory-setup.previous-connection", to: others)
+
+        let left = try await services.runClient(uid: user, ["leave"])
+        #expect(left.status == 0, "\(left)")
+        let reply = (left.result(of: "Leave")?["reply"] as? [[String: Any]])?.first
+        #expect(reply?["restored"] as? String != "Daemon network", "\(left)")
+        #expect(try services.networkManager.activeConnectionID(on: services.device) != "Daemon network")
+    }
+
     /// NetworkManager keeps a join that is not join-once when the agent stops (a package
     /// upgrade restarts it): the next agent holds it again for the record's owner, who leaves it
     /// and is back home.

@@ -283,6 +283,29 @@ public final class NetworkManagerMock: @unchecked Sendable {
         return uuid
     }
 
+    /// Sets `key` of the `user` setting of the profile `id` to `value` (the others kept), as its
+    /// user may through NetworkManager (`Update`).
+    public func setUserData(ofProfile id: String, _ key: String, to value: String) throws {
+        let script = """
+            import sys, dbus
+            bus = dbus.SystemBus()
+            settings = bus.get_object('org.freedesktop.NetworkManager', '/org/freedesktop/NetworkManager/Settings')
+            for path in settings.ListConnections(dbus_interface='org.freedesktop.NetworkManager.Settings'):
+                connection = bus.get_object('org.freedesktop.NetworkManager', path)
+                current = connection.GetSettings(dbus_interface='org.freedesktop.NetworkManager.Settings.Connection')
+                if str(current['connection']['id']) != sys.argv[1]:
+                    continue
+                data = dict(current.get('user', {}).get('data', {}))
+                data[sys.argv[2]] = sys.argv[3]
+                connection.Update({'connection': current['connection'],
+                                   'user': {'data': dbus.Dictionary(data, signature='ss')}},
+                                  dbus_interface='org.freedesktop.NetworkManager.Settings.Connection')
+                sys.exit(0)
+            sys.exit('no profile ' + sys.argv[1])
+            """
+        try run("/usr/bin/python3", ["-c", script, id, key, value], environment: bus.environment)
+    }
+
     public func activeConnectionPaths() throws -> [String] {
         Self.objectPaths(
             in: try property("/org/freedesktop/NetworkManager", "org.freedesktop.NetworkManager", "ActiveConnections"))
