@@ -4,7 +4,8 @@ import FoundationEssentials
 /// Finding accessories on the home network after provisioning: DNS-SD through Avahi, by the
 /// service types their profiles declare (`homeNetwork.services`), matched to records by
 /// `AccessoryLocator`. A record gains where it lives (`location`), and its owner hears of it
-/// (`AccessoryChanged`) then and whenever it moves.
+/// (`AccessoryChanged`) then. Only a service at the address the device itself reported is it;
+/// one that merely claims to be (by name, TXT or MAC address) is logged, never adopted.
 extension Agent {
     /// How long a provisioned accessory is sought before the agent gives up (it stays watched:
     /// a later announcement still locates it while the agent runs).
@@ -79,6 +80,12 @@ extension Agent {
             guard let record = records.record(id) else {
                 locations.forget(id)
                 continue
+            }
+            for impostor in AccessoryLocator.impostors(of: record, among: [service], declared: declared) {
+                Journal.notice(
+                    "locate: record \(id): \(impostor.name) (\(impostor.type)) at "
+                        + "\(impostor.addresses.joined(separator: ", ")) presents itself as the accessory, which "
+                        + "reported another address; not adopted")
             }
             let claimed = Set(
                 records.all.compactMap { other in

@@ -167,59 +167,65 @@ public struct AccessoryLocation: Hashable, Sendable, Codable {
     }
 }
 
-/// Tells which service on the home network is an accessory, by the surest evidence first.
+/// Tells which service on the home network is an accessory: only one at the address the device
+/// itself reported when it joined the network (ESP-IDF's, or the host of the URL Improv
+/// reported). Anything else on the network can announce any name, TXT record or instance, so a
+/// service that only says it is the accessory (its former instance name at another address, a
+/// MAC address it was set up under) is an impostor to log, never its location.
 public enum AccessoryLocator {
     /// What makes a service an accessory's.
     public enum Evidence: String, Sendable {
-        /// The instance the record was located at before (its address may have changed).
+        /// The instance the record was located at before, still at the address it reported.
         case knownInstance
-        /// The address the device itself reported when it joined the network (ESP-IDF's, or
-        /// the host of the URL Improv reported).
+        /// Another instance at the address the device reported.
         case reportedAddress
-        /// A MAC address it names (TXT, instance or host name) is one it was set up under, or one
-        /// ESP32 derives from the same base: station, SoftAP, Bluetooth and Ethernet are the base
-        /// plus 0 to 3 (ESP-IDF, "Miscellaneous System APIs", MAC Address).
-        case macAddress
-        /// The only instance of the profile's declared pattern that no other record holds.
-        case onlyInstance
     }
 
-    /// How far apart two MAC addresses of one ESP32 may be.
+    /// How far apart two MAC addresses of one ESP32 may be: station, SoftAP, Bluetooth and
+    /// Ethernet are the base plus 0 to 3 (ESP-IDF, "Miscellaneous System APIs", MAC Address).
     static let derivedMACSpread: UInt64 = 3
 
-    /// The service among `services` that is `record`'s accessory, and why; `nil` when none is
-    /// surely it. `claimed` are the instances (`type` and `name`) other records hold.
+    /// The address the device reported, if it did.
+    static func reportedAddress(of record: AccessoryRecord) -> String? {
+        record.network?.ipv4Address ?? record.network?.url.flatMap { URL(string: $0)?.host }
+    }
+
+    /// The service among `services` that is `record`'s accessory, and why; `nil` when the device
+    /// reported no address, or none of the declared services is there. `claimed` are the
+    /// instances (`type` and `name`) other records hold.
     public static func locate(
         _ record: AccessoryRecord, among services: [ResolvedService], declared: [PublishedService],
         claimed: Set<String>
     ) -> (service: ResolvedService, evidence: Evidence)? {
-        if let location = record.location, let known = services.first(where: location.isInstance) {
+        guard let reported = reportedAddress(of: record) else { return nil }
+        let there = services.filter { service in
+            service.addresses.contains(reported) && !claimed.contains(key(of: service))
+                && declared.contains { $0.admits(service) }
+        }
+        if let location = record.location, let known = there.first(where: location.isInstance) {
             return (known, .knownInstance)
         }
-        let candidates = services.filter { service in
-            !claimed.contains(key(of: service)) && declared.contains { $0.admits(service) }
-        }
-        if let reported = record.network?.ipv4Address ?? record.network?.url.flatMap({ URL(string: $0)?.host }),
-            let service = candidates.first(where: { $0.addresses.contains(reported) })
-        {
-            return (service, .reportedAddress)
-        }
+        return there.first.map { ($0, .reportedAddress) }
+    }
+
+    /// The services of the declared types that present themselves as `record`'s accessory away
+    /// from the address it reported: its former instance name, or a MAC address it was set up
+    /// under (or one ESP32 derives from the same base). Each is logged, never adopted.
+    public static func impostors(
+        of record: AccessoryRecord, among services: [ResolvedService], declared: [PublishedService]
+    ) -> [ResolvedService] {
+        let reported = reportedAddress(of: record)
         let own = [record.hotspotBSSID, record.bluetoothIdentifier, record.bluetoothTransportBridgingIdentifier]
             .compactMap { $0?.rawValue }
-        if !own.isEmpty,
-            let service = candidates.first(where: { service in
-                service.namedMACAddresses.contains { named in
-                    own.contains { (named > $0 ? named - $0 : $0 - named) <= derivedMACSpread }
-                }
-            })
-        {
-            return (service, .macAddress)
+        return services.filter { service in
+            guard declared.contains(where: { $0.admits(service) }), reported.map(service.addresses.contains) != true
+            else { return false }
+            let formerInstance = record.location?.isInstance(service) ?? false
+            let namesOwnMAC = service.namedMACAddresses.contains { named in
+                own.contains { (named > $0 ? named - $0 : $0 - named) <= derivedMACSpread }
+            }
+            return formerInstance || namesOwnMAC
         }
-        let patterned = candidates.filter { service in
-            declared.contains { $0.instance != nil && $0.admits(service) }
-        }
-        if patterned.count == 1 { return (patterned[0], .onlyInstance) }
-        return nil
     }
 
     /// The key `claimed` holds an instance by.

@@ -7,7 +7,8 @@ import Testing
 
 /// After `ProvisionAccessory`, the agent finds the accessory on the home network through the
 /// real avahi-daemon (on the private bus, in a network namespace of its own), by the service
-/// type the profile declares, and tells the owner where it lives; when it moves, again.
+/// type the profile declares and the address the device reported, and tells the owner where it
+/// lives; a service elsewhere that claims its name is logged, not adopted.
 @Suite("Agent locates provisioned accessories (private bus: mock NetworkManager, BlueZ, polkitd; avahi-daemon)")
 struct MockServicesAgentLocationTests {
     static let profileID = MockServicesAgentProvisioningTests.profileID
@@ -36,7 +37,7 @@ struct MockServicesAgentLocationTests {
         signal.member == "AccessoryChanged" ? signal.arguments.first?["location"] : nil
     }
 
-    @Test func theProvisionedPlugIsFoundByItsReportedAddressAndFollowedWhenItMoves() async throws {
+    @Test func theProvisionedPlugIsFoundByItsReportedAddressAndNeverAtAnImpostors() async throws {
         let device = try MockServicesAgentProvisioningTests.device(
             security: 1, proofOfPossession: MockServicesAgentProvisioningTests.pop)
         let services = try AgentServices(
@@ -76,15 +77,27 @@ struct MockServicesAgentLocationTests {
         let stored = try #require(try services.storedRecords().first { $0.id.uuidString.lowercased() == id })
         #expect(stored.location?.addresses == ["192.168.1.42"] && stored.location?.instance == "acme-plug-4f2a")
 
-        // The plug comes back under the same name at another address: the record follows it.
+        // Another host announces the plug's name, TXT and all, at another address: logged, not
+        // adopted. The plug announced again at the address it reported (another port) is followed.
         avahi.unpublishAll()
         try avahi.publish(
-            "acme-plug-4f2a", type: "_http._tcp", port: 8080, hostname: "acme-plug.local", address: "192.168.1.44")
-        let moved = try #require(
-            try await Self.announcedLocation(session, address: "192.168.1.44"), "\(services.agent.log)\n\(avahi.log)")
-        #expect(moved["port"]?.int == 8080)
+            "acme-plug-4f2a", type: "_http._tcp", port: 8080, hostname: "acme-plug.local", address: "192.168.1.44",
+            txt: ["path=/"])
+        let logged = try await poll(timeout: .seconds(60), every: .milliseconds(100)) {
+            services.agent.log.contains("at 192.168.1.44 presents itself as the accessory") ? true : nil
+        }
+        #expect(logged == true, "\(services.agent.log)")
+        #expect(try services.storedRecords().first?.location?.addresses == ["192.168.1.42"])
+        avahi.unpublishAll()
+        try avahi.publish(
+            "acme-plug-4f2a", type: "_http._tcp", port: 8080, hostname: "acme-plug.local", address: "192.168.1.42")
+        let again = try await session.signals.wait(for: "AccessoryChanged with the location on port 8080") {
+            $0.contains { Self.location(in: $0)?["port"]?.int == 8080 }
+        }
+        #expect(
+            again.compactMap(Self.location).allSatisfy { $0["addresses"]?.elements.first?.string == "192.168.1.42" })
         #expect(services.agent.log.contains("by knownInstance"), "\(services.agent.log)")
-        #expect(try services.storedRecords().first?.location?.addresses == ["192.168.1.44"])
+        #expect(try services.storedRecords().first?.location?.port == 8080)
         await client.close()
     }
 }

@@ -26,10 +26,10 @@ struct HomeNetworkLocationTests {
 
     static func service(
         _ name: String, type: String = "_wled._tcp", address: String = "192.168.1.50", txt: [String: String] = [:],
-        host: String? = nil
+        host: String? = nil, port: UInt16 = 80
     ) -> ResolvedService {
         ResolvedService(
-            name: name, type: type, hostname: host ?? "\(name).local", addresses: [address], port: 80, txt: txt)
+            name: name, type: type, hostname: host ?? "\(name).local", addresses: [address], port: port, txt: txt)
     }
 
     static let wled = [PublishedService(type: "_wled._tcp")]
@@ -93,42 +93,38 @@ struct HomeNetworkLocationTests {
                 claimed: [])?.evidence == .reportedAddress)
     }
 
-    @Test("a MAC address the service names is the one the accessory was set up under, or ESP32's derived ones")
-    func byMACAddress() throws {
+    @Test("a service naming a MAC address the accessory was set up under, elsewhere, is an impostor, not it")
+    func byMACAddressIsAnImpostor() throws {
         // ESP32: SoftAP is the base + 1; the station (in the TXT record) is the base.
-        let record = try Self.record(bssid: "08:B6:1F:0A:1B:2D")
+        let record = try Self.record(bssid: "08:B6:1F:0A:1B:2D", reported: "192.168.1.50")
         let services = [
-            Self.service("wled-other", txt: ["mac": "08b61f0a1b40"]),
+            Self.service("wled-other", address: "192.168.1.61", txt: ["mac": "08b61f0a1b40"]),
             Self.service("wled-kitchen", address: "192.168.1.60", txt: ["mac": "08b61f0a1b2c"]),
         ]
-        let found = AccessoryLocator.locate(record, among: services, declared: Self.wled, claimed: [])
-        #expect(found?.service.name == "wled-kitchen")
-        #expect(found?.evidence == .macAddress)
-
+        #expect(AccessoryLocator.locate(record, among: services, declared: Self.wled, claimed: []) == nil)
+        #expect(
+            AccessoryLocator.impostors(of: record, among: services, declared: Self.wled).map(\.name) == ["wled-kitchen"]
+        )
         let bluetooth = try Self.record(bluetooth: "08:B6:1F:0A:1B:2E")
         #expect(
-            AccessoryLocator.locate(bluetooth, among: services, declared: Self.wled, claimed: [])?.service.name
-                == "wled-kitchen")
+            AccessoryLocator.impostors(of: bluetooth, among: services, declared: Self.wled).map(\.name)
+                == ["wled-kitchen"])
         let far = try Self.record(bssid: "08:B6:1F:0A:1B:31")
-        #expect(AccessoryLocator.locate(far, among: services, declared: Self.wled, claimed: []) == nil)
+        #expect(AccessoryLocator.impostors(of: far, among: services, declared: Self.wled).isEmpty)
+        // At the address the device reported it is the accessory, not an impostor.
+        let there = try Self.record(bssid: "08:B6:1F:0A:1B:2D", reported: "192.168.1.60")
+        #expect(
+            AccessoryLocator.locate(there, among: services, declared: Self.wled, claimed: [])?.service.name
+                == "wled-kitchen")
+        #expect(AccessoryLocator.impostors(of: there, among: services, declared: Self.wled).isEmpty)
     }
 
-    @Test("an instance pattern alone locates only the one unclaimed instance")
-    func byOnlyInstance() throws {
-        let record = try Self.record()
+    @Test("a device that reported no address is located by nothing it announces")
+    func withoutAReportedAddressNothingLocates() throws {
+        let record = try Self.record(bssid: "08:B6:1F:0A:1B:2D")
         let patterned = [PublishedService(type: "_shelly._tcp", instance: "shelly*")]
-        let one = Self.service("shellyplus1-aa", type: "_shelly._tcp")
-        let two = Self.service("shellyplus1-bb", type: "_shelly._tcp", address: "192.168.1.61")
-        #expect(
-            AccessoryLocator.locate(record, among: [one], declared: patterned, claimed: [])?.evidence == .onlyInstance)
-        #expect(AccessoryLocator.locate(record, among: [one, two], declared: patterned, claimed: []) == nil)
-        #expect(
-            AccessoryLocator.locate(
-                record, among: [one, two], declared: patterned, claimed: [AccessoryLocator.key(of: one)])?.service
-                == two)
-        // Without a pattern, a service of the type is not taken for the accessory on its own.
-        #expect(
-            AccessoryLocator.locate(record, among: [one], declared: [.init(type: "_shelly._tcp")], claimed: []) == nil)
+        let one = Self.service("shellyplus1-aa", type: "_shelly._tcp", txt: ["mac": "08b61f0a1b2c"])
+        #expect(AccessoryLocator.locate(record, among: [one], declared: patterned, claimed: []) == nil)
     }
 
     @Test("services of other types, or other records' instances, are not it")
@@ -143,16 +139,19 @@ struct HomeNetworkLocationTests {
                 == nil)
     }
 
-    @Test("a located record keeps its instance when the address changes, and says it differs")
-    func knownInstanceMoves() throws {
+    @Test("a located record's instance announced at another address is an impostor; at the reported one it is followed")
+    func knownInstanceElsewhereIsAnImpostor() throws {
         var record = try Self.record(reported: "192.168.1.50")
         record.location = AccessoryLocation(Self.service("wled-a"), seen: Date())
-        let moved = Self.service("wled-a", address: "192.168.1.77")
+        let elsewhere = Self.service("wled-a", address: "192.168.1.77")
+        #expect(AccessoryLocator.locate(record, among: [elsewhere], declared: Self.wled, claimed: []) == nil)
+        #expect(AccessoryLocator.impostors(of: record, among: [elsewhere], declared: Self.wled) == [elsewhere])
+        let newPort = Self.service("wled-a", port: 8080)
         let found = AccessoryLocator.locate(
-            record, among: [Self.service("wled-b"), moved], declared: Self.wled, claimed: [])
-        #expect(found?.service == moved)
+            record, among: [Self.service("wled-b"), newPort, elsewhere], declared: Self.wled, claimed: [])
+        #expect(found?.service == newPort)
         #expect(found?.evidence == .knownInstance)
-        #expect(record.location?.differs(from: moved) == true)
+        #expect(record.location?.differs(from: newPort) == true)
         #expect(record.location?.differs(from: Self.service("wled-a")) == false)
     }
 

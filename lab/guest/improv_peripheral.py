@@ -63,6 +63,7 @@ def main():
     parser.add_argument("--adapter", default="hci0")
     parser.add_argument("--report", required=True)
     parser.add_argument("--authorize-after", type=float, default=3.0)
+    parser.add_argument("--redirect", default=REDIRECT, help="the URL reported once provisioned")
     args = parser.parse_args()
 
     bus = gatt.system_bus()
@@ -111,7 +112,7 @@ def main():
 
             def done():
                 state.set([PROVISIONED])
-                result.set(frame(0x01, [REDIRECT.encode()]))
+                result.set(frame(0x01, [args.redirect.encode()]))
                 return False
             GLib.timeout_add(500, done)
         else:

@@ -429,10 +429,11 @@ adapter_address() {
     cut -d'"' -f2 <<<"$reply"
 }
 
-# start_improv_accessory REPORT [ADAPTER]: the Improv peripheral on ADAPTER (hci0), writing what
-# it receives to REPORT.
+# start_improv_accessory REPORT [ADAPTER [URL]]: the Improv peripheral on ADAPTER (hci0), writing
+# what it receives to REPORT, and reporting URL once provisioned (its own default otherwise).
 start_improv_accessory() {
-    python3 -u /lab/guest/improv_peripheral.py --adapter "${2:-hci0}" --report "$1" >"$OUT/logs/improv-peripheral.log" 2>&1 &
+    python3 -u /lab/guest/improv_peripheral.py --adapter "${2:-hci0}" --report "$1" ${3:+--redirect "$3"} \
+        >"$OUT/logs/improv-peripheral.log" 2>&1 &
     echo $! >/run/lab/improv.pid
     for _ in $(seq 200); do grep -q READY "$OUT/logs/improv-peripheral.log" && return 0; sleep 0.1; done
     return 1
