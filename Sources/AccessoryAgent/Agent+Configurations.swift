@@ -173,12 +173,16 @@ extension Agent {
         let limit = configuration.limits.configurationsPerUser
         let hostView = Caller(connection: caller.connection, uid: caller.uid, application: .host)
         let users = try await configurations(of: hostView)
-        guard users.count >= limit else { return }
-        guard users.contains(where: { $0.owner == owner && $0.ssid.notation == target }) else {
+        guard !users.contains(where: { $0.owner == owner && $0.ssid.notation == target }) else { return }
+        let advice = "remove one with RemoveConfiguration ('accessoryctl forget --ssid SSID') first"
+        guard users.count < limit else {
             throw CallFailure(
-                AgentError.limitExceeded(
-                    what: "Wi-Fi configurations of one user", limit: limit,
-                    advice: "remove one with RemoveConfiguration ('accessoryctl forget --ssid SSID') first"))
+                AgentError.limitExceeded(what: "Wi-Fi configurations of one user", limit: limit, advice: advice))
+        }
+        if let application = caller.ownerApplication {
+            try ApplicationShare.check(
+                users.count { Self.configurationOwner(of: $0)?.application == application }, of: limit,
+                what: "Wi-Fi configurations", advice: advice)
         }
     }
 

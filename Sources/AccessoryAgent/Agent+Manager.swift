@@ -141,7 +141,7 @@ extension Agent {
         _ = try CallOptions(options, known: [])
         let caller = try await caller(call)
         try caller.requireIdentified("OpenSession")
-        try checkSessionLimits(call.sender, uid: caller.uid)
+        try checkSessionLimits(caller)
         try await require(.openSession, call, uid: caller.uid)
         let profile = try loadProfile(id, for: caller)
         return try await openSession(call, profile: profile, caller: caller)
@@ -179,7 +179,7 @@ extension Agent {
             "OpenSessionWithProfile",
             because: "an application opens the installed profiles that name it, never one it passes itself")
         let uid = caller.uid
-        try checkSessionLimits(call.sender, uid: uid)
+        try checkSessionLimits(caller)
         try await require(.useClientProfile, call, uid: uid)
         try await require(.openSession, call, uid: uid)
         let limits = configuration.limits
@@ -235,8 +235,9 @@ extension Agent {
         }
     }
 
-    private func checkSessionLimits(_ client: String, uid: UInt32) throws(CallFailure) {
-        try sessions.checkLimits(client: client, uid: uid, configuration.limits)
+    private func checkSessionLimits(_ caller: Caller) throws(CallFailure) {
+        try sessions.checkLimits(
+            client: caller.connection, uid: caller.uid, application: caller.ownerApplication, configuration.limits)
     }
 
     /// The session's owner is the caller's user, application and the profile: a sandboxed
@@ -246,7 +247,7 @@ extension Agent {
     {
         let uid = caller.uid
         // Checked again: other calls may have opened sessions while polkit answered.
-        try checkSessionLimits(call.sender, uid: uid)
+        try checkSessionLimits(caller)
         let path = sessions.nextPath()
         let owner = AccessoryOwner(uid: uid, profileID: profile.id, application: caller.ownerApplication)
         let session = AccessorySession(profile: profile, owner: owner, accessories: records.all)
@@ -270,7 +271,7 @@ extension Agent {
             path: path, client: call.sender, uid: uid, userName: Self.userName(of: uid), session: session,
             object: object)
         do {
-            try checkSessionLimits(call.sender, uid: uid)
+            try checkSessionLimits(caller)
         } catch {
             await bus.unexport(object)
             throw error

@@ -71,7 +71,8 @@ extension Agent {
         _ call: MethodCall, _ arguments: CallArguments, host: SessionHost
     ) async throws(CallFailure) {
         try checkItemCount(arguments[0])
-        try records.checkRoom(uid: host.uid, limit: configuration.limits.recordsPerUser)
+        try records.checkRoom(
+            uid: host.uid, application: host.owner.application, limit: configuration.limits.recordsPerUser)
         let items = try Self.read { () throws(AccessorySessionError) in
             try arguments[0].elements.enumerated().map { index, item throws(AccessorySessionError) in
                 try AccessorySession.pickerRequestItem(item.jsonValue, at: "items[\(index)]")
@@ -99,15 +100,21 @@ extension Agent {
         let counted = picks && host.pickerAgent != nil
         if counted {
             let limit = configuration.limits.pickerRequestsPerUser
+            let advice = "close the pickers you no longer need"
             guard sessions.openPickers(of: host.uid, besides: host) + showingPickers.count(of: host.uid) < limit else {
                 throw CallFailure(
                     AgentError.limitExceeded(
-                        what: "pickers of this user waiting on a picker agent's answer", limit: limit,
-                        advice: "close the pickers you no longer need"))
+                        what: "pickers of this user waiting on a picker agent's answer", limit: limit, advice: advice))
             }
-            showingPickers.add(host.uid)
+            if let application = host.owner.application {
+                try ApplicationShare.check(
+                    sessions.openPickers(of: host.uid, application: application, besides: host)
+                        + showingPickers.count(of: host.uid, application: application),
+                    of: limit, what: "pickers waiting on a picker agent's answer", advice: advice)
+            }
+            showingPickers.add(host.uid, application: host.owner.application)
         }
-        defer { if counted { showingPickers.remove(host.uid) } }
+        defer { if counted { showingPickers.remove(host.uid, application: host.owner.application) } }
         if picks, let agent = host.pickerAgent {
             let limit = configuration.limits.pickersPerPickerAgent
             guard sessions.openPickers(on: agent, besides: host) < limit else {

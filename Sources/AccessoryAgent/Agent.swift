@@ -379,12 +379,14 @@ public actor Agent {
         async throws(CallFailure)
     {
         // Root passes without asking; anyone else's checks are counted while polkit has them.
+        let application = uid == 0 ? nil : try? await caller(call).ownerApplication
         if uid != 0 {
             try polkitChecks.add(
-                uid, limit: configuration.limits.polkitChecksPerUser, what: "polkit checks outstanding",
+                uid, application: application, limit: configuration.limits.polkitChecksPerUser,
+                what: "polkit checks outstanding",
                 advice: "answer the authentication dialogs already open, or call without interactive authorization")
         }
-        defer { if uid != 0 { polkitChecks.remove(uid) } }
+        defer { if uid != 0 { polkitChecks.remove(uid, application: application) } }
         guard
             await polkit.check(
                 action, sender: call.sender, uid: uid, interactive: call.allowsInteractiveAuthorization,

@@ -46,13 +46,17 @@ struct RecordBook {
         all.filter { $0.owner.uid == uid && (profile == nil || $0.owner.profileID == profile) }
     }
 
-    /// Refuses a picker for a user who holds `limit` records already.
-    func checkRoom(uid: UInt32, limit: Int) throws(CallFailure) {
-        if owned(uid: uid).count >= limit {
-            throw CallFailure(
-                AgentError.limitExceeded(
-                    what: "accessories", limit: limit,
-                    advice: "remove the ones you no longer use ('accessoryctl remove')"))
+    /// Refuses a picker for a user who holds `limit` records already, or a sandboxed
+    /// `application` of theirs that holds its share of them (`ApplicationShare`).
+    func checkRoom(uid: UInt32, application: String?, limit: Int) throws(CallFailure) {
+        let owned = owned(uid: uid)
+        let advice = "remove the ones you no longer use ('accessoryctl remove')"
+        if owned.count >= limit {
+            throw CallFailure(AgentError.limitExceeded(what: "accessories", limit: limit, advice: advice))
+        }
+        if let application {
+            try ApplicationShare.check(
+                owned.count { $0.owner.application == application }, of: limit, what: "accessories", advice: advice)
         }
     }
 

@@ -23,7 +23,7 @@ struct SessionTable {
     }
 
     /// Refuses a session past the limits of its connection or its user.
-    func checkLimits(client: String, uid: UInt32, _ limits: AgentLimits) throws(CallFailure) {
+    func checkLimits(client: String, uid: UInt32, application: String?, _ limits: AgentLimits) throws(CallFailure) {
         if hosts.values.count(where: { $0.client == client }) >= limits.sessionsPerConnection {
             throw CallFailure(
                 AgentError.limitExceeded(
@@ -36,6 +36,11 @@ struct SessionTable {
                     what: "open sessions as this user", limit: limits.sessionsPerUser,
                     advice: "close the programs of yours that keep sessions open"))
         }
+        if let application {
+            try ApplicationShare.check(
+                hosts.values.count { $0.uid == uid && $0.owner.application == application }, of: limits.sessionsPerUser,
+                what: "open sessions", advice: "close the sessions the application no longer uses")
+        }
     }
 
     /// How many sessions other than `host` have a picker open on `agent`.
@@ -46,6 +51,11 @@ struct SessionTable {
     /// How many sessions of `uid` other than `host` wait on a picker agent's answer.
     func openPickers(of uid: UInt32, besides host: SessionHost) -> Int {
         hosts.values.count { $0 !== host && $0.uid == uid && $0.hasOpenPicker }
+    }
+
+    /// How many of them are `application`'s.
+    func openPickers(of uid: UInt32, application: String, besides host: SessionHost) -> Int {
+        hosts.values.count { $0 !== host && $0.uid == uid && $0.owner.application == application && $0.hasOpenPicker }
     }
 
     /// The object path for the next session.

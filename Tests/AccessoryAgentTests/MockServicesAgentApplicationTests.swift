@@ -1,3 +1,4 @@
+import AccessoryAgent
 import AccessoryCore
 import BusService
 import Foundation
@@ -356,6 +357,31 @@ struct MockServicesAgentApplicationTests {
         let toHost = try #require((host.result(of: "JoinAccessory")?["reply"] as? [[String: Any]])?.first, "\(host)")
         #expect(toHost["previousConnection"] as? String == "HomeNet", "\(toHost)")
         #expect(try await services.runClient(uid: user, ["leave"]).status == 0)
+    }
+
+    /// One application holds at most half of its user's polkit checks: past it, it is refused
+    /// with LimitsExceeded naming the application, and another application of the same user
+    /// still gets its checks asked.
+    @Test func oneApplicationCannotHoldAllOfItsUsersPolkitChecks() async throws {
+        let user = try systemUser("nobody")
+        let services = try Apps.services(user: user, kiosk: false)
+        try await Sandbox.check(as: user, services: services)
+        try services.polkit.hold(["io.accessorysetup.open-session"])
+        let acme = try Sandbox(application: Apps.acme), wled = try Sandbox(application: Apps.wled)
+        let share = AgentLimits().polkitChecksPerUser / 2
+
+        async let flooding = services.runClient(
+            in: acme, uid: user, ["open-sessions", "\(share * 2)", Apps.acmeProfile, "8"])
+        try await Task.sleep(for: .seconds(2))
+        let other = try await services.runClient(in: wled, uid: user, ["open-sessions", "1", Apps.wledProfile, "3"])
+        #expect(other.objects.first?["held"] as? Int == 1, "another application's check is asked: \(other)")
+        let flood = try await flooding
+        let report = try #require(flood.objects.first, "\(flood)")
+        #expect(report["held"] as? Int == share, "\(flood)")
+        #expect((report["errors"] as? [String: Int])?["io.accessorysetup.Error.LimitsExceeded"] == share, "\(flood)")
+        #expect(
+            (report["messages"] as? [String])?.allSatisfy { $0.contains("of this application") } == true, "\(flood)")
+        try services.polkit.releaseHeldChecks()
     }
 
     /// `Manager1.Event` reaches a sandboxed subscriber for its own application's sessions only;

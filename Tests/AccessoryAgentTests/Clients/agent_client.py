@@ -31,6 +31,9 @@ setpriv). Each command prints one JSON object a line: {"call": ..., "reply": ...
         COUNT pickers shown (ITEMS, a JSON array) to picker agents of its own that never answer,
         and COUNT interactive polkit checks (ListAccessories of root's records), all at once;
         after SECONDS prints {"pickers": {...}, "polkit": {...}}, each {"held": N, "errors": {NAME: N}}
+    agent_client.py open-sessions COUNT PROFILE SECONDS
+        COUNT Manager1.OpenSession calls at once (interactive authorization allowed); after
+        SECONDS prints {"answered": N, "held": N, "errors": {NAME: N}, "messages": [...]}
     agent_client.py pick PROFILE ITEMS [--picker SSID|ADDRESS] [--join]
         opens a session, activates, shows a picker for ITEMS (a JSON array) and prints the
         events until PickerDidDismiss; with --picker it registers a picker agent on its own
@@ -408,6 +411,31 @@ def flood(seconds, count, profile, items):
     return 0
 
 
+def open_sessions(count, profile, seconds):
+    """`count` Manager1.OpenSession calls at once, allowing interactive authorization, each
+    answered or not within `seconds`."""
+    loop = GLib.MainLoop()
+    report = {"answered": 0, "errors": {}, "messages": []}
+
+    def opened(connection, result):
+        try:
+            connection.call_finish(result)
+            report["answered"] += 1
+        except GLib.Error as error:
+            name, message = remote_error(error)
+            report["errors"][name] = report["errors"].get(name, 0) + 1
+            report["messages"].append(message)
+
+    for _ in range(count):
+        bus.call(AGENT, MANAGER_PATH, MANAGER, "OpenSession", GLib.Variant("(sa{sv})", (profile, {})), None,
+                 Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION, int(seconds * 2000), None, opened)
+    GLib.timeout_add(int(seconds * 1000), loop.quit)
+    loop.run()
+    report["held"] = count - report["answered"] - sum(report["errors"].values())
+    emit(report)
+    return 0
+
+
 def provision(accessory, options):
     """ProvisionAccessory, printing its ProvisioningProgress signals as they come."""
     loop = GLib.MainLoop()
@@ -488,6 +516,8 @@ def main(arguments):
             ok = False
     elif command == "stall-profiles":
         return stall_profiles(int(rest[0]))
+    elif command == "open-sessions":
+        return open_sessions(int(rest[0]), rest[1], float(rest[2]))
     elif command == "flood":
         return flood(float(rest[0]), int(rest[1]), rest[2], json.loads(rest[3]))
     elif command == "pick":
