@@ -267,6 +267,9 @@ def main():
             "u", int(timeout))
     if rules:
         settings["options"] = GLib.Variant("as", ["filterDiscoveryResults"])
+    if arguments.provision:
+        # The picker then says, before the person confirms, which network the accessory is given.
+        settings["shareNetwork"] = GLib.Variant("s", arguments.ssid or "")
     bus.call(AGENT, session, SESSION, "ShowPicker", GLib.Variant("(aa{sv}a{sv})", (picker_items, settings)),
              None, Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION, 30000, None, shown)
 

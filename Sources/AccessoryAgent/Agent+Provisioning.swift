@@ -39,7 +39,9 @@ extension Agent {
             credentials = given
         } else {
             credentials = try await sharedNetwork(
-                request.ssid, device: joined?.device, for: record, method: method, call, uid: uid)
+                request.ssid, device: joined?.device, for: record,
+                exposure: profile.provisioningExposure ?? .unencrypted,
+                call, uid: uid)
         }
         let claim = try provisionings.claim(
             record.id, uid: uid, client: call.sender, sessionPath: host?.path,
@@ -149,8 +151,8 @@ extension Agent {
     /// whether the passphrase crosses the air unencrypted. A network that is not stored is
     /// said so only after polkit, so that nobody learns silently which networks are.
     private func sharedNetwork(
-        _ ssid: SSID?, device: String?, for record: AccessoryRecord, method: ProvisioningMethod, _ call: MethodCall,
-        uid: UInt32
+        _ ssid: SSID?, device: String?, for record: AccessoryRecord, exposure: NetworkShareConsent.Exposure,
+        _ call: MethodCall, uid: UInt32
     ) async throws(CallFailure) -> WiFiCredentials {
         let user = uid == 0 ? nil : Self.userName(of: uid) ?? "#\(uid)"
         let lookup: Result<StoredNetwork, HotspotError>
@@ -170,7 +172,7 @@ extension Agent {
         }
         let consent = NetworkShareConsent(
             recordID: record.id, accessory: record.displayName, network: network?.ssid ?? ssid,
-            application: await applicationName(of: call), exposure: method.exposure)
+            application: await applicationName(of: call), exposure: exposure)
         try await require(action, call, uid: uid, details: consent.details)
         let shared: StoredNetwork
         do { shared = try lookup.get() } catch { throw CallFailure(error) }
@@ -360,15 +362,6 @@ enum ProvisioningMethod {
     case espIDF(ProvisioningSetup)
     /// Improv Wi-Fi over Bluetooth LE, at the accessory's address.
     case improv(MACAddress)
-
-    /// How the passphrase travels: ESP-IDF's session encrypts it unless the profile accepts
-    /// security 0; Improv sends it as it is.
-    var exposure: NetworkShareConsent.Exposure {
-        switch self {
-        case .espIDF(let setup): setup.minimumSecurity == 0 ? .unencryptedIfOffered : .encrypted
-        case .improv: .unencrypted
-        }
-    }
 }
 
 /// `ProvisionAccessory`'s options.

@@ -464,7 +464,13 @@ extension Agent {
                 PickerAgentRequest.Item(
                     name: $0.name, productImage: $0.productImage, rename: $0.setupOptions.contains(.rename))
             },
-            asksPassphrase: asksPassphrase, asksProofOfPossession: asksProof, proofOfPossessionHint: proofHint
+            asksPassphrase: asksPassphrase, asksProofOfPossession: asksProof, proofOfPossessionHint: proofHint,
+            share: host.session.pickerSharedNetwork.flatMap { shared in
+                profile.provisioningExposure.map { exposure in
+                    let network: SSID? = if case .ssid(let ssid) = shared { ssid } else { nil }
+                    return PickerAgentRequest.Share(network: network, exposure: exposure)
+                }
+            }
         ).dbusValue
         let clients = self.clients
         let path = host.path

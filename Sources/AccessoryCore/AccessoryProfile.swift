@@ -55,6 +55,15 @@ public struct AccessoryProfile: Hashable, Sendable {
     /// encryption (`unencryptedProvisioning`): Improv Wi-Fi always sends it in the clear, ESP-IDF
     /// does under security 0. Without it the agent refuses both before anything is sent.
     public var allowsUnencryptedProvisioning: Bool
+    /// How the passphrase of the network an accessory is given travels to it: Improv sends it
+    /// as it is; ESP-IDF's session encrypts it unless the profile accepts security 0. `nil`:
+    /// the profile gives its accessories no network.
+    public var provisioningExposure: NetworkShareConsent.Exposure? {
+        if handoff == .improvWiFi { return .unencrypted }
+        guard let provisioning else { return nil }
+        return provisioning.minimumSecurity == 0 ? .unencryptedIfOffered : .encrypted
+    }
+
     /// The DNS-SD services the accessory publishes once on the home network (`homeNetwork`).
     public var homeServices: [PublishedService]
     public var items: [PickerDisplayItem]

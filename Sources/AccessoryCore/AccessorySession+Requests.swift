@@ -31,12 +31,13 @@ extension AccessorySession {
     }
 
     /// `ShowPicker`'s settings: `discoveryTimeout` (seconds, or `short`, `medium`, `long`,
-    /// `unbounded`), `options` (`filterDiscoveryResults`) and `authorizationTimeout` (seconds).
+    /// `unbounded`), `options` (`filterDiscoveryResults`), `authorizationTimeout` (seconds) and
+    /// `shareNetwork` (an SSID, or empty for the network this computer is on).
     public static func pickerDisplaySettings(_ value: JSONValue, at field: String) throws(AccessorySessionError)
         -> PickerDisplaySettings
     {
         try reading(value, at: field) { object in
-            object.rejectUnknownKeys(["discoveryTimeout", "options", "authorizationTimeout"])
+            object.rejectUnknownKeys(["discoveryTimeout", "options", "authorizationTimeout", "shareNetwork"])
             var settings = PickerDisplaySettings()
             let longest = Int(PickerDisplaySettings.DiscoveryTimeout.maximum.components.seconds)
             switch object.value("discoveryTimeout") {
@@ -64,6 +65,10 @@ extension AccessorySession {
             let options = object.choices(
                 "options", from: ["filterDiscoveryResults": PickerDisplaySettings.Options.filterDiscoveryResults])
             settings.options = PickerDisplaySettings.Options(options ?? [])
+            settings.sharedNetwork = object.parsed("shareNetwork") {
+                (text: String) throws(SSIDError) -> PickerDisplaySettings.SharedNetwork in
+                text.isEmpty ? .current : .ssid(try SSID(notation: text))
+            }
             return object.diagnostics.issues.isEmpty ? settings : nil
         }
     }

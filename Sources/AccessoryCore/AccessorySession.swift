@@ -117,6 +117,9 @@ public struct AccessorySession: Sendable {
     private var activated = false
     private var isInvalidated = false
     private var picker: Picker?
+
+    /// The network the open picker's client said it will give the picked accessory.
+    public var pickerSharedNetwork: PickerDisplaySettings.SharedNetwork? { picker?.settings.sharedNetwork }
     private var pendingMigrations: [MigrationDisplayItem]?
     private var pickers = 0
     private var entryTable = PickerEntryTable()
@@ -377,6 +380,11 @@ extension AccessorySession {
         if settings.authorizationTimeout <= .zero || settings.authorizationTimeout > longest {
             throw .invalidRequest(
                 field: "settings.authorizationTimeout", reason: "must be more than 0 and at most \(longest)")
+        }
+        if settings.sharedNetwork != nil && profile.provisioningExposure == nil {
+            throw .invalidRequest(
+                field: "settings.shareNetwork",
+                reason: "profile \(profile.id) gives its accessories no network (no provisioning, not Improv)")
         }
         var display: [PickerDisplayItem] = []
         var migrations: [MigrationDisplayItem] = []

@@ -16,7 +16,8 @@ public struct NetworkShareConsent: Hashable, Sendable {
         case unencrypted
     }
 
-    public var recordID: UUID
+    /// The record whose accessory is given the network; `nil` before the pick makes it.
+    public var recordID: UUID?
     public var accessory: String
     /// The network's SSID as shown; `nil`: the network this computer is on.
     public var network: String?
@@ -25,7 +26,7 @@ public struct NetworkShareConsent: Hashable, Sendable {
     public var application: String?
     public var exposure: Exposure
 
-    public init(recordID: UUID, accessory: String, network: SSID?, application: String?, exposure: Exposure) {
+    public init(recordID: UUID?, accessory: String, network: SSID?, application: String?, exposure: Exposure) {
         self.recordID = recordID
         self.accessory = DisplayText.sanitized(accessory)
         self.network = network.map { DisplayText.sanitized($0.escaped) }
@@ -54,9 +55,11 @@ public struct NetworkShareConsent: Hashable, Sendable {
 
     /// polkit's details: each `$(key)` the share actions' messages name, plus the record.
     public var details: [String: String] {
-        [
+        var details = [
             "application": asker, "accessory": accessory, "ssid": network ?? "this computer is on",
-            "exposure": exposureSentence, "record": recordID.uuidString.lowercased(),
+            "exposure": exposureSentence,
         ]
+        if let recordID { details["record"] = recordID.uuidString.lowercased() }
+        return details
     }
 }

@@ -28,8 +28,17 @@ public struct PickerDisplaySettings: Hashable, Sendable {
         public static let filterDiscoveryResults = Options(rawValue: 1)
     }
 
+    /// The network the client will ask to give the picked accessory (`shareNetwork`), so that
+    /// the picker says so, in the words polkit's dialog will use, before the person confirms.
+    public enum SharedNetwork: Hashable, Sendable {
+        /// The network this computer is on.
+        case current
+        case ssid(SSID)
+    }
+
     public var discoveryTimeout: DiscoveryTimeout
     public var options: Options
+    public var sharedNetwork: SharedNetwork?
     /// How long the picker of a `confirmAuthorization` item waits, once the accessory is added,
     /// for the client to finish or fail its authorization. Apple's picker has no such bound; a
     /// system service must not wait on a client forever.
@@ -40,11 +49,12 @@ public struct PickerDisplaySettings: Hashable, Sendable {
 
     public init(
         discoveryTimeout: DiscoveryTimeout = .default, options: Options = [],
-        authorizationTimeout: Duration = defaultAuthorizationTimeout
+        authorizationTimeout: Duration = defaultAuthorizationTimeout, sharedNetwork: SharedNetwork? = nil
     ) {
         self.discoveryTimeout = discoveryTimeout
         self.options = options
         self.authorizationTimeout = authorizationTimeout
+        self.sharedNetwork = sharedNetwork
     }
 }
 

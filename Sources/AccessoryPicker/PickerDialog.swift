@@ -29,6 +29,9 @@ final class PickerDialog {
     private let proofRow = EntryRow(title: "Proof of possession", hidesText: true)
     /// Where the proof of possession is found, as the profile says, under the options.
     private let proofHint = Label.paragraph("")
+    /// What setting up the selected accessory will ask, where the client said it will give it a
+    /// network: the sentence polkit's dialog will show then.
+    private let consentLabel = Label.paragraph("")
     private let statusBox = Box(.horizontal, spacing: 12)
     private let spinner = Spinner()
     private let statusLabel = Label.paragraph("")
@@ -59,6 +62,7 @@ final class PickerDialog {
         statusBox.isVisible = false
         compareBox.isVisible = false
         errorLabel.isVisible = false
+        consentLabel.isVisible = false
         connectHandlers()
         window.present()
     }
@@ -83,6 +87,8 @@ final class PickerDialog {
         if let application = request.application { content.append(makeApplicationHeading(application)) }
         content.append(Label.paragraph("Choose the accessory to set up."))
         content.append(makeAccessoryList())
+        if request.share?.exposure != .encrypted { consentLabel.addStyleClass("warning") }
+        content.append(consentLabel)
         content.append(makeOptions())
         proofHint.addStyleClass("dim-label")
         proofHint.text = request.proofOfPossessionHint ?? "The code printed on the device or its box."
@@ -262,6 +268,12 @@ final class PickerDialog {
         guard call != nil else { return }
         chosen = selectedRow()
         refreshOptions()
+        if let share = request.share, let chosen {
+            consentLabel.text = share.consent(for: chosen.name, application: request.application?.name).sentence
+            consentLabel.isVisible = true
+        } else {
+            consentLabel.isVisible = false
+        }
         let passphraseGiven = !request.asksPassphrase || !passphraseRow.text.isEmpty
         let proofGiven = !request.asksProofOfPossession || !proofRow.text.isEmpty
         setUp.isSensitive = chosen != nil && passphraseGiven && proofGiven

@@ -269,9 +269,22 @@ public struct AgentSession: Sendable {
 
     /// Shows the picker for `items` (a profile's items, or migration items), discovering for
     /// `discoveryTimeout` seconds where given.
-    public func showPicker(items: [DBusValue], discoveryTimeout: Int? = nil) async throws(AgentCallError) {
-        let settings: [(String, DBusValue)] = discoveryTimeout.map { [("discoveryTimeout", .uint32(UInt32($0)))] } ?? []
+    /// With `sharing`, the picker says, before the person confirms, that the accessory will be
+    /// given that network (`ProvisionAccessory` afterwards).
+    public func showPicker(
+        items: [DBusValue], discoveryTimeout: Int? = nil, sharing: PickerDisplaySettings.SharedNetwork? = nil
+    ) async throws(AgentCallError) {
+        var settings: [(String, DBusValue)] = discoveryTimeout.map { [("discoveryTimeout", .uint32(UInt32($0)))] } ?? []
+        if let sharing { settings.append(Self.shareNetwork(sharing)) }
         _ = try await call("ShowPicker", [.array(items, elementType: "a{sv}"), .vardict(settings)])
+    }
+
+    /// `ShowPicker`'s `shareNetwork` setting: the SSID, or empty for the network this computer is on.
+    private static func shareNetwork(_ shared: PickerDisplaySettings.SharedNetwork) -> (String, DBusValue) {
+        switch shared {
+        case .current: ("shareNetwork", .string(""))
+        case .ssid(let ssid): ("shareNetwork", .string(ssid.notation))
+        }
     }
 
     /// Shows the picker for items built in the client (Apple's `ASPickerDisplayItem`s).
@@ -299,6 +312,7 @@ public struct AgentSession: Sendable {
         if settings.options.contains(.filterDiscoveryResults) {
             encoded.append(("options", .strings(["filterDiscoveryResults"])))
         }
+        if let shared = settings.sharedNetwork { encoded.append(Self.shareNetwork(shared)) }
         _ = try await call("ShowPicker", [.array(items, elementType: "a{sv}"), .vardict(encoded)])
     }
 

@@ -17,6 +17,27 @@ public struct PickerAgentRequest: Sendable, Hashable {
         }
     }
 
+    /// The network the client will ask to give the picked accessory (`ShowPicker`'s
+    /// `shareNetwork`): the picker says so before the person confirms, in the words polkit's
+    /// dialog will use then.
+    public struct Share: Sendable, Hashable {
+        /// `nil`: the network this computer is on.
+        public var network: SSID?
+        public var exposure: NetworkShareConsent.Exposure
+
+        public init(network: SSID?, exposure: NetworkShareConsent.Exposure) {
+            self.network = network
+            self.exposure = exposure
+        }
+
+        /// What picking `accessory` will ask, for `application` (as the desktop names it; `nil`:
+        /// a program of the person's own).
+        public func consent(for accessory: String, application: String?) -> NetworkShareConsent {
+            NetworkShareConsent(
+                recordID: nil, accessory: accessory, network: network, application: application, exposure: exposure)
+        }
+    }
+
     /// The id of the profile the client opened its session with.
     public var profile: String
     /// The profile's vendor: the picker's title.
@@ -34,10 +55,12 @@ public struct PickerAgentRequest: Sendable, Hashable {
     /// giving it the home network afterwards), and where the profile says it is found.
     public var asksProofOfPossession: Bool
     public var proofOfPossessionHint: String?
+    public var share: Share?
 
     public init(
         profile: String, vendor: String, user: UInt32? = nil, application: String? = nil, items: [Item],
-        asksPassphrase: Bool, asksProofOfPossession: Bool = false, proofOfPossessionHint: String? = nil
+        asksPassphrase: Bool, asksProofOfPossession: Bool = false, proofOfPossessionHint: String? = nil,
+        share: Share? = nil
     ) {
         self.profile = profile
         self.vendor = vendor
@@ -47,6 +70,7 @@ public struct PickerAgentRequest: Sendable, Hashable {
         self.asksPassphrase = asksPassphrase
         self.asksProofOfPossession = asksProofOfPossession
         self.proofOfPossessionHint = proofOfPossessionHint
+        self.share = share
     }
 
     /// Reads a request off the bus; a missing vendor reads as the profile id.
@@ -63,7 +87,12 @@ public struct PickerAgentRequest: Sendable, Hashable {
             },
             asksPassphrase: value.field("passphrase")?.bool ?? false,
             asksProofOfPossession: value.field("proofOfPossession")?.bool ?? false,
-            proofOfPossessionHint: value.field("proofOfPossessionHint")?.string)
+            proofOfPossessionHint: value.field("proofOfPossessionHint")?.string,
+            share: value.field("share").flatMap { share in
+                share.field("exposure")?.string.flatMap(NetworkShareConsent.Exposure.init(rawValue:)).map {
+                    Share(network: share.field("network")?.string.flatMap { try? SSID(notation: $0) }, exposure: $0)
+                }
+            })
     }
 
     /// The `a{sv}` the agent sends.
@@ -86,6 +115,11 @@ public struct PickerAgentRequest: Sendable, Hashable {
         fields.append(("passphrase", .boolean(asksPassphrase)))
         fields.append(("proofOfPossession", .boolean(asksProofOfPossession)))
         if let proofOfPossessionHint { fields.append(("proofOfPossessionHint", .string(proofOfPossessionHint))) }
+        if let share {
+            var entries: [(String, DBusValue)] = [("exposure", .string(share.exposure.rawValue))]
+            if let network = share.network { entries.append(("network", .string(network.notation))) }
+            fields.append(("share", .vardict(entries)))
+        }
         return .vardict(fields)
     }
 

@@ -405,6 +405,15 @@ final class SessionPickerServices: AgentLogging, @unchecked Sendable {
                 try device.writeFile("home.pass", "home-passphrase"),
             ], environment: services.environment)
         try pane.waitFor("1 found", services: services)
+        // Before Enter the picker says what the pick will ask, in polkit's words.
+        let listing = try pane.waitFor("encrypted.", services: services)
+        let flowing = listing.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            .joined(separator: " ")
+        #expect(
+            flowing.contains(
+                "A program of yours asks to give the accessory “Acme plug” the passphrase of the Wi-Fi network "
+                    + "“HomeNet”. It is sent encrypted."), "\(listing)")
+        print("the picker before Enter:\n\(listing)")
         try pane.send("Enter")
         let asking = try pane.waitFor("Proof of possession:", services: services)
         #expect(asking.contains("The code under the plug's lid."), "\(asking)")

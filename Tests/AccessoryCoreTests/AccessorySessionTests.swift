@@ -718,6 +718,28 @@ struct AccessorySessionAuthorizationTests {
         }
     }
 
+    /// `shareNetwork` is read as the network the client will give the picked accessory (empty:
+    /// the one this computer is on), and refused for a profile that gives its accessories none.
+    @Test func aPickerSaysWhichNetworkFollowsOnlyWhereTheProfileGivesOne() throws {
+        let parsed = try AccessorySession.pickerDisplaySettings(
+            try JSONValue.parse(Data(#"{"shareNetwork": "HomeNet"}"#.utf8)), at: "settings")
+        #expect(parsed.sharedNetwork == .ssid(try SSID("HomeNet")))
+        let current = try AccessorySession.pickerDisplaySettings(
+            try JSONValue.parse(Data(#"{"shareNetwork": ""}"#.utf8)), at: "settings")
+        #expect(current.sharedNetwork == .current)
+
+        var run = SessionRun()
+        #expect(SessionFixture.profile.provisioningExposure == nil)
+        #expect(
+            run.refusal(.showPicker([.display(Fixture.plugItem)], parsed, .agent))?.field == "settings.shareNetwork")
+        var provisioned = SessionFixture.profile
+        provisioned.provisioning = ProvisioningSetup(transport: .softAP, address: "192.168.4.1")
+        var sharing = SessionRun(profile: provisioned)
+        sharing.showPicker([Fixture.plugItem], settings: parsed)
+        #expect(sharing.session.pickerSharedNetwork == .ssid(try SSID("HomeNet")))
+        #expect(provisioned.provisioningExposure == .encrypted)
+    }
+
     @Test func updateRenameAndRemove() throws {
         let record = Fixture.record(
             "Plug", state: .authorized, descriptor: Fixture.plugItem.descriptor, ssid: "plug-0001")

@@ -386,6 +386,13 @@ extension GraphicalPickerTests {
             #expect(run.passed, "driver:\n\(run.text)\npicker:\n\(services.picker.log)\nagent:\n\(services.agent.log)")
             let sensitivity = run.lines.compactMap { $0["proofSetUpSensitive"] as? [Bool] }.first
             #expect(sensitivity == [false, true], "Set Up before and after the proof of possession")
+            // Before Set Up the dialog says what the pick will ask: the network, to which accessory.
+            let labels = run.lines.compactMap { $0["labelsChosen"] as? [String] }.first ?? []
+            #expect(
+                labels.contains {
+                    $0.hasPrefix("A program of yours asks to give the accessory “")
+                        && $0.hasSuffix("the passphrase of the Wi-Fi network “HomeNet”. It is sent encrypted.")
+                }, "\(labels)")
             #expect(result.status == 0, "client:\n\(result.output)\nagent:\n\(services.agent.log)")
             #expect(result.output.contains("ProvisioningProgress: sessionEstablished"), "client:\n\(result.output)")
             #expect(

@@ -283,6 +283,7 @@ def main():
         time.sleep(0.3)
         after = find(window, pyatspi.ROLE_PUSH_BUTTON, "Set Up").getState().contains(pyatspi.STATE_SENSITIVE)
         say(proofSetUpSensitive=[before, after])
+    say(labelsChosen=visible_labels(window))
     screenshot(args, "chosen")
     press(window, "Set Up")
     if args.compare is not None:

@@ -30,7 +30,8 @@ enum PickCommand {
             agent reports it, and its hotspot left: the network named with --ssid and a passphrase
             from --passphrase-file, else one this computer stores, which polkit
             (\(PolkitAction.shareNetwork.rawValue)) confirms with you, naming it, before its
-            passphrase is sent. NO_COLOR turns the picker's colours off.
+            passphrase is sent; the picker says which network goes to the accessory you select
+            before you confirm. NO_COLOR turns the picker's colours off.
             """,
         options: [
             .value("select", "SSID|ADDRESS", help: "Choose the accessory with this SSID or Bluetooth address"),
@@ -123,7 +124,9 @@ enum PickCommand {
             let result: Result<ASAccessory?, AgentFailure>
             do throws(AgentFailure) {
                 result = .success(
-                    try await pick(client, arguments, descriptor, console, output, whileConfirming: whileConfirming))
+                    try await pick(
+                        client, arguments, descriptor, console, output, sharing: provisioning,
+                        whileConfirming: whileConfirming))
             } catch {
                 var error = error
                 let restricted = error.is(AccessorySessionError.pickerRestricted(reason: ""))
@@ -173,7 +176,8 @@ enum PickCommand {
     /// returns the accessory added, if one was.
     private static func pick(
         _ client: AgentConnection, _ arguments: ParsedArguments, _ descriptor: Int32, _ console: Console,
-        _ output: (@escaping () -> Void) -> Void, whileConfirming: ((ASAccessory) async -> Bool)? = nil
+        _ output: (@escaping () -> Void) -> Void, sharing: AccessoryProvisioningOptions?,
+        whileConfirming: ((ASAccessory) async -> Bool)? = nil
     ) async throws(AgentFailure) -> ASAccessory? {
         let session =
             if let profile = arguments.positionals.first {
@@ -183,7 +187,9 @@ enum PickCommand {
             }
         let events = session.events()
         try await session.activate()
-        try await session.showPicker(items: try await session.items(), discoveryTimeout: arguments.integer("timeout"))
+        try await session.showPicker(
+            items: try await session.items(), discoveryTimeout: arguments.integer("timeout"),
+            sharing: sharing.map { $0.ssid.map(PickerDisplaySettings.SharedNetwork.ssid) ?? .current })
 
         var added: ASAccessory?
         for await event in events {

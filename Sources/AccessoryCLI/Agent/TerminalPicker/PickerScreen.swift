@@ -2,7 +2,8 @@ import AccessoryCore
 import AgentInterface
 
 /// Draws a `PickerModel` as the lines of a terminal `width` columns wide and `height` rows
-/// high. Pure: every line is cut to the width (never wrapped), everything that came from a
+/// high. Pure: every line is cut to the width (only the consent paragraph is wrapped, at
+/// spaces, so that none of it is lost), everything that came from a
 /// device or a person goes through `terminalSafe`, and colour (bold, dim, reverse video) is
 /// added only when `color` is set, which `NO_COLOR` clears.
 struct PickerScreen {
@@ -47,8 +48,10 @@ struct PickerScreen {
             lines = [[Span("Set up an accessory", .bold)], [], [Span("Waiting for the agent to start the picker…")]]
             lines += footer(model, ["Esc: cancel"])
         case .choosing:
+            let consent = consent(model, for: model.selectedEntry)
             lines = [[Span("Choose an accessory to set up", .bold), Span(vendor.isEmpty ? "" : " · \(vendor)")], []]
-            lines += list(model)
+            lines += list(model, reserving: consent.isEmpty ? 0 : consent.count + 1)
+            if !consent.isEmpty { lines.insert(contentsOf: [[]] + consent, at: lines.count - 3) }
         case .renaming(let id):
             let entry = model.entries.first { $0.id == id }
             lines = [
@@ -66,8 +69,10 @@ struct PickerScreen {
                 label = "Proof of possession: "
                 hint = [[Span(model.request?.proofOfPossessionHint ?? "The code printed on the device or its box.")]]
             }
+            let consent = consent(model, for: entry)
             lines = [[Span("Set up ", .bold), Span(describe(entry), .bold)], []] + hint + [[Span(label)]]
             cursor = Cursor(row: 2 + hint.count, column: min(width - 1, displayWidth(terminalSafe(label))))
+            if !consent.isEmpty { lines += [[]] + consent }
             lines += footer(
                 model, ["Typing is not shown", "Enter: set up", "Esc: back", "Ctrl-C: cancel"],
                 short: ["Not shown", "Enter: set up", "Esc: back"])
@@ -110,6 +115,33 @@ struct PickerScreen {
         return Frame(lines: lines.map(render), cursor: cursor)
     }
 
+    /// What setting up `entry` will ask, when the client said it will give the accessory a
+    /// network: the sentence polkit's dialog will show then, wrapped to the width, as an alert
+    /// where the passphrase may travel unencrypted.
+    private func consent(_ model: PickerModel, for entry: PickerModel.Entry?) -> [[Span]] {
+        guard let share = model.request?.share, let entry else { return [] }
+        let sentence = share.consent(for: entry.name, application: model.application?.name).sentence
+        let style: Style = share.exposure == .encrypted ? .plain : .alert
+        return wrap(terminalSafe(sentence)).map { [Span($0, style)] }
+    }
+
+    /// `text` in lines of at most `width` columns, broken at spaces (a word longer than a line
+    /// is cut by `render`).
+    private func wrap(_ text: String) -> [String] {
+        var lines: [String] = [], line = ""
+        for word in text.split(separator: " ") {
+            let candidate = line.isEmpty ? String(word) : line + " " + word
+            if !line.isEmpty && displayWidth(candidate) > width {
+                lines.append(line)
+                line = String(word)
+            } else {
+                line = candidate
+            }
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
+    }
+
     private func describe(_ entry: PickerModel.Entry?) -> String {
         guard let entry else { return "the accessory" }
         let identity = entry.identity
@@ -125,14 +157,14 @@ struct PickerScreen {
 
     /// The table of entries, a window of it around the selection when it is taller than the
     /// screen, then the status and the hints.
-    private func list(_ model: PickerModel) -> [[Span]] {
+    private func list(_ model: PickerModel, reserving reserved: Int = 0) -> [[Span]] {
         let entries = model.entries
         let hints = [unicode ? "↑↓ or number: choose" : "Up/Down or number: choose", "Enter: set up", "Esc: cancel"]
         let short = [unicode ? "↑↓/number" : "Up/Down/number", "Enter: set up", "Esc: cancel"]
         guard !entries.isEmpty else {
             return [[Span("Looking for accessories…")]] + footer(model, hints, short: short)
         }
-        let rows = max(1, height - 7 - (model.application == nil ? 0 : 1))
+        let rows = max(1, height - 7 - reserved - (model.application == nil ? 0 : 1))
         let index = entries.firstIndex { $0.id == model.selected } ?? 0
         let first = min(max(0, index - rows / 2), max(0, entries.count - rows))
         let window = Array(entries.indices.dropFirst(first).prefix(rows))
