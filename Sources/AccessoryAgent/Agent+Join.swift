@@ -15,6 +15,9 @@ extension Agent {
         // off from another user's join meanwhile.
         try await require(.join, call, uid: uid)
         await joinsAdopted()
+        if let held = try await heldJoin(of: record, call, host: host, bindToCaller: request.bindToCaller) {
+            return held
+        }
         let claim = try joins.claim(request.options.device)
         defer { joins.release(claim) }
 
@@ -47,6 +50,32 @@ extension Agent {
         Journal.notice("join: \(joined.ssid) joined on \(joined.device) for record \(record.id)")
         if configuration.lifetimeInDays != nil { schedulePurge() }
         return Self.reply(joined, to: try await caller(call))
+    }
+
+    /// The join the agent already holds for `record`, handed back to this call (and bound to it
+    /// from now on) while its connection is still up: one a predecessor left up, adopted at
+    /// start, or one this caller's earlier call made. A kiosk batch resumed after a crash joins
+    /// again, and that is not the device's failure. A held join whose connection went down is
+    /// ended, and the call joins afresh.
+    private func heldJoin(of record: AccessoryRecord, _ call: MethodCall, host: SessionHost?, bindToCaller: Bool)
+        async throws(CallFailure) -> DBusValue?
+    {
+        guard let held = joins.all.first(where: { $0.recordID == record.id }) else { return nil }
+        let device = try? await radios.hotspots().wifiDevices().first { $0.interface == held.device }
+        guard let device, device.connectionUUID?.lowercased() == held.connectionUUID else {
+            await endJoin(held, because: "its connection is no longer up, and record \(record.id) is joined again")
+            return nil
+        }
+        joins.add(
+            ActiveJoin(
+                device: held.device, uid: held.uid, application: held.application, client: call.sender,
+                sessionPath: host?.path, recordID: record.id, ssid: held.ssid, connectionUUID: held.connectionUUID,
+                joinOnce: held.joinOnce, endsWithClient: bindToCaller))
+        Journal.notice("join: \(held.ssid) on \(held.device) is already joined for record \(record.id); handed back")
+        let joined = JoinedHotspot(
+            device: held.device, ssid: held.ssid, bssid: nil, connectionID: device.connection ?? "",
+            connectionUUID: held.connectionUUID, ipv4Address: nil, previousConnection: nil, restoreDeadline: nil)
+        return Self.reply(joined, to: try await caller(call), alreadyJoined: true)
     }
 
     /// The join's options, read in the order they are checked.
@@ -154,7 +183,8 @@ extension Agent {
 
     /// The join's reply. A sandboxed application's names none of its user's other connections
     /// (`previousConnection`, `keptConnection`): they are the person's, not the application's.
-    static func reply(_ joined: JoinedHotspot, to caller: Caller) -> DBusValue {
+    /// `alreadyJoined`: the join was held for the record already, and is handed back.
+    static func reply(_ joined: JoinedHotspot, to caller: Caller, alreadyJoined: Bool = false) -> DBusValue {
         var reply: [(String, DBusValue)] = [
             ("device", .string(joined.device)), ("ssid", .string(joined.ssid.notation)),
             ("connection", .string(joined.connectionID)), ("connectionUUID", .string(joined.connectionUUID)),
@@ -169,6 +199,7 @@ extension Agent {
         if let deadline = joined.restoreDeadline {
             reply.append(("restoreDeadline", .uint64(UInt64(max(0, deadline.timeIntervalSince1970)))))
         }
+        if alreadyJoined { reply.append(("alreadyJoined", .boolean(true))) }
         return .vardict(reply)
     }
 

@@ -453,7 +453,13 @@ extension Agent {
         Journal.info("record \(record.id) of \(record.owner.logDescription) removed")
         locations.forget(record.id)
         refreshLocationWatch()
-        Task { await self.forgetProfiles(of: record) }
+        // Its join ends first, the previous network back: nothing would leave it later, and the
+        // agent stopping must not end a join of a record that is gone.
+        let held = joins.all.filter { $0.recordID == record.id }
+        Task {
+            for join in held { await self.endJoin(join, because: "its record was removed") }
+            await self.forgetProfiles(of: record)
+        }
         Task { await self.broadcast(.recordRemoved(record.id), owner: record.owner, except: nil) }
     }
 

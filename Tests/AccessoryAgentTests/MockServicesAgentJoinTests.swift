@@ -101,6 +101,11 @@ struct MockServicesAgentJoinTests {
 
         try services.agent.start()
         let again = try await services.client()
+        // Joining that record again (a kiosk batch resumed after a crash) hands the join back.
+        let joinedAgain = try #require(try await again.manager("JoinAccessory", [.string(id), .vardict([])]).first)
+        #expect(joinedAgain["alreadyJoined"]?.bool == true, "\(joinedAgain)")
+        #expect(joinedAgain["device"]?.string == "wlan0" && joinedAgain["ssid"]?.string == "Acme-Setup-4F2A")
+        #expect(services.agent.log.lowercased().contains("is already joined for record \(id); handed back"))
         let left = try #require(try await again.manager("Leave", [.vardict([])]).first)
         #expect(left["restored"]?.string == "HomeNet")
         #expect(left["ssid"]?.string == "Acme-Setup-4F2A")
@@ -108,6 +113,22 @@ struct MockServicesAgentJoinTests {
         #expect(services.agent.log.contains("is held again for uid 0"), "\(services.agent.log)")
         await expectBusError("io.accessorysetup.Error.NotJoined") { try await again.manager("Leave", [.vardict([])]) }
         await again.close()
+    }
+
+    /// Removing a record ends the join held for it, the home network back: nothing would leave
+    /// it later, and the agent stopping does not try to end a join of a record that is gone.
+    @Test func removingAJoinedRecordEndsItsJoin() async throws {
+        let client = try await services.client()
+        let (_, id) = try await pickWLED(client)
+        _ = try await client.manager("JoinAccessory", [.string(id), .vardict([])])
+        #expect(try active == "Accessory WLED-AP")
+        _ = try await client.manager("RemoveAccessory", [.string(id)])
+        try await expectBackHome("after the record was removed")
+        #expect(services.agent.log.contains("ended because its record was removed"), "\(services.agent.log)")
+        await expectBusError("io.accessorysetup.Error.NotJoined") { try await client.manager("Leave", [.vardict([])]) }
+        await client.close()
+        try services.agent.terminate()
+        #expect(!services.agent.log.contains("could not be ended"), "\(services.agent.log)")
     }
 
     @Test func aSessionsJoinEndsWithLeaveAndWithTheSession() async throws {

@@ -192,9 +192,10 @@ final class ESPPlugAgent {
     let wifi: String
 
     /// With `plugs` (their SSIDs) in range, and `kioskPolicy`'s text in force if given.
-    init(plugs: [String], kioskPolicy: String? = nil) throws {
+    init(plugs: [String], kioskPolicy: String? = nil, connectingSeconds: Int = 0) throws {
         device = try ESPProvisioningDevice(
-            security: 1, proofOfPossession: Self.proofOfPossession, on: SetupHotspots())
+            security: 1, proofOfPossession: Self.proofOfPossession, connectingSeconds: connectingSeconds,
+            on: SetupHotspots())
         bus = try PrivateSystemBus()
         networkManager = try NetworkManagerMock(on: bus)
         polkit = try PolkitMock(on: bus)

@@ -73,6 +73,43 @@ import Testing
         #expect(try services.networkManager.activeConnectionID(on: services.wifi) == "HomeNet")
     }
 
+    /// A kiosk's batch and the agent both killed (SIGKILL) while the plug joins the home network
+    /// (after "apply", before its verdict): the next run finishes it. The restarted agent holds
+    /// the hotspot join its predecessor left up and hands it back to the resumed batch's join,
+    /// which provisions the plug again; one record, the home network back.
+    @Test func aBatchKilledBetweenApplyAndTheVerdictIsFinishedByTheNextRun() async throws {
+        let services = try ESPPlugAgent(
+            plugs: [Self.plugs[0]],
+            kioskPolicy:
+                #"{"schemaVersion": 1, "policies": [{"profiles": ["org.example.espprov"], "users": [0], "choose": "firstMatch"}]}"#,
+            connectingSeconds: 20)
+        let run = { () throws -> RunningAccessoryctl in
+            try RunningAccessoryctl(
+                [
+                    "setup-all", "org.example.espprov", "--timeout", "5", "--ssid", "HomeNet", "--passphrase-file",
+                    try services.device.writeFile("home.pass", "home-passphrase"), "--pop-file",
+                    try services.device.writeFile("shelf.pop", ESPPlugAgent.proofOfPossession),
+                ], environment: services.bus.environment, deadline: .seconds(300))
+        }
+        let first = try run()
+        try await waitUntil("the plug applies the network", timeout: .seconds(120)) {
+            services.device.log.contains("applying the configuration")
+        }
+        first.signal(SIGKILL)
+        try services.agent.kill()
+        _ = await first.finish()
+        #expect(try services.networkManager.activeConnectionID(on: services.wifi) == "Accessory Acme-Setup-4F2A")
+        try services.agent.start()
+
+        let second = await (try run()).finish()
+        #expect(second.code == .success, "\(second.out)\n\(second.err)\n\(services.agent.log)")
+        #expect(second.out.contains("(resumed)"), "\(second.out)")
+        #expect(services.agent.log.contains("handed back"), "\(services.agent.log)")
+        let stored = try AccessoryStore(url: services.agent.storeURL).load()
+        #expect(stored.count == 1 && stored.first?.network?.ssid.description == "HomeNet", "\(stored)")
+        #expect(try services.networkManager.activeConnectionID(on: services.wifi) == "HomeNet")
+    }
+
     /// A plug that turns the proof of possession away fails with the device's verdict, is not
     /// tried again nor kept, and the batch ends with a table saying so.
     @Test func aPlugThatFailsIsReportedOnceAndNotKept() async throws {

@@ -21,12 +21,15 @@ public final class ESPProvisioningDevice: @unchecked Sendable {
 
     /// `proofOfPossession` nil: security 1 without one (`no_pop`); required for security 2.
     /// `versionFormat`: how `proto-ver` answers, `json`, `no-sec-ver` (older firmware) or `bare`.
+    /// `connectingSeconds`: how long it takes to join the home network from the first apply (a
+    /// configuration applied again meanwhile does not start it over).
     /// On `hotspots`, it is the accessory behind their `behind`th interface, at their device
     /// address on port 80, as on its SoftAP.
     public init(
         security: Int, proofOfPossession: String?, patchVersion: Int = 1, username: String = "wifiprov",
         homeSSID: String = "HomeNet", homePassphrase: String = "home-passphrase", connectingPolls: Int = 1,
-        versionFormat: String = "json", on hotspots: SetupHotspots? = nil, behind index: Int = 0
+        connectingSeconds: Int = 0, versionFormat: String = "json", on hotspots: SetupHotspots? = nil,
+        behind index: Int = 0
     ) throws {
         self.hotspots = hotspots
         host = hotspots == nil ? "127.0.0.1" : SetupHotspots.deviceAddress
@@ -34,7 +37,8 @@ public final class ESPProvisioningDevice: @unchecked Sendable {
         var arguments = [
             Self.script, "--security", "\(security)", "--patch-version", "\(patchVersion)", "--username", username,
             "--home-ssid", homeSSID, "--home-passphrase-file", directory.path("home.pass"),
-            "--connecting-polls", "\(connectingPolls)", "--version-format", versionFormat, "--address", host,
+            "--connecting-polls", "\(connectingPolls)", "--connecting-seconds", "\(connectingSeconds)",
+            "--version-format", versionFormat, "--address", host,
         ]
         if hotspots != nil { arguments += ["--port", "80"] }
         try Data((homePassphrase + "\n").utf8).write(to: directory.url.appendingPathComponent("home.pass"))

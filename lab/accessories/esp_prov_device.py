@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 import srp._pysrp as pysrp
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
@@ -245,6 +246,8 @@ class Device:
             self.home_passphrase = f.read().rstrip(b"\n")
         self.home_ssid = args.home_ssid.encode()
         self.connecting_polls = args.connecting_polls
+        self.connecting_seconds = args.connecting_seconds
+        self.joining_since = None
         self.ip4_address = args.ip4_address
         self.on_join = args.on_join
         self.joined = False
@@ -314,6 +317,8 @@ class Device:
             else:
                 self.applied = True
                 self.polls = 0
+                if self.joining_since is None:
+                    self.joining_since = time.monotonic()
                 reply.resp_apply_config.status = pb.Success
                 log("applying the configuration: joining the network")
         elif request.msg == pb.TypeCmdGetStatus:
@@ -322,7 +327,7 @@ class Device:
             status.status = pb.Success
             if not self.applied:
                 status.sta_state = pb.Disconnected
-            elif self.polls < self.connecting_polls:
+            elif self.polls < self.connecting_polls or time.monotonic() < self.joining_since + self.connecting_seconds:
                 self.polls += 1
                 status.sta_state = pb.Connecting
             else:
@@ -408,6 +413,9 @@ def add_device_options(parser):
     parser.add_argument("--home-ssid", required=True)
     parser.add_argument("--home-passphrase-file", required=True)
     parser.add_argument("--connecting-polls", type=int, default=1)
+    parser.add_argument("--connecting-seconds", type=float, default=0,
+                        help="how long it takes to join the network, from the first time it was told to: "
+                             "a configuration applied again meanwhile does not start it over")
     parser.add_argument("--ip4-address", default="192.168.1.42", help="the address it reports once connected")
     parser.add_argument("--on-join", help="a shell command run once, when it reports that it joined")
     parser.add_argument("--neighbours", type=int, default=5)

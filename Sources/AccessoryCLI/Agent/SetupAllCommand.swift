@@ -14,8 +14,10 @@ enum SetupAllCommand {
             /etc/accessory-setup/kiosk.json chooses, so it must name PROFILE and you), and for
             each joins its hotspot where it has one, gives it the Wi-Fi network (as 'pick
             --provision' does: the network named with --ssid, else the one this computer is on),
-            leaves, and keeps the record. An accessory that fails is reported and not picked
-            again; the next one follows. It ends when discovery finds none left (--timeout), or
+            leaves, and keeps the record. An accessory that fails is reported and not tried
+            again in this run; the next one follows. Only the device's own refusal removes its
+            record; any other failure (the agent's or NetworkManager's, or a verdict that never
+            came, when the device may already hold the network) keeps it for the next run. It ends when discovery finds none left (--timeout), or
             after --maximum accessories. Accessories already set up are never offered again, so
             running it again, or after the agent stopped mid-way, sets up only what is left: an
             accessory recorded but not yet given the network (the agent stopped in its setup) is
@@ -242,8 +244,8 @@ enum SetupAllCommand {
             return nil
         }
 
-        /// Joins, provisions and leaves; a failure removes the record, so the accessory stays
-        /// as it was, and keeps it from being picked again in this run.
+        /// Joins, provisions and leaves. The device's own refusal removes the record, so the
+        /// accessory stays as it was; any failure keeps it from being tried again in this run.
         private mutating func setUp(_ accessory: ASAccessory, resumed: Bool) async {
             let number = results.count + 1
             let name = accessory.displayName
@@ -266,11 +268,19 @@ enum SetupAllCommand {
                 // Not the accessory's doing: its record stays, and the next round finishes it.
                 say("[\(number)] \(name): interrupted: \(error.message)")
                 return
-            case .failure(let error):
+            case .failure(let error) where Self.deviceRefused(error):
                 failed.insert(Self.key(of: accessory))
-                // The accessory was not set up: its record goes, with the profiles made for it.
+                // The device itself did not take the network: its record goes, with the
+                // profiles made for it, and the accessory stays as it was.
                 try? await client.removeAccessory(id: accessory.id)
                 say("[\(number)] \(name): failed: \(error.message)")
+                result.outcome = .failure(error)
+            case .failure(let error):
+                // Not the device's verdict (the agent's or NetworkManager's error, or none came):
+                // the device may hold the network already. Its record stays, for the next run to
+                // finish; this run does not try it again.
+                failed.insert(Self.key(of: accessory))
+                say("[\(number)] \(name): not finished, kept for the next run: \(error.message)")
                 result.outcome = .failure(error)
             }
             results.append(result)
@@ -299,6 +309,18 @@ enum SetupAllCommand {
 
         static func key(of found: ASDiscoveredAccessory) -> String {
             found.ssid.map { "wifi:\($0)" } ?? "bt:\(found.bluetoothIdentifier ?? "\(found.entry)")"
+        }
+
+        /// Whether the error is the device's own verdict that it did not take the network (it
+        /// refused the session before anything was sent, or tried the network and gave up).
+        static func deviceRefused(_ error: AgentFailure) -> Bool {
+            guard let name = error.name, name.hasPrefix("io.accessorysetup.Error.") else { return false }
+            return [
+                "ProvisioningWrongProofOfPossession", "ProvisioningProofOfPossessionRequired",
+                "ProvisioningSecurityMismatch", "ProvisioningUnsupportedSecurity", "ProvisioningSecurityBelowMinimum",
+                "ProvisioningDeviceNotVerified", "ProvisioningConnectionFailed", "ProvisioningWrongPassphrase",
+                "ProvisioningNetworkNotFound", "ImprovUnableToConnect", "ImprovNotAuthorized", "NotImprovDevice",
+            ].contains(String(name.dropFirst("io.accessorysetup.Error.".count)))
         }
 
         /// Whether the agent left the bus (stopped, crashed): the batch goes on once it is back.
