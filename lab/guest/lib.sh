@@ -139,7 +139,8 @@ stop_ap() {
 # in place of the setup page there, with the proof of possession in POP_FILE (default
 # /run/lab/prov.pop) and the home network's passphrase in /run/lab/home.pass, which it checks
 # what it is sent against; once joined it reports the address .42 of the home network and runs
-# $ESP_ON_JOIN if set. Its log is $OUT/logs/esp-device-NETNS-SECURITY.log. One started before in
+# $ESP_ON_JOIN if set; with $ESP_CONNECTING_SECONDS it takes that long to join, from the first
+# time it is told to. Its log is $OUT/logs/esp-device-NETNS-SECURITY.log. One started before in
 # NETNS is stopped first.
 start_esp_device() {
     local security=$1 netns=${2:-acc1} pop=${3:-/run/lab/prov.pop}
@@ -152,7 +153,8 @@ start_esp_device() {
     ip netns exec "$netns" python3 -u /lab/accessories/esp_prov_device.py --address "${AP_SUBNET[$netns]}.1" \
         --port 80 --security "$security" --pop-file "$pop" --home-ssid "$HOME_SSID" \
         --home-passphrase-file /run/lab/home.pass --connecting-polls 2 --ip4-address "${AP_SUBNET[home]}.42" \
-        ${ESP_ON_JOIN:+--on-join "$ESP_ON_JOIN"} >"$log" 2>&1 &
+        ${ESP_ON_JOIN:+--on-join "$ESP_ON_JOIN"} ${ESP_CONNECTING_SECONDS:+--connecting-seconds "$ESP_CONNECTING_SECONDS"} \
+        >"$log" 2>&1 &
     echo $! >"$pidfile"
     for _ in $(seq 100); do grep -q READY "$log" && return 0; sleep 0.1; done
     return 1
