@@ -21,6 +21,9 @@ public protocol BluetoothManaging: Sendable {
     func devicePath(of address: MACAddress, adapter: String?, timeout: Duration) async throws(BluetoothError) -> String
     /// Abandons a pairing in progress.
     func cancelPairing(_ address: MACAddress) async throws(BluetoothError)
+    /// Forgets the device, its bond with it: what BlueZ knows of it goes (`RemoveDevice`). A
+    /// device not known is left as it is.
+    func removeDevice(_ address: MACAddress) async throws(BluetoothError)
     /// Brings up the device's classic profiles, for transport bridging.
     func connectProfiles(_ address: MACAddress, adapter: String?, timeout: Duration) async throws(BluetoothError)
     /// Has the accessory switch its hotspot on and reveal it; `pair` pairs with the accessory

@@ -51,6 +51,15 @@ extension BlueZClient {
         _ = try await call(path, Self.deviceInterface, "CancelPairing")
     }
 
+    /// Forgets the device and its bond: `Adapter1.RemoveDevice` on the adapter that knows it.
+    public func removeDevice(_ address: MACAddress) async throws(BluetoothError) {
+        let known = paths(with: Self.deviceInterface).filter { advertisement($0, adapter: nil)?.address == address }
+        for path in known {
+            guard let adapter = property(path, Self.deviceInterface, "Adapter")?.string else { continue }
+            _ = try await call(adapter, Self.adapterInterface, "RemoveDevice", [.objectPath(path)])
+        }
+    }
+
     /// Brings up the device's classic profiles (`Device1.Connect`), for transport bridging.
     public func connectProfiles(_ address: MACAddress, adapter: String? = nil, timeout: Duration = .seconds(30))
         async throws(BluetoothError)

@@ -215,6 +215,26 @@ import Testing
         await client.close()
     }
 
+    /// Removing the record of an accessory the agent paired unpairs it, as Apple's removal does:
+    /// BlueZ forgets the device, and the bond is no longer recorded.
+    @Test func removingThePairedCamerasRecordUnpairsIt() async throws {
+        let (services, camera) = try Self.start()
+        let (client, _, _, signals) = try await Self.pickCamera(services)
+        let added = try #require(signals.first { $0.member == "AccessoryAdded" }?.arguments.first)
+        let id = try #require(added["id"]?.string)
+        #expect(try services.bluez.gattLog(camera).paired)
+        _ = try await client.manager("RemoveAccessory", [.string(id)])
+        let gone = try await poll(timeout: .seconds(30), every: .milliseconds(100)) {
+            (try? services.bluez.gattLog(camera)) == nil ? true : nil
+        }
+        #expect(gone == true, "BlueZ still knows the camera: \(services.agent.log)")
+        let bonds = try String(
+            contentsOf: services.agent.stateDirectory.appendingPathComponent("bonds.json"), encoding: .utf8)
+        #expect(!bonds.contains(Self.address), "\(bonds)")
+        #expect(services.agent.log.contains("unpaired with record"), "\(services.agent.log)")
+        await client.close()
+    }
+
     /// A bond answers whoever connects, so the camera paired for one user is neither handed
     /// off to another (nothing is written to it, nothing recorded) nor adopted in their
     /// migration, unless polkit lets that user manage others' accessories. A camera paired
