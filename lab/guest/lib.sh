@@ -160,6 +160,20 @@ start_esp_device() {
     return 1
 }
 
+# start_esp_accessory NAME NETNS SSID [POP_FILE]: an ESP-IDF device behind its own open setup
+# hotspot SSID in NETNS, brought up as a real one comes up: its provisioning server answers
+# first, then its hotspot beacons. A batch discovering meanwhile can then never find the hotspot
+# before the device behind it answers (start_ap before start_esp_device left that window, and a
+# loaded VM once took 8 s to start the device). The server's socket stays bound through
+# start_ap's flush of the address.
+start_esp_accessory() {
+    local name=$1 netns=$2 ssid=$3 pop=${4:-/run/lab/prov.pop}
+    ip netns exec "$netns" ip addr flush dev "${AP_IFACE[$netns]}"
+    ip netns exec "$netns" ip addr add "${AP_SUBNET[$netns]}.1/24" dev "${AP_IFACE[$netns]}"
+    start_esp_device 1 "$netns" "$pop" || return 1
+    start_ap "$name" "$netns" <<<"ssid=$ssid"
+}
+
 # start_home_mdns: an mDNS responder on the home network, as a device there would run: Avahi
 # in netns home on its access point's interface, on a D-Bus bus of its own (the socket
 # /run/lab/home-bus), so that avahi-publish (publish_home) announces what lives there.

@@ -35,10 +35,8 @@ check back_home_after_first wait_home 60
 looking() { [[ $(journalctl -u accessory-setup --no-pager -o cat | grep -c 'discovery started') -ge 2 ]]; }
 check batch_looks_for_the_next eventually 60 looking
 systemctl kill -s KILL accessory-setup
-start_ap shelf2 acc2 <<<"ssid=PROV_B002"
-start_ap shelf3 spare <<<"ssid=PROV_B003"
-check device2_ready start_esp_device 1 acc2 /run/lab/other.pop
-check device3_ready start_esp_device 1 spare
+check device2_ready start_esp_accessory shelf2 acc2 PROV_B002 /run/lab/other.pop
+check device3_ready start_esp_accessory shelf3 spare PROV_B003
 check batch_ended pane_wait "[exit " 600
 screen=$(pane)
 echo "$screen" >>"$CASE_LOG"

@@ -31,9 +31,8 @@ batch() {
 }
 batch 60
 check two_set_up pane_wait "[2] " 300
-start_ap crash3 spare <<<"ssid=PROV_C003"
 ESP_CONNECTING_SECONDS=40
-check device3_ready start_esp_device 1 spare
+check device3_ready start_esp_accessory crash3 spare PROV_C003
 unset ESP_CONNECTING_SECONDS
 applied() { grep -q 'applying the configuration' "$OUT/logs/esp-device-spare-1.log"; }
 check third_applies eventually 120 applied
