@@ -335,15 +335,6 @@ public actor BusConnection {
         return reply?.first?.bool ?? false
     }
 
-    /// The process id behind a peer's unique name, for logs.
-    public func processID(of peer: String) async -> UInt32? {
-        let reply = try? await call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            method: "GetConnectionUnixProcessID", [.string(peer)], timeout: .seconds(5))
-        if case .uint32(let pid)? = reply?.first { return pid }
-        return nil
-    }
-
     /// The Unix signals `numbers` as they arrive, through GLib's signal sources on this
     /// connection's thread (SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2 and SIGWINCH only). Their
     /// default action is replaced for the life of the process.
