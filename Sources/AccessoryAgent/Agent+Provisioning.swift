@@ -3,6 +3,7 @@ import AgentInterface
 import BusService
 import FoundationEssentials
 import GLibRuntime
+import ProvisioningHTTP
 
 /// Giving an accessory the home network (`ProvisionAccessory`): ESP-IDF's unified provisioning
 /// over the accessory's setup hotspot or Bluetooth LE, or Improv Wi-Fi over Bluetooth LE, as
@@ -24,15 +25,15 @@ extension Agent {
         }
         try await require(.provision, call, uid: uid)
         let joined = joins.all.first { $0.recordID == record.id }
-        if case .espIDF(let setup) = method, setup.transport == .softAP, joined == nil {
-            throw CallFailure(
-                AccessorySessionError.invalidRequest(
-                    field: "accessory",
-                    reason: "its setup hotspot is not joined, and it is provisioned over it: join it first "
-                        + "(JoinAccessoryHotspot)"))
-        }
-        if case .espIDF(let setup) = method, setup.transport == .softAP, let joined {
-            try await requireOnHotspot(setup.address, joinedOn: joined.device)
+        if let address = method.hotspotAddress {
+            guard let joined else {
+                throw CallFailure(
+                    AccessorySessionError.invalidRequest(
+                        field: "accessory",
+                        reason: "its setup hotspot is not joined, and it is provisioned over it: join it first "
+                            + "(JoinAccessoryHotspot)"))
+            }
+            try await requireOnHotspot(address, joinedOn: joined.device)
         }
         let credentials: WiFiCredentials
         if let given = request.credentials {
@@ -230,6 +231,37 @@ extension Agent {
             } catch {
                 throw CallFailure(error)
             }
+        case .http(let setup):
+            guard let (host, port) = HTTPProvisioningTransport.parseAddress(setup.address) else {
+                throw CallFailure(
+                    ProvisioningError.transport(endpoint: "connect", "'\(setup.address)' is not HOST:PORT"))
+            }
+            let client = HTTPSetupClient(host: host, port: port, interface: hotspotInterface)
+            do throws(ProvisioningError) {
+                let outcome = try await setup.run(
+                    credentials,
+                    send: { request, timeout throws(HTTPSetupFailure) in
+                        try await client.send(request, timeout: timeout)
+                    }
+                ) { step in
+                    switch step {
+                    case .request(let name): progress("request", [("step", .string(name))])
+                    case .sendingCredentials(let name): progress("sendingCredentials", [("step", .string(name))])
+                    case .confirming: progress("confirming", [])
+                    case .deviceLeft: progress("deviceLeft", [])
+                    }
+                }
+                var reply: [(String, DBusValue)] = [
+                    ("protocol", .string("http")), ("confirmed", .boolean(outcome.confirmed)),
+                ]
+                if let address = outcome.ipv4Address { reply.append(("ipv4Address", .string(address))) }
+                if let mac = outcome.captured["mac"].flatMap(MACAddress.init(looseText:)) {
+                    reply.append(("macAddress", .string(mac.description)))
+                }
+                return reply
+            } catch {
+                throw CallFailure(error)
+            }
         case .improv(let address):
             do throws(ImprovError) {
                 let bluetooth: any BluetoothManaging
@@ -308,6 +340,7 @@ extension Agent {
             }
             return .improv(address)
         }
+        if let setup = profile.httpProvisioning { return .http(setup) }
         guard let setup = profile.provisioning else {
             throw CallFailure(
                 AccessorySessionError.invalidRequest(
@@ -362,6 +395,17 @@ enum ProvisioningMethod {
     case espIDF(ProvisioningSetup)
     /// Improv Wi-Fi over Bluetooth LE, at the accessory's address.
     case improv(MACAddress)
+    /// The vendor's own HTTP setup API, on the accessory's hotspot.
+    case http(HTTPProvisioning)
+
+    /// The address spoken to on the accessory's setup hotspot, for the methods that run there.
+    var hotspotAddress: String? {
+        switch self {
+        case .espIDF(let setup): setup.transport == .softAP ? setup.address : nil
+        case .http(let setup): setup.address
+        case .improv: nil
+        }
+    }
 }
 
 /// `ProvisionAccessory`'s options.

@@ -59,8 +59,17 @@ extension AccessoryProfile {
         let handoff = object.choice("handoff", from: Self.handoffNames, required: true)
         let hotspot = object.object("hotspot").flatMap(HotspotPolicy.init(reading:))
         let bluetoothHandoff = object.object("bluetoothHandoff").flatMap(BluetoothHandoff.init(reading:))
-        let provisioning = object.object("provisioning").flatMap(ProvisioningSetup.init(reading:))
+        let provisioningObject = object.object("provisioning")
+        let isHTTP = provisioningObject.map {
+            $0.choice("protocol", from: ["espIDF": false, "http": true], required: true)
+        }
+        let provisioning = isHTTP == false ? provisioningObject.flatMap(ProvisioningSetup.init(reading:)) : nil
+        let httpProvisioning = isHTTP == true ? provisioningObject.flatMap(HTTPProvisioning.init(reading:)) : nil
         let unencryptedProvisioning = object.bool("unencryptedProvisioning") ?? false
+        if let httpProvisioning {
+            Self.checkHTTPProvisioning(
+                httpProvisioning, handoff: handoff, hotspot: hotspot, unencrypted: unencryptedProvisioning, object)
+        }
         if let provisioning, provisioning.minimumSecurity == 0, !unencryptedProvisioning {
             object.report(
                 "provisioning.minimumSecurity",
@@ -104,8 +113,34 @@ extension AccessoryProfile {
         self.init(
             id: id, vendor: vendor, applications: applications, supports: supports, bluetooth: bluetooth,
             hotspot: hotspot, handoff: handoff, bluetoothHandoff: bluetoothHandoff, provisioning: provisioning,
-            allowsUnencryptedProvisioning: unencryptedProvisioning, homeServices: homeServices, items: items,
+            httpProvisioning: httpProvisioning, allowsUnencryptedProvisioning: unencryptedProvisioning,
+            homeServices: homeServices, items: items,
             sources: sources ?? [])
+    }
+
+    /// A vendor's HTTP setup runs on the setup hotspot the agent joins; over an open hotspot,
+    /// or one whose passphrase the vendor publishes, the passphrase crosses the air readable,
+    /// and the profile must say it accepts that.
+    private static func checkHTTPProvisioning(
+        _ setup: HTTPProvisioning, handoff: Handoff?, hotspot: HotspotPolicy?, unencrypted: Bool,
+        _ object: JSONObjectReader
+    ) {
+        if let handoff, handoff != .joinHotspot, handoff != .bluetoothToWiFi {
+            object.report("provisioning.protocol", "http runs on the accessory's setup hotspot; handoff must join it")
+        }
+        if hotspot == nil && handoff == .joinHotspot {
+            object.report("provisioning.protocol", "http runs on the accessory's setup hotspot; give hotspot")
+        }
+        switch hotspot?.passphrase {
+        case .prompt?, .handoff?: break
+        case .none?, .fixed?, nil:
+            if !unencrypted {
+                object.report(
+                    "provisioning.protocol",
+                    "http over a hotspot that is open or whose passphrase is published sends the home network's "
+                        + "passphrase readable by anyone nearby; say so with \"unencryptedProvisioning\": true")
+            }
+        }
     }
 
     /// `homeNetwork`: `{"services": [{"type": "_wled._tcp", "instance": "wled-*"}]}`.

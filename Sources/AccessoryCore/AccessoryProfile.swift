@@ -49,17 +49,27 @@ public struct AccessoryProfile: Hashable, Sendable {
     public var handoff: Handoff
     /// How the hotspot is revealed over GATT; present exactly when `handoff` is `bluetoothToWiFi`.
     public var bluetoothHandoff: BluetoothHandoff?
-    /// How the accessory is given the home network after the handoff, if the profile says.
+    /// How the accessory is given the home network with ESP-IDF's provisioning, if the profile says.
     public var provisioning: ProvisioningSetup?
+    /// How the accessory is given the home network through its vendor's HTTP setup API, if the
+    /// profile says (`provisioning` with `"protocol": "http"`).
+    public var httpProvisioning: HTTPProvisioning?
     /// Whether the profile's accessories may be given a network's passphrase without
     /// encryption (`unencryptedProvisioning`): Improv Wi-Fi always sends it in the clear, ESP-IDF
     /// does under security 0. Without it the agent refuses both before anything is sent.
     public var allowsUnencryptedProvisioning: Bool
     /// How the passphrase of the network an accessory is given travels to it: Improv sends it
-    /// as it is; ESP-IDF's session encrypts it unless the profile accepts security 0. `nil`:
-    /// the profile gives its accessories no network.
+    /// as it is; ESP-IDF's session encrypts it unless the profile accepts security 0; a vendor's
+    /// plain HTTP is encrypted only by the hotspot's own passphrase, and one the vendor publishes
+    /// (or none) protects nothing. `nil`: the profile gives its accessories no network.
     public var provisioningExposure: NetworkShareConsent.Exposure? {
         if handoff == .improvWiFi { return .unencrypted }
+        if httpProvisioning != nil {
+            switch hotspot?.passphrase {
+            case .prompt?, .handoff?: return .encrypted
+            case .none?, .fixed?, nil: return .unencrypted
+            }
+        }
         guard let provisioning else { return nil }
         return provisioning.minimumSecurity == 0 ? .unencryptedIfOffered : .encrypted
     }
@@ -73,7 +83,8 @@ public struct AccessoryProfile: Hashable, Sendable {
         id: String, vendor: String, applications: [String] = [], supports: Set<Transport>,
         bluetooth: BluetoothDeclarations = .init(), hotspot: HotspotPolicy? = nil, handoff: Handoff,
         bluetoothHandoff: BluetoothHandoff? = nil, provisioning: ProvisioningSetup? = nil,
-        allowsUnencryptedProvisioning: Bool = false, homeServices: [PublishedService] = [],
+        httpProvisioning: HTTPProvisioning? = nil, allowsUnencryptedProvisioning: Bool = false,
+        homeServices: [PublishedService] = [],
         items: [PickerDisplayItem], sources: [SourceReference] = []
     ) {
         self.id = id
@@ -85,6 +96,7 @@ public struct AccessoryProfile: Hashable, Sendable {
         self.handoff = handoff
         self.bluetoothHandoff = bluetoothHandoff
         self.provisioning = provisioning
+        self.httpProvisioning = httpProvisioning
         self.allowsUnencryptedProvisioning = allowsUnencryptedProvisioning
         self.homeServices = homeServices
         self.items = items

@@ -27,6 +27,19 @@ public struct MACAddress: Hashable, Sendable, Comparable {
         self.init(rawValue: groups.reduce(0) { $0 << 8 | UInt64($1, radix: 16)! })
     }
 
+    /// An address as devices report it in their own answers: twelve hex digits, bare
+    /// (`A8032AB12345`, as Shelly and WLED write it) or in pairs separated by `:` or `-`.
+    public init?(looseText text: String) {
+        if let parsed = try? MACAddress(text) {
+            self = parsed
+            return
+        }
+        guard text.utf8.count == 12, Hex.isHexDigits(Substring(text)), let value = UInt64(text, radix: 16) else {
+            return nil
+        }
+        self.init(rawValue: value)
+    }
+
     public var octets: [UInt8] {
         (0..<6).reversed().map { UInt8(truncatingIfNeeded: rawValue >> (8 * UInt64($0))) }
     }

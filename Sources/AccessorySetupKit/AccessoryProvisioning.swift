@@ -48,8 +48,13 @@ public struct AccessoryProvisioningStep: Sendable, Hashable {
 public struct AccessoryProvisioningReport: Sendable, Hashable {
     /// The network given.
     public var ssid: String?
-    /// `espIDF` or `improvWiFi`.
+    /// `espIDF`, `improvWiFi` or `http` (a vendor's own setup API).
     public var provisioningProtocol: String?
+    /// `false` when the device took the network but left its hotspot before saying it joined
+    /// (a vendor's setup that restarts the device); `nil` where the protocol itself confirms.
+    public var confirmed: Bool?
+    /// The device's MAC address as it reported it (a vendor's setup).
+    public var macAddress: String?
     /// The device's address on the network (ESP-IDF).
     public var ipv4Address: String?
     /// Where the device's own setup goes on (Improv).
@@ -63,6 +68,8 @@ public struct AccessoryProvisioningReport: Sendable, Hashable {
         provisioningProtocol = fields["protocol"]?.string
         ipv4Address = fields["ipv4Address"]?.string
         url = fields["url"]?.string
+        if case .boolean(let flag)? = fields["confirmed"] { confirmed = flag }
+        macAddress = fields["macAddress"]?.string
         json = .object(fields.mapValues(\.jsonValue))
     }
 }

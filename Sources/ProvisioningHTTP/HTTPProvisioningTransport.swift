@@ -16,7 +16,6 @@ public final class HTTPProvisioningTransport: ProvisioningTransport, @unchecked 
     /// The SoftAP address ESP-IDF devices use, and esp_prov's default.
     public static let defaultHost = "192.168.4.1"
     public static let defaultPort = 80
-    static let headerLimit = 16 * 1024
     static let bodyLimit = 64 * 1024
 
     public let host: String
@@ -123,92 +122,37 @@ public final class HTTPProvisioningTransport: ProvisioningTransport, @unchecked 
         return answer.body
     }
 
-    /// The next bytes of the answer; none at its end.
-    private func read(_ link: TCPConnection, limit: Int, until deadline: Double, endpoint: String)
-        throws(ProvisioningError) -> [UInt8]
-    {
-        do {
-            return try link.read(limit: limit, until: deadline)
-        } catch {
-            throw failure(error, endpoint: endpoint)
-        }
-    }
-
     private func readAnswer(_ link: TCPConnection, until deadline: Double, endpoint: String)
         throws(ProvisioningError) -> (body: [UInt8], keepAlive: Bool)
     {
-        var data: [UInt8] = []
-        var headerEnd: Int?
-        while headerEnd == nil {
-            let chunk = try read(link, limit: 4096, until: deadline, endpoint: endpoint)
-            guard !chunk.isEmpty else {
-                // How protocomm refuses: the handler failed and the server closed the socket.
-                throw data.isEmpty ? .connectionClosed(endpoint: endpoint) : cutOff(endpoint)
-            }
-            data += chunk
-            headerEnd = Self.find([13, 10, 13, 10], in: data)
-            if headerEnd == nil && data.count > Self.headerLimit {
-                throw .transport(endpoint: endpoint, "the answer's headers exceed 16 KiB")
+        let answer: HTTPResponse
+        do {
+            answer = try HTTPResponse.read(link, until: deadline, bodyLimit: Self.bodyLimit)
+        } catch {
+            switch error {
+            case .socket(let failure): throw self.failure(failure, endpoint: endpoint)
+            // How protocomm refuses: the handler failed and the server closed the socket.
+            case .closedBeforeAnswer: throw .connectionClosed(endpoint: endpoint)
+            case .cutOff: throw cutOff(endpoint)
+            case .malformed(let reason): throw .transport(endpoint: endpoint, reason)
             }
         }
-        let end = headerEnd!
-        let lines = String(decoding: data[..<end], as: UTF8.self).components(separatedBy: "\r\n")
-        let status = lines[0].split(separator: " ")
-        guard status.count >= 2, status[0].hasPrefix("HTTP/1."), let code = Int(status[1]) else {
-            throw .transport(endpoint: endpoint, "the answer is not HTTP/1.x")
-        }
-        var headers: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let value = line[line.index(after: colon)...].trimmingWhitespace()
-            headers[line[..<colon].lowercased()] = value
-        }
-        if headers["transfer-encoding"] != nil {
-            throw .transport(endpoint: endpoint, "the answer is chunked, which ESP-IDF devices never send")
-        }
-        var body = Array(data[(end + 4)...])
-        let closes = headers["connection"]?.lowercased() == "close" || status[0] == "HTTP/1.0"
-        let length: Int?
-        if let text = headers["content-length"] {
-            guard let value = Int(text), value >= 0, value <= Self.bodyLimit else {
-                throw .transport(endpoint: endpoint, "the answer's length '\(text)' is not usable")
-            }
-            length = value
-        } else {
-            length = nil
-        }
-        while body.count < (length ?? Self.bodyLimit + 1) {
-            let chunk = try read(
-                link, limit: (length ?? Self.bodyLimit + 1) - body.count, until: deadline,
-                endpoint: endpoint)
-            if chunk.isEmpty {
-                guard length == nil else { throw cutOff(endpoint) }
-                break
-            }
-            body += chunk
-        }
-        guard body.count <= Self.bodyLimit else { throw .transport(endpoint: endpoint, "the answer exceeds 64 KiB") }
-        guard code == 200 else {
+        guard answer.status == 200 else {
             throw .transport(
                 endpoint: endpoint,
-                "the device answered HTTP \(code)"
-                    + (code == 404 ? "; it may not be an ESP-IDF provisioning device" : ""))
+                "the device answered HTTP \(answer.status)"
+                    + (answer.status == 404 ? "; it may not be an ESP-IDF provisioning device" : ""))
         }
-        if let setCookie = headers["set-cookie"], let pair = setCookie.split(separator: ";").first,
+        if let setCookie = answer.headers["set-cookie"], let pair = setCookie.split(separator: ";").first,
             pair.hasPrefix("session=")
         {
             cookie = String(pair)
         }
-        return (body, !closes && length != nil)
+        return (answer.body, answer.keepAlive)
     }
 
     private func cutOff(_ endpoint: String) -> ProvisioningError {
         .transport(endpoint: endpoint, "the device closed the connection in the middle of its answer")
-    }
-
-    private static func find(_ needle: [UInt8], in data: [UInt8]) -> Int? {
-        guard data.count >= needle.count else { return nil }
-        return (0...(data.count - needle.count)).first { data[$0..<$0 + needle.count].elementsEqual(needle) }
     }
 
     private func failure(_ error: SocketError, endpoint: String) -> ProvisioningError {
@@ -226,7 +170,7 @@ public final class HTTPProvisioningTransport: ProvisioningTransport, @unchecked 
 }
 
 /// Set once by a task's cancellation handler, read by the request on the queue.
-private final class CancellationFlag: Sendable {
+final class CancellationFlag: Sendable {
     private let value = Atomic(false)
 
     func set() { value.store(true, ordering: .releasing) }

@@ -118,7 +118,13 @@ enum ProvisionThroughAgent {
         } else {
             let address: TerminalText = provisioned.ipv4Address.map { " at \($0)" } ?? ""
             let url: TerminalText = provisioned.url.map { "; it goes on at \($0)" } ?? ""
-            console.print("\(added.displayName) joined '\(provisioned.ssid ?? "?")'\(address)\(url).")
+            if provisioned.confirmed == false {
+                console.print(
+                    "\(added.displayName) was given '\(provisioned.ssid ?? "?")' and restarts to join it; the agent looks for it there."
+                )
+            } else {
+                console.print("\(added.displayName) joined '\(provisioned.ssid ?? "?")'\(address)\(url).")
+            }
         }
         return .success
     }
@@ -144,7 +150,12 @@ enum ProvisionThroughAgent {
         case "awaitingAuthorization":
             return "The device asks for authorization: press its button (or do what its manual says)…"
         case "authorized": return "Authorized."
+        case "request":
+            let name = details["step"].flatMap { if case .string(let text) = $0 { text } else { nil } }
+            return "Asking the device (\(DisplayText.sanitized(name ?? "?")))…"
         case "sendingCredentials": return "Sending the network's credentials…"
+        case "confirming": return "Waiting for the device to say it joined…"
+        case "deviceLeft": return "The device left its hotspot to join the network."
         case "joining": return "The device is joining the network…"
         default: return nil
         }

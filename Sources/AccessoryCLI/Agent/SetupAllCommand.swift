@@ -319,7 +319,8 @@ enum SetupAllCommand {
                 "ProvisioningWrongProofOfPossession", "ProvisioningProofOfPossessionRequired",
                 "ProvisioningSecurityMismatch", "ProvisioningUnsupportedSecurity", "ProvisioningSecurityBelowMinimum",
                 "ProvisioningDeviceNotVerified", "ProvisioningConnectionFailed", "ProvisioningWrongPassphrase",
-                "ProvisioningNetworkNotFound", "ImprovUnableToConnect", "ImprovNotAuthorized", "NotImprovDevice",
+                "ProvisioningNetworkNotFound", "ProvisioningAuthenticationRequired", "ProvisioningDeviceRefused",
+                "ProvisioningNotOnHomeNetwork", "ImprovUnableToConnect", "ImprovNotAuthorized", "NotImprovDevice",
             ].contains(String(name.dropFirst("io.accessorysetup.Error.".count)))
         }
 

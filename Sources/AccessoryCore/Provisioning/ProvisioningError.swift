@@ -34,6 +34,12 @@ public enum ProvisioningError: Error, Hashable, Sendable, CustomStringConvertibl
     case timedOut(String, seconds: Int)
     /// The task provisioning was cancelled (Ctrl-C, SIGTERM, a closed session).
     case cancelled
+    /// The device's setup API wants a login (a Shelly with authentication on): nothing was sent.
+    case deviceAuthenticationRequired(step: String)
+    /// The device's setup API turned a request away, in its own words if it gave any.
+    case deviceRefused(step: String, String)
+    /// The device took the network but was not seen on it within the time its profile allows.
+    case notOnHomeNetwork(ssid: [UInt8], seconds: Int)
 
     public var code: Int {
         switch self {
@@ -56,6 +62,9 @@ public enum ProvisioningError: Error, Hashable, Sendable, CustomStringConvertibl
         case .timedOut: 416
         case .cancelled: 417
         case .securityBelowMinimum: 418
+        case .deviceAuthenticationRequired: 419
+        case .deviceRefused: 420
+        case .notOnHomeNetwork: 421
         }
     }
 
@@ -82,6 +91,9 @@ public enum ProvisioningError: Error, Hashable, Sendable, CustomStringConvertibl
             case .transport, .connectionClosed: "ProvisioningTransportFailed"
             case .timedOut: "TimedOut"
             case .cancelled: "Cancelled"
+            case .deviceAuthenticationRequired: "ProvisioningAuthenticationRequired"
+            case .deviceRefused: "ProvisioningDeviceRefused"
+            case .notOnHomeNetwork: "ProvisioningNotOnHomeNetwork"
             }
         return name
     }
@@ -140,6 +152,14 @@ public enum ProvisioningError: Error, Hashable, Sendable, CustomStringConvertibl
             "\(what) did not finish within \(seconds) s"
         case .cancelled:
             "provisioning was interrupted; the device may hold the credentials sent so far"
+        case .deviceAuthenticationRequired(let step):
+            "the device asks for its login at \(step) (its web interface is password-protected): switch the "
+                + "protection off on the device, or reset it to factory settings; nothing was sent"
+        case .deviceRefused(let step, let reason):
+            "the device refused \(step): \(reason)"
+        case .notOnHomeNetwork(let ssid, let seconds):
+            "the device took '\(Self.display(ssid))' but was not seen on it within \(seconds) s: check the "
+                + "passphrase and that the network reaches where the device is, then set it up again"
         }
     }
 

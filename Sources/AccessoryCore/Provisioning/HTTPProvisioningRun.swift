@@ -1,0 +1,134 @@
+import FoundationEssentials
+
+/// A step of a vendor's HTTP setup, as it happens.
+public enum HTTPProvisioningProgress: Sendable, Equatable {
+    /// A request of the profile's, by its step's name.
+    case request(String)
+    /// The request that carries the network's passphrase.
+    case sendingCredentials(String)
+    /// Asking the device whether it is on the home network.
+    case confirming
+    /// The device left its hotspot (it restarts onto the home network) before confirming.
+    case deviceLeft
+}
+
+/// What a vendor's HTTP setup ended with.
+public struct HTTPProvisioningOutcome: Sendable, Equatable {
+    /// The device's address on the home network, if it said.
+    public var ipv4Address: String?
+    /// What the steps captured (`mac`, …), as text.
+    public var captured: [String: String]
+    /// Whether the device itself said it is on the home network.
+    public var confirmed: Bool
+}
+
+extension HTTPProvisioning {
+    /// Sends the network with `send`, step by step, and confirms it as the profile says. The
+    /// device's named failures are thrown as they come; a device that answers but is not on
+    /// the network within the confirmation's time is `notOnHomeNetwork`, never success.
+    public func run(
+        _ credentials: WiFiCredentials, requestTimeout: Duration = .seconds(10),
+        send: (RenderedHTTPRequest, Duration) async throws(HTTPSetupFailure) -> HTTPAnswer,
+        pause: (Duration) async throws(ProvisioningError) -> Void = Self.sleep,
+        now: () -> ContinuousClock.Instant = { .now },
+        progress: (HTTPProvisioningProgress) -> Void
+    ) async throws(ProvisioningError) -> HTTPProvisioningOutcome {
+        var values: [String: [UInt8]] = [
+            Placeholder.ssid.name: credentials.ssid,
+            Placeholder.passphrase.name: Array(credentials.passphrase.reveal().utf8),
+        ]
+        var captured: [String: String] = [:]
+        let sender = networkStep ?? steps.count - 1
+        for (index, step) in steps.enumerated() {
+            let request = try step.request.render(values)
+            progress(index == sender ? .sendingCredentials(step.name) : .request(step.name))
+            let answer: HTTPAnswer
+            do {
+                answer = try await send(request, requestTimeout)
+            } catch {
+                // A device that restarts once it has the network may be gone for what follows.
+                if index > sender && reboots, error != .cancelled {
+                    progress(.deviceLeft)
+                    return HTTPProvisioningOutcome(captured: captured, confirmed: false)
+                }
+                throw error.provisioningError(step: step.name, timeout: requestTimeout)
+            }
+            let json = answer.json
+            if let failure = step.failures.first(where: { $0.when.allSatisfy { $0.holds(for: answer, json: json) } }) {
+                throw failure.error(step: step.name, ssid: credentials.ssid, json: json)
+            }
+            let succeeded =
+                step.success.isEmpty
+                ? (200...299).contains(answer.status) : step.success.allSatisfy { $0.holds(for: answer, json: json) }
+            guard succeeded else {
+                throw .deviceRefused(
+                    step: step.name, "it answered HTTP \(answer.status), which its profile does not take as success")
+            }
+            for (name, pointer) in step.captures.sorted(by: { $0.key < $1.key }) {
+                guard let text = json?.at(pointer: pointer)?.scalarText else {
+                    throw .malformedMessage("answer to \(step.name)", "it has no value at \(pointer)")
+                }
+                values[name] = Array(text.utf8)
+                captured[name] = text
+            }
+        }
+        guard let confirm else { return HTTPProvisioningOutcome(captured: captured, confirmed: false) }
+        progress(.confirming)
+        let request = try confirm.request.render(values)
+        let deadline = now() + confirm.within
+        while now() < deadline {
+            let answer: HTTPAnswer
+            do {
+                answer = try await send(request, min(requestTimeout, deadline - now()))
+            } catch .cancelled {
+                throw .cancelled
+            } catch {
+                if reboots {
+                    progress(.deviceLeft)
+                    return HTTPProvisioningOutcome(captured: captured, confirmed: false)
+                }
+                try await pause(.seconds(1))
+                continue
+            }
+            let json = answer.json
+            if let failure = confirm.failures.first(where: { $0.when.allSatisfy { $0.holds(for: answer, json: json) } })
+            {
+                throw failure.error(step: "confirm", ssid: credentials.ssid, json: json)
+            }
+            if confirm.connected.allSatisfy({ $0.holds(for: answer, json: json) }) {
+                let address = confirm.address.flatMap { json?.at(pointer: $0)?.scalarText }.flatMap(Self.ipv4Address)
+                return HTTPProvisioningOutcome(ipv4Address: address, captured: captured, confirmed: true)
+            }
+            try await pause(.seconds(1))
+        }
+        throw .notOnHomeNetwork(ssid: credentials.ssid, seconds: Int(confirm.within.components.seconds))
+    }
+
+    public static func sleep(_ duration: Duration) async throws(ProvisioningError) {
+        do { try await Task.sleep(for: duration) } catch { throw .cancelled }
+    }
+
+    /// `text` if it is a dotted-decimal IPv4 address (and not 0.0.0.0), else `nil`: an answer's
+    /// address is shown and matched, so nothing else is taken.
+    static func ipv4Address(_ text: String) -> String? {
+        guard isIPv4AndPort(text + ":1"), text != "0.0.0.0" else { return nil }
+        return text
+    }
+}
+
+/// Why a request of a vendor's setup got no answer (`HTTPSetupClient`'s failures, in the core).
+public enum HTTPSetupFailure: Error, Sendable, Equatable {
+    case unreachable(String)
+    case timedOut
+    case malformed(String)
+    case cancelled
+
+    func provisioningError(step: String, timeout: Duration) -> ProvisioningError {
+        switch self {
+        case .unreachable(let reason): .transport(endpoint: step, reason)
+        case .timedOut: .timedOut("the device's answer to \(step)", seconds: Int(timeout.components.seconds))
+        case .malformed(let reason): .transport(endpoint: step, reason)
+        case .cancelled: .cancelled
+        }
+    }
+}

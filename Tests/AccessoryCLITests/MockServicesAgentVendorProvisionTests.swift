@@ -1,0 +1,119 @@
+import AccessoryCLI
+import Foundation
+import ServiceHarness
+import Testing
+
+/// `accessoryctl pick --provision` of accessories set up through their vendor's own HTTP API,
+/// from the shipped profiles, run as a process against the built agent on a private system bus
+/// with python-dbusmock's NetworkManager (HomeNet, and the accessory's setup hotspot in range)
+/// and polkitd, and the vendor's simulator (`lab/accessories/vendor_setup_device.py`) behind
+/// the hotspot's interface in a network namespace.
+@Suite(.serialized) final class MockServicesAgentVendorProvisionTests {
+    let bus: PrivateSystemBus
+    let networkManager: NetworkManagerMock
+    let polkit: PolkitMock
+    let hotspots: SetupHotspots
+    var agent: AgentProcess?
+    var device: VendorSetupDevice?
+    let wifi: String
+
+    init() throws {
+        hotspots = try SetupHotspots()
+        bus = try PrivateSystemBus()
+        networkManager = try NetworkManagerMock(on: bus)
+        polkit = try PolkitMock(on: bus)
+        wifi = try networkManager.addWiFiDeviceOnHomeNet()
+    }
+
+    deinit {
+        agent?.stop()
+        polkit.stop()
+        networkManager.stop()
+        bus.stop()
+        device?.stop()
+    }
+
+    /// Starts the agent with the shipped `profile`, its address moved to the simulator's and
+    /// its confirmation shortened to `within` seconds, and the simulated `vendor` device behind
+    /// the hotspot `ssid`.
+    func start(
+        profile file: String, vendor: String, ssid: String, within: Int = 5, leavesHotspot: Bool = false,
+        auth: Bool = false
+    ) throws {
+        let device = try VendorSetupDevice(vendor: vendor, auth: auth, leavesHotspot: leavesHotspot, on: hotspots)
+        self.device = device
+        let agent = try AgentProcess(bus: bus, on: hotspots)
+        self.agent = agent
+        try agent.installShippedProfile(file)
+        let shipped = ESPProvisioningDevice.repository.appendingPathComponent("profiles/\(file)")
+        var profile = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: shipped)) as? [String: Any])
+        var provisioning = try #require(profile["provisioning"] as? [String: Any])
+        provisioning["address"] = device.address
+        if var confirm = provisioning["confirm"] as? [String: Any] {
+            confirm["within"] = within
+            provisioning["confirm"] = confirm
+        }
+        profile["provisioning"] = provisioning
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: profile), as: UTF8.self)
+        try agent.installProfile(text, name: String(file.dropLast(".json".count)))
+        try networkManager.addAccessPoint(wifi, name: "accessory", ssid: ssid, bssid: "02:00:00:00:00:30", strength: 50)
+        try networkManager.giveIPv4(to: ssid)
+        try agent.start()
+    }
+
+    func pickAndProvision(_ profileID: String, _ ssid: String, passphrase: String = "home-passphrase") async throws
+        -> Run
+    {
+        let file = try #require(device).writeFile("home.given", passphrase)
+        return try await accessoryctlProcess(
+            [
+                "pick", profileID, "--select", ssid, "--timeout", "20", "--provision", "--ssid", "HomeNet",
+                "--passphrase-file", file,
+            ], environment: bus.environment, deadline: .seconds(90))
+    }
+
+    /// Everything a person or an administrator could read of the run.
+    func everything(_ run: Run) -> String { run.out + run.err + (agent?.log ?? "") + (device?.log ?? "") }
+
+    @Test func aShellyGen2IsGivenTheNetworkOverItsRPCAndConfirmsItsAddress() async throws {
+        try start(profile: "shelly-gen2.json", vendor: "shelly-gen2", ssid: "ShellyPlus1-A8032AB12345")
+        let run = try await pickAndProvision("cloud.shelly.gen2", "ShellyPlus1-A8032AB12345")
+        #expect(run.code == .success, "\(run.err)\n\(agent?.log ?? "")")
+        #expect(
+            run.out.hasSuffix("Shelly Gen2+ device (setup access point) joined 'HomeNet' at 192.168.1.43.\n"),
+            "\(run.out)")
+        for line in [
+            "Joined ShellyPlus1-A8032AB12345 on wlan0.", "Asking the device (deviceInfo)…",
+            "Sending the network's credentials…", "Waiting for the device to say it joined…",
+            "Left ShellyPlus1-A8032AB12345, back on 'HomeNet'.",
+        ] {
+            #expect(run.err.contains(line), "\(line) is missing from:\n\(run.err)")
+        }
+        let log = try #require(device).log
+        #expect(log.contains("GOT ssid='HomeNet' passphrase=matches"), "\(log)")
+        #expect(log.contains("REQUEST POST /rpc"), "\(log)")
+        #expect(!everything(run).contains("home-passphrase"))
+        #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
+    }
+
+    @Test func aShellyThatNeverReachesTheHomeNetworkIsReportedSoAndLeftBehind() async throws {
+        try start(profile: "shelly-gen2.json", vendor: "shelly-gen2", ssid: "ShellyPlus1-A8032AB12345")
+        let run = try await pickAndProvision(
+            "cloud.shelly.gen2", "ShellyPlus1-A8032AB12345", passphrase: "not-the-home-passphrase")
+        #expect(run.code == .failure, "\(run.out)\n\(run.err)")
+        #expect(
+            run.err.contains("error: the device took 'HomeNet' but was not seen on it within 5 s"), "\(run.err)")
+        #expect(run.err.contains("Left ShellyPlus1-A8032AB12345, back on 'HomeNet'."), "\(run.err)")
+        #expect(try #require(device).log.contains("passphrase=differs"))
+        #expect(!everything(run).contains("not-the-home-passphrase"))
+        #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
+    }
+
+    @Test func aShellyWithItsLoginOnIsNamedAndSentNothing() async throws {
+        try start(profile: "shelly-gen2.json", vendor: "shelly-gen2", ssid: "ShellyPlus1-A8032AB12345", auth: true)
+        let run = try await pickAndProvision("cloud.shelly.gen2", "ShellyPlus1-A8032AB12345")
+        #expect(run.code == .failure, "\(run.out)\n\(run.err)")
+        #expect(run.err.contains("the device asks for its login at deviceInfo"), "\(run.err)")
+        #expect(try #require(device).log.contains("GOT") == false, "nothing was sent")
+    }
+}
