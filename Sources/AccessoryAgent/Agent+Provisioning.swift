@@ -121,7 +121,9 @@ extension Agent {
     private func recordNetwork(_ ssid: [UInt8], reply: [(String, DBusValue)], of id: UUID) async {
         guard let ssid = try? SSID(bytes: ssid) else { return }
         let field = { (key: String) in reply.first { $0.0 == key }?.1.string }
-        let network = AccessoryNetwork(ssid: ssid, ipv4Address: field("ipv4Address"), url: field("url"), joined: Date())
+        let network = AccessoryNetwork(
+            ssid: ssid, ipv4Address: field("ipv4Address"), url: field("url"),
+            macAddress: field("macAddress").flatMap { try? MACAddress($0) }, joined: Date())
         do throws(CallFailure) {
             guard let changed = try records.setNetwork(network, of: id) else { return }
             await broadcast(.recordChanged(changed), owner: changed.owner, except: nil)

@@ -159,13 +159,19 @@ public struct AccessoryNetwork: Hashable, Sendable, Codable {
     public var ssid: SSID
     public var ipv4Address: String?
     public var url: String?
+    /// The MAC address the device reported on its setup hotspot (a vendor's setup API), by
+    /// which its announcement is known when it reported no address.
+    public var macAddress: MACAddress?
     /// When the device reported it had joined.
     public var joined: Date
 
-    public init(ssid: SSID, ipv4Address: String? = nil, url: String? = nil, joined: Date) {
+    public init(
+        ssid: SSID, ipv4Address: String? = nil, url: String? = nil, macAddress: MACAddress? = nil, joined: Date
+    ) {
         self.ssid = ssid
         self.ipv4Address = ipv4Address
         self.url = url
+        self.macAddress = macAddress
         self.joined = joined
     }
 }

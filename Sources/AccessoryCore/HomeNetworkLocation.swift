@@ -179,6 +179,9 @@ public enum AccessoryLocator {
         case knownInstance
         /// Another instance at the address the device reported.
         case reportedAddress
+        /// The one service naming the MAC address the device reported on its setup hotspot, for
+        /// a device that reported no address (it restarted onto the home network first).
+        case reportedMACAddress
     }
 
     /// How far apart two MAC addresses of one ESP32 may be: station, SoftAP, Bluetooth and
@@ -197,7 +200,9 @@ public enum AccessoryLocator {
         _ record: AccessoryRecord, among services: [ResolvedService], declared: [PublishedService],
         claimed: Set<String>
     ) -> (service: ResolvedService, evidence: Evidence)? {
-        guard let reported = reportedAddress(of: record) else { return nil }
+        guard let reported = reportedAddress(of: record) else {
+            return locateByMAC(record, among: services, declared: declared, claimed: claimed)
+        }
         let there = services.filter { service in
             service.addresses.contains(reported) && !claimed.contains(key(of: service))
                 && declared.contains { $0.admits(service) }
@@ -208,6 +213,27 @@ public enum AccessoryLocator {
         return there.first.map { ($0, .reportedAddress) }
     }
 
+    /// Without a reported address, only the MAC address the device gave on its own hotspot
+    /// links it to an announcement: a service naming it (or an address the same chip derives)
+    /// is the accessory when it is the only unclaimed one that does; two naming it are one
+    /// impostor at least, and neither is adopted.
+    private static func locateByMAC(
+        _ record: AccessoryRecord, among services: [ResolvedService], declared: [PublishedService],
+        claimed: Set<String>
+    ) -> (service: ResolvedService, evidence: Evidence)? {
+        guard let mac = record.network?.macAddress?.rawValue else { return nil }
+        let naming = services.filter { service in
+            !claimed.contains(key(of: service)) && declared.contains { $0.admits(service) }
+                && service.namedMACAddresses.contains { (($0 > mac) ? $0 - mac : mac - $0) <= derivedMACSpread }
+        }
+        if let location = record.location, let known = naming.first(where: location.isInstance) {
+            return (known, .knownInstance)
+        }
+        let hosts = Set(naming.map { $0.addresses.sorted() })
+        guard hosts.count == 1, let only = naming.first else { return nil }
+        return (only, .reportedMACAddress)
+    }
+
     /// The services of the declared types that present themselves as `record`'s accessory away
     /// from the address it reported: its former instance name, or a MAC address it was set up
     /// under (or one ESP32 derives from the same base). Each is logged, never adopted.
@@ -215,6 +241,8 @@ public enum AccessoryLocator {
         of record: AccessoryRecord, among services: [ResolvedService], declared: [PublishedService]
     ) -> [ResolvedService] {
         let reported = reportedAddress(of: record)
+        // Known by the MAC address it reported, it is located by it (`locateByMAC`).
+        if reported == nil && record.network?.macAddress != nil { return [] }
         let own = [record.hotspotBSSID, record.bluetoothIdentifier, record.bluetoothTransportBridgingIdentifier]
             .compactMap { $0?.rawValue }
         return services.filter { service in

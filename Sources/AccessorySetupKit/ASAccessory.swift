@@ -60,12 +60,15 @@ public struct ASAccessory: Sendable, Hashable, Identifiable {
         public var ipv4Address: String?
         /// Where its own setup goes on (Improv).
         public var url: String?
+        /// The MAC address it reported on its setup hotspot (a vendor's setup API).
+        public var macAddress: String?
 
         init?(_ value: DBusValue) {
             guard let fields = value.members, let ssid = fields["ssid"]?.string else { return nil }
             self.ssid = ssid
             ipv4Address = fields["ipv4Address"]?.string
             url = fields["url"]?.string
+            macAddress = fields["macAddress"]?.string
         }
     }
 

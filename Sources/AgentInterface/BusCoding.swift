@@ -47,6 +47,7 @@ public enum BusCoding {
             ]
             if let address = network.ipv4Address { fields.append(("ipv4Address", .string(address))) }
             if let url = network.url { fields.append(("url", .string(url))) }
+            if let mac = network.macAddress { fields.append(("macAddress", .string(mac.description))) }
             entries.append(("network", .vardict(fields)))
         }
         if let location = record.location {

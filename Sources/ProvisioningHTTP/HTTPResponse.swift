@@ -46,8 +46,14 @@ struct HTTPResponse {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingWhitespace()
         }
-        if headers["transfer-encoding"] != nil { throw .malformed("the answer is chunked, which is not read here") }
         var body = Array(data[(end + 4)...])
+        if let encoding = headers["transfer-encoding"] {
+            guard encoding.lowercased() == "chunked" else {
+                throw .malformed("the answer's transfer encoding '\(encoding)' is not read here")
+            }
+            body = try dechunk(body, link, until: deadline, bodyLimit: bodyLimit)
+            return HTTPResponse(status: code, headers: headers, body: body, keepAlive: false)
+        }
         let closes = headers["connection"]?.lowercased() == "close" || statusLine[0] == "HTTP/1.0"
         let length: Int?
         if let text = headers["content-length"] {
@@ -68,6 +74,44 @@ struct HTTPResponse {
         }
         guard body.count <= bodyLimit else { throw .malformed("the answer exceeds \(bodyLimit / 1024) KiB") }
         return HTTPResponse(status: code, headers: headers, body: body, keepAlive: !closes && length != nil)
+    }
+
+    /// The body of a chunked answer (`buffered` is what came with the headers): each chunk's
+    /// hex size line, its bytes, up to the empty last chunk; trailers are not read.
+    private static func dechunk(_ buffered: [UInt8], _ link: TCPConnection, until deadline: Double, bodyLimit: Int)
+        throws(Fault) -> [UInt8]
+    {
+        var data = buffered
+        var body: [UInt8] = []
+        var position = 0
+        while true {
+            var lineEnd = find([13, 10], in: Array(data[position...])).map { $0 + position }
+            while lineEnd == nil {
+                guard data.count - position <= 1024 else { throw .malformed("a chunk's size line exceeds 1 KiB") }
+                let chunk = try next(link, limit: 4096, until: deadline)
+                guard !chunk.isEmpty else { throw .cutOff }
+                data += chunk
+                lineEnd = find([13, 10], in: Array(data[position...])).map { $0 + position }
+            }
+            let line = String(decoding: data[position..<lineEnd!], as: UTF8.self)
+            let sizeText = line.split(separator: ";").first.map(String.init) ?? ""
+            guard let size = Int(sizeText.trimmingWhitespace(), radix: 16), size >= 0 else {
+                throw .malformed("a chunk's size '\(DisplayText.sanitized(line, maximumLength: 40))' is not hex")
+            }
+            position = lineEnd! + 2
+            if size == 0 { return body }
+            guard body.count + size <= bodyLimit else { throw .malformed("the answer exceeds \(bodyLimit / 1024) KiB") }
+            while data.count < position + size + 2 {
+                let chunk = try next(link, limit: position + size + 2 - data.count, until: deadline)
+                guard !chunk.isEmpty else { throw .cutOff }
+                data += chunk
+            }
+            body += data[position..<position + size]
+            position += size + 2
+            // What is consumed is dropped, so that a long answer is not searched again and again.
+            data.removeFirst(position)
+            position = 0
+        }
     }
 
     private static func next(_ link: TCPConnection, limit: Int, until deadline: Double) throws(Fault) -> [UInt8] {

@@ -38,7 +38,7 @@ import Testing
     /// the hotspot `ssid`.
     func start(
         profile file: String, vendor: String, ssid: String, within: Int = 5, leavesHotspot: Bool = false,
-        auth: Bool = false
+        auth: Bool = false, security: NetworkManagerMock.Security = .open
     ) throws {
         let device = try VendorSetupDevice(vendor: vendor, auth: auth, leavesHotspot: leavesHotspot, on: hotspots)
         self.device = device
@@ -56,7 +56,8 @@ import Testing
         profile["provisioning"] = provisioning
         let text = String(decoding: try JSONSerialization.data(withJSONObject: profile), as: UTF8.self)
         try agent.installProfile(text, name: String(file.dropLast(".json".count)))
-        try networkManager.addAccessPoint(wifi, name: "accessory", ssid: ssid, bssid: "02:00:00:00:00:30", strength: 50)
+        try networkManager.addAccessPoint(
+            wifi, name: "accessory", ssid: ssid, bssid: "02:00:00:00:00:30", strength: 50, security: security)
         try networkManager.giveIPv4(to: ssid)
         try agent.start()
     }
@@ -115,5 +116,58 @@ import Testing
         #expect(run.code == .failure, "\(run.out)\n\(run.err)")
         #expect(run.err.contains("the device asks for its login at deviceInfo"), "\(run.err)")
         #expect(try #require(device).log.contains("GOT") == false, "nothing was sent")
+    }
+
+    @Test func aShellyGen1IsGivenTheNetworkAndLeavesItsHotspotToJoinIt() async throws {
+        try start(profile: "shelly.json", vendor: "shelly-gen1", ssid: "shelly1-A4CF12F45678", leavesHotspot: false)
+        let run = try await pickAndProvision("cloud.shelly.gen1", "shelly1-A4CF12F45678")
+        #expect(run.code == .success, "\(run.err)\n\(agent?.log ?? "")")
+        #expect(
+            run.out.hasSuffix(
+                "Shelly Gen1 device (setup access point) was given 'HomeNet' and restarts to join it; the agent "
+                    + "looks for it there.\n"), "\(run.out)")
+        let log = try #require(device).log
+        #expect(log.contains("REQUEST GET /shelly") && log.contains("REQUEST GET /settings/sta"), "\(log)")
+        #expect(log.contains("GOT ssid='HomeNet' passphrase=matches"), "\(log)")
+        #expect(!everything(run).contains("home-passphrase"))
+        let listed = try await accessoryctlProcess(
+            ["list", "--json"], environment: bus.environment, deadline: .seconds(30))
+        #expect(
+            listed.out.contains("\"macAddress\" : \"A8:03:2A:B1:23:45\""),
+            "the MAC address it reported is kept: \(listed.out)")
+    }
+
+    @Test func tasmotaTestsTheNetworkThenSaysItJoinedOnItsNextPage() async throws {
+        try start(profile: "tasmota.json", vendor: "tasmota", ssid: "tasmota-A1B2C3-1234", leavesHotspot: true)
+        let run = try await pickAndProvision("com.tasmota.wifimanager", "tasmota-A1B2C3-1234")
+        #expect(run.code == .success, "\(run.err)\n\(agent?.log ?? "")")
+        #expect(run.out.hasSuffix("Tasmota device (Wi-Fi manager) joined 'HomeNet'.\n"), "\(run.out)")
+        #expect(run.err.contains("Waiting for the device to say it joined…"), "\(run.err)")
+        #expect(try #require(device).log.contains("GOT ssid='HomeNet' passphrase=matches"))
+        #expect(!everything(run).contains("home-passphrase"))
+    }
+
+    @Test func tasmotaSayingItCouldNotConnectIsTheDevicesVerdict() async throws {
+        try start(profile: "tasmota.json", vendor: "tasmota", ssid: "tasmota-A1B2C3-1234")
+        let run = try await pickAndProvision(
+            "com.tasmota.wifimanager", "tasmota-A1B2C3-1234", passphrase: "not-the-home-passphrase")
+        #expect(run.code == .failure, "\(run.out)\n\(run.err)")
+        #expect(
+            run.err.contains(
+                "error: the device refused confirm: it could not connect to the network (Tasmota: Connect failed"),
+            "\(run.err)")
+        #expect(run.err.contains("Left tasmota-A1B2C3-1234, back on 'HomeNet'."), "\(run.err)")
+    }
+
+    @Test func aWLEDIsGivenTheNetworkByItsJSONConfigurationAndRestarts() async throws {
+        try start(profile: "wled.json", vendor: "wled", ssid: "WLED-AP", leavesHotspot: true, security: .wpa2)
+        let run = try await pickAndProvision("ge.wled.softap", "WLED-AP")
+        #expect(run.code == .success, "\(run.err)\n\(agent?.log ?? "")")
+        #expect(run.out.contains("was given 'HomeNet' and restarts to join it"), "\(run.out)")
+        let log = try #require(device).log
+        #expect(log.contains("REQUEST GET /json/info") && log.contains("REQUEST POST /json/cfg"), "\(log)")
+        #expect(log.contains("GOT ssid='HomeNet' passphrase=matches"), "\(log)")
+        try #require(device).waitForLog("LEAVING")
+        #expect(!everything(run).contains("home-passphrase"))
     }
 }

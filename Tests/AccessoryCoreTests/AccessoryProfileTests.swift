@@ -718,9 +718,16 @@ struct AccessoryProfileTests {
             with(handoffProfile()) { $0["provisioning"] = ["protocol": "espIDF", "transport": "bluetooth"] as JSON }
         },
         .init(
+            "provisioning of an unknown protocol: its other keys depend on it",
+            [("provisioning.protocol", #""improv" is not one of "espIDF", "http""#)]
+        ) {
+            with(wifiProfile()) {
+                $0["provisioning"] = ["protocol": "improv", "transport": "softAP", "address": "192.168.4.1"] as JSON
+            }
+        },
+        .init(
             "provisioning with bad values",
             [
-                ("provisioning.protocol", #""improv" is not one of "espIDF""#),
                 ("provisioning.address", "'192.168.4.1' is not HOST:PORT, like 192.168.4.1:80"),
                 ("provisioning.security", "is 3; it must be from 0 to 2"),
                 ("provisioning.username", "is for security 2 only"),
@@ -729,7 +736,7 @@ struct AccessoryProfileTests {
             with(wifiProfile()) {
                 $0["provisioning"] =
                     [
-                        "protocol": "improv", "transport": "softAP", "address": "192.168.4.1", "security": 3,
+                        "protocol": "espIDF", "transport": "softAP", "address": "192.168.4.1", "security": 3,
                         "username": "u",
                     ] as JSON
             }

@@ -127,6 +127,29 @@ struct HomeNetworkLocationTests {
         #expect(AccessoryLocator.locate(record, among: [one], declared: patterned, claimed: []) == nil)
     }
 
+    @Test("a device that reported only its MAC address on its hotspot is the one service naming it")
+    func byTheMACAddressItReported() throws {
+        var record = try Self.record(bssid: "0A:00:00:00:00:01")
+        record.network = AccessoryNetwork(
+            ssid: try SSID("HomeNet"), macAddress: try MACAddress("A0:B7:65:A1:B2:C3"), joined: Date())
+        let it = Self.service("wled-a1b2c3", address: "192.168.1.70", txt: ["mac": "a0b765a1b2c3"])
+        let other = Self.service("wled-kitchen", address: "192.168.1.71", txt: ["mac": "a0b765ffffff"])
+        #expect(
+            AccessoryLocator.locate(record, among: [other, it], declared: Self.wled, claimed: [])?.evidence
+                == .reportedMACAddress)
+        #expect(AccessoryLocator.locate(record, among: [other, it], declared: Self.wled, claimed: [])?.service == it)
+        // Two hosts naming it: one at least lies, and neither is taken.
+        let liar = Self.service("wled-liar", address: "192.168.1.99", txt: ["mac": "a0b765a1b2c3"])
+        #expect(AccessoryLocator.locate(record, among: [it, liar], declared: Self.wled, claimed: []) == nil)
+        // Held by another record, it is not this one's.
+        #expect(
+            AccessoryLocator.locate(
+                record, among: [it], declared: Self.wled, claimed: [AccessoryLocator.key(of: it)]) == nil)
+        // Its hotspot's BSSID is no evidence of its own.
+        let byBSSID = Self.service("wled-x", address: "192.168.1.72", txt: ["mac": "0a0000000001"])
+        #expect(AccessoryLocator.locate(record, among: [byBSSID], declared: Self.wled, claimed: []) == nil)
+    }
+
     @Test("services of other types, or other records' instances, are not it")
     func othersAreNot() throws {
         let record = try Self.record(reported: "192.168.1.50")

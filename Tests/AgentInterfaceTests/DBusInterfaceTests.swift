@@ -114,7 +114,8 @@ struct DBusInterfaceTests {
         .connectionFailed(ssid: [0x78], .authError), .connectionFailed(ssid: [0x78], .networkNotFound),
         .connectionFailed(ssid: [0x78], .init(rawValue: 9)), .disconnected, .sessionNotEstablished, .decryptionFailed,
         .crypto("r"), .transport(endpoint: "e", "r"), .connectionClosed(endpoint: "e"), .timedOut("w", seconds: 1),
-        .cancelled, .securityBelowMinimum(device: 0, minimum: 1),
+        .cancelled, .securityBelowMinimum(device: 0, minimum: 1), .deviceAuthenticationRequired(step: "s"),
+        .deviceRefused(step: "s", "r"), .notOnHomeNetwork(ssid: [0x78], seconds: 5),
     ]
 
     /// One sample of every `ImprovError` and `BluetoothError` case.

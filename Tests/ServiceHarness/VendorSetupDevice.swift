@@ -41,6 +41,11 @@ public final class VendorSetupDevice: @unchecked Sendable {
     /// What the device logged: requests, and whether the passphrase it got matched; never a secret.
     public var log: String { process.log }
 
+    /// Waits until the device has logged `text` (`LEAVING`: it stopped serving its hotspot).
+    public func waitForLog(_ text: String, timeout: TimeInterval = 10) throws {
+        try process.wait(for: "'\(text)' in its log", timeout: timeout) { process.log.contains(text) }
+    }
+
     /// Writes `text` and a newline to a file in the scratch directory; returns its path.
     public func writeFile(_ name: String, _ text: String) throws -> String {
         try Data((text + "\n").utf8).write(to: directory.url.appendingPathComponent(name))

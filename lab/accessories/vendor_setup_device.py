@@ -40,7 +40,8 @@ class Device:
         self.lock = threading.Lock()
         self.state = "disconnected"  # connecting, got ip, failed
         self.ssid = None
-        self.joined_at = None
+        self.matched = False
+        self.settles_at = 0
 
     def give(self, ssid, passphrase):
         """Takes a network as the firmware stores it, and starts joining it."""
@@ -49,7 +50,8 @@ class Device:
         with self.lock:
             self.ssid = ssid
             self.state = "connecting"
-            self.joined_at = time.monotonic() + self.args.join_seconds if matched else None
+            self.matched = matched
+            self.settles_at = time.monotonic() + self.args.join_seconds
         if matched and self.args.on_join:
             threading.Timer(self.args.join_seconds, self.joined).start()
 
@@ -59,8 +61,8 @@ class Device:
 
     def status(self):
         with self.lock:
-            if self.state == "connecting" and self.joined_at is not None and time.monotonic() >= self.joined_at:
-                self.state = "got ip"
+            if self.state == "connecting" and time.monotonic() >= self.settles_at:
+                self.state = "got ip" if self.matched else "failed"
             return self.state, self.ssid
 
 
@@ -71,15 +73,27 @@ def make_handler(device, vendor):
         def log_message(self, *arguments):
             pass  # requests carry passphrases
 
-        def send(self, status, body, content_type="application/json", headers=()):
+        def send(self, status, body, content_type="application/json", headers=(), chunked=False):
             data = body if isinstance(body, bytes) else (json.dumps(body) if content_type == "application/json" else body).encode()
             self.send_response(status)
             self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
+            if chunked:
+                # As Tasmota's web server sends its pages: in pieces, each with its size.
+                self.send_header("Transfer-Encoding", "chunked")
+                self.send_header("Connection", "close")
+            else:
+                self.send_header("Content-Length", str(len(data)))
             for name, value in headers:
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(data)
+            if chunked:
+                for start in range(0, len(data), 40):
+                    piece = data[start:start + 40]
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                self.wfile.write(b"0\r\n\r\n")
+                self.close_connection = True
+            else:
+                self.wfile.write(data)
 
         def body(self):
             length = int(self.headers.get("Content-Length") or 0)
@@ -159,7 +173,7 @@ def make_handler(device, vendor):
             elif name == "WiFi.GetStatus":
                 state, ssid = device.status()
                 result = {"sta_ip": device.args.home_ip if state == "got ip" else None,
-                          "status": state, "ssid": ssid, "rssi": -52 if state == "got ip" else 0,
+                          "status": "disconnected" if state == "failed" else state, "ssid": ssid, "rssi": -52 if state == "got ip" else 0,
                           "ap_client_count": 1}
             else:
                 self.send(404, {"id": ident, "src": source,
@@ -167,20 +181,32 @@ def make_handler(device, vendor):
                 return
             self.send(200, {"id": ident, "src": source, "result": result})
 
-        # Tasmota's Wi-Fi manager: GET /wi?s1=…&p1=…&save= saves and restarts.
+        # Tasmota's Wi-Fi manager: GET /wi?s1=…&p1=…&save= tests the network for a while with
+        # the hotspot up; the next page says whether it joined, and after a success it restarts.
         def serve_tasmota(self, method):
             route = self.route()
-            if route == "/wi":
-                fields = self.query()
-                if "save" not in fields:
-                    self.send(200, "<form action='wi'><input id='s1' name='s1'><input id='p1' name='p1'>"
-                                   "<button name='save'>Save</button></form>", "text/html")
-                    return
-                self.send(200, "<div>Configuration saved</div><div>Restart</div>", "text/html")
+            fields = self.query()
+            if route == "/wi" and "save" in fields:
+                self.send(200, "<div>Trying to connect device to network</div>"
+                               "<script>setTimeout(function(){location.href='.';},10000);</script>", "text/html",
+                          chunked=True)
                 device.give(fields.get("s1", [""])[0], fields.get("p1", [""])[0])
+                return
+            state, ssid = device.status()
+            if state == "got ip":
+                self.send(200, f"<div>Successful WiFi Connection</div><div><a href='http://{device.args.home_ip}'>"
+                               f"http://{device.args.home_ip}</a></div>", "text/html", chunked=True)
                 self.leave_hotspot()
+            elif state == "failed":
+                self.send(200, f"<div>Connect failed to {ssid}</div><div>Please, check your credentials</div>"
+                               "<form action='wi'><input id='s1'><input id='p1'><button name='save'>Save</button></form>",
+                          "text/html", chunked=True)
+            elif state == "connecting":
+                self.send(200, "<div>Trying to connect device to network</div>", "text/html", chunked=True)
             else:
-                self.send(200, "<a href='wi'>Configure WiFi</a>", "text/html")
+                self.send(200, "<form method='get' action='wi'><input id='s1' placeholder='SSID1'>"
+                               "<input id='p1' type='password'><button name='save'>Save</button></form>", "text/html",
+                          chunked=True)
 
         # WLED: GET /json/info, POST /json/cfg {"nw": {"ins": [{"ssid", "psk"}]}}.
         def serve_wled(self, method):
@@ -197,7 +223,8 @@ def make_handler(device, vendor):
                     return
                 self.send(200, {"success": True})
                 device.give(network.get("ssid", ""), network.get("psk", ""))
-                self.leave_hotspot()
+                if config.get("rb"):
+                    self.leave_hotspot()
             else:
                 self.send(404, "Not Found", "text/plain")
 

@@ -26,7 +26,8 @@ enum PickCommand {
             exits 77. With --join the accessory's hotspot is joined next, as 'join ID' does, with the
             passphrase typed in the picker (polkit: \(PolkitAction.join.rawValue)). With --provision the
             accessory is then given a Wi-Fi network as its profile says (ESP-IDF provisioning over
-            its hotspot, joined first, or over Bluetooth LE; Improv Wi-Fi), each step printed as the
+            its hotspot, joined first, or over Bluetooth LE; Improv Wi-Fi; the vendor's own HTTP
+            setup API on its hotspot, as for Shelly, Tasmota, WLED, ESPHome), each step printed as the
             agent reports it, and its hotspot left: the network named with --ssid and a passphrase
             from --passphrase-file, else one this computer stores, which polkit
             (\(PolkitAction.shareNetwork.rawValue)) confirms with you, naming it, before its
@@ -62,6 +63,7 @@ enum PickCommand {
             "\(AccessoryCtl.name) pick com.tasmota.wifimanager --join   # choose, then join its hotspot",
             "\(AccessoryCtl.name) pick ge.wled.softap --no-picker   # the kiosk policy picks",
             "\(AccessoryCtl.name) pick com.espressif.provisioning.softap --provision --pop-file plug.pop   # the whole setup",
+            "\(AccessoryCtl.name) pick cloud.shelly.gen2 --provision   # a Shelly, through its own setup API",
         ],
         run: run)
 

@@ -197,13 +197,17 @@ extension HTTPProvisioning {
         let listed = object.array("failures") ?? []
         return listed.compactMap { value, field in
             guard let reader = JSONObjectReader(value, at: field, diagnostics: object.diagnostics) else { return nil }
-            reader.rejectUnknownKeys(["when", "error", "detail"])
+            reader.rejectUnknownKeys(["when", "error", "detail", "message"])
             let when = conditions("when", reader, required: true)
             let kind = reader.choice("error", from: failureKinds, required: true)
             let detail = reader.string("detail")
             if let detail, !detail.hasPrefix("/") { reader.report("detail", "'\(detail)' is not a JSON pointer") }
+            let message = reader.string("message").map { DisplayText.sanitized($0, maximumLength: 200) }
+            if kind != .refused, detail != nil || message != nil {
+                reader.report("error", "detail and message go with refused; the other failures say what they mean")
+            }
             guard let when, let kind else { return nil }
-            return Failure(when: when, kind: kind, detail: detail)
+            return Failure(when: when, kind: kind, detail: detail, message: message)
         }
     }
 

@@ -178,11 +178,14 @@ public struct HTTPProvisioning: Hashable, Sendable {
         public var kind: Kind
         /// A JSON pointer to the device's own words, shown sanitized and cut short.
         public var detail: String?
+        /// What the failure means, in the profile's words, where the answer has none to point at.
+        public var message: String?
 
-        public init(when: [Condition], kind: Kind, detail: String? = nil) {
+        public init(when: [Condition], kind: Kind, detail: String? = nil, message: String? = nil) {
             self.when = when
             self.kind = kind
             self.detail = detail
+            self.message = message
         }
     }
 }
@@ -329,7 +332,8 @@ extension HTTPProvisioning.Failure {
         case .authenticationRequired: return .deviceAuthenticationRequired(step: step)
         case .refused:
             let words = detail.flatMap { json?.at(pointer: $0) }.map(\.shortText)
-            return .deviceRefused(step: step, words.map { "it says: \($0)" } ?? "it names no reason")
+            return .deviceRefused(
+                step: step, words.map { "it says: \($0)" } ?? message ?? "it names no reason")
         }
     }
 }
