@@ -110,12 +110,15 @@ public struct AccessoryRecord: Hashable, Sendable, Codable, Identifiable {
     /// point named as its hotspot is now or was when it was found. Only an authorization the
     /// owner still holds (authorized or awaiting authorization) claims a device, as
     /// AccessorySetupKit's picker leaves out what the app already added. Wi-Fi accessories are
-    /// told apart by their hotspot's SSID, as `ASAccessory.ssid` tells them.
+    /// told apart by their hotspot's SSID, and units sharing one (every WLED is WLED-AP) by its
+    /// BSSID, so that an added unit does not hide its siblings.
     public func isHeard(in entry: PickerEntry) -> Bool {
         guard state != .unauthorized else { return false }
         if let address = entry.bluetooth?.address, address == bluetoothIdentifier { return true }
-        if let ssid = entry.wifi?.ssid, ssid == self.ssid || ssid == foundSSID { return true }
-        return false
+        guard let wifi = entry.wifi, let ssid = wifi.ssid, ssid == self.ssid || ssid == foundSSID else { return false }
+        // Units of one product share a setup SSID: the record's is the one at its BSSID.
+        if let hotspotBSSID, ssid == self.ssid { return wifi.bssid == hotspotBSSID }
+        return true
     }
 
     /// Adds a profile the agent made, keeping the most recent `maximumConnectionUUIDs`.

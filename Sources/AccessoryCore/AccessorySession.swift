@@ -437,9 +437,10 @@ extension AccessorySession {
     private mutating func rematch(at now: Date) throws(AccessorySessionError) -> [Effect] {
         guard var picker else { return [] }
         let matches = picker.matcher.matches(wifi: picker.wifi, bluetooth: picker.bluetooth)
-        let entries = entryTable.entries(for: matches, items: picker.items).filter { entry in
-            !accessories.contains { $0.isHeard(in: entry) }
-        }
+        let entries = Self.unitsToldApart(
+            entryTable.entries(for: matches, items: picker.items).filter { entry in
+                !accessories.contains { $0.isHeard(in: entry) }
+            })
         picker.matched = Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0) })
         var effects: [Effect] = []
         var shown: [Int: PickerEntry] = [:]
@@ -458,6 +459,19 @@ extension AccessorySession {
         picker.show(shown, at: now)
         self.picker = picker
         return effects + (try kioskChoice(at: now))
+    }
+
+    /// Units of one product broadcasting one setup SSID are offered each on its own, named with
+    /// the last bytes of their BSSID, which a person can match with a label or the signal.
+    static func unitsToldApart(_ entries: [PickerEntry]) -> [PickerEntry] {
+        var sharing: [SSID: Int] = [:]
+        for entry in entries { if let ssid = entry.wifi?.ssid { sharing[ssid, default: 0] += 1 } }
+        return entries.map { entry in
+            guard let wifi = entry.wifi, let ssid = wifi.ssid, sharing[ssid, default: 0] > 1 else { return entry }
+            var entry = entry
+            entry.name += " · " + wifi.bssid.description.suffix(5)
+            return entry
+        }
     }
 
     private static func named(_ entry: PickerEntry, _ item: DiscoveredDisplayItem) -> PickerEntry {

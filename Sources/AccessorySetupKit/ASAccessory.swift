@@ -20,6 +20,8 @@ public struct ASAccessory: Sendable, Hashable, Identifiable {
     public var application: String?
     /// The hotspot's SSID, escaped where it is not UTF-8.
     public var ssid: String?
+    /// The BSSID of the hotspot it was picked by: units of a product share an SSID, not this.
+    public var hotspotBSSID: String?
     public var bluetoothIdentifier: String?
     public var bluetoothTransportBridgingIdentifier: String?
     /// The descriptor the accessory matched, as JSON (docs/dbus-api.md, "Conventions").
@@ -44,6 +46,7 @@ public struct ASAccessory: Sendable, Hashable, Identifiable {
         user = fields["user"]?.uint32
         application = fields["application"]?.string
         ssid = fields["ssid"]?.string
+        hotspotBSSID = fields["hotspotBSSID"]?.string
         bluetoothIdentifier = fields["bluetoothIdentifier"]?.string
         bluetoothTransportBridgingIdentifier = fields["bluetoothTransportBridgingIdentifier"]?.string
         descriptor = fields["descriptor"]?.jsonValue ?? .object([:])

@@ -34,6 +34,7 @@ public enum BusCoding {
         ]
         if let application = record.owner.application { entries.append(("application", .string(application))) }
         if let ssid = record.ssid { entries.append(("ssid", .string(ssid.notation))) }
+        if let bssid = record.hotspotBSSID { entries.append(("hotspotBSSID", .string(bssid.description))) }
         if let address = record.bluetoothIdentifier {
             entries.append(("bluetoothIdentifier", .string(address.description)))
         }

@@ -38,7 +38,7 @@ import Testing
     /// the hotspot `ssid`.
     func start(
         profile file: String, vendor: String, ssid: String, within: Int = 5, leavesHotspot: Bool = false,
-        auth: Bool = false, security: NetworkManagerMock.Security = .open
+        auth: Bool = false, security: NetworkManagerMock.Security = .open, units: Int = 1, kioskPolicy: String? = nil
     ) throws {
         let device = try VendorSetupDevice(vendor: vendor, auth: auth, leavesHotspot: leavesHotspot, on: hotspots)
         self.device = device
@@ -56,9 +56,14 @@ import Testing
         profile["provisioning"] = provisioning
         let text = String(decoding: try JSONSerialization.data(withJSONObject: profile), as: UTF8.self)
         try agent.installProfile(text, name: String(file.dropLast(".json".count)))
-        try networkManager.addAccessPoint(
-            wifi, name: "accessory", ssid: ssid, bssid: "02:00:00:00:00:30", strength: 50, security: security)
+        for unit in 0..<units {
+            try networkManager.addAccessPoint(
+                wifi, name: "accessory\(unit)", ssid: ssid, bssid: "02:00:00:00:00:3\(unit)",
+                strength: UInt8(50 - unit),
+                security: security)
+        }
         try networkManager.giveIPv4(to: ssid)
+        if let kioskPolicy { try agent.writeKioskPolicy(kioskPolicy) }
         try agent.start()
     }
 
@@ -169,5 +174,35 @@ import Testing
         #expect(log.contains("GOT ssid='HomeNet' passphrase=matches"), "\(log)")
         try #require(device).waitForLog("LEAVING")
         #expect(!everything(run).contains("home-passphrase"))
+    }
+
+    /// Every WLED broadcasts WLED-AP: two units are two accessories, told apart by their BSSID,
+    /// each set up once; a batch stopped after the first, run again, sets up only the second.
+    @Test func twoWLEDsSharingWLEDAPAreEachSetUpOnceByTheirBSSID() async throws {
+        try start(
+            profile: "wled.json", vendor: "wled", ssid: "WLED-AP", security: .wpa2, units: 2,
+            kioskPolicy:
+                #"{"schemaVersion": 1, "policies": [{"profiles": ["ge.wled.softap"], "users": [0], "choose": "firstMatch"}]}"#
+        )
+        let passphrase = try #require(device).writeFile("home.given", "home-passphrase")
+        func setupAll(_ extra: [String]) async throws -> Run {
+            try await accessoryctlProcess(
+                ["setup-all", "ge.wled.softap", "--ssid", "HomeNet", "--passphrase-file", passphrase, "--json"] + extra,
+                environment: bus.environment, deadline: .seconds(180))
+        }
+        let first = try await setupAll(["--maximum", "1", "--timeout", "20"])
+        #expect(first.code == .success, "\(first.out)\n\(first.err)\n\(agent?.log ?? "")")
+        let second = try await setupAll(["--timeout", "8"])
+        #expect(second.code == .success, "\(second.out)\n\(second.err)\n\(agent?.log ?? "")")
+        let listed = try await accessoryctlProcess(
+            ["list", "--json"], environment: bus.environment, deadline: .seconds(30))
+        let records = try #require(try JSONSerialization.jsonObject(with: Data(listed.out.utf8)) as? [[String: Any]])
+        #expect(
+            Set(records.compactMap { $0["hotspotBSSID"] as? String }) == ["02:00:00:00:00:30", "02:00:00:00:00:31"],
+            "\(listed.out)")
+        #expect(records.allSatisfy { ($0["network"] as? [String: Any])?["ssid"] as? String == "HomeNet" })
+        let given = try #require(device).log.components(separatedBy: "GOT ssid='HomeNet' passphrase=matches").count - 1
+        #expect(given == 2, "each unit is given the network once: \(device?.log ?? "")")
+        #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
     }
 }

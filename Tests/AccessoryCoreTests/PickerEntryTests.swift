@@ -24,6 +24,28 @@ struct PickerEntryTests {
         #expect(PickerEntry(id: 1, itemIndex: 0, name: "").signalStrength == nil)
     }
 
+    @Test func unitsSharingASetupSSIDAreNamedByTheirBSSIDAndAnAddedOneHidesNoSibling() throws {
+        let first = SessionFixture.accessPoint("WLED-AP", "02:00:00:00:1B:2D")
+        let second = SessionFixture.accessPoint("WLED-AP", "02:00:00:00:1B:2E")
+        let alone = SessionFixture.accessPoint("plug-1", "02:00:00:00:00:01")
+        let entries = AccessorySession.unitsToldApart([
+            PickerEntry(id: 1, itemIndex: 0, name: "WLED", wifi: first),
+            PickerEntry(id: 2, itemIndex: 0, name: "WLED", wifi: second),
+            PickerEntry(id: 3, itemIndex: 0, name: "Plug", wifi: alone),
+        ])
+        #expect(entries.map(\.name) == ["WLED · 1B:2D", "WLED · 1B:2E", "Plug"])
+        let owner = AccessoryOwner(uid: 1000, profileID: "ge.wled.softap")
+        let added = AccessoryRecord(
+            displayName: "WLED", state: .authorized, ssid: try SSID("WLED-AP"), hotspotBSSID: first.bssid,
+            descriptor: DiscoveryDescriptor(), owner: owner)
+        #expect(added.isHeard(in: entries[0]))
+        #expect(!added.isHeard(in: entries[1]), "an added unit does not hide its sibling")
+        // A record from before BSSIDs were kept claims its SSID, as it did.
+        var older = added
+        older.hotspotBSSID = nil
+        #expect(older.isHeard(in: entries[1]))
+    }
+
     @Test func anAccessPointAndAnAdvertiserAreOneDeviceByNameOrNeighbouringAddress() throws {
         let accessPoint = SessionFixture.accessPoint("Shelly-4F2A", "24:0A:C4:00:00:FF")
         #expect(

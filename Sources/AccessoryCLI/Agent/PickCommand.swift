@@ -35,7 +35,9 @@ enum PickCommand {
             before you confirm. NO_COLOR turns the picker's colours off.
             """,
         options: [
-            .value("select", "SSID|ADDRESS", help: "Choose the accessory with this SSID or Bluetooth address"),
+            .value(
+                "select", "SSID|ADDRESS",
+                help: "Choose the accessory with this SSID, hotspot BSSID (units sharing an SSID) or Bluetooth address"),
             .flag("no-picker", help: "Leave the choice to the kiosk policy or a desktop picker"),
             .number(
                 "timeout", "SECONDS", NumberRange(1...3600, "seconds"),
@@ -303,7 +305,8 @@ final class SelectingPicker: Sendable {
             var pending: PickerAgentCall?
             func matching() -> UInt32? {
                 entries.keys.sorted().first { id in
-                    entries[id]?.ssid?.lowercased() == wanted || entries[id]?.bluetoothAddress?.lowercased() == wanted
+                    entries[id]?.ssid?.lowercased() == wanted || entries[id]?.bssid?.lowercased() == wanted
+                        || entries[id]?.bluetoothAddress?.lowercased() == wanted
                 }
             }
             for await call in service.calls {

@@ -261,9 +261,11 @@ enum SetupAllCommand {
             switch outcome.provisioned {
             case .success(let report):
                 let address = report.ipv4Address.map { " at \($0)" } ?? report.url.map { ", \($0)" } ?? ""
-                say(
-                    "[\(number)] \(name): set up, joined '\(report.ssid ?? "?")'\(address)\(resumed ? " (resumed)" : "")"
-                )
+                let verdict =
+                    report.confirmed == false
+                    ? "given '\(report.ssid ?? "?")', restarting to join it"
+                    : "joined '\(report.ssid ?? "?")'\(address)"
+                say("[\(number)] \(name): set up, \(verdict)\(resumed ? " (resumed)" : "")")
             case .failure(let error) where Self.agentWentAway(error):
                 // Not the accessory's doing: its record stays, and the next round finishes it.
                 say("[\(number)] \(name): interrupted: \(error.message)")
@@ -303,12 +305,16 @@ enum SetupAllCommand {
                 + "] \(done)/\(total)"
         }
 
+        /// Units of one product share a setup SSID (every WLED is WLED-AP): a unit is its
+        /// hotspot's BSSID, else its SSID, else its Bluetooth address.
         static func key(of accessory: ASAccessory) -> String {
-            accessory.ssid.map { "wifi:\($0)" } ?? "bt:\(accessory.bluetoothIdentifier ?? accessory.id)"
+            accessory.hotspotBSSID.map { "bssid:\($0)" } ?? accessory.ssid.map { "wifi:\($0)" }
+                ?? "bt:\(accessory.bluetoothIdentifier ?? accessory.id)"
         }
 
         static func key(of found: ASDiscoveredAccessory) -> String {
-            found.ssid.map { "wifi:\($0)" } ?? "bt:\(found.bluetoothIdentifier ?? "\(found.entry)")"
+            found.bssid.map { "bssid:\($0)" } ?? found.ssid.map { "wifi:\($0)" }
+                ?? "bt:\(found.bluetoothIdentifier ?? "\(found.entry)")"
         }
 
         /// Whether the error is the device's own verdict that it did not take the network (it
