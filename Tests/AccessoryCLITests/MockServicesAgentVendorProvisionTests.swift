@@ -205,4 +205,28 @@ import Testing
         #expect(given == 2, "each unit is given the network once: \(device?.log ?? "")")
         #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
     }
+
+    /// An accessory set up before is given the network again (a changed home passphrase) by its
+    /// id, through the agent: its hotspot joined, the network given and confirmed, the hotspot left.
+    @Test func aRecordedShellyIsGivenTheNetworkAgainByItsID() async throws {
+        try start(profile: "shelly-gen2.json", vendor: "shelly-gen2", ssid: "ShellyPlus1-A8032AB12345")
+        let picked = try await accessoryctlProcess(
+            ["pick", "cloud.shelly.gen2", "--select", "ShellyPlus1-A8032AB12345", "--timeout", "20", "--json"],
+            environment: bus.environment, deadline: .seconds(60))
+        #expect(picked.code == .success, "\(picked.err)")
+        let accessory = try #require(try JSONSerialization.jsonObject(with: Data(picked.out.utf8)) as? [String: Any])
+        let id = try #require(accessory["id"] as? String, "\(picked.out)")
+        #expect(try #require(device).log.contains("GOT") == false, "picking alone gives no network")
+        let file = try #require(device).writeFile("home.given", "home-passphrase")
+        let run = try await accessoryctlProcess(
+            ["provision", id, "--ssid", "HomeNet", "--passphrase-file", file], environment: bus.environment,
+            deadline: .seconds(90))
+        #expect(run.code == .success, "\(run.err)\n\(agent?.log ?? "")")
+        #expect(run.out.hasSuffix("joined 'HomeNet' at 192.168.1.43.\n"), "\(run.out)")
+        #expect(run.err.contains("Left ShellyPlus1-A8032AB12345, back on 'HomeNet'."), "\(run.err)")
+        #expect(try #require(device).log.contains("GOT ssid='HomeNet' passphrase=matches"))
+        let direct = try await accessoryctlProcess(
+            ["provision", id, "--address", "192.168.4.1"], environment: bus.environment, deadline: .seconds(30))
+        #expect(direct.code == .usage && direct.err.contains("--address is for a direct provisioning"), "\(direct.err)")
+    }
 }

@@ -1,17 +1,29 @@
 import AccessoryCore
+import AccessorySetupKit
 import BlueZBackend
 import NetworkManagerBackend
 import ProvisioningCrypto
 import ProvisioningHTTP
 
 /// `accessoryctl provision`: gives an ESP-IDF device the home network over its SoftAP or over
-/// Bluetooth LE, with ESP-IDF's unified provisioning (protocomm security 0, 1 or 2).
+/// Bluetooth LE, with ESP-IDF's unified provisioning (protocomm security 0, 1 or 2); with an
+/// accessory id, any recorded accessory through the agent, as its profile says.
 enum ProvisionCommand {
     static let command = Command(
         path: ["provision"],
-        summary: "Give an ESP-IDF device the home network over its setup hotspot or Bluetooth LE",
+        summary: "Give an accessory the home network: a recorded one through the agent, or an ESP-IDF device directly",
         discussion: """
-            Speaks ESP-IDF's unified provisioning over HTTP to a device whose setup hotspot this
+            With an accessory id (as 'accessoryctl list' prints it), gives that accessory a
+            Wi-Fi network through the agent, as its profile says (ESP-IDF, Improv Wi-Fi, or
+            the vendor's own HTTP setup API: Shelly, Tasmota, WLED, ESPHome): joins its setup
+            hotspot where it has one, gives it the network, confirms it, and leaves the hotspot,
+            each step printed as it happens. This is how an accessory set up before learns a
+            changed home passphrase (put it back in setup mode first). The network is the
+            one named with --ssid and a passphrase from --passphrase-file, else one this
+            computer stores, which polkit confirms with you, naming it, before its passphrase
+            is sent.
+
+            Without an id, speaks ESP-IDF's unified provisioning over HTTP to a device whose setup hotspot this
             machine has joined (see 'join'), or with --bluetooth over Bluetooth LE GATT (the
             endpoints found by their user descriptions): reads its version and security scheme, opens a
             session (security 0; 1 with X25519 and the proof of possession; 2 with SRP-6a),
@@ -45,7 +57,12 @@ enum ProvisionCommand {
                 help: "How long the device may take to join (default: 60)"),
             .flag("json", help: "Print the result as JSON"),
         ],
+        positionals: PositionalSpec(
+            name: "ID", minimum: 0, maximum: 1, help: "An accessory's id, to give it a network through the agent",
+            leadsWithAccessoryID: true),
         examples: [
+            "\(AccessoryCtl.name) provision 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50   # through the agent, as its profile says",
+            "\(AccessoryCtl.name) provision 6f1c2a4e-8d0b-4c1e-9a57-0b1d2c3e4f50 --ssid HomeNet --passphrase-file /root/home.pass",
             "\(AccessoryCtl.name) provision --security 2 --pop-file /root/plug.pop --ssid HomeNet "
                 + "--passphrase-file /root/home.pass",
             "\(AccessoryCtl.name) provision --address 192.168.4.1:80 --pop-file /root/plug.pop --ssid HomeNet "
@@ -135,7 +152,13 @@ enum ProvisionCommand {
             timeout: arguments.seconds("timeout") ?? .seconds(60))
     }
 
+    /// Options that only a direct provisioning takes.
+    static let directOnly = ["address", "bluetooth", "adapter", "security", "username", "device", "timeout"]
+
     private static func run(_ arguments: ParsedArguments, _ console: Console) async -> ExitCode {
+        if let id = arguments.positionals.first {
+            return await provisionThroughAgent(id, arguments, console)
+        }
         var request: Request
         do {
             request = try parse(arguments, console)
@@ -283,6 +306,29 @@ enum ProvisionCommand {
             return ["The device is joining '\(ssid)'…"]
         case .joining(let remaining?):
             return ["Still joining; \(remaining) attempts left."]
+        }
+    }
+}
+
+extension ProvisionCommand {
+    /// `provision ID`: the recorded accessory, through the agent (`ProvisionAccessory`).
+    static func provisionThroughAgent(_ id: String, _ arguments: ParsedArguments, _ console: Console) async -> ExitCode
+    {
+        let options: AccessoryProvisioningOptions
+        do throws(UsageError) {
+            if let direct = directOnly.first(where: { arguments.values[$0] != nil || arguments.flag($0) }) {
+                throw UsageError("--\(direct) is for a direct provisioning, not for an accessory id")
+            }
+            options = try ProvisionThroughAgent.networkOptions(arguments, console)
+        } catch {
+            console.error("\(AccessoryCtl.name): error: \(error.message)")
+            console.error("Run '\(AccessoryCtl.name) provision --help' for the options.")
+            return .usage
+        }
+        return await AgentCommand.run(console) { client throws(AgentFailure) in
+            let accessory = try await client.accessory(id: id)
+            return try await ProvisionThroughAgent.run(
+                accessory, passphrase: nil, options, json: arguments.flag("json"), on: client, console)
         }
     }
 }
