@@ -23,6 +23,7 @@ extension Agent {
         if request.proofOfPossession == nil, case .espIDF(let setup) = method {
             request.proofOfPossession = suppliedProofOfPossession(for: record.id, host: host, setup)
         }
+        try refuseUnencryptedUnderKioskPolicy(profile, uid: uid)
         try await require(.provision, call, uid: uid)
         let joined = joins.all.first { $0.recordID == record.id }
         if let address = method.hotspotAddress {
@@ -86,6 +87,22 @@ extension Agent {
             Journal.notice("provision: record \(record.id) was not given '\(ssid)': \(error.message)")
             throw error
         }
+    }
+
+    /// A kiosk policy naming the profile and the caller may refuse that the home network's
+    /// passphrase travels without encryption (`unencryptedProvisioning: false`): refused before
+    /// polkit is asked or anything is sent.
+    private func refuseUnencryptedUnderKioskPolicy(_ profile: AccessoryProfile, uid: UInt32) throws(CallFailure) {
+        guard let exposure = profile.provisioningExposure, exposure != .encrypted,
+            let policy = kiosk?.policy(forProfile: profile.id, uid: uid, userName: Self.userName(of: uid)),
+            !policy.allowsUnencryptedProvisioning
+        else { return }
+        Journal.notice("provision: refused for uid \(uid): \(profile.id) may send the passphrase unencrypted")
+        throw CallFailure(
+            AccessorySessionError.invalidRequest(
+                field: "accessory",
+                reason: "the kiosk policy (\(configuration.kioskPolicyPath)) refuses to send the home network's "
+                    + "passphrase without encryption, and profile \(profile.id) would send it so"))
     }
 
     /// Over a setup hotspot the agent speaks only to an address on that hotspot's own network:

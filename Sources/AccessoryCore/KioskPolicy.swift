@@ -32,12 +32,20 @@ public struct KioskPolicy: Hashable, Sendable {
         public var rule: Rule
         /// A root-only file holding the passphrase for accessories whose profile asks for one.
         public var passphraseFile: String?
+        /// Whether the home network's passphrase may go to these accessories without
+        /// encryption (`unencryptedProvisioning`, by default as their profile says): `false`
+        /// refuses Improv and a vendor's plain HTTP over an open hotspot before anything is sent.
+        public var allowsUnencryptedProvisioning: Bool
 
-        public init(profiles: [String], users: [User], rule: Rule, passphraseFile: String? = nil) {
+        public init(
+            profiles: [String], users: [User], rule: Rule, passphraseFile: String? = nil,
+            allowsUnencryptedProvisioning: Bool = true
+        ) {
             self.profiles = profiles
             self.users = users
             self.rule = rule
             self.passphraseFile = passphraseFile
+            self.allowsUnencryptedProvisioning = allowsUnencryptedProvisioning
         }
 
         /// The entry the rule chooses now, if any. Entries are taken in the order they were
@@ -161,7 +169,9 @@ extension KioskPolicy {
 extension KioskPolicy.Policy {
     private enum RuleName: String { case firstMatch, strongestSignal, ssidPattern }
 
-    static let keys = ["profiles", "users", "choose", "settleSeconds", "ssidPattern", "passphraseFile"]
+    static let keys = [
+        "profiles", "users", "choose", "settleSeconds", "ssidPattern", "passphraseFile", "unencryptedProvisioning",
+    ]
 
     init?(reading object: JSONObjectReader) {
         let before = object.diagnostics.issues.count
@@ -193,6 +203,7 @@ extension KioskPolicy.Policy {
             object.report(
                 "passphraseFile", "'\(passphraseFile)' is not an absolute path without '.' or '..' components")
         }
+        let unencrypted = object.bool("unencryptedProvisioning") ?? true
         guard object.diagnostics.issues.count == before, let profiles, let users, let ruleName else { return nil }
         let rule: KioskPolicy.Rule =
             switch ruleName {
@@ -200,7 +211,9 @@ extension KioskPolicy.Policy {
             case .strongestSignal: .strongestSignal(settle: settle.map { .seconds($0) } ?? KioskPolicy.defaultSettle)
             case .ssidPattern: .ssidPattern(pattern ?? "")
             }
-        self.init(profiles: profiles, users: users, rule: rule, passphraseFile: passphraseFile)
+        self.init(
+            profiles: profiles, users: users, rule: rule, passphraseFile: passphraseFile,
+            allowsUnencryptedProvisioning: unencrypted)
     }
 
     private static func profiles(_ object: JSONObjectReader) -> [String]? {

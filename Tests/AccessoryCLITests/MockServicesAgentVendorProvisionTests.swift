@@ -229,4 +229,22 @@ import Testing
             ["provision", id, "--address", "192.168.4.1"], environment: bus.environment, deadline: .seconds(30))
         #expect(direct.code == .usage && direct.err.contains("--address is for a direct provisioning"), "\(direct.err)")
     }
+
+    /// A kiosk may refuse that the home passphrase crosses the air readable: a Shelly's plain
+    /// HTTP over its open hotspot is refused before anything is sent.
+    @Test func aKioskPolicyRefusingUnencryptedProvisioningSendsNothing() async throws {
+        try start(
+            profile: "shelly-gen2.json", vendor: "shelly-gen2", ssid: "ShellyPlus1-A8032AB12345",
+            kioskPolicy: #"""
+                {"schemaVersion": 1, "policies": [{"profiles": ["cloud.shelly.gen2"], "users": [0],
+                 "choose": "firstMatch", "unencryptedProvisioning": false}]}
+                """#)
+        let run = try await pickAndProvision("cloud.shelly.gen2", "ShellyPlus1-A8032AB12345")
+        #expect(run.code == .failure, "\(run.out)\n\(run.err)")
+        #expect(
+            run.err.contains(
+                "refuses to send the home network's passphrase without encryption, and profile "
+                    + "cloud.shelly.gen2 would send it so"), "\(run.err)")
+        #expect(try #require(device).log.contains("REQUEST") == false, "nothing reached the device")
+    }
 }

@@ -98,6 +98,19 @@ struct KioskPolicyTests {
         #expect(policy.policy(forProfile: "cloud.shelly.gen1", uid: 1000, userName: "kiosk") == nil)
     }
 
+    @Test func aPolicyMayRefuseUnencryptedProvisioningAndAllowsItByDefault() throws {
+        let text = """
+            {"schemaVersion": 1, "policies": [
+              {"profiles": ["ge.wled.softap"], "users": [0], "choose": "firstMatch", "unencryptedProvisioning": false},
+              {"profiles": ["cloud.shelly.gen1"], "users": [0], "choose": "firstMatch"}]}
+            """
+        let policy = try KioskPolicy.parse(Data(text.utf8), path: "kiosk.json")
+        #expect(policy.policies.map(\.allowsUnencryptedProvisioning) == [false, true])
+        let wrong = text.replacingOccurrences(
+            of: "\"unencryptedProvisioning\": false", with: "\"unencryptedProvisioning\": 0")
+        #expect(throws: KioskPolicyError.self) { try KioskPolicy.parse(Data(wrong.utf8), path: "kiosk.json") }
+    }
+
     private static func entry(_ id: Int, ssid: [UInt8]? = nil, strength: Int? = nil, rssi: Int? = nil) -> PickerEntry {
         let wifi = ssid.map {
             WiFiScanEntry(
