@@ -174,6 +174,40 @@ start_esp_accessory() {
     start_ap "$name" "$netns" <<<"ssid=$ssid"
 }
 
+# start_vendor_accessory NAME NETNS VENDOR [SIMULATOR OPTIONS...]: a device of VENDOR (shelly-gen1,
+# shelly-gen2, tasmota, wled, esphome) behind its setup hotspot, whose hostapd lines come on
+# standard input: the vendor's setup API (lab/accessories/vendor_setup_device.py) answers on
+# port 80 of NETNS's access point first, then the hotspot beacons. It knows the home network's
+# passphrase from /run/lab/home.pass and, once joined, says it is at .43 of the home network
+# where its API does, and runs $VENDOR_ON_JOIN if set. Its log is
+# $OUT/logs/vendor-NAME.log.
+start_vendor_accessory() {
+    local name=$1 netns=$2 vendor=$3
+    shift 3
+    local conf log=$OUT/logs/vendor-$name.log
+    conf=$(cat)
+    ip netns exec "$netns" ip addr flush dev "${AP_IFACE[$netns]}"
+    ip netns exec "$netns" ip addr add "${AP_SUBNET[$netns]}.1/24" dev "${AP_IFACE[$netns]}"
+    ip netns exec "$netns" python3 -u /lab/accessories/vendor_setup_device.py --vendor "$vendor" \
+        --address "${AP_SUBNET[$netns]}.1" --port 80 --home-ssid "$HOME_SSID" \
+        --home-passphrase-file /run/lab/home.pass --home-ip "${AP_SUBNET[home]}.43" \
+        ${VENDOR_ON_JOIN:+--on-join "$VENDOR_ON_JOIN"} "$@" >"$log" 2>&1 &
+    echo $! >"/run/lab/vendor-$name.pid"
+    for _ in $(seq 100); do grep -q READY "$log" && break; sleep 0.1; done
+    grep -q READY "$log" || return 1
+    start_ap "$name" "$netns" <<<"$conf" || return 1
+    # start_ap's setup page cannot take port 80 from the device; its pid goes with the device.
+    [[ -f /run/lab/http-$name.pid ]] && kill "$(cat "/run/lab/http-$name.pid")" 2>/dev/null
+    rm -f "/run/lab/http-$name.pid"
+}
+
+# stop_vendor_accessory NAME: its setup API and its hotspot.
+stop_vendor_accessory() {
+    [[ -f /run/lab/vendor-$1.pid ]] && kill "$(cat "/run/lab/vendor-$1.pid")" 2>/dev/null
+    rm -f "/run/lab/vendor-$1.pid"
+    stop_ap "$1"
+}
+
 # start_home_mdns: an mDNS responder on the home network, as a device there would run: Avahi
 # in netns home on its access point's interface, on a D-Bus bus of its own (the socket
 # /run/lab/home-bus), so that avahi-publish (publish_home) announces what lives there.
