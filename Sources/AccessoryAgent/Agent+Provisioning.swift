@@ -82,6 +82,9 @@ extension Agent {
             Journal.notice("provision: record \(record.id) joined '\(ssid)'")
             await recordNetwork(credentials.ssid, reply: reply, of: record.id)
             startLocating(record, profile: profile)
+            if !profile.homeServices.isEmpty {
+                reply.append(("seekSeconds", .uint32(UInt32(profile.homeNetworkWithin.components.seconds))))
+            }
             return .vardict(reply)
         } catch {
             Journal.notice("provision: record \(record.id) was not given '\(ssid)': \(error.message)")

@@ -76,7 +76,9 @@ extension AccessoryProfile {
                 "0 sends the home network's passphrase without encryption; say so with \"unencryptedProvisioning\": true"
             )
         }
-        let homeServices = object.object("homeNetwork").map(Self.readHomeServices) ?? []
+        let homeNetwork = object.object("homeNetwork")
+        let homeServices = homeNetwork.map(Self.readHomeServices) ?? []
+        let homeNetworkWithin = homeNetwork?.integer("within", in: 10...600).map { Duration.seconds($0) }
         let items = object.array("items", required: true, allowEmpty: false)?.compactMap { value, field in
             let item = JSONObjectReader(value, at: field, diagnostics: object.diagnostics).flatMap {
                 PickerDisplayItem(
@@ -116,6 +118,7 @@ extension AccessoryProfile {
             httpProvisioning: httpProvisioning, allowsUnencryptedProvisioning: unencryptedProvisioning,
             homeServices: homeServices, items: items,
             sources: sources ?? [])
+        if let homeNetworkWithin { self.homeNetworkWithin = homeNetworkWithin }
     }
 
     /// A vendor's HTTP setup runs on the setup hotspot the agent joins; over an open hotspot,
@@ -145,7 +148,7 @@ extension AccessoryProfile {
 
     /// `homeNetwork`: `{"services": [{"type": "_wled._tcp", "instance": "wled-*"}]}`.
     private static func readHomeServices(_ object: JSONObjectReader) -> [PublishedService] {
-        object.rejectUnknownKeys(["services"])
+        object.rejectUnknownKeys(["services", "within"])
         let listed = object.array("services", required: true, allowEmpty: false)
         if let listed, listed.count > PublishedService.maximumPerProfile {
             // Each is a browse the agent keeps open for the profile's records.

@@ -76,6 +76,10 @@ public struct AccessoryProfile: Hashable, Sendable {
 
     /// The DNS-SD services the accessory publishes once on the home network (`homeNetwork`).
     public var homeServices: [PublishedService]
+    /// How long a device that took the network without saying it joined may take to be found
+    /// there before a client reports it missing (`homeNetwork.within`).
+    public var homeNetworkWithin: Duration = Self.defaultHomeNetworkWithin
+    public static let defaultHomeNetworkWithin = Duration.seconds(120)
     public var items: [PickerDisplayItem]
     public var sources: [SourceReference]
 

@@ -94,6 +94,14 @@ public struct ASAccessory: Sendable, Hashable, Identifiable {
             addresses = fields["addresses"]?.elements.compactMap(\.string) ?? []
             port = fields["port"]?.int.flatMap(UInt16.init(exactly:)) ?? 0
         }
+
+        /// As `--json` prints it.
+        public var json: JSONValue {
+            .object([
+                "service": .string(service), "instance": .string(instance), "hostname": .string(hostname),
+                "addresses": .array(addresses.map(JSONValue.string)), "port": .number(Double(port)),
+            ])
+        }
     }
 
     /// What NetworkManager's dispatcher reported of the accessory's hotspot connection.

@@ -55,6 +55,9 @@ public struct AccessoryProvisioningReport: Sendable, Hashable {
     public var confirmed: Bool?
     /// The device's MAC address as it reported it (a vendor's setup).
     public var macAddress: String?
+    /// How long the agent's search for it on the home network may take, per its profile
+    /// (`homeNetwork.within`); `nil` when the profile names no service to find it by.
+    public var seekSeconds: Int?
     /// The device's address on the network (ESP-IDF).
     public var ipv4Address: String?
     /// Where the device's own setup goes on (Improv).
@@ -70,6 +73,7 @@ public struct AccessoryProvisioningReport: Sendable, Hashable {
         url = fields["url"]?.string
         if case .boolean(let flag)? = fields["confirmed"] { confirmed = flag }
         macAddress = fields["macAddress"]?.string
+        seekSeconds = fields["seekSeconds"]?.int
         json = .object(fields.mapValues(\.jsonValue))
     }
 }

@@ -57,6 +57,8 @@ enum ProvisionThroughAgent {
     struct Outcome {
         var joined: HotspotJoinReport?
         var provisioned: Result<AccessoryProvisioningReport, AgentFailure>
+        /// Where the agent found a device that took the network without saying it joined.
+        var found: ASAccessory.Location?
     }
 
     /// Joins the accessory's hotspot where it has one, gives it the network, and leaves the
@@ -93,7 +95,42 @@ enum ProvisionThroughAgent {
             let back: TerminalText = left?.restored.map { ", back on '\($0)'" } ?? ""
             say("Left \(joined.ssid ?? "the hotspot")\(back).")
         }
-        return Outcome(joined: joined, provisioned: provisioned)
+        var outcome = Outcome(joined: joined, provisioned: provisioned)
+        // A device that left to join without saying it had is taken at its word only once it
+        // is seen there: never reported a success on the strength of what was sent.
+        if case .success(let report) = provisioned, report.confirmed == false, let seconds = report.seekSeconds {
+            say("Looking for it on the home network (up to \(seconds) s)…")
+            switch await seek(added.id, within: .seconds(seconds), on: client) {
+            case .success(let location): outcome.found = location
+            case .failure(let error): outcome.provisioned = .failure(error)
+            }
+        }
+        return outcome
+    }
+
+    /// Waits for the agent to locate the accessory `id` on the home network.
+    static func seek(_ id: String, within limit: Duration, on client: AgentConnection) async
+        -> Result<ASAccessory.Location, AgentFailure>
+    {
+        let deadline = ContinuousClock.now + limit
+        var last: ASAccessory?
+        while ContinuousClock.now < deadline {
+            do throws(AgentFailure) {
+                let accessory = try await client.accessory(id: id)
+                if let location = accessory.location { return .success(location) }
+                last = accessory
+            } catch {
+                return .failure(error)
+            }
+            do { try await Task.sleep(for: .seconds(1)) } catch { break }
+        }
+        let network = last?.network?.ssid ?? "the home network"
+        return .failure(
+            AgentFailure(
+                name: "io.accessorysetup.Error.NotFound",
+                message:
+                    "it took '\(network)' but was not seen there within \(limit.components.seconds) s: check the "
+                    + "passphrase, and that it reaches where the device is; the agent keeps looking while it runs"))
     }
 
     /// Provisions with each step on standard error as it happens, then reports.
@@ -111,10 +148,15 @@ enum ProvisionThroughAgent {
     {
         let provisioned = try outcome.provisioned.get()
         if json {
-            console.printJSON(
-                JSONValue.object(
-                    ["accessory": added.json, "provisioned": provisioned.json]
-                        .merging(outcome.joined.map { ["joined": $0.json] } ?? [:]) { $1 }))
+            var object: [String: JSONValue] = ["accessory": added.json, "provisioned": provisioned.json]
+            if let joined = outcome.joined { object["joined"] = joined.json }
+            if let found = outcome.found { object["found"] = found.json }
+            console.printJSON(JSONValue.object(object))
+        } else if let found = outcome.found {
+            let address = found.addresses.first ?? found.hostname
+            console.print(
+                "\(added.displayName) joined '\(provisioned.ssid ?? "?")': found there at \(address) (\(found.instance), \(found.service))."
+            )
         } else {
             let address: TerminalText = provisioned.ipv4Address.map { " at \($0)" } ?? ""
             let url: TerminalText = provisioned.url.map { "; it goes on at \($0)" } ?? ""
