@@ -92,7 +92,12 @@ let package = Package(
 
         // Starts the services integration tests need: a private bus, python-dbusmock,
         // NetworkManager in a network namespace.
-        .target(name: "ServiceHarness", path: "Tests/ServiceHarness", exclude: ["templates"]),
+        .target(
+            name: "ServiceHarness", dependencies: ["ServiceHarnessShim"], path: "Tests/ServiceHarness",
+            exclude: ["templates"]),
+        // The GNU extensions of glibc that ServiceHarness spawns its children with.
+        .target(name: "ServiceHarnessShim", path: "Tests/ServiceHarnessShim"),
+        .testTarget(name: "ServiceHarnessTests", dependencies: ["ServiceHarness"]),
 
         .testTarget(name: "AccessoryCoreTests", dependencies: ["AccessoryCore"], exclude: ["Fixtures"]),
         .testTarget(name: "GLibRuntimeTests", dependencies: ["GLibRuntime", "CGLib"]),
@@ -127,7 +132,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ProvisioningCryptoTests",
-            dependencies: ["ProvisioningCrypto", "AccessoryCore"],
+            dependencies: ["ProvisioningCrypto", "AccessoryCore", "ServiceHarness"],
             exclude: ["Fixtures"]
         ),
         .testTarget(

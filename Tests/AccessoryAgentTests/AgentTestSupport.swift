@@ -134,34 +134,26 @@ final class AgentServices: @unchecked Sendable {
     private func runProgramBlocking(
         _ program: String, _ arguments: [String], uid: UInt32?, timeout: TimeInterval
     ) throws -> ScriptRun {
-        let process = Process()
-        if let uid {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = Self.asUser(uid, program, arguments)
-        } else {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = arguments
-        }
         var environment = ProcessInfo.processInfo.environment.merging(bus.environment) { $1 }
         environment["PYTHONDONTWRITEBYTECODE"] = "1"
-        process.environment = environment
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let process =
+            if let uid {
+                try ChildProcess(
+                    "/usr/bin/setpriv", Self.asUser(uid, program, arguments), environment: environment,
+                    standardOutput: .pipe, standardError: .pipe)
+            } else {
+                try ChildProcess(
+                    program, arguments, environment: environment, standardOutput: .pipe, standardError: .pipe)
+            }
         let finished = Atomic(false)
-        let pid = process.processIdentifier
         Thread.detachNewThread {
             let deadline = Date() + timeout
             while !finished.load(ordering: .acquiring) && Date() < deadline { usleep(50_000) }
-            if !finished.load(ordering: .acquiring) { kill(pid, SIGKILL) }
+            if !finished.load(ordering: .acquiring) { process.send(SIGKILL) }
         }
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        let ended = waitForEnd(of: process, within: timeout + 10) ?? .signalled(SIGKILL)
+        let (out, err) = process.readOutput()
+        let ended = process.wait(within: timeout + 10) ?? .signalled(SIGKILL)
         finished.store(true, ordering: .releasing)
-        closePipes(output, errors)
         return ScriptRun(
             status: ended.rawStatus, killed: ended.signal != nil,
             out: String(decoding: out, as: UTF8.self), err: String(decoding: err, as: UTF8.self))

@@ -201,15 +201,14 @@ struct MockServicesAgentConfigurationTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let certificate = directory.appendingPathComponent("ca.pem").path
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", directory.appendingPathComponent("ca.key").path,
-            "-out", certificate, "-days", "2", "-subj", "/CN=Lab CA",
-        ]
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
+        try ChildProcess(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                directory.appendingPathComponent("ca.key").path, "-out", certificate, "-days", "2", "-subj",
+                "/CN=Lab CA",
+            ]
+        ).wait()
         let pem = try String(contentsOfFile: certificate, encoding: .utf8)
         let descriptor = open(certificate, O_RDONLY)
         #expect(descriptor >= 0)

@@ -90,14 +90,9 @@ struct MockServicesAgentExampleAppTests {
 
     /// The directory of the Swift runtime `binary` links (`ldd` names it), for the sandbox.
     static func swiftRuntimeDirectory(of binary: URL) throws -> String {
-        let ldd = Process()
-        ldd.executableURL = URL(fileURLWithPath: "/usr/bin/ldd")
-        ldd.arguments = [binary.path]
-        let pipe = Pipe()
-        ldd.standardOutput = pipe
-        try ldd.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        ldd.waitUntilExit()
+        let ldd = try ChildProcess("/usr/bin/ldd", [binary.path], standardOutput: .pipe)
+        let output = String(decoding: ldd.readOutput().output, as: UTF8.self)
+        ldd.wait()
         let line = try #require(
             output.split(separator: "\n").first { $0.contains("libswiftCore.so => ") }, "ldd \(binary.path): \(output)")
         let path = try #require(line.split(separator: " ").first { $0.hasPrefix("/") })

@@ -123,14 +123,9 @@ import Testing
         for (arguments, status) in [
             (["--version"], Int32(0)), (["bogus"], 64), (["profile", "validate", "/nonexistent.json"], 1),
         ] {
-            let process = Process()
-            process.executableURL = binary
-            process.arguments = arguments
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try ChildProcess(binary.path, arguments)
             #expect(
-                waitForEnd(of: process, within: 60) == .exited(status),
+                process.wait(within: 60) == .exited(status),
                 "accessoryctl \(arguments.joined(separator: " "))")
         }
     }
@@ -145,16 +140,9 @@ import Testing
                 "accessoryctl: error: unknown command 'bogus'\nRun 'accessoryctl --help' for the list of commands.\n"
             ),
         ] {
-            let process = Process()
-            process.executableURL = binary
-            process.arguments = arguments
-            let (outPipe, errPipe) = (Pipe(), Pipe())
-            process.standardOutput = outPipe
-            process.standardError = errPipe
-            try process.run()
-            let printed = outPipe.fileHandleForReading.readDataToEndOfFile()
-            let complained = errPipe.fileHandleForReading.readDataToEndOfFile()
-            _ = waitForEnd(of: process, within: 60)
+            let process = try ChildProcess(binary.path, arguments, standardOutput: .pipe, standardError: .pipe)
+            let (printed, complained) = process.readOutput()
+            process.wait(within: 60)
             #expect(String(decoding: printed, as: UTF8.self) == out)
             #expect(String(decoding: complained, as: UTF8.self) == err)
         }

@@ -85,10 +85,8 @@ func accessoryctlProcess(
 }
 
 /// The built `accessoryctl` started in the background, for tests that act while it runs.
-/// Unchecked: after `init`, only `signal` (a `kill`) and the one `finish` touch it.
-final class RunningAccessoryctl: @unchecked Sendable {
-    let process = Process()
-    private let output = Pipe(), errors = Pipe(), stdin = Pipe()
+final class RunningAccessoryctl: Sendable {
+    let process: ChildProcess
     private final class Flag: Sendable { let value = Locked(false) }
     private let timedOut = Flag()
 
@@ -97,46 +95,50 @@ final class RunningAccessoryctl: @unchecked Sendable {
         deadline: Duration? = nil, uid: UInt32? = nil, namespace: String? = nil
     ) throws {
         let binary = try #require(AccessoryCtlTests.executable(), "accessoryctl was not built next to the test bundle")
+        let command: [String]
         if let namespace {
             // In a network namespace of the test's (SetupHotspots), as root.
-            let command = SetupHotspots.inNamespace(namespace, [binary.path] + arguments)
-            process.executableURL = URL(fileURLWithPath: command[0])
-            process.arguments = Array(command.dropFirst())
+            command = SetupHotspots.inNamespace(namespace, [binary.path] + arguments)
         } else if let uid {
             // As another user, with no supplementary groups.
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", binary.path] + arguments
+            command =
+                ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", binary.path] + arguments
         } else {
-            process.executableURL = binary
-            process.arguments = arguments
+            command = [binary.path] + arguments
         }
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardOutput = output
-        process.standardError = errors
+        let standardInput: ChildProcess.Redirect
+        var inputDescriptor: Int32 = -1
         if let inputFile {
-            process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: inputFile))
+            inputDescriptor = open(inputFile, O_RDONLY | O_CLOEXEC)
+            guard inputDescriptor >= 0 else {
+                throw HarnessError("cannot open \(inputFile): \(String(cString: strerror(errno)))")
+            }
+            standardInput = .descriptor(inputDescriptor)
         } else {
-            process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+            standardInput = input == nil ? .null : .pipe
         }
-        try process.run()
+        defer { if inputDescriptor >= 0 { close(inputDescriptor) } }
+        process = try ChildProcess(
+            command[0], Array(command.dropFirst()),
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            standardInput: standardInput, standardOutput: .pipe, standardError: .pipe)
         if let deadline {
             let process = self.process, timedOut = self.timedOut
-            let pid = process.processIdentifier
             let (seconds, attoseconds) = deadline.components
             let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
             DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
                 guard process.isRunning else { return }
                 timedOut.value.withLock { $0 = true }
-                kill(pid, SIGKILL)
+                process.send(SIGKILL)
             }
         }
         if let input {
-            stdin.fileHandleForWriting.write(Data(input.utf8))
-            try stdin.fileHandleForWriting.close()
+            try process.write(Data(input.utf8))
+            process.closeInput()
         }
     }
 
-    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+    func signal(_ number: Int32) { process.send(number) }
 
     /// Waits for the process to end, on a thread of its own (`offThePool`), and returns what it
     /// printed.
@@ -145,19 +147,17 @@ final class RunningAccessoryctl: @unchecked Sendable {
     }
 
     private func finishBlocking() -> Run {
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        let (out, err) = process.readOutput()
         // Its output ended, so it has ended or is about to; one that closed its output and goes
         // on is killed and counted as timed out.
         let ended: Termination
-        if let end = waitForEnd(of: process, within: 120) {
+        if let end = process.wait(within: 120) {
             ended = end
         } else {
             timedOut.value.withLock { $0 = true }
-            kill(process.processIdentifier, SIGKILL)
-            ended = waitForEnd(of: process, within: 10) ?? .signalled(SIGKILL)
+            process.send(SIGKILL)
+            ended = process.wait(within: 10) ?? .signalled(SIGKILL)
         }
-        closePipes(output, errors, stdin)
         return Run(
             code: ExitCode(rawValue: ended.rawStatus), out: String(decoding: out, as: UTF8.self),
             err: String(decoding: err, as: UTF8.self), signal: ended.signal, timedOut: timedOut.value.withLock { $0 })

@@ -106,16 +106,19 @@ final class TmuxPane: @unchecked Sendable {
     }
 
     /// Runs the tmux command that starts the server. The server keeps every descriptor the
-    /// client had, so the client gets /dev/null and no other descriptor (Foundation's Process
-    /// leaks its pipes' ends into the child) that `run` would wait on for ever; and the test
-    /// runner's blocked signals are unblocked first, as `ServiceProcess` does, so the pane's
-    /// processes get SIGWINCH and SIGINT as on any terminal.
+    /// client had, so the client gets /dev/null and no other descriptor (`ChildProcess`), none
+    /// that a reader would wait on for ever; and its signals unblocked, so the pane's processes
+    /// get SIGWINCH and SIGINT as on any terminal.
     private static func startServer(_ arguments: [String]) throws {
-        let unblock =
-            "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
-            + "os.closerange(3, 65536); os.execv(sys.argv[1], sys.argv[1:])"
-        let command = (["/usr/bin/python3", "-c", unblock] + arguments).map(quote).joined(separator: " ")
-        try run("/bin/sh", ["-c", command + " </dev/null >/dev/null 2>&1"], environment: utf8)
+        let client = try ChildProcess(
+            arguments[0], Array(arguments.dropFirst()),
+            environment: ProcessInfo.processInfo.environment.merging(utf8) { $1 })
+        guard let ended = client.wait(within: 120) else {
+            client.send(SIGKILL)
+            client.wait(within: 5)
+            throw HarnessError("\(arguments.joined(separator: " ")) did not finish within 120 s")
+        }
+        guard ended == .exited(0) else { throw HarnessError("\(arguments.joined(separator: " ")) \(ended)") }
     }
 
     /// The visible screen, wrapped lines joined (so a line wider than the pane shows as one);
@@ -150,7 +153,7 @@ final class TmuxPane: @unchecked Sendable {
     }
 
     /// The process the pane's shell runs (`accessoryctl`, which `env` became).
-    func commandProcess() throws -> Int32 {
+    func commandProcessID() throws -> Int32 {
         let shell = try run(tmux, ["-L", socket, "display-message", "-p", "#{pane_pid}"], environment: Self.utf8)
         let child = try run("/usr/bin/pgrep", ["-P", shell.trimmingCharacters(in: .whitespacesAndNewlines)])
         guard let pid = Int32(child.split(separator: "\n").first ?? "") else {
@@ -234,7 +237,7 @@ final class SessionPickerServices: AgentLogging, @unchecked Sendable {
 
     /// Starts the test client in the application's sandbox: it opens a session over the
     /// application's profile, shows the picker, and prints the events until `PickerDidDismiss`.
-    func startClient() throws -> (process: Process, output: URL) {
+    func startClient() throws -> (process: ChildProcess, output: URL) {
         let sandbox = try Sandbox(application: Self.application)
         sandboxes.append(sandbox)
         let output = scratch.url.appendingPathComponent("client-\(UUID().uuidString).log")
@@ -243,13 +246,13 @@ final class SessionPickerServices: AgentLogging, @unchecked Sendable {
 
     /// Waits for a client to end; its status, output, the accessory its `AccessoryAdded`
     /// carried, and the error of its `PickerDidDismiss` (name "" for none).
-    func finish(_ client: (process: Process, output: URL)) -> (
+    func finish(_ client: (process: ChildProcess, output: URL)) -> (
         status: Int32, output: String, added: [String: Any]?, dismissal: (name: String, message: String)?
     ) {
-        var ended = waitForEnd(of: client.process, within: 40)
+        var ended = client.process.wait(within: 40)
         if ended == nil {
             client.process.terminate()
-            ended = waitForEnd(of: client.process, within: 10)
+            ended = client.process.wait(within: 10)
         }
         let output = (try? String(contentsOf: client.output, encoding: .utf8)) ?? ""
         let events = output.split(separator: "\n").compactMap {
@@ -353,7 +356,7 @@ final class SessionPickerServices: AgentLogging, @unchecked Sendable {
         let services = try PickerServices()
         let pane = try TmuxPane(["pick", "org.example.plug"], environment: services.environment)
         try pane.waitFor("1 found", services: services)
-        kill(try pane.commandProcess(), signal)
+        kill(try pane.commandProcessID(), signal)
         let end = try pane.waitFor("[tty ", services: services)
         #expect(end.contains("[exit \(128 + signal)]"), "\(end)")
         expectTerminalRestored(end)
@@ -549,7 +552,7 @@ final class SessionPickerServices: AgentLogging, @unchecked Sendable {
             }
             #expect(screen.components(separatedBy: "the picker was cancelled.").count == round + 1, "\(screen)")
         }
-        kill(try pane.commandProcess(), SIGTERM)
+        kill(try pane.commandProcessID(), SIGTERM)
         let end = try pane.waitFor("[tty ", services: services)
         #expect(end.contains("[exit 0]"), "\(end)")
         #expect(end.contains("Unregistered the picker of logind session c1."), "\(end)")

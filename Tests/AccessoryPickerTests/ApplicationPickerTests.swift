@@ -124,7 +124,7 @@ final class ApplicationPicker: @unchecked Sendable {
     /// Starts the test client as `nobody` (in the application's sandbox, or on the host): it
     /// opens a session over the application's profile and shows the picker for its item, then
     /// prints the session's events until `PickerDidDismiss`.
-    func startClient(_ client: Client) throws -> (process: Process, output: URL) {
+    func startClient(_ client: Client) throws -> (process: ChildProcess, output: URL) {
         let output = scratch.url.appendingPathComponent("client-\(UUID().uuidString).log")
         let arguments = ["pick", Self.profileID, Self.items]
         switch client {
@@ -139,11 +139,11 @@ final class ApplicationPicker: @unchecked Sendable {
 
     /// Waits for the client to end; returns its exit status, its output, and the error name its
     /// `PickerDidDismiss` carried (empty when it carried none).
-    func finish(_ client: (process: Process, output: URL)) -> (status: Int32, output: String, dismissal: String?) {
-        var ended = waitForEnd(of: client.process, within: 40)
+    func finish(_ client: (process: ChildProcess, output: URL)) -> (status: Int32, output: String, dismissal: String?) {
+        var ended = client.process.wait(within: 40)
         if ended == nil {
             client.process.terminate()
-            ended = waitForEnd(of: client.process, within: 10)
+            ended = client.process.wait(within: 10)
         }
         let output = (try? String(contentsOf: client.output, encoding: .utf8)) ?? ""
         let events = output.split(separator: "\n").compactMap {
@@ -157,22 +157,17 @@ final class ApplicationPicker: @unchecked Sendable {
     /// Runs the AT-SPI driver's `look` (read what is above the list, take a screenshot, press
     /// Cancel); returns its JSON lines and whether it passed.
     func look(screenshot: String? = nil) throws -> (lines: [[String: Any]], passed: Bool, text: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments =
+        let process = try ChildProcess(
+            "/usr/bin/python3",
             [
                 PickerServices.testsDirectory.appendingPathComponent("drive_picker.py").path,
                 String(picker.processIdentifier), "look", "--rows", "2", "--title", Self.vendor,
-            ] + (screenshot.map { ["--shots", scratch.url.path, "--shot-name", $0] } ?? [])
-        process.environment = ProcessInfo.processInfo.environment.merging(display.environment) { $1 }
-            .merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        let ended = waitForEnd(of: process, within: 60)
-        closePipes(pipe)
+            ] + (screenshot.map { ["--shots", scratch.url.path, "--shot-name", $0] } ?? []),
+            environment: ProcessInfo.processInfo.environment.merging(display.environment) { $1 }
+                .merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 },
+            standardOutput: .pipe, standardError: .output)
+        let data = process.readOutput().output
+        let ended = process.wait(within: 60)
         let text = String(decoding: data, as: UTF8.self)
         let lines = text.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]

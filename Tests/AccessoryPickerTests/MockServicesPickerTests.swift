@@ -125,22 +125,19 @@ final class PickerServices: @unchecked Sendable {
     func startClient(
         profile: String = "com.example.acme", items: String = item, discoveryTimeout: Int? = nil,
         arguments extra: [String] = []
-    ) throws -> (process: Process, output: URL) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments =
-            [
-                Self.packageRoot.appendingPathComponent("examples/pick.py").path, profile,
-                "--items", items, "--timeout", "40",
-            ] + (discoveryTimeout.map { ["--discovery-timeout", String($0)] } ?? []) + extra
-        process.environment = ProcessInfo.processInfo.environment.merging(bus.environment) { $1 }
+    ) throws -> (process: ChildProcess, output: URL) {
         let output = scratch.url.appendingPathComponent("client-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         let handle = try FileHandle(forWritingTo: output)
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        defer { try? handle.close() }
+        let process = try ChildProcess(
+            "/usr/bin/python3",
+            [
+                Self.packageRoot.appendingPathComponent("examples/pick.py").path, profile,
+                "--items", items, "--timeout", "40",
+            ] + (discoveryTimeout.map { ["--discovery-timeout", String($0)] } ?? []) + extra,
+            environment: ProcessInfo.processInfo.environment.merging(bus.environment) { $1 },
+            standardOutput: .file(handle), standardError: .file(handle))
         return (process, output)
     }
 
@@ -148,21 +145,16 @@ final class PickerServices: @unchecked Sendable {
     func drive(
         _ arguments: [String], title: String = vendor
     ) throws -> (lines: [[String: Any]], passed: Bool, text: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments =
+        let process = try ChildProcess(
+            "/usr/bin/python3",
             [
                 Self.testsDirectory.appendingPathComponent("drive_picker.py").path, String(picker.processIdentifier),
-            ] + arguments + ["--title", title, "--shots", scratch.url.path]
-        process.environment = ProcessInfo.processInfo.environment.merging(display.environment) { $1 }
-            .merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        let ended = waitForEnd(of: process, within: 60)
-        closePipes(pipe)
+            ] + arguments + ["--title", title, "--shots", scratch.url.path],
+            environment: ProcessInfo.processInfo.environment.merging(display.environment) { $1 }
+                .merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 },
+            standardOutput: .pipe, standardError: .output)
+        let data = process.readOutput().output
+        let ended = process.wait(within: 60)
         let text = String(decoding: data, as: UTF8.self)
         let lines = text.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
@@ -172,12 +164,12 @@ final class PickerServices: @unchecked Sendable {
 
     /// Waits for the client to end; returns its exit status and output.
     func finish(
-        _ client: (process: Process, output: URL), timeout: TimeInterval = 30
+        _ client: (process: ChildProcess, output: URL), timeout: TimeInterval = 30
     ) -> (status: Int32, output: String) {
-        var ended = waitForEnd(of: client.process, within: timeout)
+        var ended = client.process.wait(within: timeout)
         if ended == nil {
             client.process.terminate()
-            ended = waitForEnd(of: client.process, within: 10)
+            ended = client.process.wait(within: 10)
         }
         return (ended?.status ?? -1, (try? String(contentsOf: client.output, encoding: .utf8)) ?? "")
     }
@@ -205,16 +197,10 @@ final class PickerServices: @unchecked Sendable {
             throw HarnessError(
                 "no reference image \(reference.path); look at \(shot.path) and run with UPDATE_SCREENSHOTS=1")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/compare")
-        process.arguments = ["-metric", "RMSE", shot.path, reference.path, "null:"]
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        waitForEnd(of: process, within: 60)
-        closePipes(pipe)
+        let process = try ChildProcess(
+            "/usr/bin/compare", ["-metric", "RMSE", shot.path, reference.path, "null:"], standardError: .pipe)
+        let text = String(decoding: process.readOutput().error, as: UTF8.self)
+        process.wait(within: 60)
         // "1234.5 (0.0188)": the normalised difference is in parentheses.
         let normalised = text.split(separator: "(").last.flatMap { Double($0.prefix { $0 != ")" }) }
         guard let normalised, normalised <= 0.03 else {

@@ -56,7 +56,7 @@ struct FlatpakInfoTests {
         #expect(root.identity == .sandboxed("org.example.AcmePlug"))
     }
 
-    @Test func noFileIsAHostProcess() throws {
+    @Test func noFileIsAProcessOfTheHost() throws {
         #expect(try FakeRoot().identity == .host)
     }
 

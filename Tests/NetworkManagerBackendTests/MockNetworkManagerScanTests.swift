@@ -150,7 +150,7 @@ import Testing
 
 /// A client made for a bus address closes its connection when released: GDBus never frees a
 /// private connection that is not closed, and a test process that leaked one socket per test
-/// ran out of room for Foundation's Process.
+/// ran out of descriptors.
 @Suite(.serialized) struct NetworkManagerClientLifetimeTests {
     @Test func releasingClientsLeaksNoFileDescriptors() async throws {
         let mock = try NetworkManagerMock()

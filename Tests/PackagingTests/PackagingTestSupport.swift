@@ -27,22 +27,13 @@ struct ProcessResult {
 func runProcess(
     _ executable: String, _ arguments: [String], environment: [String: String], timeout: TimeInterval = 20
 ) throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.environment = environment
-    let output = Pipe(), errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle.nullDevice
     let start = Date()
-    try process.run()
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    let err = errors.fileHandleForReading.readDataToEndOfFile()
-    closePipes(output, errors)
-    guard let ended = waitForEnd(of: process, within: timeout - Date().timeIntervalSince(start)) else {
-        kill(process.processIdentifier, SIGKILL)
-        waitForEnd(of: process, within: 10)
+    let process = try ChildProcess(
+        executable, arguments, environment: environment, standardOutput: .pipe, standardError: .pipe)
+    let (out, err) = process.readOutput()
+    guard let ended = process.wait(within: timeout - Date().timeIntervalSince(start)) else {
+        process.send(SIGKILL)
+        process.wait(within: 10)
         throw HarnessError("\(executable) did not finish within \(Int(timeout)) s")
     }
     return ProcessResult(

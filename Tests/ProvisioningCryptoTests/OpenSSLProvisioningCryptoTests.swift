@@ -1,5 +1,6 @@
 import AccessoryCore
 import Foundation
+import ServiceHarness
 import Testing
 
 @testable import ProvisioningCrypto
@@ -47,14 +48,9 @@ import Testing
     }
 
     private func run(_ path: String, _ arguments: String...) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let process = try ChildProcess(path, arguments, standardOutput: .pipe)
+        let output = process.readOutput().output
+        process.wait()
         return String(decoding: output, as: UTF8.self)
     }
 

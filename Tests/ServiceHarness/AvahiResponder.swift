@@ -36,10 +36,7 @@ public final class AvahiResponder: @unchecked Sendable {
         try config.write(toFile: directory.path("avahi-daemon.conf"), atomically: true, encoding: .utf8)
         namespace = "accessory-avahi-\(getpid())-\(UUID().uuidString.prefix(6))"
         try run("/usr/sbin/ip", ["netns", "add", namespace])
-        // avahi-daemon closes every descriptor it inherited, among them the one Foundation's
-        // Process watches to learn that a child ended: taken for an exit, Foundation then
-        // blocks in waitpid for it, and no other child's end is noticed. So the daemon is the
-        // child of a shell that stays, and that stops it on SIGTERM.
+        // The daemon is the child of a shell that stays, and that stops it on SIGTERM.
         let script = """
             set -e
             ip link set lo up

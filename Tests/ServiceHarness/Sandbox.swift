@@ -94,8 +94,10 @@ public struct Sandbox: Sendable {
     }
 
     /// Starts the test client in the sandbox as `uid` against `bus` (its system bus), its
-    /// standard output and error into `log`; the caller waits for it (`waitForEnd`).
-    public func startClient(_ arguments: [String], as uid: UInt32, bus: PrivateSystemBus, log: URL) throws -> Process {
+    /// standard output and error into `log`; the caller waits for it.
+    public func startClient(_ arguments: [String], as uid: UInt32, bus: PrivateSystemBus, log: URL) throws
+        -> ChildProcess
+    {
         try Self.launch(
             "/bin/sh", command(bus: bus, "/usr/bin/python3", [Self.testClient] + arguments), as: uid, bus: bus, log: log
         )
@@ -103,7 +105,7 @@ public struct Sandbox: Sendable {
 
     /// Starts the test client on the host, outside any sandbox, as `startClient` does in one.
     public static func startHostClient(_ arguments: [String], as uid: UInt32, bus: PrivateSystemBus, log: URL)
-        throws -> Process
+        throws -> ChildProcess
     {
         try launch("/usr/bin/python3", [testClient] + arguments, as: uid, bus: bus, log: log)
     }
@@ -111,22 +113,17 @@ public struct Sandbox: Sendable {
     /// Runs `program` as `uid` with `bus` as its system bus, its output into `log`.
     private static func launch(
         _ program: String, _ arguments: [String], as uid: UInt32, bus: PrivateSystemBus, log: URL
-    ) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = asUser(uid, program, arguments)
-        process.environment = ProcessInfo.processInfo.environment.merging(bus.environment) { $1 }
-            .merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }
+    ) throws -> ChildProcess {
         guard FileManager.default.createFile(atPath: log.path, contents: nil) else {
             throw HarnessError("cannot create the client's log \(log.path)")
         }
         let handle = try FileHandle(forWritingTo: log)
         defer { try? handle.close() }
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return process
+        return try ChildProcess(
+            "/usr/bin/setpriv", asUser(uid, program, arguments),
+            environment: ProcessInfo.processInfo.environment.merging(bus.environment) { $1 }
+                .merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 },
+            standardOutput: .file(handle), standardError: .file(handle))
     }
 
     /// Fails with bwrap's own words when it cannot make a sandbox here as `uid` (no user

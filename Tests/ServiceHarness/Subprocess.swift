@@ -13,23 +13,15 @@ public struct HarnessError: Error, CustomStringConvertible {
 public func run(
     _ executable: String, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 120
 ) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let output = Pipe(), errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
+    let process = try ChildProcess(
+        executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+        standardOutput: .pipe, standardError: .pipe)
     // Read before waiting so a full pipe cannot block the child.
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    let err = errors.fileHandleForReading.readDataToEndOfFile()
-    closePipes(output, errors)
+    let (out, err) = process.readOutput()
     // Its output ended, so it has ended or is about to.
-    guard let ended = waitForEnd(of: process, within: timeout) else {
-        kill(process.processIdentifier, SIGKILL)
-        waitForEnd(of: process, within: 5)
+    guard let ended = process.wait(within: timeout) else {
+        process.send(SIGKILL)
+        process.wait(within: 5)
         throw HarnessError("\(executable) \(arguments.joined(separator: " ")) did not finish within \(Int(timeout)) s")
     }
     guard ended == .exited(0) else {
@@ -73,60 +65,11 @@ public enum Termination: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Waits up to `timeout` for `process` to end; `nil` while it runs. Every child a test starts
-/// is waited for here, never with `waitUntilExit` alone: Foundation notices a child's exit on a
-/// thread of its own and reaps it there, and with a whole suite running at once under a
-/// sanitizer it has been seen to miss the exit, so the child stayed a zombie and
-/// `waitUntilExit` blocked for ever (a run hung so). A child that has been a zombie for `grace`
-/// seconds while Foundation still thinks it runs is reaped here. Never sooner: a child reaped
-/// before Foundation sees it keeps Foundation's `Process` and its pipes alive for good
-/// (LeakSanitizer counted thousands when this reaped at once).
-@discardableResult
-public func waitForEnd(of process: Process, within timeout: TimeInterval, grace: TimeInterval = 3) -> Termination? {
-    let pid = process.processIdentifier
-    var deadline = Date() + timeout
-    var zombieSince: Date?
-    while Date() < deadline {
-        if !process.isRunning {
-            // Foundation keeps the process and its pipes until someone waits for it.
-            process.waitUntilExit()
-            return process.terminationReason == .uncaughtSignal
-                ? .signalled(process.terminationStatus) : .exited(process.terminationStatus)
-        }
-        if let since = zombieSince {
-            var status: Int32 = 0
-            if Date().timeIntervalSince(since) >= grace, waitpid(pid, &status, WNOHANG) == pid {
-                return (status & 0x7f) == 0 ? .exited((status >> 8) & 0xff) : .signalled(status & 0x7f)
-            }
-        } else if hasEnded(pid) {
-            zombieSince = Date()
-            deadline = max(deadline, Date() + grace + 1)
-        }
-        usleep(10_000)
-    }
-    return nil
-}
-
-/// Whether the child `pid` has ended and waits to be reaped; it is left for its owner to reap.
-private func hasEnded(_ pid: pid_t) -> Bool {
-    var info = siginfo_t()
-    return waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_signo == SIGCHLD
-}
-
-/// Closes both ends of pipes a finished child used: Foundation's Process leaves them open,
-/// and a test process that runs hundreds of children runs out of descriptors.
-public func closePipes(_ pipes: Pipe...) {
-    for pipe in pipes {
-        try? pipe.fileHandleForReading.close()
-        try? pipe.fileHandleForWriting.close()
-    }
-}
-
 /// A long-running service process, stopped (SIGTERM, then SIGKILL) by `stop()` or deinit.
-public final class ServiceProcess: @unchecked Sendable {
+public final class ServiceProcess: Sendable {
     public let name: String
     public let logFile: URL
-    private let process = Process()
+    private let process: ChildProcess
 
     public init(
         name: String, executable: String, arguments: [String], environment: [String: String] = [:], logFile: URL
@@ -137,24 +80,15 @@ public final class ServiceProcess: @unchecked Sendable {
             throw HarnessError("cannot create the log file \(logFile.path)")
         }
         let log = try FileHandle(forWritingTo: logFile)
-        // Children inherit the test runner's blocked signals, and a service that blocks
-        // SIGTERM cannot be stopped cleanly; this exec trampoline unblocks them first.
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments =
-            [
-                "-c",
-                "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
-                executable,
-            ] + arguments
-        // Python services write their log as they go, so a service that is slow to start
-        // shows how far it got.
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            .merging(["PYTHONUNBUFFERED": "1"]) { given, _ in given }
-        process.standardOutput = log
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
+        defer { try? log.close() }
         do {
-            try process.run()
+            // Python services write their log as they go, so a service that is slow to start
+            // shows how far it got.
+            process = try ChildProcess(
+                executable, arguments,
+                environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }
+                    .merging(["PYTHONUNBUFFERED": "1"]) { given, _ in given },
+                standardOutput: .file(log), standardError: .file(log))
         } catch {
             throw HarnessError("cannot start \(name) (\(executable)): \(error)")
         }
@@ -166,21 +100,10 @@ public final class ServiceProcess: @unchecked Sendable {
     public var processIdentifier: Int32 { process.processIdentifier }
 
     /// Sends `number` to the process, if it still runs.
-    public func send(_ number: Int32) {
-        if process.isRunning { kill(process.processIdentifier, number) }
-    }
+    public func send(_ number: Int32) { process.send(number) }
 
     /// Waits up to `timeout` for the process to end; `nil` if it still runs then.
-    public func waitForExit(timeout: TimeInterval) -> Termination? {
-        let end = waitForEnd(of: process, within: timeout)
-        if end != nil { endedLock.withLock { ended = true } }
-        return end
-    }
-
-    /// Set once the process was seen to end: `waitForEnd` may have reaped it without
-    /// Foundation's knowing, and `stop` must not wait for it again.
-    private var ended = false
-    private let endedLock = NSLock()
+    public func waitForExit(timeout: TimeInterval) -> Termination? { process.wait(within: timeout) }
 
     public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
@@ -192,8 +115,8 @@ public final class ServiceProcess: @unchecked Sendable {
         let deadline = Date() + timeout
         while Date() < deadline {
             if condition() { return }
-            guard process.isRunning else {
-                throw HarnessError("\(name) exited (\(process.terminationStatus)) before \(what):\n\(log)")
+            if let ended = process.termination {
+                throw HarnessError("\(name) \(ended) before \(what):\n\(log)")
             }
             usleep(20_000)
         }
@@ -201,11 +124,11 @@ public final class ServiceProcess: @unchecked Sendable {
     }
 
     public func stop() {
-        guard process.processIdentifier != 0, !endedLock.withLock({ ended }) else { return }
-        if process.isRunning { process.terminate() }
-        if waitForEnd(of: process, within: 5) == nil {
-            kill(process.processIdentifier, SIGKILL)
-            waitForEnd(of: process, within: 10)
+        guard process.isRunning else { return }
+        process.terminate()
+        if process.wait(within: 5) == nil {
+            process.send(SIGKILL)
+            process.wait(within: 10)
         }
     }
 
