@@ -274,4 +274,41 @@ import Testing
                     + "cloud.shelly.gen2 would send it so"), "\(run.err)")
         #expect(try #require(device).log.contains("REQUEST") == false, "nothing reached the device")
     }
+
+    /// An ESPHome device's fallback hotspot has its own password (`ap:` in its configuration):
+    /// joined by id with it, the device is then given the network through the held join, found
+    /// by the MAC address its captive portal reported (`_esphomelib._tcp` TXT `mac`).
+    @Test func anESPHomeDeviceIsGivenTheNetworkThroughItsCaptivePortal() async throws {
+        let avahi = try AvahiResponder(on: bus)
+        defer { avahi.stop() }
+        try avahi.publish(
+            "esphome-kitchen", type: "_esphomelib._tcp", port: 6053, hostname: "esphome-kitchen.local",
+            address: "192.168.1.46", txt: ["mac=a8032ab12345", "version=2024.10.0", "network=wifi"])
+        try start(
+            profile: "esphome.json", vendor: "esphome", ssid: "esphome-kitchen", leavesHotspot: true, security: .wpa2,
+            seekWithin: 60)
+        let picked = try await accessoryctlProcess(
+            ["pick", "io.esphome.captiveportal", "--select", "esphome-kitchen", "--timeout", "20", "--json"],
+            environment: bus.environment, deadline: .seconds(60))
+        #expect(picked.code == .success, "\(picked.err)")
+        let accessory = try #require(try JSONSerialization.jsonObject(with: Data(picked.out.utf8)) as? [String: Any])
+        let id = try #require(accessory["id"] as? String, "\(picked.out)")
+        let hotspot = try #require(device).writeFile("ap.pass", "fallback-ap-pass")
+        let joined = try await accessoryctlProcess(
+            ["join", id, "--passphrase-file", hotspot], environment: bus.environment, deadline: .seconds(60))
+        #expect(joined.code == .success, "\(joined.err)")
+        let file = try #require(device).writeFile("home.given", "home-passphrase")
+        let run = try await accessoryctlProcess(
+            ["provision", id, "--ssid", "HomeNet", "--passphrase-file", file], environment: bus.environment,
+            deadline: .seconds(120))
+        #expect(run.code == .success, "\(run.err)\n\(agent?.log ?? "")")
+        #expect(
+            run.out.hasSuffix(
+                "joined 'HomeNet': found there at 192.168.1.46 (esphome-kitchen, _esphomelib._tcp).\n"), "\(run.out)")
+        let log = try #require(device).log
+        #expect(log.contains("REQUEST GET /config.json") && log.contains("REQUEST GET /wifisave"), "\(log)")
+        #expect(log.contains("GOT ssid='HomeNet' passphrase=matches"), "\(log)")
+        #expect(!everything(run).contains("home-passphrase") && !everything(joined).contains("fallback-ap-pass"))
+        #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
+    }
 }

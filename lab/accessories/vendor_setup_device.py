@@ -53,7 +53,11 @@ class Device:
             self.matched = matched
             self.settles_at = time.monotonic() + self.args.join_seconds
         if matched and self.args.on_join:
-            threading.Timer(self.args.join_seconds, self.joined).start()
+            # Made in a request's (daemon) thread, it would inherit daemon and die with a device
+            # that stops serving its hotspot before it has joined.
+            timer = threading.Timer(self.args.join_seconds, self.joined)
+            timer.daemon = False
+            timer.start()
 
     def joined(self):
         log("JOINED")
@@ -246,7 +250,9 @@ def make_handler(device, vendor):
         def leave_hotspot(self):
             """A device that restarts onto the home network: its hotspot's server stops."""
             if device.args.leaves_hotspot:
-                threading.Timer(0.5, lambda: (log("LEAVING"), self.server.shutdown())).start()
+                timer = threading.Timer(0.5, lambda: (log("LEAVING"), self.server.shutdown()))
+                timer.daemon = False
+                timer.start()
 
     return Handler
 
