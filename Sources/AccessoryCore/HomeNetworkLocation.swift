@@ -167,16 +167,21 @@ public struct AccessoryLocation: Hashable, Sendable, Codable {
     }
 }
 
-/// Tells which service on the home network is an accessory: only one at the address the device
-/// itself reported when it joined the network (ESP-IDF's, or the host of the URL Improv
-/// reported). Anything else on the network can announce any name, TXT record or instance, so a
-/// service that only says it is the accessory (its former instance name at another address, a
-/// MAC address it was set up under) is an impostor to log, never its location.
+/// Tells which service on the home network is an accessory: one at the address the device itself
+/// reported when it joined the network (ESP-IDF's, the host of the URL Improv reported, a
+/// vendor's confirmation), or, for a device that reported none, the one naming the MAC address it
+/// reported on its hotspot; once located, the same instance on the same host and port when that
+/// host announces a new address. Anything else on the network can announce any name, TXT record
+/// or instance, so a service that only says it is the accessory (its former instance elsewhere,
+/// a MAC address it was set up under) is an impostor to log, never its location.
 public enum AccessoryLocator {
     /// What makes a service an accessory's.
     public enum Evidence: String, Sendable {
         /// The instance the record was located at before, still at the address it reported.
         case knownInstance
+        /// The instance it was located at before, on the same host and port, whose host
+        /// announced a new address (a DHCP lease changed): the standard way a device moves.
+        case knownHostMoved
         /// Another instance at the address the device reported.
         case reportedAddress
         /// The one service naming the MAC address the device reported on its setup hotspot, for
@@ -210,7 +215,21 @@ public enum AccessoryLocator {
         if let location = record.location, let known = there.first(where: location.isInstance) {
             return (known, .knownInstance)
         }
-        return there.first.map { ($0, .reportedAddress) }
+        if let found = there.first { return (found, .reportedAddress) }
+        return moved(record, among: services, declared: declared, claimed: claimed).map { ($0, .knownHostMoved) }
+    }
+
+    /// The located instance announced unchanged (its host and port) at another address: its
+    /// host took a new address. Anything else at another address is not it.
+    static func moved(
+        _ record: AccessoryRecord, among services: [ResolvedService], declared: [PublishedService],
+        claimed: Set<String>
+    ) -> ResolvedService? {
+        guard let location = record.location else { return nil }
+        return services.first { service in
+            location.isInstance(service) && service.hostname == location.hostname && service.port == location.port
+                && !claimed.contains(key(of: service)) && declared.contains { $0.admits(service) }
+        }
     }
 
     /// Without a reported address, only the MAC address the device gave on its own hotspot
@@ -228,6 +247,9 @@ public enum AccessoryLocator {
         }
         if let location = record.location, let known = naming.first(where: location.isInstance) {
             return (known, .knownInstance)
+        }
+        if let moved = moved(record, among: services, declared: declared, claimed: claimed) {
+            return (moved, .knownHostMoved)
         }
         let hosts = Set(naming.map { $0.addresses.sorted() })
         guard hosts.count == 1, let only = naming.first else { return nil }
@@ -248,6 +270,7 @@ public enum AccessoryLocator {
         return services.filter { service in
             guard declared.contains(where: { $0.admits(service) }), reported.map(service.addresses.contains) != true
             else { return false }
+            guard moved(record, among: [service], declared: declared, claimed: []) == nil else { return false }
             let formerInstance = record.location?.isInstance(service) ?? false
             let namesOwnMAC = service.namedMACAddresses.contains { named in
                 own.contains { (named > $0 ? named - $0 : $0 - named) <= derivedMACSpread }

@@ -4,19 +4,25 @@ import FoundationEssentials
 import GLibRuntime
 
 /// DNS-SD through Avahi's D-Bus API (`org.freedesktop.Avahi`), as GNOME's and KDE's tools
-/// browse: a `ServiceBrowser` per service type, each `ItemNew` resolved with `ResolveService`
-/// to its host, IPv4 address, port and TXT record.
+/// browse: a `ServiceBrowser` per service type, and for each service it finds a
+/// `ServiceResolver` that stays for as long as the service is announced, so that a service whose
+/// host moves to another address (a new address record with cache-flush, the old one flushed) is
+/// reported again within seconds, resolved to its host, IPv4 address, port and TXT record.
 public final class AvahiBrowser: HomeServiceBrowsing {
     private let bus: BusConnection
 
     static let name = "org.freedesktop.Avahi"
     static let server = "org.freedesktop.Avahi.Server"
     static let serviceBrowser = "org.freedesktop.Avahi.ServiceBrowser"
+    static let serviceResolver = "org.freedesktop.Avahi.ServiceResolver"
     /// `AVAHI_IF_UNSPEC` and `AVAHI_PROTO_INET` (avahi-common/address.h).
     static let anyInterface: Int32 = -1
     static let ipv4: Int32 = 0
-    /// How long one Avahi call may take; a resolve answers within its own 5 s timeout.
+    /// How long one Avahi call may take.
     static let callTimeout = Duration.seconds(10)
+    /// At most this many services resolved at once per browse: each resolver is an object in
+    /// avahi-daemon, which limits a client to 256 of them (`OBJECTS_PER_CLIENT_MAX`).
+    static let resolverLimit = 128
 
     private init(bus: BusConnection) {
         self.bus = bus
@@ -40,9 +46,10 @@ public final class AvahiBrowser: HomeServiceBrowsing {
     public func browse(_ types: Set<String>, for duration: Duration) async throws(HomeServiceError)
         -> AsyncStream<ResolvedService>
     {
-        // Subscribed before the browsers exist, so that no ItemNew of theirs is missed; only
-        // Avahi's, from the paths it gives this connection.
-        let signals = await bus.signals(sender: Self.name, interface: Self.serviceBrowser)
+        // Subscribed before the browsers exist, so that no ItemNew of theirs (nor a Found of a
+        // resolver made later) is missed; only Avahi's, and only from the paths it gives this
+        // connection.
+        let signals = await bus.signals(sender: Self.name, interface: nil)
         var browsers: [String] = []
         for type in types.sorted() {
             do {
@@ -52,33 +59,53 @@ public final class AvahiBrowser: HomeServiceBrowsing {
                     timeout: Self.callTimeout)
                 if let path = reply.first?.string { browsers.append(path) }
             } catch {
-                await free(browsers)
+                await free(browsers, Self.serviceBrowser)
                 throw .unavailable(error.description)
             }
         }
         let (stream, continuation) = AsyncStream.makeStream(of: ResolvedService.self)
         let paths = browsers
         let watch = Task { [self] in
-            var resolved = Set<[String]>()
-            for await signal in signals where paths.contains(signal.path) {
-                // ItemNew and ItemRemove: (interface, protocol, name, type, domain, flags)
-                let item = signal.arguments
-                guard item.count >= 5, let name = item[2].string, let type = item[3].string,
-                    let domain = item[4].string
-                else { continue }
-                if signal.member == "ItemRemove" {
-                    // Announced again later (a restart, a new address), it is resolved again.
-                    resolved.remove([name, type, domain])
+            // Each service announced, by (name, type, domain), to its resolver's path, and back.
+            var resolvers: [[String]: String] = [:]
+            var services: [String: [String]] = [:]
+            for await signal in signals {
+                switch signal.interface {
+                case Self.serviceBrowser where paths.contains(signal.path):
+                    // ItemNew and ItemRemove: (interface, protocol, name, type, domain, flags)
+                    let item = signal.arguments
+                    guard item.count >= 5, let name = item[2].string, let type = item[3].string,
+                        let domain = item[4].string
+                    else { continue }
+                    let key = [name, type, domain]
+                    if signal.member == "ItemRemove" {
+                        // Announced again later (a restart), it is resolved again.
+                        if let path = resolvers.removeValue(forKey: key) {
+                            services[path] = nil
+                            await free([path], Self.serviceResolver)
+                        }
+                        continue
+                    }
+                    guard signal.member == "ItemNew", resolvers[key] == nil, resolvers.count < Self.resolverLimit,
+                        let path = await resolver(interface: item[0], protocol: item[1], name, type, domain)
+                    else { continue }
+                    resolvers[key] = path
+                    services[path] = key
+                case Self.serviceResolver where services[signal.path] != nil:
+                    if signal.member == "Found", let service = Self.service(signal.arguments) {
+                        continuation.yield(service)
+                    } else if signal.member == "Failure", let key = services.removeValue(forKey: signal.path) {
+                        // Not resolved now: the next announcement may be.
+                        resolvers[key] = nil
+                        await free([signal.path], Self.serviceResolver)
+                    }
+                default:
                     continue
                 }
-                guard signal.member == "ItemNew", resolved.insert([name, type, domain]).inserted else { continue }
-                if let service = await resolve(interface: item[0], protocol: item[1], name, type, domain) {
-                    continuation.yield(service)
-                } else {
-                    // Not resolved now: the next announcement may be.
-                    resolved.remove([name, type, domain])
-                }
             }
+            // Cancelled with the stream: the resolvers are freed outside this task.
+            let left = Array(services.keys)
+            Task { await self.free(left, Self.serviceResolver) }
         }
         let deadline = Task {
             try? await Task.sleep(for: duration)
@@ -87,39 +114,40 @@ public final class AvahiBrowser: HomeServiceBrowsing {
         continuation.onTermination = { [self] _ in
             watch.cancel()
             deadline.cancel()
-            Task { await self.free(paths) }
+            Task { await self.free(paths, Self.serviceBrowser) }
         }
         return stream
     }
 
-    /// `ResolveService` for an IPv4 address; `nil` when Avahi could not resolve it.
-    private func resolve(
+    /// A `ServiceResolver` for an IPv4 address of the service; `nil` when Avahi refuses one.
+    private func resolver(
         interface: DBusValue, protocol: DBusValue, _ name: String, _ type: String, _ domain: String
-    ) async -> ResolvedService? {
-        let reply: [DBusValue]
-        do {
-            reply = try await bus.call(
-                destination: Self.name, path: "/", interface: Self.server, method: "ResolveService",
-                [interface, `protocol`, .string(name), .string(type), .string(domain), .int32(Self.ipv4), .uint32(0)],
-                timeout: Self.callTimeout)
-        } catch {
-            return nil
-        }
-        // (interface, protocol, name, type, domain, host, aprotocol, address, port, txt, flags)
-        guard reply.count >= 10, let host = reply[5].string, let address = reply[7].string,
-            let port = reply[8].int.flatMap(UInt16.init(exactly:))
+    ) async -> String? {
+        let reply = try? await bus.call(
+            destination: Self.name, path: "/", interface: Self.server, method: "ServiceResolverNew",
+            [interface, `protocol`, .string(name), .string(type), .string(domain), .int32(Self.ipv4), .uint32(0)],
+            timeout: Self.callTimeout)
+        return reply?.first?.string
+    }
+
+    /// A resolver's `Found`: (interface, protocol, name, type, domain, host, aprotocol, address,
+    /// port, txt, flags).
+    static func service(_ found: [DBusValue]) -> ResolvedService? {
+        guard found.count >= 10, let name = found[2].string, let type = found[3].string,
+            let domain = found[4].string, let host = found[5].string, let address = found[7].string,
+            let port = found[8].int.flatMap(UInt16.init(exactly:))
         else { return nil }
-        let txt = reply[9].elements.compactMap(\.bytes)
+        let txt = found[9].elements.compactMap(\.bytes)
         return ResolvedService(
             name: name, type: type, domain: domain, hostname: host, addresses: [address], port: port,
             txt: ResolvedService.txtRecord(txt))
     }
 
-    private func free(_ browsers: [String]) async {
-        for path in browsers {
+    /// Frees Avahi's objects at `paths`, of `interface`.
+    private func free(_ paths: [String], _ interface: String) async {
+        for path in paths {
             _ = try? await bus.call(
-                destination: Self.name, path: path, interface: Self.serviceBrowser, method: "Free",
-                timeout: Self.callTimeout)
+                destination: Self.name, path: path, interface: interface, method: "Free", timeout: Self.callTimeout)
         }
     }
 }

@@ -150,6 +150,27 @@ struct HomeNetworkLocationTests {
         #expect(AccessoryLocator.locate(record, among: [byBSSID], declared: Self.wled, claimed: []) == nil)
     }
 
+    @Test("a located instance whose host takes a new address, host and port unchanged, is followed")
+    func aMovedHostIsFollowed() throws {
+        var record = try Self.record(reported: "192.168.1.50")
+        let first = Self.service("wled-kitchen", address: "192.168.1.50")
+        record.location = AccessoryLocation(first, seen: Date())
+        let moved = Self.service("wled-kitchen", address: "192.168.1.77")
+        #expect(
+            AccessoryLocator.locate(record, among: [moved], declared: Self.wled, claimed: [])?.evidence
+                == .knownHostMoved)
+        #expect(AccessoryLocator.impostors(of: record, among: [moved], declared: Self.wled).isEmpty)
+        // Another host, or another port, announcing the instance elsewhere is not it.
+        let otherHost = Self.service("wled-kitchen", address: "192.168.1.78", host: "evil.local")
+        let otherPort = Self.service("wled-kitchen", address: "192.168.1.79", port: 8080)
+        for service in [otherHost, otherPort] {
+            #expect(AccessoryLocator.locate(record, among: [service], declared: Self.wled, claimed: []) == nil)
+            #expect(
+                AccessoryLocator.impostors(of: record, among: [service], declared: Self.wled).map(\.name)
+                    == ["wled-kitchen"])
+        }
+    }
+
     @Test("services of other types, or other records' instances, are not it")
     func othersAreNot() throws {
         let record = try Self.record(reported: "192.168.1.50")
@@ -162,11 +183,13 @@ struct HomeNetworkLocationTests {
                 == nil)
     }
 
-    @Test("a located record's instance announced at another address is an impostor; at the reported one it is followed")
+    @Test(
+        "a located record's instance announced by another host at another address is an impostor; at the reported one it is followed"
+    )
     func knownInstanceElsewhereIsAnImpostor() throws {
         var record = try Self.record(reported: "192.168.1.50")
         record.location = AccessoryLocation(Self.service("wled-a"), seen: Date())
-        let elsewhere = Self.service("wled-a", address: "192.168.1.77")
+        let elsewhere = Self.service("wled-a", address: "192.168.1.77", host: "wled-a-2.local")
         #expect(AccessoryLocator.locate(record, among: [elsewhere], declared: Self.wled, claimed: []) == nil)
         #expect(AccessoryLocator.impostors(of: record, among: [elsewhere], declared: Self.wled) == [elsewhere])
         let newPort = Self.service("wled-a", port: 8080)

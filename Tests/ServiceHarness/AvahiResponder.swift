@@ -12,6 +12,8 @@ public final class AvahiResponder: @unchecked Sendable {
     private let directory: ScratchDirectory
     private let lock = NSLock()
     private var published: [ServiceProcess] = []
+    /// Each host's address publisher, by host name.
+    private var hosts: [String: ServiceProcess] = [:]
 
     public init(on bus: PrivateSystemBus) throws {
         guard getuid() == 0 else {
@@ -98,7 +100,10 @@ public final class AvahiResponder: @unchecked Sendable {
                     || !service.isRunning
             }
             if host.isRunning && service.log.contains("Established under name '\(name)'") {
-                lock.withLock { published += [host, service] }
+                lock.withLock {
+                    published += [host, service]
+                    hosts[hostname] = host
+                }
                 return
             }
             attempts.append("attempt \(attempt):\n\(host.log)\n\(service.log)")
@@ -112,10 +117,42 @@ public final class AvahiResponder: @unchecked Sendable {
             "'\(name)' at \(hostname) was never announced as asked:\n\(attempts.joined(separator: "\n"))")
     }
 
+    /// Moves `hostname` to `address` the standard way, as a device whose DHCP lease changed
+    /// does: its address record is withdrawn and announced anew, its services left as they are.
+    public func moveHost(_ hostname: String, to address: String) throws {
+        guard let old = lock.withLock({ hosts[hostname] }) else {
+            throw HarnessError("\(hostname) was not published here")
+        }
+        old.send(SIGKILL)
+        _ = old.waitForExit(timeout: 10)
+        for attempt in 1...10 {
+            let host = try ServiceProcess(
+                name: "avahi-publish -a", executable: "/usr/bin/avahi-publish",
+                arguments: ["-a", "-R", hostname, address], environment: bus.environment,
+                logFile: directory.url.appendingPathComponent("publish-address-\(UUID().uuidString.prefix(6)).log"))
+            try host.wait(for: "'\(hostname)' established at \(address)", timeout: 30) {
+                host.log.contains("Established under name") || !host.isRunning
+            }
+            if host.isRunning {
+                lock.withLock {
+                    published.append(host)
+                    hosts[hostname] = host
+                }
+                return
+            }
+            // The withdrawn record was still held: announced again a moment later.
+            if attempt < 10 { usleep(200_000) }
+        }
+        throw HarnessError("\(hostname) was never announced at \(address)")
+    }
+
     /// Withdraws what was published.
     public func unpublishAll() {
         let processes = lock.withLock {
-            defer { published = [] }
+            defer {
+                published = []
+                hosts = [:]
+            }
             return published
         }
         // Killed: avahi-publish's own goodbye is not needed, the daemon withdraws what a client

@@ -10,13 +10,9 @@
 # back, no accessory profile is left, and the passphrase reaches no screen or journal.
 printf '%s\n' "$HOME_PASSPHRASE" >/run/lab/home.pass
 chmod 600 /run/lab/home.pass
-acc="${AP_SUBNET[acc1]}.1:80"
-mkdir -p /etc/accessory-setup/profiles
-# The shipped profiles with the device at the lab's hotspot address.
-for file in shelly-gen2 tasmota wled; do
-    jq --arg address "$acc" '.id = "lab." + .id | .provisioning.address = $address | del(.items[].productImage)' \
-        "/usr/share/accessory-setup/profiles/$file.json" >"/etc/accessory-setup/profiles/lab-$file.json"
-done
+# The shipped profiles as they are: each hotspot has its vendor's own network (Shelly
+# 192.168.33.1, WLED 4.3.2.1, Tasmota 192.168.4.1), put back at the end.
+saved_acc1=${AP_SUBNET[acc1]} saved_acc2=${AP_SUBNET[acc2]}
 check home_mdns start_home_mdns
 check agent_owns_its_name start_agent
 printed=""
@@ -27,9 +23,10 @@ VENDOR_ON_JOIN="DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/lab/home-bus; export DBUS
 avahi-publish -a -R shellyplus1-a8032ab12345.local ${AP_SUBNET[home]}.43 & \
 avahi-publish -s -H shellyplus1-a8032ab12345.local shellyplus1-a8032ab12345 _shelly._tcp 80 gen=2 app=Plus1 & wait"
 export VENDOR_ON_JOIN
+AP_SUBNET[acc1]=192.168.33
 check shelly_ready start_vendor_accessory shelly acc1 shelly-gen2 --mac A8:03:2A:B1:23:45 <<<"ssid=ShellyPlus1-A8032AB12345"
 check shelly_visible wait_visible ShellyPlus1-A8032AB12345
-output=$("$ACCESSORYCTL" pick lab.cloud.shelly.gen2 --select ShellyPlus1-A8032AB12345 --timeout 60 --provision \
+output=$("$ACCESSORYCTL" pick cloud.shelly.gen2 --select ShellyPlus1-A8032AB12345 --timeout 60 --provision \
     --ssid "$HOME_SSID" --passphrase-file /run/lab/home.pass 2>&1; echo "exit=$?")
 printed+=$output
 echo "$output" >>"$CASE_LOG"
@@ -45,15 +42,16 @@ located() {
         '[.[] | select(.profile == $profile) | .location.addresses[0]?] | sort == ($ARGS.positional | sort)' \
         "$@" >/dev/null
 }
-check shelly_found_where_it_said eventually 90 located lab.cloud.shelly.gen2 "${AP_SUBNET[home]}.43"
+check shelly_found_where_it_said eventually 90 located cloud.shelly.gen2 "${AP_SUBNET[home]}.43"
 stop_vendor_accessory shelly
 check back_home_after_shelly wait_home 30
 
 # Tasmota: its Wi-Fi manager tests the network, its next page says so, then it restarts.
 unset VENDOR_ON_JOIN
+AP_SUBNET[acc1]=$saved_acc1
 check tasmota_ready start_vendor_accessory tasmota acc1 tasmota --leaves-hotspot <<<"ssid=tasmota-A1B2C3-1234"
 check tasmota_visible wait_visible tasmota-A1B2C3-1234
-output=$("$ACCESSORYCTL" pick lab.com.tasmota.wifimanager --select tasmota-A1B2C3-1234 --timeout 60 --provision \
+output=$("$ACCESSORYCTL" pick com.tasmota.wifimanager --select tasmota-A1B2C3-1234 --timeout 60 --provision \
     --ssid "$HOME_SSID" --passphrase-file /run/lab/home.pass 2>&1; echo "exit=$?")
 printed+=$output
 echo "$output" >>"$CASE_LOG"
@@ -65,7 +63,7 @@ check back_home_after_tasmota wait_home 30
 # Two WLEDs, one SSID: setup-all under a kiosk policy sets up each once, told apart by BSSID.
 # Each, restarted onto the home network, announces _wled._tcp with its MAC address in TXT.
 cat >/etc/accessory-setup/kiosk.json <<'KIOSK'
-{"schemaVersion": 1, "policies": [{"profiles": ["lab.ge.wled.softap"], "users": [0], "choose": "firstMatch"}]}
+{"schemaVersion": 1, "policies": [{"profiles": ["ge.wled.softap"], "users": [0], "choose": "firstMatch"}]}
 KIOSK
 check agent_reads_kiosk start_agent "$(cat /etc/accessory-setup/kiosk.json)"
 wled_on_join() {
@@ -73,8 +71,8 @@ wled_on_join() {
 avahi-publish -a -R wled-$1.local ${AP_SUBNET[home]}.$2 & \
 avahi-publish -s -H wled-$1.local WLED-$1 _wled._tcp 80 mac=a0b765$1 & wait"
 }
-# Every WLED is at 4.3.2.1 of its own hotspot: the second unit's hotspot gets acc1's subnet too.
-AP_SUBNET[acc2]=${AP_SUBNET[acc1]}
+# Every WLED is at 4.3.2.1 of its own hotspot.
+AP_SUBNET[acc1]=4.3.2 AP_SUBNET[acc2]=4.3.2
 VENDOR_ON_JOIN=$(wled_on_join a1b2c3 44) check wled1_ready start_vendor_accessory wled1 acc1 wled --leaves-hotspot --mac A0:B7:65:A1:B2:C3 <<CONF
 ssid=WLED-AP
 wpa=2
@@ -90,26 +88,31 @@ rsn_pairwise=CCMP
 wpa_passphrase=wled1234
 CONF
 check wled_visible wait_visible WLED-AP
-output=$("$ACCESSORYCTL" setup-all lab.ge.wled.softap --ssid "$HOME_SSID" --passphrase-file /run/lab/home.pass \
+output=$("$ACCESSORYCTL" setup-all ge.wled.softap --ssid "$HOME_SSID" --passphrase-file /run/lab/home.pass \
     --maximum 2 --timeout 120 --json 2>/run/lab/setup-all.err; echo "exit=$?")
 printed+="$output$(cat /run/lab/setup-all.err)"
 cat /run/lab/setup-all.err >>"$CASE_LOG"
 echo "$output" >>"$CASE_LOG"
 expect_match wled_batch_exit "$output" 'exit=0$'
-records=$("$ACCESSORYCTL" list --json | jq '[.[] | select(.profile == "lab.ge.wled.softap")]')
+records=$("$ACCESSORYCTL" list --json | jq '[.[] | select(.profile == "ge.wled.softap")]')
 echo "$records" >>"$CASE_LOG"
 expect wled_two_records "$(jq length <<<"$records")" 2
 expect wled_two_units "$(jq '[.[].hotspotBSSID] | unique | length' <<<"$records")" 2
 expect wled_each_given_once "$(cat "$OUT"/logs/vendor-wled*.log | grep -c "GOT ssid='$HOME_SSID' passphrase=matches")" 2
-check wleds_found_by_their_mac eventually 90 located lab.ge.wled.softap "${AP_SUBNET[home]}.44" "${AP_SUBNET[home]}.45"
+check wleds_found_by_their_mac eventually 90 located ge.wled.softap "${AP_SUBNET[home]}.44" "${AP_SUBNET[home]}.45"
 stop_vendor_accessory wled1
 stop_vendor_accessory wled2
-AP_SUBNET[acc2]=192.168.5
+AP_SUBNET[acc1]=$saved_acc1 AP_SUBNET[acc2]=$saved_acc2
 rm -f /etc/accessory-setup/kiosk.json
 
+# The records go, with whatever NetworkManager profiles were made for them.
+removed=0
+for id in $("$ACCESSORYCTL" list --json | jq -r '.[] | select(.profile == "cloud.shelly.gen2" or
+        .profile == "com.tasmota.wifimanager" or .profile == "ge.wled.softap") | .id'); do
+    removed=$((removed + 1))
+    check "record_removed_$removed" "$ACCESSORYCTL" remove "$id"
+done
 end_checks 30
 journalctl -u accessory-setup --since "$journal_mark" --no-pager >/run/lab/vendor-journal.txt 2>&1
 check secrets_not_printed not grep -q -e "$HOME_PASSPHRASE" <<<"$printed"
 check secrets_not_journaled not grep -q -e "$HOME_PASSPHRASE" /run/lab/vendor-journal.txt
-rm -f /etc/accessory-setup/profiles/lab-shelly-gen2.json /etc/accessory-setup/profiles/lab-tasmota.json \
-    /etc/accessory-setup/profiles/lab-wled.json
