@@ -91,6 +91,7 @@ enum ProvisionThroughAgent {
             provisioned = .failure(error)
         }
         if let joined {
+            say("Leaving \(joined.ssid ?? "the hotspot")…")
             let left = try? await client.leave(device: joined.device)
             let back: TerminalText = left?.restored.map { ", back on '\($0)'" } ?? ""
             say("Left \(joined.ssid ?? "the hotspot")\(back).")

@@ -1,0 +1,131 @@
+# The benchmark of a whole setup (#42): from `accessoryctl pick --provision` starting to the
+# accessory on the home network and found there, per family — an ESP-IDF device behind its
+# SoftAP (ESP-IDF provisioning, security 1) and a WLED (its vendor's HTTP API, then it
+# restarts) — split where the command says so: the pick and the join ("Joined"), the
+# provisioning (to "Leaving"), the way back home (to "Left"), and the finding (the device's own
+# joining and its mDNS announcement, until the record has its location). Against the floor
+# measured in the same rounds: NetworkManager's activation of a ready profile of the hotspot
+# and of the home network (`nmcli connection up`), plus the simulated device's own joining.
+source /lab/guest/bench.sh
+stop_ap bench
+printf 'bench-pop-4242\n' >/run/lab/prov.pop
+printf '%s\n' "$HOME_PASSPHRASE" >/run/lab/home.pass
+chmod 600 /run/lab/prov.pop /run/lab/home.pass
+mkdir -p /etc/accessory-setup/profiles
+jq '.id = "lab.bench.esp" | del(.items[].productImage) | .items[].descriptor.ssidPrefix = "BENCHESP_"' \
+    /usr/share/accessory-setup/profiles/esp-idf-provisioning-softap.json >/etc/accessory-setup/profiles/lab.bench.esp.json
+check home_mdns start_home_mdns
+check agent_started start_agent
+saved_acc1=${AP_SUBNET[acc1]}
+
+# The device's own joining, as the simulators do it: the ESP-IDF device answers "connecting" to
+# its first two status polls (start_esp_device's --connecting-polls 2), which the client makes a
+# second apart, so it joins 2 s after it is given the network; a WLED joins after 1 s.
+declare -A device_join_ms=([esp]=2000 [wled]=1000)
+
+# stamped FILE COMMAND...: runs COMMAND, each line of its standard error prefixed with the time
+# (µs, bash's own clock) into FILE, its standard output into FILE.out.
+stamped() {
+    local file=$1
+    shift
+    "$@" 2>&1 >"$file.out" | while IFS= read -r line; do echo "${EPOCHREALTIME//[!0-9]/} $line"; done >"$file"
+    return "${PIPESTATUS[0]}"
+}
+# at FILE PATTERN: the time (µs) of the first line of FILE matching PATTERN.
+at() { awk -v p="$2" '$0 ~ p { print $1; exit }' "$1"; }
+# located ID: the record has a location.
+located() { "$ACCESSORYCTL" show "$1" --json 2>/dev/null | jq -e '.location.addresses[0]' >/dev/null; }
+
+# one_setup FAMILY PROFILE SSID ARGS...: picks, provisions and finds one accessory, sampling
+# "FAMILY: …" phases; the record is removed afterwards.
+one_setup() {
+    local family=$1 profile=$2 ssid=$3 log=/run/lab/setup-$1.log start joined leaving left end found id
+    shift 3
+    start=${EPOCHREALTIME//[!0-9]/}
+    stamped "$log" "$ACCESSORYCTL" pick "$profile" --select "$ssid" --timeout 60 --provision --ssid "$HOME_SSID" \
+        --passphrase-file /run/lab/home.pass --json "$@" || { cat "$log" "$log.out" >>"$CASE_LOG"; return 1; }
+    end=${EPOCHREALTIME//[!0-9]/}
+    cat "$log" >>"$CASE_LOG"
+    id=$(jq -r .accessory.id "$log.out")
+    eventually 120 located "$id" || return 1
+    found=${EPOCHREALTIME//[!0-9]/}
+    # A WLED is found before the command ends (it waits for it); an ESP-IDF device, which says
+    # it joined, after.
+    jq -e .found "$log.out" >/dev/null && found=$end
+    joined=$(at "$log" " Joined ") leaving=$(at "$log" " Leaving ") left=$(at "$log" " Left ")
+    [[ -n $joined && -n $leaving && -n $left ]] || return 1
+    sample "$family: whole setup" $(((found - start) / 1000))
+    sample "$family: pick and join" $(((joined - start) / 1000))
+    sample "$family: provisioning" $(((leaving - joined) / 1000))
+    sample "$family: the way back home" $(((left - leaving) / 1000))
+    sample "$family: found on the home network" $(((found - left) / 1000))
+    "$ACCESSORYCTL" remove "$id" >/dev/null 2>&1
+}
+
+# floor FAMILY SSID SECURITY...: nmcli's activation of a ready profile of the hotspot, then of
+# the home network, sampled as "FAMILY floor: …" with the device's own joining added.
+floor() {
+    local family=$1 ssid=$2 start up back
+    shift 2
+    nmcli connection add type wifi ifname "$STATION" con-name bench-floor ssid "$ssid" autoconnect no \
+        ipv4.never-default yes "$@" >/dev/null || return 1
+    start=${EPOCHREALTIME//[!0-9]/}
+    nmcli connection up bench-floor >/dev/null 2>&1 || { nmcli connection delete bench-floor >/dev/null; return 1; }
+    up=${EPOCHREALTIME//[!0-9]/}
+    nmcli connection up "$HOME_SSID" >/dev/null 2>&1
+    back=${EPOCHREALTIME//[!0-9]/}
+    nmcli connection delete bench-floor >/dev/null 2>&1
+    wait_home 30
+    sample "$family floor: nmcli connection up of the hotspot" $(((up - start) / 1000))
+    sample "$family floor: nmcli connection up of the home network" $(((back - up) / 1000))
+    sample "$family floor" $(((back - start) / 1000 + ${device_join_ms[$family]}))
+}
+
+for round in $(seq "$ROUNDS"); do
+    # ESP-IDF: its device announces its web server at .42 once joined.
+    AP_SUBNET[acc1]=$saved_acc1
+    ESP_ON_JOIN="DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/lab/home-bus; export DBUS_SYSTEM_BUS_ADDRESS; \
+avahi-publish -a -R bench-esp.local ${AP_SUBNET[home]}.42 & \
+avahi-publish -s -H bench-esp.local 'Bench ESP' _http._tcp 80 & wait"
+    export ESP_ON_JOIN
+    check "esp_ready_$round" start_esp_accessory benchesp acc1 BENCHESP_01 /run/lab/prov.pop
+    check "esp_visible_$round" wait_visible BENCHESP_01
+    check "esp_floor_$round" floor esp BENCHESP_01
+    check "esp_setup_$round" one_setup esp lab.bench.esp BENCHESP_01 --pop-file /run/lab/prov.pop
+    stop_esp_device acc1
+    stop_ap benchesp
+    pkill -f 'avahi-publish.*bench-esp' || true
+    unset ESP_ON_JOIN
+
+    # WLED at 4.3.2.1, WPA2 with its published passphrase; found by the MAC it reported.
+    AP_SUBNET[acc1]=4.3.2
+    VENDOR_ON_JOIN="DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/lab/home-bus; export DBUS_SYSTEM_BUS_ADDRESS; \
+avahi-publish -a -R wled-b1e2c3.local ${AP_SUBNET[home]}.44 & \
+avahi-publish -s -H wled-b1e2c3.local WLED-b1e2c3 _wled._tcp 80 mac=a0b765b1e2c3 & wait" \
+        check "wled_ready_$round" start_vendor_accessory benchwled acc1 wled --leaves-hotspot --mac A0:B7:65:B1:E2:C3 <<CONF
+ssid=WLED-AP
+wpa=2
+wpa_key_mgmt=WPA-PSK
+rsn_pairwise=CCMP
+wpa_passphrase=wled1234
+CONF
+    check "wled_visible_$round" wait_visible WLED-AP
+    check "wled_floor_$round" floor wled WLED-AP wifi-sec.key-mgmt wpa-psk wifi-sec.psk wled1234
+    # The floor's activation made the simulator no request: it still serves its hotspot.
+    check "wled_setup_$round" one_setup wled ge.wled.softap WLED-AP
+    stop_vendor_accessory benchwled
+    pkill -f 'avahi-publish.*wled-b1e2c3' || true
+done
+AP_SUBNET[acc1]=$saved_acc1
+
+for family in esp wled; do
+    report "$family: whole setup" ms "$family floor"
+    for part in "pick and join" provisioning "the way back home" "found on the home network"; do
+        report "$family: $part" ms
+    done
+    report "$family floor" ms
+    report "$family floor: nmcli connection up of the hotspot" ms
+    report "$family floor: nmcli connection up of the home network" ms
+done
+rm -f /etc/accessory-setup/profiles/lab.bench.esp.json
+check back_home wait_home 30
