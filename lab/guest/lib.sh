@@ -201,6 +201,9 @@ start_vendor_accessory() {
     rm -f "/run/lab/http-$name.pid"
 }
 
+# The hostapd lines of a WLED's setup hotspot: WLED-AP, WPA2 with the published wled1234.
+WLED_AP=$'ssid=WLED-AP\nwpa=2\nwpa_key_mgmt=WPA-PSK\nrsn_pairwise=CCMP\nwpa_passphrase=wled1234'
+
 # stop_vendor_accessory NAME: its setup API and its hotspot.
 stop_vendor_accessory() {
     [[ -f /run/lab/vendor-$1.pid ]] && kill "$(cat "/run/lab/vendor-$1.pid")" 2>/dev/null

@@ -73,20 +73,8 @@ avahi-publish -s -H wled-$1.local WLED-$1 _wled._tcp 80 mac=a0b765$1 & wait"
 }
 # Every WLED is at 4.3.2.1 of its own hotspot.
 AP_SUBNET[acc1]=4.3.2 AP_SUBNET[acc2]=4.3.2
-VENDOR_ON_JOIN=$(wled_on_join a1b2c3 44) check wled1_ready start_vendor_accessory wled1 acc1 wled --leaves-hotspot --mac A0:B7:65:A1:B2:C3 <<CONF
-ssid=WLED-AP
-wpa=2
-wpa_key_mgmt=WPA-PSK
-rsn_pairwise=CCMP
-wpa_passphrase=wled1234
-CONF
-VENDOR_ON_JOIN=$(wled_on_join d4e5f6 45) check wled2_ready start_vendor_accessory wled2 acc2 wled --leaves-hotspot --mac A0:B7:65:D4:E5:F6 <<CONF
-ssid=WLED-AP
-wpa=2
-wpa_key_mgmt=WPA-PSK
-rsn_pairwise=CCMP
-wpa_passphrase=wled1234
-CONF
+VENDOR_ON_JOIN=$(wled_on_join a1b2c3 44) check wled1_ready start_vendor_accessory wled1 acc1 wled --leaves-hotspot --mac A0:B7:65:A1:B2:C3 <<<"$WLED_AP"
+VENDOR_ON_JOIN=$(wled_on_join d4e5f6 45) check wled2_ready start_vendor_accessory wled2 acc2 wled --leaves-hotspot --mac A0:B7:65:D4:E5:F6 <<<"$WLED_AP"
 check wled_visible wait_visible WLED-AP
 output=$("$ACCESSORYCTL" setup-all ge.wled.softap --ssid "$HOME_SSID" --passphrase-file /run/lab/home.pass \
     --maximum 2 --timeout 120 --json 2>/run/lab/setup-all.err; echo "exit=$?")

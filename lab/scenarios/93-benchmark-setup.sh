@@ -102,13 +102,7 @@ avahi-publish -s -H bench-esp.local 'Bench ESP' _http._tcp 80 & wait"
     VENDOR_ON_JOIN="DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/lab/home-bus; export DBUS_SYSTEM_BUS_ADDRESS; \
 avahi-publish -a -R wled-b1e2c3.local ${AP_SUBNET[home]}.44 & \
 avahi-publish -s -H wled-b1e2c3.local WLED-b1e2c3 _wled._tcp 80 mac=a0b765b1e2c3 & wait" \
-        check "wled_ready_$round" start_vendor_accessory benchwled acc1 wled --leaves-hotspot --mac A0:B7:65:B1:E2:C3 <<CONF
-ssid=WLED-AP
-wpa=2
-wpa_key_mgmt=WPA-PSK
-rsn_pairwise=CCMP
-wpa_passphrase=wled1234
-CONF
+        check "wled_ready_$round" start_vendor_accessory benchwled acc1 wled --leaves-hotspot --mac A0:B7:65:B1:E2:C3 <<<"$WLED_AP"
     check "wled_visible_$round" wait_visible WLED-AP
     check "wled_floor_$round" floor wled WLED-AP wifi-sec.key-mgmt wpa-psk wifi-sec.psk wled1234
     # The floor's activation made the simulator no request: it still serves its hotspot.
