@@ -324,16 +324,23 @@ extension HTTPProvisioning.Condition {
 }
 
 extension HTTPProvisioning.Failure {
-    /// The device's verdict as an error, for `step`; `ssid` is the network it was given.
-    public func error(step: String, ssid: [UInt8], json: JSONValue?) -> ProvisioningError {
+    /// The device's verdict as an error, for `step`; `credentials` are what it was given. The
+    /// device's own words never carry the passphrase on: a device echoing it back (as a field
+    /// it refuses) would otherwise put it on a screen and in the journal.
+    public func error(step: String, credentials: WiFiCredentials, json: JSONValue?) -> ProvisioningError {
         switch kind {
-        case .wrongPassphrase: return .connectionFailed(ssid: ssid, .authError)
-        case .networkNotFound: return .connectionFailed(ssid: ssid, .networkNotFound)
+        case .wrongPassphrase: return .connectionFailed(ssid: credentials.ssid, .authError)
+        case .networkNotFound: return .connectionFailed(ssid: credentials.ssid, .networkNotFound)
         case .authenticationRequired: return .deviceAuthenticationRequired(step: step)
         case .refused:
-            let words = detail.flatMap { json?.at(pointer: $0) }.map(\.shortText)
-            return .deviceRefused(
-                step: step, words.map { "it says: \($0)" } ?? message ?? "it names no reason")
+            let passphrase = credentials.passphrase.reveal()
+            let words = detail.flatMap { json?.at(pointer: $0) }.map { said in
+                // Taken out before the words are cut short, so that no part of it is left.
+                let text = said.scalarText ?? said.kindName
+                return DisplayText.sanitized(
+                    passphrase.isEmpty ? text : text.replacing(passphrase, with: "<passphrase>"), maximumLength: 120)
+            }
+            return .deviceRefused(step: step, words.map { "it says: \($0)" } ?? message ?? "it names no reason")
         }
     }
 }
@@ -381,6 +388,4 @@ extension JSONValue {
         }
     }
 
-    /// The value in a few words, safe to show: sanitized, at most 120 characters.
-    var shortText: String { DisplayText.sanitized(scalarText ?? kindName, maximumLength: 120) }
 }

@@ -55,7 +55,7 @@ extension HTTPProvisioning {
             }
             let json = answer.json
             if let failure = step.failures.first(where: { $0.when.allSatisfy { $0.holds(for: answer, json: json) } }) {
-                throw failure.error(step: step.name, ssid: credentials.ssid, json: json)
+                throw failure.error(step: step.name, credentials: credentials, json: json)
             }
             let succeeded =
                 step.success.isEmpty
@@ -93,7 +93,7 @@ extension HTTPProvisioning {
             let json = answer.json
             if let failure = confirm.failures.first(where: { $0.when.allSatisfy { $0.holds(for: answer, json: json) } })
             {
-                throw failure.error(step: "confirm", ssid: credentials.ssid, json: json)
+                throw failure.error(step: "confirm", credentials: credentials, json: json)
             }
             if confirm.connected.allSatisfy({ $0.holds(for: answer, json: json) }) {
                 let address = confirm.address.flatMap { json?.at(pointer: $0)?.scalarText }.flatMap(Self.ipv4Address)

@@ -222,6 +222,20 @@ import Testing
         }
     }
 
+    @Test func aDeviceEchoingThePassphraseInItsRefusalDoesNotPutItOnScreen() async throws {
+        let device = ScriptedDevice([
+            Self.json(#"{"id":1,"result":{"id":"x","mac":"A8032AB12345","gen":2,"auth_en":false}}"#),
+            Self.json(#"{"id":2,"error":{"code":-103,"message":"bad pass home-passphrase"}}"#),
+        ])
+        let setup = try Self.shellyGen2()
+        do throws(ProvisioningError) {
+            _ = try await run(setup, device)
+            Issue.record("a refusal was taken for success")
+        } catch {
+            #expect(error.description == "the device refused setNetwork: it says: bad pass <passphrase>")
+        }
+    }
+
     @Test func aDeviceThatNeverSaysItJoinedIsNotOnTheHomeNetworkNeverASuccess() async throws {
         var setup = try Self.shellyGen2()
         setup.confirm?.within = .milliseconds(200)
