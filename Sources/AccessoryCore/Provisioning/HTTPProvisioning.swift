@@ -387,5 +387,4 @@ extension JSONValue {
         default: nil
         }
     }
-
 }
