@@ -88,6 +88,16 @@ import Testing
             ], environment: bus.environment, deadline: .seconds(90))
     }
 
+    /// Picks the accessory behind `ssid` without giving it a network; returns its record's id.
+    func pickOnly(_ profileID: String, _ ssid: String) async throws -> String {
+        let picked = try await accessoryctlProcess(
+            ["pick", profileID, "--select", ssid, "--timeout", "20", "--json"], environment: bus.environment,
+            deadline: .seconds(60))
+        #expect(picked.code == .success, "\(picked.err)")
+        let accessory = try #require(try JSONSerialization.jsonObject(with: Data(picked.out.utf8)) as? [String: Any])
+        return try #require(accessory["id"] as? String, "\(picked.out)")
+    }
+
     /// Everything a person or an administrator could read of the run.
     func everything(_ run: Run) -> String { run.out + run.err + (agent?.log ?? "") + (device?.log ?? "") }
 
@@ -245,12 +255,7 @@ import Testing
     /// id, through the agent: its hotspot joined, the network given and confirmed, the hotspot left.
     @Test func aRecordedShellyIsGivenTheNetworkAgainByItsID() async throws {
         try start(profile: "shelly-gen2.json", vendor: "shelly-gen2", ssid: "ShellyPlus1-A8032AB12345")
-        let picked = try await accessoryctlProcess(
-            ["pick", "cloud.shelly.gen2", "--select", "ShellyPlus1-A8032AB12345", "--timeout", "20", "--json"],
-            environment: bus.environment, deadline: .seconds(60))
-        #expect(picked.code == .success, "\(picked.err)")
-        let accessory = try #require(try JSONSerialization.jsonObject(with: Data(picked.out.utf8)) as? [String: Any])
-        let id = try #require(accessory["id"] as? String, "\(picked.out)")
+        let id = try await pickOnly("cloud.shelly.gen2", "ShellyPlus1-A8032AB12345")
         #expect(try #require(device).log.contains("GOT") == false, "picking alone gives no network")
         let file = try #require(device).writeFile("home.given", "home-passphrase")
         let run = try await accessoryctlProcess(
@@ -295,12 +300,7 @@ import Testing
         try start(
             profile: "esphome.json", vendor: "esphome", ssid: "esphome-kitchen", leavesHotspot: true, security: .wpa2,
             seekWithin: 60)
-        let picked = try await accessoryctlProcess(
-            ["pick", "io.esphome.captiveportal", "--select", "esphome-kitchen", "--timeout", "20", "--json"],
-            environment: bus.environment, deadline: .seconds(60))
-        #expect(picked.code == .success, "\(picked.err)")
-        let accessory = try #require(try JSONSerialization.jsonObject(with: Data(picked.out.utf8)) as? [String: Any])
-        let id = try #require(accessory["id"] as? String, "\(picked.out)")
+        let id = try await pickOnly("io.esphome.captiveportal", "esphome-kitchen")
         let hotspot = try #require(device).writeFile("ap.pass", "fallback-ap-pass")
         let joined = try await accessoryctlProcess(
             ["join", id, "--passphrase-file", hotspot], environment: bus.environment, deadline: .seconds(60))

@@ -50,16 +50,13 @@ extension HTTPProvisioning {
         self.init(address: address, steps: steps, reboots: reboots, confirm: confirm)
     }
 
-    /// An IPv4 address in dotted decimal and a port from 1 to 65535.
+    /// An IPv4 address in dotted decimal (`IPv4Address`) and a port from 1 to 65535.
     static func isIPv4AndPort(_ text: String) -> Bool {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port) else { return false }
-        let octets = parts[0].split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4
-            && octets.allSatisfy { octet in
-                !octet.isEmpty && octet.count <= 3 && octet.allSatisfy(\.isASCII)
-                    && Int(octet).map { $0 <= 255 } == true
-            }
+        guard parts.count == 2, parts[1].allSatisfy(\.isASCII), parts[1].allSatisfy(\.isNumber),
+            let port = Int(parts[1]), (1...65535).contains(port)
+        else { return false }
+        return IPv4Address(parts[0]) != nil
     }
 }
 

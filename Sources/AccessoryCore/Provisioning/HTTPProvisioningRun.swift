@@ -111,8 +111,8 @@ extension HTTPProvisioning {
     /// `text` if it is a dotted-decimal IPv4 address (and not 0.0.0.0), else `nil`: an answer's
     /// address is shown and matched, so nothing else is taken.
     static func ipv4Address(_ text: String) -> String? {
-        guard isIPv4AndPort(text + ":1"), text != "0.0.0.0" else { return nil }
-        return text
+        guard let address = IPv4Address(text), address.value != 0 else { return nil }
+        return address.description
     }
 }
 
