@@ -251,6 +251,56 @@ import Testing
         #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
     }
 
+    /// Two WLEDs share `WLED-AP`. A batch sets up the first, is interrupted (SIGINT) while it
+    /// looks for the next, and a second unit is switched on: the batch run again offers only the
+    /// new unit (the first, recorded by its BSSID, is not hidden behind the shared name nor
+    /// given the network twice), and each is recorded with its own BSSID.
+    @Test func twoWLEDsSharingWLEDAPAreEachSetUpOnceByTheirBSSIDAcrossAnInterruption() async throws {
+        try start(
+            profile: "wled.json", vendor: "wled", ssid: "WLED-AP", security: .wpa2,
+            kioskPolicy:
+                #"{"schemaVersion": 1, "policies": [{"profiles": ["ge.wled.softap"], "users": [0], "choose": "firstMatch"}]}"#,
+            seekWithin: nil)
+        let passphrase = try #require(device).writeFile("home.given", "home-passphrase")
+        let arguments = ["setup-all", "ge.wled.softap", "--ssid", "HomeNet", "--passphrase-file", passphrase, "--json"]
+        let records = {
+            let listed = try await accessoryctlProcess(
+                ["list", "--json"], environment: self.bus.environment, deadline: .seconds(30))
+            return try #require(try JSONSerialization.jsonObject(with: Data(listed.out.utf8)) as? [[String: Any]])
+        }
+        let first = try RunningAccessoryctl(
+            arguments + ["--timeout", "120"], environment: bus.environment, deadline: .seconds(180))
+        let setUp = { try await records().contains { $0["network"] != nil } }
+        var isSetUp = false
+        let deadline = ContinuousClock.now + .seconds(90)
+        while !isSetUp, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+            isSetUp = try await setUp()
+        }
+        #expect(isSetUp, "the first unit was not set up: \(agent?.log ?? "")")
+        first.signal(SIGINT)
+        let interrupted = await first.finish()
+        #expect(interrupted.code.rawValue == 128 + SIGINT, "\(interrupted.out)\n\(interrupted.err)")
+        #expect(!interrupted.timedOut)
+
+        try networkManager.addAccessPoint(
+            wifi, name: "accessory1", ssid: "WLED-AP", bssid: "02:00:00:00:00:31", strength: 49, security: .wpa2)
+        let resumed = try await accessoryctlProcess(
+            arguments + ["--timeout", "8"], environment: bus.environment, deadline: .seconds(180))
+        #expect(resumed.code == .success, "\(resumed.out)\n\(resumed.err)\n\(agent?.log ?? "")")
+        let results = try #require(try JSONSerialization.jsonObject(with: Data(resumed.out.utf8)) as? [[String: Any]])
+        #expect(
+            results.compactMap { ($0["accessory"] as? [String: Any])?["hotspotBSSID"] as? String }
+                == ["02:00:00:00:00:31"], "\(resumed.out)")
+        let all = try await records()
+        #expect(
+            Set(all.compactMap { $0["hotspotBSSID"] as? String }) == ["02:00:00:00:00:30", "02:00:00:00:00:31"],
+            "\(all)")
+        #expect(all.allSatisfy { ($0["network"] as? [String: Any])?["ssid"] as? String == "HomeNet" })
+        let given = try #require(device).log.components(separatedBy: "GOT ssid='HomeNet' passphrase=matches").count - 1
+        #expect(given == 2, "each unit is given the network once: \(device?.log ?? "")")
+        #expect(try networkManager.activeConnectionID(on: wifi) == "HomeNet")
+    }
     /// An accessory set up before is given the network again (a changed home passphrase) by its
     /// id, through the agent: its hotspot joined, the network given and confirmed, the hotspot left.
     @Test func aRecordedShellyIsGivenTheNetworkAgainByItsID() async throws {
