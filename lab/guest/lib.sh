@@ -12,6 +12,7 @@
 #   netns "spare": wlan4, a second station radio out of NetworkManager's sight until a
 #                  scenario lends it (lend_second_station); the runner takes it back after;
 #                  or a third accessory radio (192.168.6.1) for a scenario that runs an AP on it
+#   netns "acc3": wlan5, accessory radio 4 (192.168.7.1), for four accessories at once
 # Each accessory AP runs hostapd, a DHCP server and an HTTP "setup page" at http://<ip>/info.txt
 # that answers with the AP's name.
 
@@ -21,8 +22,8 @@ HOME_PASSPHRASE=home-network-pass
 ACCESSORYCTL=/usr/bin/accessoryctl
 OUT=${OUT:-/lab/out}
 
-declare -A AP_IFACE=([home]=wlan0 [acc1]=wlan1 [acc2]=wlan2 [spare]=wlan4)
-declare -A AP_SUBNET=([home]=10.9.0 [acc1]=192.168.4 [acc2]=192.168.5 [spare]=192.168.6)
+declare -A AP_IFACE=([home]=wlan0 [acc1]=wlan1 [acc2]=wlan2 [spare]=wlan4 [acc3]=wlan5)
+declare -A AP_SUBNET=([home]=10.9.0 [acc1]=192.168.4 [acc2]=192.168.5 [spare]=192.168.6 [acc3]=192.168.7)
 
 note() { echo "[lab ${SCENARIO:-}] $*"; }
 

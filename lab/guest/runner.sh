@@ -14,12 +14,12 @@ mkdir -p "$OUT/logs" /run/lab
 source /lab/guest/lib.sh
 
 setup_world() {
-    modprobe mac80211_hwsim radios=5 regtest=5 || return 1
-    for _ in $(seq 100); do [[ -e /sys/class/net/$SECOND_STATION ]] && break; sleep 0.1; done
+    modprobe mac80211_hwsim radios=6 regtest=5 || return 1
+    for _ in $(seq 100); do [[ -e /sys/class/net/${AP_IFACE[acc3]} ]] && break; sleep 0.1; done
     # The second station radio waits out of NetworkManager's sight (lend_second_station).
     ip netns add spare
     iw phy "$(cat "/sys/class/net/$SECOND_STATION/phy80211/name")" set netns name spare
-    for netns in home acc1 acc2; do
+    for netns in home acc1 acc2 acc3; do
         local iface=${AP_IFACE[$netns]}
         ip netns add "$netns"
         iw phy "$(cat "/sys/class/net/$iface/phy80211/name")" set netns name "$netns"

@@ -6,6 +6,7 @@
 # joining and its mDNS announcement, until the record has its location). Against the floor
 # measured in the same rounds: NetworkManager's activation of a ready profile of the hotspot
 # and of the home network (`nmcli connection up`), plus the simulated device's own joining.
+# Then `setup-all` of four ESP-IDF devices against four single setups of them.
 source /lab/guest/bench.sh
 stop_ap bench
 printf 'bench-pop-4242\n' >/run/lab/prov.pop
@@ -112,6 +113,68 @@ avahi-publish -s -H wled-b1e2c3.local WLED-b1e2c3 _wled._tcp 80 mac=a0b765b1e2c3
 done
 AP_SUBNET[acc1]=$saved_acc1
 
+# setup-all of four against four single setups: four ESP-IDF devices, each behind its own open
+# hotspot (BENCHESP_B1 to B4 on acc1, acc2, the spare radio and acc3, each at ESP-IDF's
+# 192.168.4.1), set up one after another by a `pick --provision` each, then, switched on afresh,
+# by one `setup-all` under a kiosk policy; each timed from its first command's start to its last
+# one's end, with an agent started afresh before each.
+shelf=(acc1 acc2 spare acc3)
+declare -A saved_subnet
+for netns in "${shelf[@]}"; do saved_subnet[$netns]=${AP_SUBNET[$netns]}; done
+kiosk='{"schemaVersion": 1, "policies": [{"profiles": ["lab.bench.esp"], "users": [0], "choose": "firstMatch"}]}'
+start_shelf() {
+    local unit=0 netns
+    for netns in "${shelf[@]}"; do
+        unit=$((unit + 1))
+        AP_SUBNET[$netns]=192.168.4
+        start_esp_accessory "benchb$unit" "$netns" "BENCHESP_B$unit" /run/lab/prov.pop || return 1
+    done
+    for unit in 1 2 3 4; do wait_visible "BENCHESP_B$unit" 60 || return 1; done
+}
+stop_shelf() {
+    local unit=0 netns id
+    for netns in "${shelf[@]}"; do
+        unit=$((unit + 1))
+        stop_esp_device "$netns"
+        stop_ap "benchb$unit"
+        AP_SUBNET[$netns]=${saved_subnet[$netns]}
+    done
+    for id in $("$ACCESSORYCTL" list --json | jq -r '.[] | select(.profile == "lab.bench.esp") | .id'); do
+        "$ACCESSORYCTL" remove "$id" >/dev/null 2>&1
+    done
+}
+# set_up_count: how many of the shelf's records have the home network.
+set_up_count() { "$ACCESSORYCTL" list --json | jq '[.[] | select(.profile == "lab.bench.esp" and .network != null)] | length'; }
+four_singles() {
+    local start unit
+    start_agent || return 1
+    start=${EPOCHREALTIME//[!0-9]/}
+    for unit in 1 2 3 4; do
+        "$ACCESSORYCTL" pick lab.bench.esp --select "BENCHESP_B$unit" --timeout 60 --provision --ssid "$HOME_SSID" \
+            --passphrase-file /run/lab/home.pass --pop-file /run/lab/prov.pop --json >/dev/null || return 1
+    done
+    sample "four single setups" $(((${EPOCHREALTIME//[!0-9]/} - start) / 1000))
+    [[ $(set_up_count) == 4 ]]
+}
+four_in_a_batch() {
+    local start
+    start_agent "$kiosk" || return 1
+    start=${EPOCHREALTIME//[!0-9]/}
+    "$ACCESSORYCTL" setup-all lab.bench.esp --ssid "$HOME_SSID" --passphrase-file /run/lab/home.pass \
+        --pop-file /run/lab/prov.pop --maximum 4 --timeout 60 --json >/run/lab/bench-batch.json || return 1
+    sample "setup-all of four" $(((${EPOCHREALTIME//[!0-9]/} - start) / 1000))
+    [[ $(set_up_count) == 4 ]]
+}
+for round in $(seq "$ROUNDS"); do
+    check "shelf_ready_$round" start_shelf
+    check "four_singles_$round" four_singles
+    stop_shelf
+    check "shelf_ready_again_$round" start_shelf
+    check "setup_all_of_four_$round" four_in_a_batch
+    stop_shelf
+done
+start_agent
+
 for family in esp wled; do
     report "$family: whole setup" ms "$family floor"
     for part in "pick and join" provisioning "the way back home" "found on the home network"; do
@@ -121,5 +184,7 @@ for family in esp wled; do
     report "$family floor: nmcli connection up of the hotspot" ms
     report "$family floor: nmcli connection up of the home network" ms
 done
+report "setup-all of four" ms "four single setups"
+report "four single setups" ms
 rm -f /etc/accessory-setup/profiles/lab.bench.esp.json
 check back_home wait_home 30
