@@ -235,7 +235,7 @@ extension Agent {
                         username: setup.username, minimumSecurity: setup.minimumSecurity)
                     outcome = .success(
                         try await client.provision(
-                            credentials, authentication: authentication, timeout: request.timeout
+                            credentials, authentication: authentication, timeout: request.deviceTimeout
                         ) {
                             let (step, details) = Self.signalled($0)
                             progress(step, details)
@@ -261,7 +261,7 @@ extension Agent {
             let client = HTTPSetupClient(host: host, port: port, interface: hotspotInterface)
             do throws(ProvisioningError) {
                 let outcome = try await setup.run(
-                    credentials,
+                    credentials, within: request.timeout,
                     send: { request, timeout throws(HTTPSetupFailure) in
                         try await client.send(request, timeout: timeout)
                     }
@@ -291,7 +291,7 @@ extension Agent {
                 let ssid: SSID
                 do { ssid = try SSID(bytes: credentials.ssid) } catch { throw .invalidRequest("\(error)") }
                 let url = try await bluetooth.improvProvision(
-                    address, ssid: ssid, passphrase: credentials.passphrase, adapter: nil, timeout: request.timeout,
+                    address, ssid: ssid, passphrase: credentials.passphrase, adapter: nil, timeout: request.deviceTimeout,
                     authorizationTimeout: .seconds(120)
                 ) { step in
                     switch step {
@@ -408,7 +408,7 @@ extension Agent {
         }
         return ProvisioningRequest(
             ssid: ssid, credentials: credentials, proofOfPossession: pop.map(Secret.init),
-            timeout: .seconds(Int(seconds ?? 60)))
+            timeout: seconds.map { .seconds(Int($0)) })
     }
 }
 
@@ -437,8 +437,13 @@ struct ProvisioningRequest: Sendable {
     /// Given by the caller: the network's SSID and passphrase (empty: open).
     var credentials: WiFiCredentials?
     var proofOfPossession: Secret?
-    /// How long the device may take to join.
-    var timeout: Duration
+    /// How long the whole provisioning may take, as the caller bounded it: `nil` for the
+    /// protocol's own bound (`deviceTimeout` for ESP-IDF and Improv; a vendor's HTTP setup, its
+    /// profile's requests and confirmation).
+    var timeout: Duration?
+
+    /// How long a device speaking ESP-IDF provisioning or Improv may take to join.
+    var deviceTimeout: Duration { timeout ?? .seconds(60) }
 }
 
 /// The provisionings under way, one per record: each a task the agent cancels when its client

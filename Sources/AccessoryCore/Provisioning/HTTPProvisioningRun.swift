@@ -25,9 +25,10 @@ public struct HTTPProvisioningOutcome: Sendable, Equatable {
 extension HTTPProvisioning {
     /// Sends the network with `send`, step by step, and confirms it as the profile says. The
     /// device's named failures are thrown as they come; a device that answers but is not on
-    /// the network within the confirmation's time is `notOnHomeNetwork`, never success.
+    /// the network within the confirmation's time is `notOnHomeNetwork`, never success. With
+    /// `limit`, the whole run (every request and the confirmation) ends within it, `timedOut`.
     public func run(
-        _ credentials: WiFiCredentials, requestTimeout: Duration = .seconds(10),
+        _ credentials: WiFiCredentials, within limit: Duration? = nil, requestTimeout: Duration = .seconds(10),
         send: (RenderedHTTPRequest, Duration) async throws(HTTPSetupFailure) -> HTTPAnswer,
         pause: (Duration) async throws(ProvisioningError) -> Void = Self.sleep,
         now: () -> ContinuousClock.Instant = { .now },
@@ -38,20 +39,32 @@ extension HTTPProvisioning {
             Placeholder.passphrase.name: Array(credentials.passphrase.reveal().utf8),
         ]
         var captured: [String: String] = [:]
+        let end = limit.map { now() + $0 }
+        let overrun = ProvisioningError.timedOut(
+            "provisioning the device", seconds: Int(limit?.components.seconds ?? 0))
+        /// `wanted`, cut to what is left of `limit`.
+        func bounded(_ wanted: Duration) throws(ProvisioningError) -> Duration {
+            guard let end else { return wanted }
+            let left = end - now()
+            guard left > .zero else { throw overrun }
+            return min(wanted, left)
+        }
         let sender = networkStep ?? steps.count - 1
         for (index, step) in steps.enumerated() {
             let request = try step.request.render(values)
             progress(index == sender ? .sendingCredentials(step.name) : .request(step.name))
             let answer: HTTPAnswer
+            let timeout = try bounded(requestTimeout)
             do {
-                answer = try await send(request, requestTimeout)
+                answer = try await send(request, timeout)
             } catch {
                 // A device that restarts once it has the network may be gone for what follows.
                 if index > sender && reboots, error != .cancelled {
                     progress(.deviceLeft)
                     return HTTPProvisioningOutcome(captured: captured, confirmed: false)
                 }
-                throw error.provisioningError(step: step.name, timeout: requestTimeout)
+                if error == .timedOut, let end, now() >= end { throw overrun }
+                throw error.provisioningError(step: step.name, timeout: timeout)
             }
             let json = answer.json
             if let failure = step.failures.first(where: { $0.when.allSatisfy { $0.holds(for: answer, json: json) } }) {
@@ -75,7 +88,9 @@ extension HTTPProvisioning {
         guard let confirm else { return HTTPProvisioningOutcome(captured: captured, confirmed: false) }
         progress(.confirming)
         let request = try confirm.request.render(values)
-        let deadline = now() + confirm.within
+        var deadline = now() + confirm.within
+        let cut = end.map { $0 < deadline } ?? false
+        if cut, let end { deadline = end }
         while now() < deadline {
             let answer: HTTPAnswer
             do {
@@ -101,6 +116,7 @@ extension HTTPProvisioning {
             }
             try await pause(.seconds(1))
         }
+        if cut { throw overrun }
         throw .notOnHomeNetwork(ssid: credentials.ssid, seconds: Int(confirm.within.components.seconds))
     }
 

@@ -253,6 +253,33 @@ import Testing
         }
     }
 
+    /// The caller's bound ends the whole run, the confirmation included, however long the
+    /// profile would wait; no request is given more time than is left of it.
+    @Test func theCallersTimeoutBoundsTheWholeRunItsConfirmationIncluded() async throws {
+        let setup = try Self.shellyGen2()
+        #expect(try #require(setup.confirm).within == .seconds(45))
+        let device = ScriptedDevice(
+            [
+                Self.json(#"{"id":1,"result":{"id":"x","mac":"A8032AB12345","gen":2,"auth_en":false}}"#),
+                Self.json(#"{"id":2,"result":{}}"#),
+            ] + Array(repeating: Self.json(#"{"id":3,"result":{"status":"disconnected"}}"#), count: 100))
+        let start = ContinuousClock.now
+        var clock = start
+        var timeouts: [Duration] = []
+        await #expect(throws: ProvisioningError.timedOut("provisioning the device", seconds: 5)) {
+            _ = try await setup.run(
+                Self.home, within: .seconds(5),
+                send: { request, timeout throws(HTTPSetupFailure) in
+                    timeouts.append(timeout)
+                    clock += .milliseconds(500)
+                    return try device.send(request, timeout)
+                },
+                pause: { clock += $0 }, now: { clock }, progress: { _ in })
+        }
+        #expect(clock - start < .seconds(7), "it went on past the bound: \(clock - start)")
+        #expect(timeouts.first == .seconds(5) && timeouts.allSatisfy { $0 <= .seconds(5) }, "\(timeouts)")
+    }
+
     @Test func aDeviceThatRestartsAfterTheNetworkLeavesWithoutConfirming() async throws {
         var setup = try Self.shellyGen2()
         setup.reboots = true
