@@ -291,7 +291,8 @@ extension Agent {
                 let ssid: SSID
                 do { ssid = try SSID(bytes: credentials.ssid) } catch { throw .invalidRequest("\(error)") }
                 let url = try await bluetooth.improvProvision(
-                    address, ssid: ssid, passphrase: credentials.passphrase, adapter: nil, timeout: request.deviceTimeout,
+                    address, ssid: ssid, passphrase: credentials.passphrase, adapter: nil,
+                    timeout: request.deviceTimeout,
                     authorizationTimeout: .seconds(120)
                 ) { step in
                     switch step {
