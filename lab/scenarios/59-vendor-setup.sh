@@ -1,6 +1,7 @@
 # The vendors' own setup APIs through the agent (#42): a Shelly Gen2 behind its open setup
 # hotspot (JSON-RPC: Shelly.GetDeviceInfo, WiFi.SetConfig, confirmed by WiFi.GetStatus), a
-# Tasmota behind its Wi-Fi manager (GET /wi, confirmed by its next page, then it restarts), and
+# Tasmota behind its Wi-Fi manager (GET /wi, confirmed by its next page with its new address,
+# then it restarts), and
 # two WLEDs sharing WLED-AP (WPA2 with the published wled1234; JSON configuration, then they
 # restart) — each simulated from the vendor's documentation and firmware
 # (lab/accessories/vendor_setup_device.py) and picked, given the home network and left with
@@ -47,17 +48,23 @@ check shelly_found_where_it_said eventually 90 located cloud.shelly.gen2 "${AP_S
 stop_vendor_accessory shelly
 check back_home_after_shelly wait_home 30
 
-# Tasmota: its Wi-Fi manager tests the network, its next page says so, then it restarts.
-unset VENDOR_ON_JOIN
+# Tasmota: its Wi-Fi manager tests the network, its next page says so with a link to its new
+# address (.48), then it restarts; with mDNS on (SetOption55 1) it announces its web server there.
+VENDOR_ON_JOIN="DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/lab/home-bus; export DBUS_SYSTEM_BUS_ADDRESS; \
+avahi-publish -a -R tasmota-a1b2c3-1234.local ${AP_SUBNET[home]}.48 & \
+avahi-publish -s -H tasmota-a1b2c3-1234.local tasmota-A1B2C3-1234 _http._tcp 80 & wait"
 AP_SUBNET[acc1]=$saved_acc1
-check tasmota_ready start_vendor_accessory tasmota acc1 tasmota --leaves-hotspot <<<"ssid=tasmota-A1B2C3-1234"
+check tasmota_ready start_vendor_accessory tasmota acc1 tasmota --leaves-hotspot --home-ip "${AP_SUBNET[home]}.48" \
+    <<<"ssid=tasmota-A1B2C3-1234"
 check tasmota_visible wait_visible tasmota-A1B2C3-1234
 output=$("$ACCESSORYCTL" pick com.tasmota.wifimanager --select tasmota-A1B2C3-1234 --timeout 60 --provision \
     --ssid "$HOME_SSID" --passphrase-file /run/lab/home.pass 2>&1; echo "exit=$?")
 printed+=$output
 echo "$output" >>"$CASE_LOG"
-expect_match tasmota_provisioned "$output" "joined '$HOME_SSID'\."
+expect_match tasmota_provisioned "$output" "joined '$HOME_SSID' at ${AP_SUBNET[home]}\.48\."
 expect_match tasmota_exit "$output" 'exit=0$'
+check tasmota_found_where_it_said eventually 90 located com.tasmota.wifimanager "${AP_SUBNET[home]}.48"
+unset VENDOR_ON_JOIN
 stop_vendor_accessory tasmota
 check back_home_after_tasmota wait_home 30
 

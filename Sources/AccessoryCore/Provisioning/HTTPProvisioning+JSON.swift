@@ -96,7 +96,7 @@ extension HTTPProvisioning.Confirmation {
     init?(reading object: JSONObjectReader, placeholders: Set<String>) {
         let before = object.diagnostics.issues.count
         object.rejectUnknownKeys([
-            "method", "path", "query", "form", "json", "connected", "failures", "address", "within",
+            "method", "path", "query", "form", "json", "connected", "failures", "address", "addressAfter", "within",
         ])
         let request = HTTPProvisioning.Request(reading: object, placeholders: placeholders)
         if let request, request.mentions(.passphrase) {
@@ -106,10 +106,16 @@ extension HTTPProvisioning.Confirmation {
         let failures = HTTPProvisioning.failures(object)
         let address = object.string("address")
         if let address, !address.hasPrefix("/") { object.report("address", "'\(address)' is not a JSON pointer") }
+        let addressAfter = object.string("addressAfter")
+        if addressAfter?.isEmpty == true { object.report("addressAfter", "name the text the address follows") }
+        if address != nil && addressAfter != nil {
+            object.report("addressAfter", "name the address by a JSON pointer (address) or by the text it follows, not both")
+        }
         let seconds = object.integer("within", in: 5...600) ?? HTTPProvisioning.defaultConfirmSeconds
         guard object.diagnostics.issues.count == before, let request, let connected else { return nil }
         self.init(
-            request: request, connected: connected, failures: failures, address: address, within: .seconds(seconds))
+            request: request, connected: connected, failures: failures, address: address, addressAfter: addressAfter,
+            within: .seconds(seconds))
     }
 }
 

@@ -57,16 +57,19 @@ public struct HTTPProvisioning: Hashable, Sendable {
         public var failures: [Failure]
         /// A JSON pointer to the address the device has there.
         public var address: String?
+        /// The text the address follows in an answer that is not JSON (an HTML page's link).
+        public var addressAfter: String?
         public var within: Duration
 
         public init(
             request: Request, connected: [Condition], failures: [Failure] = [], address: String? = nil,
-            within: Duration
+            addressAfter: String? = nil, within: Duration
         ) {
             self.request = request
             self.connected = connected
             self.failures = failures
             self.address = address
+            self.addressAfter = addressAfter
             self.within = within
         }
     }

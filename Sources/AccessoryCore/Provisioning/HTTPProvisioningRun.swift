@@ -111,7 +111,9 @@ extension HTTPProvisioning {
                 throw failure.error(step: "confirm", credentials: credentials, json: json)
             }
             if confirm.connected.allSatisfy({ $0.holds(for: answer, json: json) }) {
-                let address = confirm.address.flatMap { json?.at(pointer: $0)?.scalarText }.flatMap(Self.ipv4Address)
+                let address =
+                    confirm.address.flatMap { json?.at(pointer: $0)?.scalarText }.flatMap(Self.ipv4Address)
+                    ?? confirm.addressAfter.flatMap { Self.ipv4Address(after: $0, in: answer.body) }
                 return HTTPProvisioningOutcome(ipv4Address: address, captured: captured, confirmed: true)
             }
             try await pause(.seconds(1))
@@ -122,6 +124,15 @@ extension HTTPProvisioning {
 
     public static func sleep(_ duration: Duration) async throws(ProvisioningError) {
         do { try await Task.sleep(for: duration) } catch { throw .cancelled }
+    }
+
+    /// The dotted-decimal IPv4 address right after the first `marker` in `body`, if one is there.
+    static func ipv4Address(after marker: String, in body: [UInt8]) -> String? {
+        guard let found = body.firstRange(of: Array(marker.utf8)) else { return nil }
+        let address = body[found.upperBound...].prefix {
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: ".")
+        }
+        return ipv4Address(String(decoding: address, as: UTF8.self))
     }
 
     /// `text` if it is a dotted-decimal IPv4 address (and not 0.0.0.0), else `nil`: an answer's

@@ -110,6 +110,10 @@ import Testing
                 #"{"protocol": "http", "address": "192.168.4.1:80", "steps": [{"name": "a", "method": "GET", "path": "/x", "query": {"s": "{ssid}", "p": "{passphrase}", "m": "{mac}"}, "capture": {"mac": "/mac"}}]}"#,
                 "provisioning.steps[0].query.m: {mac} is not a placeholder here"
             ),
+            (
+                #"{"protocol": "http", "address": "192.168.4.1:80", "steps": [{"name": "a", "method": "GET", "path": "/x", "query": {"s": "{ssid}", "p": "{passphrase}"}}], "confirm": {"method": "GET", "path": "/s", "connected": [{"status": 200}], "address": "/ip", "addressAfter": "http://"}}"#,
+                "provisioning.confirm.addressAfter: name the address by a JSON pointer (address) or by the text it follows, not both"
+            ),
         ])
     func eachFaultNamesItsField(provisioning: String, expected: String) {
         let found = Self.issues(Self.profile(provisioning))
@@ -278,6 +282,26 @@ import Testing
         }
         #expect(clock - start < .seconds(7), "it went on past the bound: \(clock - start)")
         #expect(timeouts.first == .seconds(5) && timeouts.allSatisfy { $0 <= .seconds(5) }, "\(timeouts)")
+    }
+
+    /// Tasmota's page after a successful test links the new address: it is recorded; a link
+    /// that is no address (a name, or nothing) records none.
+    @Test(arguments: [
+        ("<b>Successful WiFi Connection</b><a href='http://10.9.0.43'>10.9.0.43</a>", "10.9.0.43"),
+        ("<b>Successful WiFi Connection</b><a href='http://tasmota.local'>tasmota</a>", nil),
+        ("<b>Successful WiFi Connection</b><a href='http://10.9.0.043'>x</a>", nil),
+        ("<b>Successful WiFi Connection</b>", nil),
+    ] as [(String, String?)])
+    func tasmotasSuccessPageGivesItsAddress(page: String, address: String?) async throws {
+        let setup = try #require(
+            try AccessoryProfile.load(contentsOf: Self.profilesDirectory.appendingPathComponent("tasmota.json"))
+                .httpProvisioning)
+        let device = ScriptedDevice([
+            .success(HTTPAnswer(status: 200, body: Array("Trying to connect device to network".utf8))),
+            .success(HTTPAnswer(status: 200, body: Array(page.utf8))),
+        ])
+        let (outcome, _) = try await run(setup, device)
+        #expect(outcome.confirmed && outcome.ipv4Address == address)
     }
 
     @Test func aDeviceThatRestartsAfterTheNetworkLeavesWithoutConfirming() async throws {
