@@ -109,7 +109,8 @@ extension HTTPProvisioning.Confirmation {
         let addressAfter = object.string("addressAfter")
         if addressAfter?.isEmpty == true { object.report("addressAfter", "name the text the address follows") }
         if address != nil && addressAfter != nil {
-            object.report("addressAfter", "name the address by a JSON pointer (address) or by the text it follows, not both")
+            object.report(
+                "addressAfter", "name the address by a JSON pointer (address) or by the text it follows, not both")
         }
         let seconds = object.integer("within", in: 5...600) ?? HTTPProvisioning.defaultConfirmSeconds
         guard object.diagnostics.issues.count == before, let request, let connected else { return nil }

@@ -286,12 +286,13 @@ import Testing
 
     /// Tasmota's page after a successful test links the new address: it is recorded; a link
     /// that is no address (a name, or nothing) records none.
-    @Test(arguments: [
-        ("<b>Successful WiFi Connection</b><a href='http://10.9.0.43'>10.9.0.43</a>", "10.9.0.43"),
-        ("<b>Successful WiFi Connection</b><a href='http://tasmota.local'>tasmota</a>", nil),
-        ("<b>Successful WiFi Connection</b><a href='http://10.9.0.043'>x</a>", nil),
-        ("<b>Successful WiFi Connection</b>", nil),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("<b>Successful WiFi Connection</b><a href='http://10.9.0.43'>10.9.0.43</a>", "10.9.0.43"),
+            ("<b>Successful WiFi Connection</b><a href='http://tasmota.local'>tasmota</a>", nil),
+            ("<b>Successful WiFi Connection</b><a href='http://10.9.0.043'>x</a>", nil),
+            ("<b>Successful WiFi Connection</b>", nil),
+        ] as [(String, String?)])
     func tasmotasSuccessPageGivesItsAddress(page: String, address: String?) async throws {
         let setup = try #require(
             try AccessoryProfile.load(contentsOf: Self.profilesDirectory.appendingPathComponent("tasmota.json"))
