@@ -116,7 +116,7 @@ let package = Package(
         ),
         // What the Debian package installs (`packaging/`, `debian/`): the dispatcher hook, the
         // D-Bus policy, the polkit actions, the man pages.
-        .testTarget(name: "PackagingTests", dependencies: ["AccessoryCLI", "ServiceHarness"]),
+        .testTarget(name: "PackagingTests", dependencies: ["AccessoryCLI", "AccessoryCore", "ServiceHarness"]),
         .testTarget(
             name: "AccessoryAgentTests",
             dependencies: ["AccessoryAgent", "BusService", "GLibRuntime", "AccessoryCore", "ServiceHarness"],

@@ -1,3 +1,4 @@
+import AccessoryCore
 import BusService
 import FoundationEssentials
 
@@ -18,7 +19,7 @@ public struct AgentConfiguration: Sendable {
     /// How much the agent holds for its clients.
     public var limits = AgentLimits()
 
-    public static let version = "0.1.0"
+    public static let version = Release.version
 
     public init(
         stateDirectory: URL = URL(

@@ -1,7 +1,9 @@
+import AccessoryCore
+
 /// `accessoryctl`: the command table and the dispatch over it.
 public enum AccessoryCtl {
     public static let name = "accessoryctl"
-    public static let version = "0.1.0"
+    public static let version = Release.version
 
     /// Every command, in the order `--help` lists them. Later commands join this table.
     public static let commands: [Command] = [

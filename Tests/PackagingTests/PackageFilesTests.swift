@@ -1,4 +1,5 @@
 import AccessoryCLI
+import AccessoryCore
 import Foundation
 import Testing
 
@@ -68,7 +69,8 @@ struct PackageFilesTests {
 
     @Test func packageVersionIsTheToolsVersion() throws {
         let changelog = try Repository.text("debian/changelog")
-        #expect(changelog.hasPrefix("accessory-setup (\(AccessoryCtl.version)) "))
+        #expect(changelog.hasPrefix("accessory-setup (\(Release.version)) "))
+        #expect(AccessoryCtl.version == Release.version)
     }
 
     @Test func dispatcherHookIsExecutableAndNotWritableByOthers() throws {
