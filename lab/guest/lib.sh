@@ -495,6 +495,19 @@ start_improv_accessory() {
 
 stop_improv_accessory() { [[ -f /run/lab/improv.pid ]] && kill "$(cat /run/lab/improv.pid)" 2>/dev/null; rm -f /run/lab/improv.pid; }
 
+# allow_polkit USER ACTION: polkit gives USER the ACTION without asking (a rule in
+# 50-accessory-lab.rules, polkitd restarted to read it); `allow_polkit` alone removes the rule.
+allow_polkit() {
+    local rules=/etc/polkit-1/rules.d/50-accessory-lab.rules
+    if (($# == 0)); then
+        rm -f "$rules"
+    else
+        printf 'polkit.addRule(function (action, subject) {\n    if (subject.user == "%s" && action.id == "%s") {\n        return polkit.Result.YES;\n    }\n});\n' \
+            "$1" "$2" >"$rules"
+    fi
+    systemctl restart polkit
+}
+
 # start_agent [KIOSK_JSON]: the installed agent, with the kiosk policy given (or none) and the
 # profiles of $AGENT_PROFILES added to the administrator's directory, started the way clients
 # start it: by D-Bus activation. AGENT_PID is its pid; its log is the unit's journal.

@@ -18,14 +18,7 @@ manager() {
     shift
     as "$user" busctl call io.accessorysetup /io/accessorysetup io.accessorysetup.Manager1 "$@" 2>&1
 }
-cat >/etc/polkit-1/rules.d/50-accessory-lab.rules <<'RULES'
-polkit.addRule(function (action, subject) {
-    if (subject.user == "alice" && action.id == "io.accessorysetup.configure-hotspot") {
-        return polkit.Result.YES;
-    }
-});
-RULES
-systemctl restart polkit
+allow_polkit alice io.accessorysetup.configure-hotspot
 check agent_started start_agent
 start_wpa2_ap app acc1 App-Net-3003 app-pass-3003
 check app_network_visible wait_visible App-Net-3003
@@ -69,5 +62,4 @@ check no_profile_left no_accessory_profile
 expect no_checkpoint "$(checkpoints)" 0
 check agent_stops stop_agent
 check passphrase_never_logged not grep -q app-pass-3003 "$OUT/logs/agent.log"
-rm -f /etc/polkit-1/rules.d/50-accessory-lab.rules
-systemctl restart polkit
+allow_polkit

@@ -15,14 +15,7 @@ for user in alice; do
 done
 alice() { setpriv --reuid=alice --regid=alice --clear-groups busctl call io.accessorysetup /io/accessorysetup \
     io.accessorysetup.Manager1 "$@" 2>&1; }
-cat >/etc/polkit-1/rules.d/50-accessory-lab.rules <<'RULES'
-polkit.addRule(function (action, subject) {
-    if (subject.user == "alice" && action.id == "io.accessorysetup.configure-hotspot") {
-        return polkit.Result.YES;
-    }
-});
-RULES
-systemctl restart polkit
+allow_polkit alice io.accessorysetup.configure-hotspot
 version() { dpkg-query -W -f '${Version}' accessory-setup 2>/dev/null; }
 # What NetworkManager holds: each profile's name and UUID, one a line, sorted.
 profiles() { nmcli -g NAME,UUID connection show | sort; }
@@ -93,5 +86,4 @@ check no_state_after_purge not test -e /var/lib/accessory-setup
 check no_agent_after_purge not pgrep -f /usr/libexec/accessory-setup/accessory-agent
 check no_accessory_profile_after_purge no_accessory_profile
 check reinstalled dpkg -i "$current"
-rm -f /etc/polkit-1/rules.d/50-accessory-lab.rules
-systemctl restart polkit
+allow_polkit
