@@ -262,7 +262,15 @@ public actor Agent {
 
     private func shutdown() async {
         for host in sessions.all { await invalidate(host, error: .invalidated) }
-        for join in joins.all where join.joinOnce { await endJoin(join, because: "the agent is stopping") }
+        let upgrading = configuration.isStoppingForUpgrade
+        for join in joins.all where join.joinOnce {
+            if upgrading {
+                Journal.notice(
+                    "stopping for an upgrade: \(join.ssid) on \(join.device) stays joined for the next agent to hold")
+            } else {
+                await endJoin(join, because: "the agent is stopping")
+            }
+        }
         for agent in pickerAgents.removeAll() {
             clients.send(
                 destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name,

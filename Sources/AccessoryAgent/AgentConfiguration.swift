@@ -18,6 +18,18 @@ public struct AgentConfiguration: Sendable {
     public var radioBusAddress: String?
     /// How much the agent holds for its clients.
     public var limits = AgentLimits()
+    /// The unit's runtime directory (`RuntimeDirectory=`), where the package's prerm leaves
+    /// `upgrading` before it stops the agent for an upgrade; `nil` outside the unit.
+    public var runtimeDirectory: URL? = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"].map {
+        URL(fileURLWithPath: $0)
+    }
+
+    /// Whether the agent is being stopped for an upgrade of its package: its joins then stay up
+    /// for the next agent to hold, as after a crash.
+    var isStoppingForUpgrade: Bool {
+        guard let runtimeDirectory else { return false }
+        return FileManager.default.fileExists(atPath: runtimeDirectory.appendingPathComponent("upgrading").path)
+    }
 
     public static let version = Release.version
 

@@ -4,10 +4,11 @@
 # (ApplyConfiguration) and left, so that it is stored. Then this package is installed over it
 # (dpkg -i, as apt's upgrade runs it): the version rises; the old package's prerm stops the agent
 # and the next call starts the new one; the expiry timer is enabled and active; no unit failed;
-# the records are kept as they were; the station is still on the accessory, whose join the new
-# agent holds (leaving brings the home network back); alice still has her network; no
-# NetworkManager profile is doubled. Then a purge leaves no state, no agent and no profile the
-# agent made. This package is installed again for the scenarios after this one.
+# the records are kept as they were; alice still has her network; no NetworkManager profile is
+# doubled. 0.1.0's agent ended its join as it stopped; from this release on the join stays up
+# through an upgrade (this package installed over itself) and the next agent holds it: leaving
+# through it brings the home network back. Then a purge leaves no state, no agent and no profile
+# the agent made. This package is installed again for the scenarios after this one.
 # lab: needs the previous release
 previous=/lab/accessory-setup-previous.deb current=/lab/accessory-setup.deb
 for user in alice; do
@@ -45,7 +46,7 @@ check renamed "$ACCESSORYCTL" rename "$id" "Kitchen lights"
 check joined_with_the_previous_release "$ACCESSORYCTL" join "$id"
 joined_profile=$(station_connection)
 expect_match on_the_accessory "$joined_profile" '^Accessory WLED-AP'
-records_before=$("$ACCESSORYCTL" list --json | jq -S '[.[] | {id, name, profile, ssid, hotspotBSSID}]')
+records_before=$("$ACCESSORYCTL" list --json | jq -S '[.[] | {id, displayName, profile, ssid, hotspotBSSID}]')
 profiles_before=$(profiles)
 echo "$records_before" >>"$CASE_LOG"
 echo "$profiles_before" >>"$CASE_LOG"
@@ -60,21 +61,32 @@ expect agent_stopped_by_the_upgrade "$(systemctl is-active accessory-setup)" ina
 expect no_unit_failed "$(systemctl list-units --failed --no-legend 'accessory-setup*' | wc -l)" 0
 expect expiry_timer_enabled "$(systemctl is-enabled accessory-setup-expire.timer 2>&1)" enabled
 expect expiry_timer_active "$(systemctl is-active accessory-setup-expire.timer 2>&1)" active
-expect still_on_the_accessory "$(station_connection)" "$joined_profile"
 expect_match the_new_agent_answers \
     "$(busctl get-property io.accessorysetup /io/accessorysetup io.accessorysetup.Manager1 Version)" "^s \"$new_version\"$"
-expect records_kept "$("$ACCESSORYCTL" list --json | jq -S '[.[] | {id, name, profile, ssid, hotspotBSSID}]')" \
+expect records_kept "$("$ACCESSORYCTL" list --json | jq -S '[.[] | {id, displayName, profile, ssid, hotspotBSSID}]')" \
     "$records_before"
-expect no_profile_doubled "$(profiles)" "$profiles_before"
 expect alice_has_it_after "$(alice GetConfiguredSSIDs)" 'as 1 "App-Net-9898"'
-# The join the old agent made is the new agent's to end.
+# 0.1.0's prerm stopped its agent, which ended its join as it stopped (0.1.0 knew no better):
+# the home network is back and the join's profile gone, nothing else changed.
+check home_after_the_upgrade_from_0_1_0 wait_home 30
+expect no_profile_doubled_nor_left "$(profiles)" "$(grep -v '^Accessory WLED-AP:' <<<"$profiles_before")"
+
+# From this release on, an upgrade keeps the join up and the next agent holds it: this package
+# installed over itself runs its own prerm as an upgrade's.
+check joined_before_the_reinstall "$ACCESSORYCTL" join "$id"
+expect_match on_the_accessory_again "$(station_connection)" '^Accessory WLED-AP'
+joined_profile=$(station_connection)
+profiles_before=$(profiles)
+check upgrade_over_itself dpkg -i "$current"
+expect still_on_the_accessory "$(station_connection)" "$joined_profile"
+expect no_profile_doubled "$(profiles)" "$profiles_before"
+expect records_kept_again "$("$ACCESSORYCTL" list --json | jq -S '[.[] | {id, displayName, profile, ssid, hotspotBSSID}]')" \
+    "$records_before"
 output=$("$ACCESSORYCTL" leave 2>&1; echo "exit=$?")
 echo "$output" >>"$CASE_LOG"
+expect_match the_new_agent_holds_the_join "$output" "Left WLED-AP on $STATION through the agent; back on '$HOME_SSID'"
 expect_match left_after_the_upgrade "$output" 'exit=0$'
 check back_home_after_the_upgrade wait_home 30
-check joined_again_after_the_upgrade "$ACCESSORYCTL" join "$id"
-check left_again "$ACCESSORYCTL" leave
-check back_home_again wait_home 30
 journalctl -u accessory-setup --since "$journal_mark" --no-pager >"$OUT/logs/upgrade-agent.log" 2>&1
 check passphrases_never_logged not grep -q -e app-pass-9898 -e wled1234 "$OUT/logs/upgrade-agent.log"
 stop_ap wled
