@@ -115,6 +115,38 @@ struct MockServicesAgentJoinTests {
         await again.close()
     }
 
+    /// Stopped for a package upgrade (the prerm's `upgrading` in the unit's runtime directory),
+    /// the agent lets its join-once join stand, and the next agent holds it for the owner, who
+    /// leaves it and is back home; stopped otherwise, it ends the join.
+    @Test func aJoinOnceJoinOutlastsAnUpgradesStopAndIsHeldByTheNextAgent() async throws {
+        let runtime = try ScratchDirectory("accessory-setup-runtime")
+        services.agent.environment["RUNTIME_DIRECTORY"] = runtime.url.path
+        try services.agent.terminate()
+        try services.agent.start()
+        let client = try await services.client()
+        let (_, id) = try await pickWLED(client)
+        _ = try await client.manager("JoinAccessory", [.string(id), .vardict([])])
+        #expect(try active == "Accessory WLED-AP")
+        try Data().write(to: runtime.url.appendingPathComponent("upgrading"))
+        await client.close()
+        try services.agent.terminate()
+        #expect(try active == "Accessory WLED-AP", "\(services.agent.log)")
+        #expect(services.agent.log.contains("stopping for an upgrade: WLED-AP on wlan0 stays joined"))
+
+        try FileManager.default.removeItem(at: runtime.url.appendingPathComponent("upgrading"))
+        try services.agent.start()
+        let again = try await services.client()
+        let left = try #require(try await again.manager("Leave", [.vardict([])]).first)
+        #expect(left["restored"]?.string == "HomeNet" && left["ssid"]?.string == "WLED-AP", "\(left)")
+        try await expectBackHome("after leaving the join the next agent held")
+        _ = try await again.manager("JoinAccessory", [.string(id), .vardict([])])
+        #expect(try active == "Accessory WLED-AP")
+        await again.close()
+        try services.agent.terminate()
+        try await expectBackHome("after a stop that was no upgrade")
+        #expect(services.agent.log.contains("ended because the agent is stopping"), "\(services.agent.log)")
+    }
+
     /// Removing a record ends the join held for it, the home network back: nothing would leave
     /// it later, and the agent stopping does not try to end a join of a record that is gone.
     @Test func removingAJoinedRecordEndsItsJoin() async throws {

@@ -82,6 +82,9 @@ public final class AgentProcess: @unchecked Sendable {
         try Data(json.utf8).write(to: URL(fileURLWithPath: kioskPolicyPath))
     }
 
+    /// Added to the environment of every later start (`RUNTIME_DIRECTORY`, as the unit sets it).
+    public var environment: [String: String] = [:]
+
     /// Starts the agent and waits until it owns `io.accessorysetup` on the bus and has said so
     /// in its log. A previous run must have ended; its name is waited for to be released first.
     public func start(arguments extra: [String] = [], timeout: TimeInterval = 60) throws {
@@ -97,7 +100,8 @@ public final class AgentProcess: @unchecked Sendable {
         let launched = hotspots.map { SetupHotspots.inNamespace($0.machine, command) } ?? command
         let agent = try ServiceProcess(
             name: "accessory-agent", executable: launched[0], arguments: Array(launched.dropFirst()),
-            environment: bus.environment, logFile: directory.url.appendingPathComponent("agent-\(runs).log"))
+            environment: bus.environment.merging(environment) { $1 },
+            logFile: directory.url.appendingPathComponent("agent-\(runs).log"))
         process = agent
         // The agent logs "serving" just after the bus granted the name: wait for both, so a
         // test reading the log right after finds that line.
