@@ -16,7 +16,8 @@ as() {
 manager() {
     local user=$1
     shift
-    as "$user" busctl call io.accessorysetup /io/accessorysetup io.accessorysetup.Manager1 "$@" 2>&1
+    # A join's answer may take longer than busctl's default 25 s under a loaded run (98 saw it).
+    as "$user" busctl call --timeout=120 io.accessorysetup /io/accessorysetup io.accessorysetup.Manager1 "$@" 2>&1
 }
 allow_polkit alice io.accessorysetup.configure-hotspot
 check agent_started start_agent

@@ -14,8 +14,11 @@ previous=/lab/accessory-setup-previous.deb current=/lab/accessory-setup.deb
 for user in alice; do
     id -u "$user" >/dev/null 2>&1 || useradd --no-create-home --shell /usr/sbin/nologin "$user"
 done
-alice() { setpriv --reuid=alice --regid=alice --clear-groups busctl call io.accessorysetup /io/accessorysetup \
-    io.accessorysetup.Manager1 "$@" 2>&1; }
+# A join answers when NetworkManager has activated the network, which under a loaded whole run
+# took longer than busctl's default 25 s (the call timed out, the join went on, and the Leave
+# that followed found nothing to leave): the call waits as long as an application would.
+alice() { setpriv --reuid=alice --regid=alice --clear-groups busctl call --timeout=120 io.accessorysetup \
+    /io/accessorysetup io.accessorysetup.Manager1 "$@" 2>&1; }
 allow_polkit alice io.accessorysetup.configure-hotspot
 version() { dpkg-query -W -f '${Version}' accessory-setup 2>/dev/null; }
 # What NetworkManager holds: each profile's name and UUID, one a line, sorted.
