@@ -255,6 +255,13 @@ if ((${#failed[@]})); then
     if [[ " ${failed[*]} " == *" radio lab "* && -s $lab_results ]]; then
         echo "test: the lab cases that failed:" >&2
         awk -F'\t' '$2 != "PASS" { print "  " $1 " " $2 " " substr($3, 1, 160) }' "$lab_results" >&2
+        # The end of each failed scenario's own log (at most four), where its cause usually is:
+        # CI keeps only the end of this output, not .lab-results/.
+        for case_log in $(ls .lab-results/failed/*/*.log 2>/dev/null |
+            awk -F/ '$(NF) == $(NF-1) ".log"' | head -n 4); do
+            echo "test: the end of $(basename "$case_log" .log)'s log:" >&2
+            tail -n 12 "$case_log" | cut -c1-200 | sed 's/^/    /' >&2
+        done
     elif [[ " ${failed[*]} " == *" radio lab "* ]]; then
         echo "test: the lab did not get to its scenarios (above)" >&2
     fi

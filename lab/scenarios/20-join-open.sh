@@ -3,6 +3,7 @@
 start_ap plug acc1 <<CONF
 ssid=Acme-Open-1001
 CONF
+check visible wait_visible Acme-Open-1001
 check join "$ACCESSORYCTL" join --ssid Acme-Open-1001 --once
 expect connection "$(station_connection)" "Accessory Acme-Open-1001"
 expect_match address "$(station_ipv4)" '^192\.168\.4\.'

@@ -9,6 +9,7 @@ ieee80211w=2
 sae_password=the-right-sae-pass
 sae_pwe=2
 CONF
+check visible wait_visible Sensor-SAE-2404
 printf 'not-the-right-pass\n' >/run/lab/wrong.pass
 output=$("$ACCESSORYCTL" join --ssid Sensor-SAE-2404 --security wpa3 --passphrase-file /run/lab/wrong.pass \
     --timeout 60 2>&1)

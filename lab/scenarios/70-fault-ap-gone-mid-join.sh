@@ -3,6 +3,7 @@
 start_ap plug acc1 <<CONF
 ssid=Gone-Setup-7001
 CONF
+check visible wait_visible Gone-Setup-7001
 stop_dhcp plug
 start_join /run/lab/join.out --ssid Gone-Setup-7001 --once --timeout 90
 check stalled stall_join_until_connecting Gone-Setup-7001

@@ -3,6 +3,7 @@
 start_ap plug acc1 <<CONF
 ssid=Restart-Setup-7101
 CONF
+check visible wait_visible Restart-Setup-7101
 stop_dhcp plug
 start_join /run/lab/join.out --ssid Restart-Setup-7101 --once --timeout 90
 check stalled stall_join_until_connecting Restart-Setup-7101

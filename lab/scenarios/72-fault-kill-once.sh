@@ -4,6 +4,7 @@
 start_ap plug acc1 <<CONF
 ssid=Killed-Setup-7272
 CONF
+check visible wait_visible Killed-Setup-7272
 stop_dhcp plug
 start_join /run/lab/join.out --ssid Killed-Setup-7272 --once --restore-after 10 --timeout 90
 check stalled stall_join_until_connecting Killed-Setup-7272

@@ -3,6 +3,7 @@
 start_ap plug acc1 <<CONF
 ssid=Lost-Setup-7404
 CONF
+check visible wait_visible Lost-Setup-7404
 check join "$ACCESSORYCTL" join --ssid Lost-Setup-7404 --once
 expect connection "$(station_connection)" "Accessory Lost-Setup-7404"
 stop_ap plug

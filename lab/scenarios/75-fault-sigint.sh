@@ -3,6 +3,7 @@
 start_ap plug acc1 <<CONF
 ssid=Interrupted-Setup-7505
 CONF
+check visible wait_visible Interrupted-Setup-7505
 stop_dhcp plug
 start_join /run/lab/join.out --ssid Interrupted-Setup-7505 --once --timeout 90
 check stalled stall_join_until_connecting Interrupted-Setup-7505
