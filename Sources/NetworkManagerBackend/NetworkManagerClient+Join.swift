@@ -428,7 +428,24 @@ extension NetworkManagerClient {
 
     // MARK: Leave, forget, list
 
+    /// With `recorded` (the agent ending its own join, often because NetworkManager restarted
+    /// under it: the restart takes the connection and the checkpoint, not the join-once
+    /// profile), the leave waits for NetworkManager to be back with the device, and is tried once
+    /// more when NetworkManager leaves the bus half-way through it.
     public func leave(device name: String?, recorded: RecordedJoin?) async throws(HotspotError) -> LeftHotspot {
+        guard let recorded, let name else { return try await leaveOnce(device: name, recorded: recorded) }
+        _ = await networkManagerIsBack(device: name)
+        do {
+            return try await leaveOnce(device: name, recorded: recorded)
+        } catch {
+            guard !LibNM.isRunning(client.pointer) || (try? wifiDevice(named: name)) == nil,
+                await networkManagerIsBack(device: name)
+            else { throw error }
+            return try await leaveOnce(device: name, recorded: recorded)
+        }
+    }
+
+    private func leaveOnce(device name: String?, recorded: RecordedJoin?) async throws(HotspotError) -> LeftHotspot {
         let devices =
             try name.map { name throws(HotspotError) in [try wifiDevice(named: name).pointer] } ?? wifiDevicePointers()
         let isRecorded = { (profile: WirelessProfile) in
