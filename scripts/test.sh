@@ -127,14 +127,16 @@ benchmark() {
 }
 
 # The radio lab; in the whole run it tests the package the package part built and checked,
-# with the benchmark scenarios short.
+# with the benchmark scenarios short. The soak's seed (77-soak) comes from the commit, so a
+# run of the same commit takes the same steps and another commit other ones; SOAK_SEED wins.
 radio_lab() {
-    local deb="" options=()
+    local deb="" options=() commit
     if [[ $mode == all ]]; then
         [[ " ${failed[*]} " == *" package "* ]] || deb=$(ls .build/deb/accessory-setup_*.deb 2>/dev/null | head -n 1)
         options=(--short-benchmarks)
     fi
-    LAB_DEB=$deb lab/run ${options[@]+"${options[@]}"} "$@"
+    commit=$(git rev-parse --short=5 HEAD 2>/dev/null || echo 0)
+    SOAK_SEED=${SOAK_SEED:-$((16#$commit % 100000))} LAB_DEB=$deb lab/run ${options[@]+"${options[@]}"} "$@"
 }
 
 # The unit and integration tests built with a sanitizer in a build folder of its own. Reports

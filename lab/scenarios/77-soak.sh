@@ -9,8 +9,9 @@
 # step the invariants hold: each "Accessory …" profile is joined or an applied configuration;
 # nothing joined means home back and no checkpoint; each principal lists exactly its own
 # records (never another's); the agent's memory, descriptors and threads stay bounded; no
-# secret in the journal. Seeded (SOAK_SEED, printed) and reproducible: the same seed runs the
-# same steps. Replay: SOAK_SEED=N SOAK_SECONDS=S lab/run 77-soak.
+# secret in the journal. Seeded (SOAK_SEED, printed; the test command takes it from the commit,
+# lab/run alone from the clock) and reproducible: the same seed runs the same steps.
+# Replay: SOAK_SEED=N SOAK_SECONDS=S lab/run 77-soak.
 seed=${SOAK_SEED:-$(($(date +%s) % 100000))}
 duration=${SOAK_SECONDS:-150}
 RANDOM=$seed
