@@ -33,6 +33,12 @@ enum LibNM {
         nm_client_get_nm_running(client) != 0
     }
 
+    /// Whether NetworkManager is still starting (its `Startup`): right after a restart it is on
+    /// the bus well before it has loaded its profiles and devices and exported them.
+    static func isStartingUp(_ client: OpaquePointer) -> Bool {
+        nm_client_get_startup(client) != 0
+    }
+
     /// The object that lives as long as libnm still needs the client's main context.
     static func contextBusyWatcher(of client: OpaquePointer) -> GObjectRef {
         GObjectRef(retaining: OpaquePointer(nm_client_get_context_busy_watcher(client)))

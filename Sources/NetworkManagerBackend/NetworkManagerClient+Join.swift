@@ -412,15 +412,21 @@ extension NetworkManagerClient {
         } == .fired(true)
     }
 
-    /// Whether NetworkManager is on the bus with `device` known, waiting up to 30 s for it to
-    /// come back after a restart.
-    private func networkManagerIsBack(device name: String) async -> Bool {
+    /// Whether NetworkManager is on the bus, done starting, with `device` known, waiting up to
+    /// `timeout` for it to come back after a restart. A restarted NetworkManager takes its bus
+    /// name seconds before it has exported the profiles it kept (a join-once profile among them)
+    /// and its devices; until its startup ends, what libnm lists is not all there is.
+    private func networkManagerIsBack(device name: String, timeout: Duration = .seconds(30)) async -> Bool {
         let client = self.client
-        let ready = { LibNM.isRunning(client.pointer) && (try? self.wifiDevice(named: name)) != nil }
+        let ready = {
+            LibNM.isRunning(client.pointer) && !LibNM.isStartingUp(client.pointer)
+                && (try? self.wifiDevice(named: name)) != nil
+        }
         if ready() { return true }
-        return await waitForSignal(timeout: .seconds(30)) { fire in
+        return await waitForSignal(timeout: timeout) { fire in
             [
                 client.connect("notify::nm-running") { _ in if ready() { fire(true) } },
+                client.connect("notify::startup") { _ in if ready() { fire(true) } },
                 client.connect("device-added") { _ in if ready() { fire(true) } },
             ]
         } == .fired(true)
@@ -434,12 +440,14 @@ extension NetworkManagerClient {
     /// more when NetworkManager leaves the bus half-way through it.
     public func leave(device name: String?, recorded: RecordedJoin?) async throws(HotspotError) -> LeftHotspot {
         guard let recorded, let name else { return try await leaveOnce(device: name, recorded: recorded) }
-        _ = await networkManagerIsBack(device: name)
+        let restartWait = Duration.seconds(60)
+        _ = await networkManagerIsBack(device: name, timeout: restartWait)
         do {
             return try await leaveOnce(device: name, recorded: recorded)
         } catch {
-            guard !LibNM.isRunning(client.pointer) || (try? wifiDevice(named: name)) == nil,
-                await networkManagerIsBack(device: name)
+            let client = self.client.pointer
+            guard !LibNM.isRunning(client) || LibNM.isStartingUp(client) || (try? wifiDevice(named: name)) == nil,
+                await networkManagerIsBack(device: name, timeout: restartWait)
             else { throw error }
             return try await leaveOnce(device: name, recorded: recorded)
         }
