@@ -212,6 +212,43 @@ stop_vendor_accessory() {
     stop_ap "$1"
 }
 
+# app_wled_profile APP: the shipped WLED profile installed under APP's own id (APP lowercased,
+# then ".wled"), naming APP (its product image, a path relative to the shipped profile, left
+# out), and the /.flatpak-info of APP's sandbox (in_sandbox) in /run/lab.
+app_wled_profile() {
+    local app=$1 profile
+    profile=$(tr '[:upper:]' '[:lower:]' <<<"$app").wled
+    mkdir -p /etc/accessory-setup/profiles
+    jq --arg id "$profile" --arg app "$app" '.id = $id | .applications = [$app] | .items |= map(del(.productImage))' \
+        /usr/share/accessory-setup/profiles/wled.json >"/etc/accessory-setup/profiles/$profile.json"
+    printf '[Application]\nname=%s\nruntime=runtime/org.freedesktop.Platform/x86_64/23.08\n\n[Instance]\ninstance-id=%s\n' \
+        "$app" "$BASHPID$SECONDS" >"/run/lab/$app.flatpak-info"
+}
+
+# in_sandbox USER APP COMMAND...: COMMAND as USER inside APP's sandbox, as flatpak runs an app:
+# bubblewrap with a root of its own, /usr and the system bus bound in, and APP's
+# /.flatpak-info (app_wled_profile).
+in_sandbox() {
+    local user=$1 app=$2
+    shift 2
+    setpriv --reuid="$user" --regid="$user" --clear-groups bwrap --unshare-user --unshare-pid --unshare-ipc \
+        --die-with-parent --tmpfs / --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib \
+        --symlink usr/lib64 /lib64 --symlink usr/sbin /sbin --ro-bind /etc /etc --proc /proc --dev /dev \
+        --tmpfs /tmp --ro-bind /run/dbus /run/dbus --symlink ../run /var/run \
+        --ro-bind "/run/lab/$app.flatpak-info" /.flatpak-info \
+        --setenv DBUS_SYSTEM_BUS_ADDRESS unix:path=/run/dbus/system_bus_socket --setenv HOME /tmp --chdir /tmp "$@"
+}
+
+# remove_records PROFILE...: every record of these profiles removed, with whatever
+# NetworkManager profiles were made for it (accessoryctl remove), each a check.
+remove_records() {
+    local removed=0 id
+    for id in $("$ACCESSORYCTL" list --json | jq -r --args '.[] | select(.profile | IN($ARGS.positional[])) | .id' "$@"); do
+        removed=$((removed + 1))
+        check "record_removed_$removed" "$ACCESSORYCTL" remove "$id"
+    done
+}
+
 # profile_located PROFILE ADDRESS...: the records of PROFILE are located at these addresses
 # (accessoryctl list --json), one each.
 profile_located() {

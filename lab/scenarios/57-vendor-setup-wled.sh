@@ -66,12 +66,7 @@ stop_vendor_accessory wled2
 AP_SUBNET[acc1]=$saved_acc1 AP_SUBNET[acc2]=$saved_acc2
 rm -f /etc/accessory-setup/kiosk.json
 
-# The records go, with whatever NetworkManager profiles were made for them.
-removed=0
-for id in $("$ACCESSORYCTL" list --json | jq -r '.[] | select(.profile == "ge.wled.softap") | .id'); do
-    removed=$((removed + 1))
-    check "record_removed_$removed" "$ACCESSORYCTL" remove "$id"
-done
+remove_records ge.wled.softap
 end_checks 30
 journalctl -u accessory-setup --since "$journal_mark" --no-pager >/run/lab/vendor-journal.txt 2>&1
 check secrets_not_printed not grep -q -e "$HOME_PASSPHRASE" <<<"$printed"

@@ -57,13 +57,7 @@ unset VENDOR_ON_JOIN
 stop_vendor_accessory tasmota
 check back_home_after_tasmota wait_home 30
 
-# The records go, with whatever NetworkManager profiles were made for them.
-removed=0
-for id in $("$ACCESSORYCTL" list --json | jq -r '.[] | select(.profile == "cloud.shelly.gen2" or
-        .profile == "com.tasmota.wifimanager") | .id'); do
-    removed=$((removed + 1))
-    check "record_removed_$removed" "$ACCESSORYCTL" remove "$id"
-done
+remove_records cloud.shelly.gen2 com.tasmota.wifimanager
 end_checks 30
 journalctl -u accessory-setup --since "$journal_mark" --no-pager >/run/lab/vendor-journal.txt 2>&1
 check secrets_not_printed not grep -q -e "$HOME_PASSPHRASE" <<<"$printed"

@@ -34,14 +34,7 @@ polkit.addRule(function (action, subject) {
 RULES
 systemctl restart polkit
 
-mkdir -p /etc/accessory-setup/profiles
-for app in org.example.AcmePlug org.example.OtherApp; do
-    profile=$(tr '[:upper:]' '[:lower:]' <<<"$app").wled
-    jq --arg id "$profile" --arg app "$app" '.id = $id | .applications = [$app] | .items |= map(del(.productImage))' \
-        /usr/share/accessory-setup/profiles/wled.json >"/etc/accessory-setup/profiles/$profile.json"
-    printf '[Application]\nname=%s\nruntime=runtime/org.freedesktop.Platform/x86_64/23.08\n\n[Instance]\ninstance-id=%s\n' \
-        "$app" "$seed$app" >"/run/lab/$app.flatpak-info"
-done
+for app in org.example.AcmePlug org.example.OtherApp; do app_wled_profile "$app"; done
 printf '%s\n' "$HOME_PASSPHRASE" >/run/lab/home.pass
 chmod 600 /run/lab/home.pass
 
@@ -50,20 +43,12 @@ declare -A profile_of=([alice]=ge.wled.softap [bob]=ge.wled.softap
     [acme]=org.example.acmeplug.wled [other]=org.example.otherapp.wled)
 # as PRINCIPAL COMMAND...: COMMAND as alice or bob, or as carol inside an application's sandbox.
 as() {
-    local who=$1 app
+    local who=$1
     shift
     case $who in
     alice | bob) setpriv --reuid="$who" --regid="$who" --clear-groups "$@" ;;
-    acme | other)
-        app=org.example.AcmePlug
-        [[ $who == other ]] && app=org.example.OtherApp
-        setpriv --reuid=carol --regid=carol --clear-groups bwrap --unshare-user --unshare-pid --unshare-ipc \
-            --die-with-parent --tmpfs / --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib \
-            --symlink usr/lib64 /lib64 --symlink usr/sbin /sbin --ro-bind /etc /etc --proc /proc --dev /dev \
-            --tmpfs /tmp --ro-bind /run/dbus /run/dbus --symlink ../run /var/run \
-            --ro-bind "/run/lab/$app.flatpak-info" /.flatpak-info \
-            --setenv DBUS_SYSTEM_BUS_ADDRESS unix:path=/run/dbus/system_bus_socket --setenv HOME /tmp --chdir /tmp "$@"
-        ;;
+    acme) in_sandbox carol org.example.AcmePlug "$@" ;;
+    other) in_sandbox carol org.example.OtherApp "$@" ;;
     esac
 }
 alice=$(id -u alice) bob=$(id -u bob) carol=$(id -u carol)

@@ -18,28 +18,11 @@ polkit.addRule(function (action, subject) {
 RULES
 systemctl restart polkit
 
-# The apps' profiles: the shipped WLED profile under ids of their own, each naming its app (its
-# product image, a path relative to the shipped profile, left out).
-mkdir -p /etc/accessory-setup/profiles
-for app in org.example.AcmePlug org.example.OtherApp; do
-    profile=$(tr '[:upper:]' '[:lower:]' <<<"$app").wled
-    jq --arg id "$profile" --arg app "$app" '.id = $id | .applications = [$app] | .items |= map(del(.productImage))' \
-        /usr/share/accessory-setup/profiles/wled.json >"/etc/accessory-setup/profiles/$profile.json"
-    printf '[Application]\nname=%s\nruntime=runtime/org.freedesktop.Platform/x86_64/23.08\n\n[Instance]\ninstance-id=%s\n' \
-        "$app" "$RANDOM$RANDOM" >"/run/lab/$app.flatpak-info"
-done
+# The apps' profiles: the shipped WLED profile under ids of their own, each naming its app.
+for app in org.example.AcmePlug org.example.OtherApp; do app_wled_profile "$app"; done
 acme=org.example.acmeplug.wled other=org.example.otherapp.wled
-
 # in_app APP COMMAND...: COMMAND as carol inside APP's sandbox.
-in_app() {
-    local app=$1
-    shift
-    as_carol bwrap --unshare-user --unshare-pid --unshare-ipc --die-with-parent \
-        --tmpfs / --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
-        --symlink usr/sbin /sbin --ro-bind /etc /etc --proc /proc --dev /dev --tmpfs /tmp \
-        --ro-bind /run/dbus /run/dbus --symlink ../run /var/run --ro-bind "/run/lab/$app.flatpak-info" /.flatpak-info \
-        --setenv DBUS_SYSTEM_BUS_ADDRESS unix:path=/run/dbus/system_bus_socket --setenv HOME /tmp --chdir /tmp "$@"
-}
+in_app() { in_sandbox carol "$@"; }
 
 check agent_started start_agent "{\"schemaVersion\": 1, \"policies\": [
   {\"profiles\": [\"$acme\", \"$other\"], \"users\": [$carol], \"choose\": \"strongestSignal\", \"settleSeconds\": 4}]}"
