@@ -249,6 +249,24 @@ remove_records() {
     done
 }
 
+# kiosk_picks_wled: the agent started with a kiosk policy that picks ge.wled.softap for root, a
+# WLED's hotspot (WLED-AP, WPA2 with wled1234) on acc1, seen by the station, and picked (the
+# checks agent_owns_its_name, wled_visible, pick_added); WLED_ID is then the record's id.
+kiosk_picks_wled() {
+    local picked
+    check agent_owns_its_name start_agent '{
+  "schemaVersion": 1,
+  "policies": [
+    { "profiles": ["ge.wled.softap"], "users": [0], "choose": "firstMatch" }
+  ]
+}'
+    start_wpa2_ap wled acc1 WLED-AP wled1234
+    check wled_visible wait_visible WLED-AP
+    picked=$("$ACCESSORYCTL" pick ge.wled.softap --timeout 60 2>&1)
+    expect_match pick_added "$picked" 'accessoryAdded WLED controller'
+    WLED_ID=$("$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "WLED-AP") | .id' | head -n 1)
+}
+
 # profile_located PROFILE ADDRESS...: the records of PROFILE are located at these addresses
 # (accessoryctl list --json), one each.
 profile_located() {

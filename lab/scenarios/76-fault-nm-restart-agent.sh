@@ -4,17 +4,8 @@
 # was off the bus, once found no device to leave it on and left the profile behind. Now it
 # waits for NetworkManager to come back and cleans up: home back, no accessory profile, no
 # checkpoint, and the record kept.
-check agent_owns_its_name start_agent '{
-  "schemaVersion": 1,
-  "policies": [
-    { "profiles": ["ge.wled.softap"], "users": [0], "choose": "firstMatch" }
-  ]
-}'
-start_wpa2_ap wled acc1 WLED-AP wled1234
-check wled_visible wait_visible WLED-AP
-picked=$("$ACCESSORYCTL" pick ge.wled.softap --timeout 60 2>&1)
-expect_match pick_added "$picked" 'accessoryAdded WLED controller'
-id=$("$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "WLED-AP") | .id' | head -n 1)
+kiosk_picks_wled
+id=$WLED_ID
 joined=$("$ACCESSORYCTL" join "$id" 2>&1)
 expect_match joined "$joined" '^Joined WLED-AP on wlan3 through the agent'
 

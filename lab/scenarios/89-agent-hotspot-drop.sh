@@ -2,17 +2,8 @@
 # dispatcher hook reports the connection down, the agent brings the home network back at once
 # (long before the join's restore deadline), and the owner hears it with NetworkManager's reason:
 # `accessoryctl monitor` prints accessoryChanged with the hotspot connection up, then down.
-check agent_owns_its_name start_agent '{
-  "schemaVersion": 1,
-  "policies": [
-    { "profiles": ["ge.wled.softap"], "users": [0], "choose": "firstMatch" }
-  ]
-}'
-start_wpa2_ap wled acc1 WLED-AP wled1234
-check wled_visible wait_visible WLED-AP
-picked=$("$ACCESSORYCTL" pick ge.wled.softap --timeout 60 2>&1)
-expect_match pick_added "$picked" 'accessoryAdded WLED controller'
-id=$("$ACCESSORYCTL" list --json | jq -r '.[] | select(.ssid == "WLED-AP") | .id' | head -n 1)
+kiosk_picks_wled
+id=$WLED_ID
 
 "$ACCESSORYCTL" monitor >/run/lab/monitor.out 2>>"$CASE_LOG" &
 monitor=$!
