@@ -196,10 +196,16 @@ start_vendor_accessory() {
     echo $! >"/run/lab/vendor-$name.pid"
     for _ in $(seq 100); do grep -q READY "$log" && break; sleep 0.1; done
     grep -q READY "$log" || return 1
-    start_ap "$name" "$netns" <<<"$conf" || return 1
+    vendor_hotspot "$name" "$netns" <<<"$conf"
+}
+
+# vendor_hotspot NAME NETNS <<<HOSTAPD_LINES: the hotspot of the vendor device NAME beacons
+# (again, after stop_ap NAME), in front of the device already listening on port 80.
+vendor_hotspot() {
+    start_ap "$1" "$2" || return 1
     # start_ap's setup page cannot take port 80 from the device; its pid goes with the device.
-    [[ -f /run/lab/http-$name.pid ]] && kill "$(cat "/run/lab/http-$name.pid")" 2>/dev/null
-    rm -f "/run/lab/http-$name.pid"
+    [[ -f /run/lab/http-$1.pid ]] && kill "$(cat "/run/lab/http-$1.pid")" 2>/dev/null
+    rm -f "/run/lab/http-$1.pid"
 }
 
 # The hostapd lines of a WLED's setup hotspot: WLED-AP, WPA2 with the published wled1234.

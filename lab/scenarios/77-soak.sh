@@ -65,12 +65,6 @@ VENDOR_ON_JOIN="DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/lab/home-bus; export DBUS
 avahi-publish -a -R wled-777777.local ${AP_SUBNET[home]}.43 & \
 avahi-publish -s -H wled-777777.local WLED-777777 _wled._tcp 80 mac=a0b765777777 & wait" \
     check wled_ready start_vendor_accessory wled acc1 wled --mac A0:B7:65:77:77:77 <<<"$WLED_AP"
-# wled_hotspot_back: the hotspot beacons again; the device behind it kept its port 80.
-wled_hotspot_back() {
-    start_ap wled acc1 <<<"$WLED_AP"
-    [[ -f /run/lab/http-wled.pid ]] && kill "$(cat /run/lab/http-wled.pid)" 2>/dev/null
-    rm -f /run/lab/http-wled.pid
-}
 start_wpa2_ap appnet acc2 App-Net-7777 app-pass-7777
 check bluetooth_ready start_bluetooth
 check wled_visible wait_visible WLED-AP
@@ -267,13 +261,13 @@ while ((SECONDS < deadline)); do
         ap_down=$((ap_down - 1))
         if ((ap_down == 0)); then
             say "the hotspot back"
-            wled_hotspot_back
+            vendor_hotspot wled acc1 <<<"$WLED_AP"
         fi
     fi
     invariants
     [[ -z $joined_by ]] && on_accessory && leave_unknown_join
 done
-((ap_down > 0)) && wled_hotspot_back
+((ap_down > 0)) && vendor_hotspot wled acc1 <<<"$WLED_AP"
 
 # Whoever holds a join leaves it; every record goes; the configuration is removed.
 if [[ -n $joined_by ]]; then run "$joined_by" leave; fi
