@@ -10,16 +10,21 @@ extension Agent {
     func join(
         _ call: MethodCall, record: AccessoryRecord, uid: UInt32, host: SessionHost?, options: [String: DBusValue]
     ) async throws(CallFailure) -> DBusValue {
+        let trace = CallTrace("join", of: call)
         var request = try joinRequest(options, record: record, uid: uid, inSession: host != nil)
+        trace.ended("caller and record")
         // polkit first: a person may take minutes over its dialog, and the device is not held
         // off from another user's join meanwhile.
         try await require(.join, call, uid: uid)
+        trace.ended("polkit")
         await joinsAdopted()
+        trace.ended("adopted joins")
         if let held = try await heldJoin(of: record, call, host: host, bindToCaller: request.bindToCaller) {
             return held
         }
         let claim = try joins.claim(request.options.device)
         defer { joins.release(claim) }
+        trace.ended("device claimed")
 
         var session = try joiningSession(record, host: host)
         // A Bluetooth handoff's hotspot: still on since the pick, or switched on again.
@@ -43,13 +48,25 @@ extension Agent {
             try session.hotspotConfiguration(
                 for: record.id, passphrase: request.passphrase, withoutSecurity: request.withoutSecurity)
         }
-        let joined = try await connect(configuration, request.options, record: record, uid: uid, caller: call.sender)
+        trace.ended("configuration")
+        request.options.progress = { trace.ended(before: $0) }
+        let joined: JoinedHotspot
+        do {
+            joined = try await connect(configuration, request.options, record: record, uid: uid, caller: call.sender)
+        } catch {
+            trace.log("failed")
+            throw error
+        }
+        trace.ended("up")
         try await hold(
             joined, configuration, of: record, uid: uid, caller: call.sender, host: host,
             bindToCaller: request.bindToCaller)
         Journal.notice("join: \(joined.ssid) joined on \(joined.device) for record \(record.id)")
         if configuration.lifetimeInDays != nil { schedulePurge() }
-        return Self.reply(joined, to: try await caller(call))
+        let reply = Self.reply(joined, to: try await caller(call))
+        trace.ended("held")
+        trace.log("joined")
+        return reply
     }
 
     /// The join the agent already holds for `record`, handed back to this call (and bound to it

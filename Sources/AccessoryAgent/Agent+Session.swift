@@ -285,6 +285,11 @@ extension Agent {
                         .objectPath(host.path), BusCoding.dictionaries(shown.map(BusCoding.entry)),
                         .array(removed.map { .uint32(UInt32($0)) }, elementType: "u"),
                     ])
+                let names = shown.compactMap { $0.wifi?.ssid.map { "\($0)" } ?? $0.bluetooth?.name }
+                Journal.log(
+                    .debug,
+                    "discovery trace: session \(host.path): \(shown.count) entries sent to the picker"
+                        + (names.isEmpty ? "" : " (\(names.joined(separator: ", ")))"))
             }
         case .dismissPicker:
             dismissPicker(for: host, error: Self.dismissal(after: index, in: effects))
@@ -520,8 +525,10 @@ extension Agent {
             let choice = PickerChoice(
                 entryID: Int(entry), name: answer["name"]?.string, passphrase: passphrase,
                 proofOfPossession: answer["proofOfPossession"]?.string.map(Secret.init))
+            Journal.log(.debug, "discovery trace: session \(host.path): the picker chose entry \(entry)")
             // The pick is the person's consent; polkit decides whether it may be recorded.
             let allowed = await polkit.check(.authorize, sender: host.client, uid: host.uid, interactive: true)
+            Journal.log(.debug, "discovery trace: session \(host.path): polkit answered the pick")
             guard allowed else {
                 let reason = "polkit refused \(PolkitAction.authorize.rawValue)"
                 let refusal = AccessorySessionError.userRestricted(reason: reason)

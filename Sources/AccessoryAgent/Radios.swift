@@ -166,6 +166,7 @@ actor Radios {
             case .appeared(let entry, let id):
                 appearances += 1
                 heard[id] = (appearances, entry)
+                Journal.log(.debug, "discovery trace: \(entry.ssid.map { "\($0)" } ?? "a hidden network") heard")
             case .vanished(let id): heard[id] = nil
             }
             await report(.wifiScanned(snapshot()))

@@ -17,6 +17,8 @@ public final class MethodCall: Sendable {
     public let arguments: [DBusValue]
     /// Whether the caller set `ALLOW_INTERACTIVE_AUTHORIZATION` on the message.
     public let allowsInteractiveAuthorization: Bool
+    /// When the call was taken from the bus.
+    public let received = ContinuousClock.now
     /// Descriptors that came with the message, duplicated for this call and closed when it
     /// is released unless taken with `takeFileDescriptor(at:)`.
     private let descriptors: Locked<[Int32?]>

@@ -50,6 +50,18 @@ struct MockServicesAgentJoinTests {
         // The profile's fixed passphrase was used, and never logged.
         #expect(services.networkManager.log.contains("wpa-psk"))
         #expect(!services.agent.log.contains("wled1234"))
+        // The join's trace, for the benchmarks: every step from the call's arrival to the
+        // reply, in order, each with its time.
+        let trace = try #require(services.agent.log.split(separator: "\n").first { $0.contains("join trace: ") })
+        let steps = trace.matches(of: /, ([a-z ]+) [0-9]+\.[0-9] ms|; ([a-z ]+) [0-9]+\.[0-9] ms/).map {
+            String($0.output.1 ?? $0.output.2 ?? "")
+        }
+        #expect(
+            steps == [
+                "caller and record", "polkit", "adopted joins", "device claimed", "configuration", "profile checked",
+                "access point looked up", "checkpoint taken", "request answered", "up", "held", "total",
+            ], "\(trace)")
+        #expect(trace.hasPrefix("<7>join trace: arrived ") && trace.hasSuffix("; joined"), "\(trace)")
 
         let left = try #require(try await client.manager("Leave", [.vardict([])]).first)
         #expect(left["restored"]?.string == "HomeNet")

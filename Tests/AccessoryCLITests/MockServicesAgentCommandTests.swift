@@ -57,6 +57,14 @@ import Testing
         #expect(events == ["activated", "pickerDidPresent", "accessoryAdded", "pickerDidDismiss"])
         let id = try #require(
             run.out.split(separator: "\n").first { $0.hasPrefix("accessoryAdded") }?.split(separator: " ").last)
+        // The pick's trace for the benchmarks: the entry sent, the choice, polkit's answer.
+        let trace = agent.log.split(separator: "\n").filter { $0.hasPrefix("<7>discovery trace: session ") }
+            .map { $0.split(separator: ": ", maxSplits: 2).last.map(String.init) ?? "" }
+        #expect(trace.first?.hasSuffix(" entries sent to the picker (WLED-AP)") == true, "\(trace)")
+        #expect(
+            trace.filter { !$0.contains("entries sent") }.map { $0.replacing(/[0-9]+$/, with: "N") } == [
+                "the picker chose entry N", "polkit answered the pick",
+            ], "\(trace)")
 
         let monitored = await monitor.finish()
         #expect(monitored.code == .success, "\(monitored.err)")

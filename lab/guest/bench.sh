@@ -51,9 +51,32 @@ timed_join() {
     sample "$name, to NetworkManager's request" "${BASH_REMATCH[1]}"
     sample "$name, from NetworkManager's request" "${BASH_REMATCH[2]}"
     scanned[$name]=$((${scanned[$name]:-0} + BASH_REMATCH[3])) split_joins[$name]=$((${split_joins[$name]:-0} + 1))
+    trace_join "$name" "$start" "$end"
+}
+# trace_join NAME START END: the agent's trace of a join it made between START and END (µs
+# since 1970; its debug line "join trace: arrived T us; STEP MS ms, ...; total MS ms; joined"),
+# each step sampled as "NAME, trace: STEP", and the client's own part before the agent took
+# the call as "NAME, trace: client, to the call's arrival". Nothing for a join not through the
+# agent. The steps, in order, are kept in trace_steps.
+trace_steps=()
+trace_join() {
+    local name=$1 start=$2 end=$3 line arrived step
+    line=$(journalctl -u accessory-setup --since "@$((start / 1000000 - 1))" -o cat --no-pager 2>/dev/null |
+        grep -m1 "^join trace: arrived .*; joined$") || return 0
+    [[ $line =~ ^join\ trace:\ arrived\ ([0-9]+)\ us\;\ (.*)\;\ total ]] || return 0
+    arrived=${BASH_REMATCH[1]}
+    ((arrived >= start && arrived <= end)) || return 0
+    sample "$name, trace: client, to the call's arrival" $(((arrived - start) / 1000))
+    while IFS= read -r step; do
+        [[ $step =~ ^(.+)\ ([0-9]+\.[0-9])\ ms$ ]] || continue
+        sample "$name, trace: ${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+        [[ " ${trace_steps[*]} " == *" ${BASH_REMATCH[1]// /_} "* ]] || trace_steps+=("${BASH_REMATCH[1]// /_}")
+    done < <(sed 's/, /\n/g' <<<"${BASH_REMATCH[2]}")
 }
 median() {
-    sort -n | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR + 1) / 2]; else print int((a[NR / 2] + a[NR / 2 + 1]) / 2) }'
+    sort -n | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR + 1) / 2]
+        else { x = a[NR / 2]; y = a[NR / 2 + 1]
+            if (x == int(x) && y == int(y)) print int((x + y) / 2); else printf "%.1f\n", (x + y) / 2 } }'
 }
 declare -A samples
 sample() { samples[$1]+="$2 "; }

@@ -38,6 +38,12 @@ for join in "${joins[@]}"; do
         fi
     done
 done
+# The agent's own part, step by step (its trace), beside NetworkManager's floor before the request.
+traced="${joins[1]}, trace"
+report "$traced: client, to the call's arrival" ms "${joins[3]}, to NetworkManager's request"
+for step in "${trace_steps[@]}"; do
+    report "$traced: ${step//_/ }" ms "${joins[3]}, to NetworkManager's request"
+done
 for join in "${joins[@]}"; do
     line="$join: wpa_supplicant scanned first in ${scanned[$join]:-0} of ${split_joins[$join]:-0} joins"
     echo "$line" | tee -a "$BENCH"

@@ -24,6 +24,37 @@ split_at_listing() {
     [[ $listed =~ ^[0-9]+$ ]] || return 0
     sample "$1, NetworkManager listing it" $((listed - $3 / 1000000))
     sample "$1, from NetworkManager's listing" $(($4 / 1000000 - listed))
+    [[ $1 == "discovery to the picker" ]] && trace_discovery "$1" "$2" "$listed" "$4"
+    return 0
+}
+# trace_discovery NAME SSID LISTED_MS SEEN_NS: the part from NetworkManager's listing to the
+# client printing accessoryAdded, split at the agent's lines (its "discovery trace:" debug
+# lines, then the record saved and the event sent), each sampled as "NAME, trace: STEP", by
+# the journal's own times. The steps, in order, are kept in discovery_steps.
+discovery_steps=("libnm to the agent" "matched and sent to the picker" "the picker's choice" "polkit"
+    "record saved" "accessoryAdded sent" "the client printing it")
+trace_discovery() {
+    local times step index=0
+    times=$(journalctl -u accessory-setup --since "@$(($3 / 1000 - 1))" -o short-unix --no-pager |
+        awk -v ssid="$2" -v listed="$3" -v seen="$4" '
+            { t = $1 * 1000000 }
+            n == 0 && index($0, "discovery trace: " ssid " heard") { at[n++] = t; next }
+            n == 1 && index($0, "entries sent to the picker") && index($0, ssid) { at[n++] = t; next }
+            n == 2 && index($0, "the picker chose entry") { at[n++] = t; next }
+            n == 3 && index($0, "polkit answered the pick") { at[n++] = t; next }
+            n == 4 && / saved: authorized/ { at[n++] = t; next }
+            n == 5 && / accessoryAdded / { at[n++] = t; next }
+            END {
+                if (n < 6) exit
+                printf "%.1f\n", (at[0] - listed * 1000) / 1000
+                for (i = 1; i < 6; i++) printf "%.1f\n", (at[i] - at[i - 1]) / 1000
+                printf "%.1f\n", (seen / 1000 - at[5]) / 1000
+            }')
+    [[ -n $times ]] || return 0
+    while IFS= read -r step; do
+        sample "$1, trace: ${discovery_steps[index]}" "$step"
+        index=$((index + 1))
+    done <<<"$times"
 }
 # discovered NAME SSID ENABLED_NS FILE: waits up to 60 s for FILE, where the contender writes
 # the time it had SSID (an access point enabled at ENABLED_NS), samples NAME and its split, and
@@ -73,6 +104,9 @@ done
 report "discovery to the picker" ms "discovery nmcli rescan loop" "scan period"
 report "discovery to the picker, NetworkManager listing it" ms
 report "discovery to the picker, from NetworkManager's listing" ms
+for step in "${discovery_steps[@]}"; do
+    report "discovery to the picker, trace: $step" ms "discovery nmcli rescan loop, from NetworkManager's listing"
+done
 report "discovery nmcli rescan loop" ms "scan period"
 report "discovery nmcli rescan loop, NetworkManager listing it" ms
 report "discovery nmcli rescan loop, from NetworkManager's listing" ms
