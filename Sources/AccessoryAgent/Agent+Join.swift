@@ -310,11 +310,6 @@ extension Agent {
         }
     }
 
-    /// Waits until the joins a predecessor left up are taken over (once, at start).
-    func joinsAdopted() async {
-        await adoption?.value
-    }
-
     /// What the agent knows of its own join, for leaving it: its connection, and the user whose
     /// networks alone may come back after it.
     static func recorded(_ join: ActiveJoin) -> RecordedJoin {

@@ -87,6 +87,8 @@ extension Agent {
         case "RemoveAccessory":
             let id = try arguments.string(0, "accessory")
             let (record, _) = try await callersRecord(call, id: id, action: .manageOthers)
+            // A join of it a predecessor left up is held first, so that the removal ends it.
+            await joinsAdopted()
             try await applyOutsideSession(record, .removeAccessory(record.id))
         case "RenameAccessory":
             let id = try arguments.string(0, "accessory")

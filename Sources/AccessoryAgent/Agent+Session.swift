@@ -44,7 +44,9 @@ extension Agent {
             }
             try await apply(.updateAuthorization(id, descriptor), to: host)
         case "RemoveAccessory":
-            try await apply(.removeAccessory(try arguments.accessory(0)), to: host)
+            let id = try arguments.accessory(0)
+            await joinsAdopted()
+            try await apply(.removeAccessory(id), to: host)
         case "RenameAccessory":
             try await renameAccessory(arguments, host: host)
         case "JoinAccessoryHotspot":

@@ -40,8 +40,11 @@ public actor Agent {
     var activity = Activity()
     /// Waits for the next accessory profile to expire.
     private var purge: Task<Void, Never>?
-    /// Takes over the joins a predecessor left up; awaited before any join or leave.
-    private(set) var adoption: Task<Void, Never>?
+    /// Takes over the joins a predecessor left up; awaited before any join, leave or removal.
+    private var adoption: Task<Void, Never>?
+    /// Whether the work kept up behind the calls (the adoption, the purge, the home network's
+    /// browse) has started: once the first call was answered.
+    private var backgroundStarted = false
     /// The BlueZ pairing agent on the agent's connection, from the first pairing on.
     private var pairingAgent: BluetoothPairingAgent?
     private var profiles = ProfileCache()
@@ -110,9 +113,6 @@ public actor Agent {
     public func run() async {
         let (stops, stop) = AsyncStream.makeStream(of: String.self)
         let signals = await bus.unixSignals([SIGTERM, SIGINT, SIGHUP])
-        adoption = Task { await self.adoptJoinsLeftUp() }
-        schedulePurge()
-        resumeLocating()
         let tasks = [
             Task {
                 await self.serveCalls(); stop.yield("the bus connection closed")
@@ -141,6 +141,29 @@ public actor Agent {
         locations.watch?.task.cancel()
     }
 
+    /// Starts what the agent keeps up behind the calls, once. Not before the first call was
+    /// answered: the call that started the agent by D-Bus activation needs none of it (`list`
+    /// needs the records alone), and NetworkManager's and Avahi's state would load beside it on
+    /// the same CPU (issue #38). A call that needs the joins waits for the adoption itself.
+    private func startBackgroundWork() {
+        guard !backgroundStarted else { return }
+        backgroundStarted = true
+        startAdoption()
+        schedulePurge()
+        resumeLocating()
+    }
+
+    /// Starts taking over the joins a predecessor left up, once.
+    private func startAdoption() {
+        if adoption == nil { adoption = Task { await self.adoptJoinsLeftUp() } }
+    }
+
+    /// Waits until the joins a predecessor left up are taken over, starting that if need be.
+    func joinsAdopted() async {
+        startAdoption()
+        await adoption?.value
+    }
+
     /// Restarts the purge after something may have added a profile with a lifetime.
     func schedulePurge() {
         purge?.cancel()
@@ -162,6 +185,7 @@ public actor Agent {
             Task.immediate {
                 await self.answer(call)
                 self.activity.callEnded()
+                self.startBackgroundWork()
             }
         }
     }
@@ -262,6 +286,9 @@ public actor Agent {
 
     private func shutdown() async {
         for host in sessions.all { await invalidate(host, error: .invalidated) }
+        // An adoption under way finishes, so that its join-once joins end below; one never
+        // started leaves them for the next agent, as they were.
+        await adoption?.value
         let upgrading = configuration.isStoppingForUpgrade
         for join in joins.all where join.joinOnce {
             if upgrading {
