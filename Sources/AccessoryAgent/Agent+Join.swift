@@ -407,7 +407,7 @@ extension Agent {
     /// its name and record are the agent's own.
     func reportConnection(_ call: MethodCall, action: String, connection: [String: DBusValue]) async throws(CallFailure)
     {
-        guard try await uid(of: call.sender) == 0 else {
+        guard try await uid(of: call) == 0 else {
             // No polkit action covers it: only the dispatcher hook, run by NetworkManager as root, calls it.
             throw CallFailure(
                 name: AgentError.notAuthorized(action: "").dbusName,

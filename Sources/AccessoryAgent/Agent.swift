@@ -199,7 +199,7 @@ public actor Agent {
         // string longer than any the agent takes) before anything is done for it: before polkit.
         let uid: UInt32
         do throws(CallFailure) {
-            uid = try await self.uid(of: call.sender)
+            uid = try await self.uid(of: call)
             let limits = configuration.limits
             if call.descriptorCount > 0, !Self.takesDescriptors(call) {
                 call.closeDescriptors()
@@ -379,9 +379,17 @@ public actor Agent {
         }
     }
 
+    /// The uid of the call's sender, asked of the bus daemon once per call.
+    func uid(of call: MethodCall) async throws(CallFailure) -> UInt32 {
+        if let known = call.senderUID.withLock({ $0 }) { return known }
+        let uid = try await uid(of: call.sender)
+        call.senderUID.withLock { $0 = uid }
+        return uid
+    }
+
     /// The caller: its uid from the bus daemon, its application from its connection's process.
     func caller(_ call: MethodCall) async throws(CallFailure) -> Caller {
-        let uid = try await uid(of: call.sender)
+        let uid = try await uid(of: call)
         return Caller(connection: call.sender, uid: uid, application: await application(of: call.sender))
     }
 

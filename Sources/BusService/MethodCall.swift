@@ -19,6 +19,9 @@ public final class MethodCall: Sendable {
     public let allowsInteractiveAuthorization: Bool
     /// When the call was taken from the bus.
     public let received = ContinuousClock.now
+    /// The caller's uid once asked of the bus daemon: a connection's user never changes, so
+    /// one call asks once however many steps need it.
+    public let senderUID = Locked<UInt32?>(nil)
     /// Descriptors that came with the message, duplicated for this call and closed when it
     /// is released unless taken with `takeFileDescriptor(at:)`.
     private let descriptors: Locked<[Int32?]>
