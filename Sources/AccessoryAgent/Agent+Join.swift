@@ -464,15 +464,7 @@ extension Agent {
                 path: host.path, interface: AgentBus.Interface.session.name, signal: "AccessoryChanged", [accessory],
                 destination: host.client)
         }
-        let event: [DBusValue] = [
-            .objectPath(AgentBus.managerPath), .uint32(UInt32(AccessoryEventType.accessoryChanged.rawValue)),
-            accessory, BusCoding.emptyDictionary,
-        ]
-        for subscriber in subscribers.recipients(forSessionOf: record.owner) {
-            bus.emit(
-                path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name, signal: "Event", event,
-                destination: subscriber)
-        }
+        notifySubscribers(.accessoryChanged, accessory, of: record.owner)
     }
 }
 

@@ -103,7 +103,7 @@ extension Agent {
                 Journal.notice(
                     "locate: record \(id) is \(match.name) (\(match.type)) at \(match.hostname), "
                         + "\(match.addresses.joined(separator: ", ")) port \(match.port), by \(evidence.rawValue)")
-                await broadcast(.recordChanged(changed), owner: changed.owner, except: nil)
+                await broadcast(.changed(changed), except: nil)
             } catch {
                 Journal.warning("locate: record \(id): where it lives was not stored: \(error.message)")
             }

@@ -441,7 +441,7 @@ extension Agent {
                 Journal.info(
                     "record \(changed.id) of \(changed.owner.logDescription) changed: \(changed.state.name), '\(changed.displayName)'"
                 )
-                await broadcast(.recordChanged(changed), owner: changed.owner, except: nil)
+                await broadcast(.changed(changed), except: nil)
             case .delete(let removed):
                 try removeRecord(removed)
             default:
@@ -463,7 +463,7 @@ extension Agent {
             await self.forgetProfiles(of: record)
             await self.forgetBond(of: record)
         }
-        Task { await self.broadcast(.recordRemoved(record.id), owner: record.owner, except: nil) }
+        Task { await self.broadcast(.removed(record), except: nil) }
     }
 
     /// Unpairs a removed record's accessory, as Apple's removal does, where the agent paired it
@@ -526,10 +526,29 @@ extension Agent {
         return Set(owned.flatMap(\.connectionUUIDs) + joins.madeConnectionUUIDs(of: ids))
     }
 
-    /// Sends `input` to every live session of `owner` but `except`.
-    func broadcast(_ input: AccessorySession.Input, owner: AccessoryOwner, except: String?) async {
-        for host in sessions.all where host.owner == owner && host.path != except {
-            await feed(input, to: host)
+    /// A record changed or removed: its owner's other open sessions hear it as their input. A
+    /// change made outside the owner's sessions (through Manager1, by provisioning or the home
+    /// network's browse) that no session of theirs hears still reaches the subscribers, as an
+    /// event of the manager's path, as a dispatcher report does.
+    func broadcast(_ change: RecordChange, except: String?) async {
+        let owner = change.record.owner
+        let hosts = sessions.all.filter { $0.owner == owner && $0.path != except }
+        for host in hosts { await feed(change.input, to: host) }
+        guard except == nil, hosts.isEmpty else { return }
+        notifySubscribers(change.eventType, BusCoding.record(change.record), of: owner)
+    }
+
+    /// `Event` to the connections that subscribed and may see `owner`'s events; `session` is
+    /// the manager's path for an event of no session.
+    func notifySubscribers(
+        _ type: AccessoryEventType, _ accessory: DBusValue, of owner: AccessoryOwner,
+        session: String = AgentBus.managerPath, error: DBusValue = BusCoding.emptyDictionary
+    ) {
+        let event: [DBusValue] = [.objectPath(session), .uint32(UInt32(type.rawValue)), accessory, error]
+        for subscriber in subscribers.recipients(forSessionOf: owner) {
+            bus.emit(
+                path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name, signal: "Event", event,
+                destination: subscriber)
         }
     }
 }
@@ -543,5 +562,31 @@ extension AccessoryProfile {
         var profile = self
         for index in profile.items.indices { profile.items[index].productImage = nil }
         return profile
+    }
+}
+
+/// What became of a record, for its owner's sessions and the subscribers.
+enum RecordChange {
+    case changed(AccessoryRecord)
+    case removed(AccessoryRecord)
+
+    var record: AccessoryRecord {
+        switch self {
+        case .changed(let record), .removed(let record): record
+        }
+    }
+
+    var input: AccessorySession.Input {
+        switch self {
+        case .changed(let record): .recordChanged(record)
+        case .removed(let record): .recordRemoved(record.id)
+        }
+    }
+
+    var eventType: AccessoryEventType {
+        switch self {
+        case .changed: .accessoryChanged
+        case .removed: .accessoryRemoved
+        }
     }
 }

@@ -146,7 +146,7 @@ extension Agent {
             macAddress: field("macAddress").flatMap { try? MACAddress($0) }, joined: Date())
         do throws(CallFailure) {
             guard let changed = try records.setNetwork(network, of: id) else { return }
-            await broadcast(.recordChanged(changed), owner: changed.owner, except: nil)
+            await broadcast(.changed(changed), except: nil)
         } catch {
             Journal.warning("provision: record \(id): where it is now was not stored: \(error.message)")
         }

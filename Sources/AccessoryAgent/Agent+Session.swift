@@ -327,7 +327,7 @@ extension Agent {
         Journal.info(
             "record \(record.id) of \(record.owner.logDescription) saved: \(record.state.name), '\(record.displayName)'"
         )
-        await broadcast(.recordChanged(record), owner: record.owner, except: host.path)
+        await broadcast(.changed(record), except: host.path)
         return true
     }
 
@@ -424,15 +424,9 @@ extension Agent {
         bus.emit(
             path: host.path, interface: AgentBus.Interface.session.name, signal: event.type.signalName, arguments,
             destination: host.client)
-        let accessory = event.accessory.map(BusCoding.record) ?? BusCoding.emptyDictionary
-        let eventArguments: [DBusValue] = [
-            .objectPath(host.path), .uint32(UInt32(event.type.rawValue)), accessory, BusCoding.error(event.error),
-        ]
-        for subscriber in subscribers.recipients(forSessionOf: host.owner) {
-            bus.emit(
-                path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name, signal: "Event", eventArguments,
-                destination: subscriber)
-        }
+        notifySubscribers(
+            event.type, event.accessory.map(BusCoding.record) ?? BusCoding.emptyDictionary, of: host.owner,
+            session: host.path, error: BusCoding.error(event.error))
         let detail =
             event.accessory.map { " \($0.id) '\($0.displayName)'" } ?? event.error.map { " \($0.dbusName)" } ?? ""
         Journal.info("session \(host.path): \(event.type.name)\(detail)")

@@ -44,6 +44,31 @@ struct MockServicesAgentRecordTests {
         await client.close()
     }
 
+    /// A rename or removal through Manager1 while none of the owner's sessions is open still
+    /// reaches the subscribers, as an event of the manager's path (the Accessories window and
+    /// `accessoryctl monitor` follow them); with a session open, its own event is the one.
+    @Test func changesMadeOutsideSessionsReachTheSubscribers() async throws {
+        let services = try AgentServices(startAgent: false)
+        let id = try Self.prefill(services, count: 1)[0].id.uuidString.lowercased()
+        try services.agent.start()
+        let client = try await services.client()
+        let events = try await client.subscribe()
+        try await client.manager("RenameAccessory", [.string(id), .string("Hall plug"), .vardict([])])
+        let renamed = try await events.wait(for: "accessoryChanged") { !$0.isEmpty }
+        #expect(renamed.map { $0.arguments[1].uint32 } == [32], "one accessoryChanged")
+        #expect(renamed.first?.arguments.first?.string == "/io/accessorysetup")
+        #expect(renamed.first?.arguments[2]["displayName"]?.string == "Hall plug")
+        #expect(renamed.first?.arguments[2]["id"]?.string == id)
+
+        try await client.manager("RemoveAccessory", [.string(id)])
+        let removed = try await events.wait(for: "accessoryRemoved") { $0.count == 2 }
+        #expect(removed.last?.arguments[1].uint32 == 31, "accessoryRemoved")
+        #expect(removed.last?.arguments.first?.string == "/io/accessorysetup")
+        #expect(removed.last?.arguments[2]["id"]?.string == id)
+        #expect(try await events.quiet(for: .milliseconds(500)).isEmpty, "each change once")
+        await client.close()
+    }
+
     /// `count` authorized plug records of uid 0, written with the core's store before the agent starts.
     static func prefill(_ services: AgentServices, count: Int) throws -> [AccessoryRecord] {
         var descriptor = DiscoveryDescriptor()
