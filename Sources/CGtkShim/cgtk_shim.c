@@ -24,6 +24,7 @@ GtkLabel *cgtk_label(gpointer widget) { return GTK_LABEL(widget); }
 GtkImage *cgtk_image(gpointer widget) { return GTK_IMAGE(widget); }
 GtkSpinner *cgtk_spinner(gpointer widget) { return GTK_SPINNER(widget); }
 GtkEditable *cgtk_editable(gpointer widget) { return GTK_EDITABLE(widget); }
+GtkEntry *cgtk_entry(gpointer widget) { return GTK_ENTRY(widget); }
 
 GtkWidget *cgtk_heading_label_new(const char *text) {
     return g_object_new(GTK_TYPE_LABEL, "label", text, "accessible-role", GTK_ACCESSIBLE_ROLE_HEADING, NULL);

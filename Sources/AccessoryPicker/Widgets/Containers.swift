@@ -10,6 +10,11 @@ final class Box: Widget {
     func append(_ child: Widget) {
         gtk_box_append(cgtk_box(pointer), child.pointer)
     }
+
+    /// Takes `child` out, which destroys it unless something else holds it.
+    func remove(_ child: Widget) {
+        gtk_box_remove(cgtk_box(pointer), child.pointer)
+    }
 }
 
 /// A `GtkListBox`.
@@ -109,6 +114,11 @@ final class Window: Widget {
 
     func present() {
         gtk_window_present(cgtk_window(pointer))
+    }
+
+    /// Opens `uri` (a web page) in the person's default application for it.
+    func showURI(_ uri: String) {
+        gtk_show_uri(cgtk_window(pointer), uri, 0)  // GDK_CURRENT_TIME
     }
 
     func destroy() {

@@ -32,6 +32,15 @@ class Widget: Equatable {
         set { gtk_widget_set_halign(pointer, newValue.rawValue) }
     }
 
+    /// Whether the widget takes the room left over in both directions.
+    var expands: Bool {
+        get { gtk_widget_get_vexpand(pointer) != 0 }
+        set {
+            gtk_widget_set_vexpand(pointer, newValue ? 1 : 0)
+            gtk_widget_set_hexpand(pointer, newValue ? 1 : 0)
+        }
+    }
+
     /// Adds a style class, such as `boxed-list` or `suggested-action`.
     func addStyleClass(_ name: String) {
         gtk_widget_add_css_class(pointer, name)
@@ -59,6 +68,13 @@ class Widget: Equatable {
         cgtk_accessible_set_description(pointer, description)
     }
 
+    /// Names the widget `label` alone: GTK 4.8 would join the label with the content the
+    /// widget is labelled by (a button's own text).
+    func setOnlyAccessibleLabel(_ label: String) {
+        cgtk_accessible_set_label(pointer, label)
+        gtk_accessible_reset_relation(GTK_ACCESSIBLE(pointer), GTK_ACCESSIBLE_RELATION_LABELLED_BY)
+    }
+
     /// Drops the accessible label, so that the widget is named by its content.
     func resetAccessibleLabel() {
         gtk_accessible_reset_property(GTK_ACCESSIBLE(pointer), GTK_ACCESSIBLE_PROPERTY_LABEL)
@@ -71,6 +87,8 @@ struct Alignment: RawRepresentable, Hashable {
 
     /// `GTK_ALIGN_END`
     static let end = Alignment(rawValue: GTK_ALIGN_END)
+    /// `GTK_ALIGN_CENTER`
+    static let center = Alignment(rawValue: GTK_ALIGN_CENTER)
 }
 
 /// The direction a box lays out its children in (`GtkOrientation`).
