@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "accessoryctl", targets: ["accessoryctl"]),
         .executable(name: "accessory-agent", targets: ["accessory-agent"]),
         .executable(name: "accessory-picker", targets: ["accessory-picker"]),
+        .executable(name: "accessory-settings", targets: ["accessory-settings"]),
     ],
     targets: [
         // Layer 1: the pure-Swift model. Imports FoundationEssentials and the C library (Glibc) only.
@@ -78,6 +79,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "accessory-picker", dependencies: ["AccessoryPicker"]),
+        .executableTarget(name: "accessory-settings", dependencies: ["AccessoryPicker"]),
 
         // An application of the agent through the client library (examples/PickAccessory).
         .executableTarget(
@@ -128,7 +130,7 @@ let package = Package(
                 "AccessoryPicker", "AccessorySetupKit", "AgentInterface", "AccessoryCore", "BusService", "GLibRuntime",
                 "ServiceHarness",
             ],
-            exclude: ["Reference", "drive_picker.py"]
+            exclude: ["Reference", "drive_picker.py", "drive_accessories.py"]
         ),
         .testTarget(
             name: "ProvisioningCryptoTests",
