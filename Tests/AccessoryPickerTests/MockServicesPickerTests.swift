@@ -180,12 +180,13 @@ final class PickerServices: @unchecked Sendable {
         try Self.checkScreenshot(name, in: scratch)
     }
 
-    /// `checkScreenshot` for a screenshot the driver took into `scratch`.
-    static func checkScreenshot(_ name: String, in scratch: ScratchDirectory) throws {
+    /// `checkScreenshot` for a screenshot the driver took into `scratch`; the README's copy is
+    /// `docs/images/<docsPrefix><name>.png`.
+    static func checkScreenshot(_ name: String, in scratch: ScratchDirectory, docsPrefix: String = "picker-") throws {
         let shot = scratch.url.appendingPathComponent("\(name).png")
         let reference = testsDirectory.appendingPathComponent("Reference/\(name).png")
         if ProcessInfo.processInfo.environment["UPDATE_SCREENSHOTS"] == "1" {
-            for target in [reference, packageRoot.appendingPathComponent("docs/images/picker-\(name).png")] {
+            for target in [reference, packageRoot.appendingPathComponent("docs/images/\(docsPrefix)\(name).png")] {
                 try? FileManager.default.createDirectory(
                     at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try? FileManager.default.removeItem(at: target)
