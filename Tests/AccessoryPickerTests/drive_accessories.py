@@ -150,14 +150,21 @@ def confirm(app, args, button, shot, behind):
     box = wait_for("the confirmation", lambda: dialog(app))
     say(dialog=labels(box), buttons=buttons(box))
     if args.shots:
-        # Without a window manager the dialog sits at the top left of the screen: it is cut out
-        # there and laid centred over the window as it was before (`behind`), dimmed, as a
+        # Without a window manager the dialog sits at the top left of the screen: it is taken
+        # alone and laid centred over the window as it was before (`behind`), dimmed, as a
         # desktop shows a modal dialog.
         time.sleep(0.5)
+        # X names the dialog's window by its heading; the window has a resize border around
+        # what AT-SPI reports as the dialog, cut off here.
         size = box.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+        windows = subprocess.run(["xwininfo", "-root", "-children"], capture_output=True, text=True).stdout
+        ids = [line.split()[0] for line in windows.splitlines() if f'"{labels(box)[0]}"' in line]
+        if not ids:
+            fail(f"no X window named {labels(box)[0]!r}:\n{windows}")
         cut = f"{args.shots}/{shot}-dialog.png"
-        subprocess.run(["import", "-window", "root", "-crop", f"{size.width}x{size.height}+0+0", "+repage", cut],
-                       check=True)
+        subprocess.run(["import", "-window", ids[0], cut], check=True, timeout=20)
+        subprocess.run(["convert", cut, "-gravity", "center", "-crop", f"{size.width}x{size.height}+0+0", "+repage",
+                        cut], check=True)
         subprocess.run(["convert", f"{args.shots}/{behind}.png", "-fill", "black", "-colorize", "35%", cut,
                         "-gravity", "center", "-composite", f"{args.shots}/{shot}.png"], check=True)
         say(screenshot=shot)
