@@ -2,7 +2,8 @@
 # Builds the Debian packages from this checkout (installing the Debian packages the build
 # needs): accessory-setup, and accessory-setup-picker with the graphical picker. It checks them:
 # lintian (no error, and no warning that is not overridden with a reason), hardening-check on
-# the three binaries, the maintainer scripts (installing starts no agent,
+# the four binaries, the Accessories window's desktop entry and metainfo (desktop-file-validate,
+# appstreamcli validate), the maintainer scripts (installing starts no agent,
 # removing stops the service, purging removes its state; the expiry timer is enabled, started,
 # stopped and purged, its service never started but by it), `systemd-analyze security` on the
 # agent's unit, printed, at or below its exposure of 2.0, and on the expiry service at or below
@@ -22,7 +23,7 @@ case ${1-} in
 esac
 
 source scripts/setup.sh
-install_packages debhelper dpkg-dev fakeroot lintian devscripts scdoc systemd
+install_packages debhelper dpkg-dev fakeroot lintian devscripts scdoc systemd appstream desktop-file-utils
 
 out=.build/deb
 version=$(dpkg-parsechangelog -S Version)
@@ -72,13 +73,24 @@ echo "== hardening-check"
 # without _FORTIFY_SOURCE). --nocfprotection: swiftc has no -fcf-protection, and the linker
 # marks a binary IBT/SHSTK only when every object is, so the Swift objects and the static
 # runtime keep it off; the C shim is built with -fcf-protection all the same.
-for binary in usr/bin/accessoryctl usr/libexec/accessory-setup/accessory-agent usr/libexec/accessory-setup/accessory-picker; do
+for binary in usr/bin/accessoryctl usr/libexec/accessory-setup/accessory-agent usr/libexec/accessory-setup/accessory-picker \
+    usr/libexec/accessory-setup/accessory-settings; do
     hardening-check --nofortify --nocfprotection "$root/$binary" || fail hardening "hardening-check failed for $binary"
     # No library of theirs is beside them: a search path would only make the loader look there.
     if readelf -d "$root/$binary" | grep -Eq '\((RPATH|RUNPATH)\)'; then
         fail hardening "$binary has a library search path: $(readelf -d "$root/$binary" | grep -E 'R(UN)?PATH')"
     fi
 done
+
+echo "== desktop entry and AppStream metainfo"
+# The Accessories window's entry in the desktop's menus and settings, and its metainfo for
+# software centres, as installed.
+desktop-file-validate "$root/usr/share/applications/io.accessorysetup.Accessories.desktop" \
+    || fail desktop "desktop-file-validate refused io.accessorysetup.Accessories.desktop (above)"
+appstreamcli validate --no-net --explain "$root/usr/share/metainfo/io.accessorysetup.Accessories.metainfo.xml" \
+    || fail appstream "appstreamcli refused io.accessorysetup.Accessories.metainfo.xml (above)"
+[[ -f $root/usr/share/icons/hicolor/scalable/apps/io.accessorysetup.Accessories.svg ]] \
+    || fail desktop "the Accessories window's icon is not installed"
 
 echo "== maintainer scripts"
 unit=accessory-setup.service
@@ -134,4 +146,4 @@ if ((${#failures[@]})); then
     echo "build-deb: failed: ${failures[*]}" >&2
     exit 1
 fi
-echo "build-deb: $deb and $picker_deb passed lintian, hardening-check, the maintainer-script checks, systemd-analyze security and verify"
+echo "build-deb: $deb and $picker_deb passed lintian, hardening-check, desktop-file-validate, appstreamcli validate, the maintainer-script checks, systemd-analyze security and verify"
