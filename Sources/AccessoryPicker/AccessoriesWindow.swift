@@ -84,14 +84,15 @@ final class AccessoriesWindow {
         case .notAllowed(let message):
             next = retryPage(
                 icon: "action-unavailable-symbolic", title: "Not Allowed",
-                description: "An administrator's password is needed to see another person's accessories. (\(message))")
+                description: "An administrator’s password is needed to see another person’s accessories. (\(message))")
         case .failed(let message):
             next = retryPage(icon: "dialog-error-symbolic", title: "Accessories Cannot Be Shown", description: message)
         }
         next.expands = true
         content.append(next)
         page = next
-        setUp.isVisible = !(state.isProblem)
+        // The empty page offers it itself; a problem page offers Try Again instead.
+        setUp.isVisible = state.isList
     }
 
     /// Says what went wrong with the last action, until the next one succeeds.
@@ -274,12 +275,9 @@ final class AccessoriesWindow {
 }
 
 extension AccessoriesContent {
-    /// A status page that offers Try Again.
-    fileprivate var isProblem: Bool {
-        switch self {
-        case .noAgent, .notAllowed, .failed: true
-        default: false
-        }
+    fileprivate var isList: Bool {
+        if case .list = self { return true }
+        return false
     }
 }
 

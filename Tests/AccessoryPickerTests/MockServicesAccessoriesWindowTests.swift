@@ -23,7 +23,8 @@ final class AccessoriesWindowServices: @unchecked Sendable {
 
     /// With `kiosk`, the agent picks for root's clients of the Acme profile by itself (as a
     /// kiosk policy says), so another client adds a record without a picker.
-    init(kiosk: Bool = false, agentRunning: Bool = true) throws {
+    /// `records`: whether root has the three records.
+    init(kiosk: Bool = false, agentRunning: Bool = true, records: Bool = true) throws {
         bus = try PrivateSystemBus()
         networkManager = try NetworkManagerMock(on: bus)
         bluez = try BlueZMock(on: bus)
@@ -44,7 +45,7 @@ final class AccessoriesWindowServices: @unchecked Sendable {
                 {"schemaVersion": 1, "policies": [{"profiles": ["\(Self.profileID)"], "users": [0], "choose": "firstMatch"}]}
                 """)
         }
-        try AccessoryStore(url: agent.storeURL).save(try Self.records())
+        try AccessoryStore(url: agent.storeURL).save(records ? try Self.records() : [])
         if agentRunning { try agent.start() }
         display = try HeadlessDisplay()
         scratch = try ScratchDirectory("accessory-settings")
@@ -205,6 +206,29 @@ extension GraphicalPickerTests {
             #expect(run.passed, services.logs(run))
             let after = run.lines.compactMap { $0["rows"] as? [[String: String]] }.last ?? []
             #expect(after.map { $0["name"] } == ["Desk plug", "Kitchen plug", "Acme plug", "Hall plug"])
+        }
+
+        @Test("Set Up Accessory… offers the installed profiles and shows the chosen one's picker; its pick appears")
+        func setUpAccessory() throws {
+            // The kiosk policy picks in place of a person, for the window's session as for any.
+            let services = try AccessoriesWindowServices(kiosk: true)
+            let run = try services.drive([
+                "setup", "--rows", "3", "--target", PickerServices.vendor, "--to", "Acme plug",
+            ])
+            #expect(run.passed, services.logs(run))
+            let buttons = run.lines.compactMap { $0["buttons"] as? [String] }.last ?? []
+            #expect(buttons == ["Cancel", PickerServices.vendor], "\(buttons)")
+            #expect(try services.stored == ["Acme plug", "Desk plug", "Hall plug", "Kitchen plug"])
+            #expect(services.window.log.contains("showing the picker of \(AccessoriesWindowServices.profileID)"))
+        }
+
+        @Test("with no accessory the window says where they come from and offers Set Up Accessory…")
+        func empty() throws {
+            let services = try AccessoriesWindowServices(records: false)
+            let run = try services.drive(["status", "--target", "No Accessories"])
+            #expect(run.passed, services.logs(run))
+            let buttons = run.lines.compactMap { $0["buttons"] as? [String] }.first ?? []
+            #expect(buttons.contains("Set Up Accessory…"), "\(buttons)")
         }
 
         @Test("without the agent the window says so and offers Try Again")

@@ -7,7 +7,8 @@ SCENARIO is `list` (wait for N accessory rows, report them, take a screenshot), 
 (the row named TARGET: Rename, type --to, confirm; wait for the new name), `remove` (the row
 named TARGET: Remove, screenshot the confirmation, confirm; wait for the row to go),
 `remove-access` (the application titled TARGET: Remove Access, confirm; wait for its rows to
-go), `live` (run CMD, arguments separated by U+001F, and wait for a row named --to) or
+go), `live` (run CMD, arguments separated by U+001F, and wait for a row named --to), `setup`
+(Set Up Accessory…, choose the profile of vendor TARGET, wait for a row named --to) or
 `status` (wait for the status page titled TARGET and report its labels and buttons).
 Every scenario ends by closing the window (its Close button). Prints one JSON object per line;
 exits 1 with the reason and the accessibility tree on a failure.
@@ -180,7 +181,7 @@ def close(window):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("pid", type=int)
-    parser.add_argument("scenario", choices=["list", "rename", "remove", "remove-access", "live", "status"])
+    parser.add_argument("scenario", choices=["list", "rename", "remove", "remove-access", "live", "setup", "status"])
     parser.add_argument("--rows", type=int, default=1)
     parser.add_argument("--target")
     parser.add_argument("--to")
@@ -224,6 +225,12 @@ def main():
         press(window, f"Remove Access of {args.target}")
         confirm(app, args, "Remove Access", "accessories-confirm-remove-access", "accessories-application")
         wait_for(f"the group '{args.target}' to go", lambda: args.target not in labels(window), timeout=30)
+    elif args.scenario == "setup":
+        press(window, "Set Up Accessory…")
+        box = wait_for("the choice of profile", lambda: dialog(app))
+        say(dialog=labels(box), buttons=buttons(box))
+        press(box, args.target)
+        wait_for(f"the row '{args.to}'", lambda: any(row["name"] == args.to for row in rows(window)), timeout=40)
     elif args.scenario == "live":
         subprocess.run(args.run.split("\x1f"), check=True, stdout=subprocess.DEVNULL)
         say(ran=True)
