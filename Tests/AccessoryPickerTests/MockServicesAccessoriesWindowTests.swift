@@ -24,7 +24,9 @@ final class AccessoriesWindowServices: @unchecked Sendable {
     /// With `kiosk`, the agent picks for root's clients of the Acme profile by itself (as a
     /// kiosk policy says), so another client adds a record without a picker.
     /// `records`: whether root has the three records.
-    init(kiosk: Bool = false, agentRunning: Bool = true, records: Bool = true) throws {
+    /// `configuration`: root applied a Wi-Fi configuration for `Other-Net` first (as an
+    /// application does with `NEHotspotConfiguration`).
+    init(kiosk: Bool = false, agentRunning: Bool = true, records: Bool = true, configuration: Bool = false) throws {
         bus = try PrivateSystemBus()
         networkManager = try NetworkManagerMock(on: bus)
         bluez = try BlueZMock(on: bus)
@@ -34,6 +36,8 @@ final class AccessoriesWindowServices: @unchecked Sendable {
         let device = try networkManager.addWiFiDeviceOnHomeNet()
         try networkManager.addAccessPoint(
             device, name: "plug1", ssid: "Acme-Setup-4F2A", bssid: "02:00:00:00:00:31", strength: 50)
+        try networkManager.addAccessPoint(
+            device, name: "other", ssid: "Other-Net", bssid: "02:00:00:00:00:40", strength: 95, security: .wpa2)
         agent = try AgentProcess(bus: bus)
         try agent.installProfile(PickerServices.profile, name: Self.profileID)
         try FileManager.default.copyItem(
@@ -47,6 +51,10 @@ final class AccessoriesWindowServices: @unchecked Sendable {
         }
         try AccessoryStore(url: agent.storeURL).save(records ? try Self.records() : [])
         if agentRunning { try agent.start() }
+        if configuration {
+            _ = try Self.managerCall(
+                bus, "ApplyConfiguration", ["{'ssid': <'Other-Net'>, 'passphrase': <'other-pass-1'>}", "@a{sv} {}"])
+        }
         display = try HeadlessDisplay()
         scratch = try ScratchDirectory("accessory-settings")
         let share = scratch.url.appendingPathComponent("share")
@@ -88,6 +96,23 @@ final class AccessoriesWindowServices: @unchecked Sendable {
         bluez.stop()
         networkManager.stop()
         bus.stop()
+    }
+
+    /// Calls the agent's `Manager1.method` with gdbus (GVariant text arguments); returns the reply.
+    func managerCall(_ method: String, _ arguments: String...) throws -> String {
+        try Self.managerCall(bus, method, arguments)
+    }
+
+    static func managerCall(_ bus: PrivateSystemBus, _ method: String, _ arguments: [String]) throws -> String {
+        let process = try ChildProcess(
+            "/usr/bin/gdbus",
+            [
+                "call", "--address", bus.address, "--dest", AgentProcess.busName, "--object-path", "/io/accessorysetup",
+                "--method", "io.accessorysetup.Manager1.\(method)",
+            ] + arguments, standardOutput: .pipe, standardError: .output)
+        let output = String(decoding: process.readOutput().output, as: UTF8.self)
+        guard process.wait(within: 60) == .exited(0) else { throw HarnessError("\(method): \(output)") }
+        return output
     }
 
     /// The records in the agent's store now.
@@ -176,6 +201,19 @@ extension GraphicalPickerTests {
             #expect(buttons == ["Cancel", "Remove"], "\(buttons)")
             #expect(try services.stored == ["Desk plug", "Hall plug"])
             #expect(throws: Never.self) { try services.checkScreenshot("accessories-confirm-remove") }
+        }
+
+        @Test("the Wi-Fi configurations applications applied are listed; Remove asks, then the agent forgets it")
+        func removeConfiguration() throws {
+            let services = try AccessoriesWindowServices(configuration: true)
+            let run = try services.drive(["remove-network", "--rows", "4", "--target", "Other-Net"])
+            #expect(run.passed, services.logs(run))
+            let rows = run.lines.compactMap { $0["rows"] as? [[String: String]] }.first ?? []
+            #expect(rows.last == ["name": "Other-Net", "description": "Wi-Fi configuration"], "\(rows)")
+            let dialog = run.lines.compactMap { $0["dialog"] as? [String] }.first ?? []
+            #expect(dialog.contains("Remove the Network “Other-Net”?"), "\(dialog)")
+            #expect(try services.managerCall("GetConfiguredSSIDs").contains("@as []"))
+            #expect(!services.window.log.contains("other-pass-1"))
         }
 
         @Test("Remove Access of an application removes all its accessories, and only its")

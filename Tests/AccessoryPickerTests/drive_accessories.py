@@ -6,6 +6,7 @@
 SCENARIO is `list` (wait for N accessory rows, report them, take a screenshot), `rename`
 (the row named TARGET: Rename, type --to, confirm; wait for the new name), `remove` (the row
 named TARGET: Remove, screenshot the confirmation, confirm; wait for the row to go),
+`remove-network` (the same for the Wi-Fi configuration of SSID TARGET),
 `remove-access` (the application titled TARGET: Remove Access, confirm; wait for its rows to
 go), `live` (run CMD, arguments separated by U+001F, and wait for a row named --to), `setup`
 (Set Up Accessory…, choose the profile of vendor TARGET, wait for a row named --to) or
@@ -181,7 +182,7 @@ def close(window):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("pid", type=int)
-    parser.add_argument("scenario", choices=["list", "rename", "remove", "remove-access", "live", "setup", "status"])
+    parser.add_argument("scenario", choices=["list", "rename", "remove", "remove-network", "remove-access", "live", "setup", "status"])
     parser.add_argument("--rows", type=int, default=1)
     parser.add_argument("--target")
     parser.add_argument("--to")
@@ -220,6 +221,10 @@ def main():
     elif args.scenario == "remove":
         press(window, f"Remove {args.target}")
         confirm(app, args, "Remove", "accessories-confirm-remove", "remove-before")
+        wait_for(f"the row '{args.target}' to go", lambda: all(row["name"] != args.target for row in rows(window)))
+    elif args.scenario == "remove-network":
+        press(window, f"Remove the network {args.target}")
+        confirm(app, args, "Remove", "accessories-confirm-remove-network", "remove-network-before")
         wait_for(f"the row '{args.target}' to go", lambda: all(row["name"] != args.target for row in rows(window)))
     elif args.scenario == "remove-access":
         press(window, f"Remove Access of {args.target}")
