@@ -123,47 +123,85 @@ final class AccessoriesWindow {
         return status
     }
 
-    private func makeList(_ groups: [AccessoryGroup], configurations: [String]) -> PreferencesPage {
-        let list = PreferencesPage()
-        for group in groups { list.add(makeGroup(group)) }
-        if !configurations.isEmpty {
-            let networks = PreferencesGroup(
-                title: "Wi-Fi Networks", description: "Networks that applications configured on this computer.")
-            for ssid in configurations {
-                let row = ActionRow(title: ssid, subtitle: "Wi-Fi configuration")
-                let icon = Image(iconName: "network-wireless-symbolic")
-                icon.setAccessibleLabel("Wi-Fi network")
-                row.addPrefix(icon)
-                let remove = Button(iconName: "user-trash-symbolic", label: "Remove the network \(ssid)")
-                remove.makeFlat()
-                remove.onClicked { [weak self] in self?.confirmRemoveConfiguration(ssid) }
-                row.addSuffix(remove)
-                row.setAccessibleDescription("Wi-Fi configuration")
-                networks.add(row)
-            }
-            list.add(networks)
-        }
-        return list
+    /// The groups, then the configurations, in a scrolling column.
+    private func makeList(_ groups: [AccessoryGroup], configurations: [String]) -> ScrollingColumn {
+        let column = Box(.vertical, spacing: 24)
+        column.setMargins(24)
+        for group in groups { column.append(makeGroup(group)) }
+        if !configurations.isEmpty { column.append(makeConfigurations(configurations)) }
+        return ScrollingColumn(column, maximumWidth: 640)
     }
 
-    private func makeGroup(_ group: AccessoryGroup) -> PreferencesGroup {
+    /// The application's icon, name and count of accessories over its rows, with Remove Access
+    /// for a sandboxed application.
+    private func makeGroup(_ group: AccessoryGroup) -> Box {
+        let icon: Image
+        if group.application == nil {
+            icon = Image(iconName: "computer-symbolic")
+        } else {
+            icon = group.icon.flatMap { Image(serializedIcon: $0) } ?? Image(iconName: "application-x-executable")
+        }
+        icon.setAccessibleLabel(group.title)
         let count = group.accessories.count == 1 ? "1 accessory" : "\(group.accessories.count) accessories"
-        let widget = PreferencesGroup(title: group.title, description: count)
+        let header = makeHeader(icon: icon, title: group.title, subtitle: count)
         if group.application != nil {
-            let header = Box(.horizontal, spacing: 12)
-            let icon =
-                group.icon.flatMap { Image(serializedIcon: $0) } ?? Image(iconName: "application-x-executable")
-            icon.pixelSize = 32
-            icon.setAccessibleLabel(group.title)
-            header.append(icon)
             let removeAccess = Button(mnemonic: "Remove _Access")
             removeAccess.setOnlyAccessibleLabel("Remove Access of \(group.title)")
+            removeAccess.verticallyCentered()
             removeAccess.onClicked { [weak self] in self?.confirmRemoveAccess(group) }
             header.append(removeAccess)
-            widget.setHeaderSuffix(header)
         }
-        for accessory in group.accessories { widget.add(makeRow(accessory)) }
-        return widget
+        let list = ListBox(selection: .none)
+        list.addStyleClass("boxed-list")
+        list.setAccessibleLabel("Accessories of \(group.title)")
+        for accessory in group.accessories { list.append(makeRow(accessory)) }
+        let section = Box(.vertical, spacing: 12)
+        section.append(header)
+        section.append(list)
+        return section
+    }
+
+    private func makeConfigurations(_ configurations: [String]) -> Box {
+        let icon = Image(iconName: "network-wireless-symbolic")
+        icon.setAccessibleLabel("Wi-Fi")
+        let header = makeHeader(
+            icon: icon, title: "Wi-Fi Networks", subtitle: "Networks that applications configured on this computer")
+        let list = ListBox(selection: .none)
+        list.addStyleClass("boxed-list")
+        list.setAccessibleLabel("Wi-Fi Networks")
+        for ssid in configurations {
+            let row = ActionRow(title: ssid, subtitle: "Wi-Fi configuration")
+            let remove = Button(iconName: "user-trash-symbolic", label: "Remove the network \(ssid)")
+            remove.makeFlat()
+            remove.onClicked { [weak self] in self?.confirmRemoveConfiguration(ssid) }
+            row.addSuffix(remove)
+            row.setAccessibleDescription("Wi-Fi configuration")
+            list.append(row)
+        }
+        let section = Box(.vertical, spacing: 12)
+        section.append(header)
+        section.append(list)
+        return section
+    }
+
+    /// A section's heading: its icon, then its title over a dimmed line.
+    private func makeHeader(icon: Image, title: String, subtitle: String) -> Box {
+        let header = Box(.horizontal, spacing: 12)
+        icon.pixelSize = 32
+        header.append(icon)
+        let titles = Box(.vertical, spacing: 2)
+        titles.expandsHorizontally = true
+        let heading = Label(heading: title)
+        heading.addStyleClass("heading")
+        heading.xAlign = 0
+        titles.append(heading)
+        let line = Label(subtitle)
+        line.addStyleClass("dim-label")
+        line.xAlign = 0
+        line.wraps = true
+        titles.append(line)
+        header.append(titles)
+        return header
     }
 
     private func makeRow(_ accessory: ASAccessory) -> ActionRow {

@@ -25,6 +25,7 @@ GtkImage *cgtk_image(gpointer widget) { return GTK_IMAGE(widget); }
 GtkSpinner *cgtk_spinner(gpointer widget) { return GTK_SPINNER(widget); }
 GtkEditable *cgtk_editable(gpointer widget) { return GTK_EDITABLE(widget); }
 GtkEntry *cgtk_entry(gpointer widget) { return GTK_ENTRY(widget); }
+GtkScrolledWindow *cgtk_scrolled_window(gpointer widget) { return GTK_SCROLLED_WINDOW(widget); }
 
 GtkWidget *cgtk_heading_label_new(const char *text) {
     return g_object_new(GTK_TYPE_LABEL, "label", text, "accessible-role", GTK_ACCESSIBLE_ROLE_HEADING, NULL);

@@ -1,32 +1,16 @@
 internal import CGtk
 internal import CGtkShim
 
-/// An `AdwPreferencesPage`: groups in a scrolling, width-clamped column.
-final class PreferencesPage: Widget {
-    init() {
-        super.init(adw_preferences_page_new())
-    }
-
-    func add(_ group: PreferencesGroup) {
-        adw_preferences_page_add(ADW_PREFERENCES_PAGE(pointer), ADW_PREFERENCES_GROUP(group.pointer))
-    }
-}
-
-/// An `AdwPreferencesGroup`: a titled boxed list of rows, with a widget beside the title.
-final class PreferencesGroup: Widget {
-    init(title: String, description: String? = nil) {
-        super.init(adw_preferences_group_new())
-        adw_preferences_group_set_title(ADW_PREFERENCES_GROUP(pointer), title)
-        if let description { adw_preferences_group_set_description(ADW_PREFERENCES_GROUP(pointer), description) }
-    }
-
-    func add(_ row: Widget) {
-        adw_preferences_group_add(ADW_PREFERENCES_GROUP(pointer), row.pointer)
-    }
-
-    /// The widget at the end of the title (a button acting on the whole group).
-    func setHeaderSuffix(_ widget: Widget) {
-        adw_preferences_group_set_header_suffix(ADW_PREFERENCES_GROUP(pointer), widget.pointer)
+/// A `GtkScrolledWindow` around an `AdwClamp`: a column that scrolls up and down, no wider
+/// than `maximumWidth` and centred in a wider window, as a preferences page is.
+final class ScrollingColumn: Widget {
+    init(_ child: Widget, maximumWidth: Int32) {
+        super.init(gtk_scrolled_window_new())
+        let clamp = adw_clamp_new()
+        adw_clamp_set_maximum_size(ADW_CLAMP(clamp), maximumWidth)
+        adw_clamp_set_child(ADW_CLAMP(clamp), child.pointer)
+        gtk_scrolled_window_set_policy(cgtk_scrolled_window(pointer), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
+        gtk_scrolled_window_set_child(cgtk_scrolled_window(pointer), clamp)
     }
 }
 
@@ -104,6 +88,11 @@ extension Button {
     /// A button without a frame (`flat`), centred vertically in its row.
     func makeFlat() {
         addStyleClass("flat")
+        verticallyCentered()
+    }
+
+    /// Centres the button vertically in a taller row, at its natural height.
+    func verticallyCentered() {
         gtk_widget_set_valign(pointer, GTK_ALIGN_CENTER)
     }
 }

@@ -32,6 +32,12 @@ class Widget: Equatable {
         set { gtk_widget_set_halign(pointer, newValue.rawValue) }
     }
 
+    /// Whether the widget takes the width left over.
+    var expandsHorizontally: Bool {
+        get { gtk_widget_get_hexpand(pointer) != 0 }
+        set { gtk_widget_set_hexpand(pointer, newValue ? 1 : 0) }
+    }
+
     /// Whether the widget takes the room left over in both directions.
     var expands: Bool {
         get { gtk_widget_get_vexpand(pointer) != 0 }

@@ -31,6 +31,7 @@ GtkImage *cgtk_image(gpointer widget);
 GtkSpinner *cgtk_spinner(gpointer widget);
 GtkEditable *cgtk_editable(gpointer widget);
 GtkEntry *cgtk_entry(gpointer widget);
+GtkScrolledWindow *cgtk_scrolled_window(gpointer widget);
 
 /* A GtkLabel whose accessible role is GTK_ACCESSIBLE_ROLE_HEADING (construct-only: g_object_new, varargs). */
 GtkWidget *cgtk_heading_label_new(const char *text);
