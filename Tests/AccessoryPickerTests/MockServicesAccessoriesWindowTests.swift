@@ -182,6 +182,20 @@ extension GraphicalPickerTests {
             #expect(throws: Never.self) { try services.checkScreenshot("accessories-list") }
         }
 
+        @Test("Tab alone reaches every control of the window")
+        func keyboard() throws {
+            let services = try AccessoriesWindowServices()
+            let run = try services.drive(["keyboard", "--rows", "3"])
+            #expect(run.passed, services.logs(run))
+            let reached = Set(run.lines.compactMap { $0["reached"] as? [String] }.first ?? [])
+            let buttons = (run.lines.compactMap { $0["buttons"] as? [String] }.first ?? [])
+                .filter { !["Minimize", "Maximize", "Close"].contains($0) }
+            #expect(buttons.count == 8, "\(buttons)")
+            for button in buttons {
+                #expect(reached.contains("push button: \(button)"), "\(button) is not reached by Tab: \(reached)")
+            }
+        }
+
         @Test("Rename gives the accessory the name typed; the agent keeps it")
         func rename() throws {
             let services = try AccessoriesWindowServices()

@@ -3,7 +3,8 @@
 
     drive_accessories.py PID SCENARIO [--rows N] [--target NAME] [--to NAME] [--run CMD] [--shots DIR]
 
-SCENARIO is `list` (wait for N accessory rows, report them, take a screenshot), `rename`
+SCENARIO is `list` (wait for N accessory rows, report them, take a screenshot), `keyboard`
+(press Tab 30 times, reporting each widget that had the focus), `rename`
 (the row named TARGET: Rename, type --to, confirm; wait for the new name), `remove` (the row
 named TARGET: Remove, screenshot the confirmation, confirm; wait for the row to go),
 `remove-network` (the same for the Wi-Fi configuration of SSID TARGET),
@@ -182,7 +183,7 @@ def close(window):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("pid", type=int)
-    parser.add_argument("scenario", choices=["list", "rename", "remove", "remove-network", "remove-access", "live", "setup", "status"])
+    parser.add_argument("scenario", choices=["list", "keyboard", "rename", "remove", "remove-network", "remove-access", "live", "setup", "status"])
     parser.add_argument("--rows", type=int, default=1)
     parser.add_argument("--target")
     parser.add_argument("--to")
@@ -222,6 +223,19 @@ def main():
         press(window, f"Remove {args.target}")
         confirm(app, args, "Remove", "accessories-confirm-remove", "remove-before")
         wait_for(f"the row '{args.target}' to go", lambda: all(row["name"] != args.target for row in rows(window)))
+    elif args.scenario == "keyboard":
+        # Without a window manager X gives the keyboard to the window under the pointer.
+        extents = window.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+        pyatspi.Registry.generateMouseEvent(extents.x + extents.width // 2, extents.y + 10, "abs")
+        time.sleep(0.3)
+        reached = []
+        for _ in range(30):
+            pyatspi.Registry.generateKeyboardEvent(0xFF09, None, pyatspi.KEY_SYM)  # Tab
+            time.sleep(0.15)
+            focused = [node for node in descendants(window) if node.getState().contains(pyatspi.STATE_FOCUSED)]
+            if focused:
+                reached.append(f"{focused[-1].getRoleName()}: {clean(focused[-1].name)}")
+        say(reached=list(dict.fromkeys(reached)))
     elif args.scenario == "remove-network":
         press(window, f"Remove the network {args.target}")
         confirm(app, args, "Remove", "accessories-confirm-remove-network", "remove-network-before")
