@@ -217,7 +217,8 @@ final class AccessoriesWindow {
         image.setAccessibleLabel("Picture of \(accessory.displayName)")
         row.addPrefix(image)
         if let page = accessory.webPage {
-            let open = Button(iconName: "web-browser-symbolic", label: "Open the web page of \(accessory.displayName)")
+            let open = Button(mnemonic: "_Open")
+            open.setOnlyAccessibleLabel("Open the web page of \(accessory.displayName)")
             open.makeFlat()
             open.onClicked { [weak self] in self?.actions.open(page) }
             row.addSuffix(open)

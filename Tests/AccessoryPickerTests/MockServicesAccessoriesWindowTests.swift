@@ -69,12 +69,21 @@ final class AccessoriesWindowServices: @unchecked Sendable {
             ]) { $1 }, logFile: scratch.url.appendingPathComponent("window.log"))
     }
 
-    /// Root's records: Acme Plug's kitchen and desk plugs, and the hall plug of a host program.
+    /// Root's records: Acme Plug's kitchen and desk plugs, and the hall plug of a host program,
+    /// found on the home network with a web page.
     static func records() throws -> [AccessoryRecord] {
         var descriptor = DiscoveryDescriptor()
         descriptor.ssidPrefix = try SSID("Acme-Setup-")
         let app = AccessoryOwner(uid: 0, profileID: profileID, application: application)
         let host = AccessoryOwner(uid: 0, profileID: profileID)
+        var hall = AccessoryRecord(
+            displayName: "Hall plug", state: .authorized, ssid: try SSID("Acme-Setup-3333"), descriptor: descriptor,
+            owner: host)
+        hall.location = AccessoryLocation(
+            ResolvedService(
+                name: "Hall plug", type: "_http._tcp", hostname: "hall-plug.local", addresses: ["192.168.1.50"],
+                port: 80),
+            seen: Date())
         return [
             AccessoryRecord(
                 displayName: "Kitchen plug", state: .authorized, ssid: try SSID("Acme-Setup-1111"),
@@ -82,9 +91,7 @@ final class AccessoriesWindowServices: @unchecked Sendable {
             AccessoryRecord(
                 displayName: "Desk plug", state: .authorized, ssid: try SSID("Acme-Setup-2222"),
                 descriptor: descriptor, owner: app),
-            AccessoryRecord(
-                displayName: "Hall plug", state: .authorized, ssid: try SSID("Acme-Setup-3333"),
-                descriptor: descriptor, owner: host),
+            hall,
         ]
     }
 
@@ -167,7 +174,10 @@ extension GraphicalPickerTests {
             #expect(run.passed, services.logs(run))
             let rows = run.lines.compactMap { $0["rows"] as? [[String: String]] }.first ?? []
             #expect(rows.map { $0["name"] } == ["Desk plug", "Kitchen plug", "Hall plug"])
-            #expect(rows.allSatisfy { $0["description"] == "Wi-Fi · Set up" })
+            #expect(
+                rows.map { $0["description"] } == [
+                    "Wi-Fi · Set up", "Wi-Fi · Set up", "Wi-Fi · Set up · at 192.168.1.50 (hall-plug.local)",
+                ])
             let labels = run.lines.compactMap { $0["labels"] as? [String] }.first ?? []
             let acme = labels.firstIndex(of: "Acme Plug"), host = labels.firstIndex(of: "Programs on this computer")
             #expect(acme != nil && host != nil && acme! < host!, "\(labels)")
@@ -175,6 +185,8 @@ extension GraphicalPickerTests {
             #expect(buttons.contains("Remove Access of Acme Plug"))
             #expect(!buttons.contains { $0.hasPrefix("Remove Access of Programs") })
             #expect(buttons.contains("Rename Hall plug") && buttons.contains("Remove Hall plug"))
+            #expect(buttons.contains("Open the web page of Hall plug"))
+            #expect(!buttons.contains("Open the web page of Desk plug"), "only an accessory found with a web page")
             let images = run.lines.compactMap { $0["images"] as? [String] }.first ?? []
             #expect(images.contains("Picture of Kitchen plug") && images.contains("Acme Plug"), "\(images)")
             #expect(run.lines.compactMap { $0["unnamed"] as? [String] }.first == [], "controls without a name")
@@ -190,7 +202,7 @@ extension GraphicalPickerTests {
             let reached = Set(run.lines.compactMap { $0["reached"] as? [String] }.first ?? [])
             let buttons = (run.lines.compactMap { $0["buttons"] as? [String] }.first ?? [])
                 .filter { !["Minimize", "Maximize", "Close"].contains($0) }
-            #expect(buttons.count == 8, "\(buttons)")
+            #expect(buttons.count == 9, "\(buttons)")
             for button in buttons {
                 #expect(reached.contains("push button: \(button)"), "\(button) is not reached by Tab: \(reached)")
             }

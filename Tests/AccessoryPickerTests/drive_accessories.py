@@ -208,8 +208,18 @@ def main():
     say(unnamed=unnamed, buttons=buttons(window))
     images = [child.name for child in descendants(window) if child.getRole() == pyatspi.ROLE_IMAGE and visible(child)]
     say(images=images)
-    names = {"list": "accessories-list", "remove-access": "accessories-application"}
+    names = {"list": "accessories-list", "remove-access": "remove-access-before"}
     screenshot(args, names.get(args.scenario, f"{args.scenario}-before"))
+    if args.scenario == "remove-access" and args.shots:
+        # The application's part of the window: the title bar, its heading and its accessories.
+        group = find(window, pyatspi.ROLE_LIST, f"Accessories of {args.target}")
+        if group is None:
+            fail(f"no list 'Accessories of {args.target}'")
+        bottom = group.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
+        height = bottom.y + bottom.height + 24
+        subprocess.run(["convert", f"{args.shots}/remove-access-before.png", "-crop", f"640x{height}+0+0", "+repage",
+                        f"{args.shots}/accessories-application.png"], check=True)
+        say(screenshot="accessories-application")
 
     if args.scenario == "rename":
         press(window, f"Rename {args.target}")
@@ -242,7 +252,7 @@ def main():
         wait_for(f"the row '{args.target}' to go", lambda: all(row["name"] != args.target for row in rows(window)))
     elif args.scenario == "remove-access":
         press(window, f"Remove Access of {args.target}")
-        confirm(app, args, "Remove Access", "accessories-confirm-remove-access", "accessories-application")
+        confirm(app, args, "Remove Access", "accessories-confirm-remove-access", "remove-access-before")
         wait_for(f"the group '{args.target}' to go", lambda: args.target not in labels(window), timeout=30)
     elif args.scenario == "setup":
         press(window, "Set Up Accessory…")
