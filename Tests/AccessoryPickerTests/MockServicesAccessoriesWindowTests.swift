@@ -257,9 +257,20 @@ extension GraphicalPickerTests {
             #expect(throws: Never.self) { try services.checkScreenshot("accessories-application") }
         }
 
-        @Test("an accessory another client adds appears without a refresh")
-        func live() throws {
+        @Test(
+            "an accessory another client adds appears without a refresh, also after the agent restarted",
+            arguments: [false, true])
+        func live(restart: Bool) throws {
             let services = try AccessoriesWindowServices(kiosk: true)
+            if restart {
+                let window = services.window
+                try window.wait(for: "the first listing", timeout: 30) { window.log.contains("3 accessories") }
+                #expect(try services.agent.terminate() == .exited(0))
+                try services.agent.start()
+                try window.wait(for: "the window to see the agent back", timeout: 30) {
+                    window.log.contains("the agent is back")
+                }
+            }
             let pick = [
                 "/usr/bin/env", "DBUS_SYSTEM_BUS_ADDRESS=\(services.bus.address)", "/usr/bin/python3",
                 PickerServices.packageRoot.appendingPathComponent("examples/pick.py").path,
