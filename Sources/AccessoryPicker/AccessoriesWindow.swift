@@ -77,14 +77,14 @@ final class AccessoriesWindow {
             button.onClicked { [weak self] in self?.actions.setUp() }
             status.setChild(button)
             next = status
-        case .noAgent(let message):
+        case .noAgent:
             next = retryPage(
                 icon: "dialog-warning-symbolic", title: "The Accessory Service Is Not Running",
-                description: "Install the accessory-setup package, or ask your administrator to start it. (\(message))")
-        case .notAllowed(let message):
+                description: "Install the accessory-setup package, or ask your administrator to start it.")
+        case .notAllowed:
             next = retryPage(
                 icon: "action-unavailable-symbolic", title: "Not Allowed",
-                description: "An administrator’s password is needed to see another person’s accessories. (\(message))")
+                description: "An administrator’s password is needed to see another person’s accessories.")
         case .failed(let message):
             next = retryPage(icon: "dialog-error-symbolic", title: "Accessories Cannot Be Shown", description: message)
         }
