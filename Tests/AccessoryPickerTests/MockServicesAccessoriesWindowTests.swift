@@ -70,7 +70,7 @@ final class AccessoriesWindowServices: @unchecked Sendable {
     }
 
     /// Root's records: Acme Plug's kitchen and desk plugs, and the hall plug of a host program,
-    /// found on the home network with a web page.
+    /// found on the home network with a web page; and a record of `nobody`.
     static func records() throws -> [AccessoryRecord] {
         var descriptor = DiscoveryDescriptor()
         descriptor.ssidPrefix = try SSID("Acme-Setup-")
@@ -92,6 +92,10 @@ final class AccessoriesWindowServices: @unchecked Sendable {
                 displayName: "Desk plug", state: .authorized, ssid: try SSID("Acme-Setup-2222"),
                 descriptor: descriptor, owner: app),
             hall,
+            // Another user's: the window shows the caller's own only.
+            AccessoryRecord(
+                displayName: "Neighbour plug", state: .authorized, ssid: try SSID("Acme-Setup-4444"),
+                descriptor: descriptor, owner: AccessoryOwner(uid: 65534, profileID: profileID)),
         ]
     }
 
@@ -124,7 +128,9 @@ final class AccessoriesWindowServices: @unchecked Sendable {
 
     /// The records in the agent's store now.
     var stored: [String] {
-        get throws { try AccessoryStore(url: agent.storeURL).load().map(\.displayName).sorted() }
+        get throws {
+            try AccessoryStore(url: agent.storeURL).load().filter { $0.owner.uid == 0 }.map(\.displayName).sorted()
+        }
     }
 
     /// Runs the AT-SPI driver against the window; returns its JSON lines and whether it passed.
@@ -167,7 +173,8 @@ final class AccessoriesWindowServices: @unchecked Sendable {
 extension GraphicalPickerTests {
     @Suite("The Accessories window under Xvfb, with the agent and mock services", .serialized)
     struct MockServicesAccessoriesWindowTests {
-        @Test("the person's accessories show grouped by application, each control named; closing ends the program")
+        @Test(
+            "the person's own accessories show grouped by application, each control named; closing ends the program")
         func listShown() throws {
             let services = try AccessoriesWindowServices()
             let run = try services.drive(["list", "--rows", "3"])
