@@ -23,10 +23,13 @@ final class AccessoriesWindowServices: @unchecked Sendable {
 
     /// With `kiosk`, the agent picks for root's clients of the Acme profile by itself (as a
     /// kiosk policy says), so another client adds a record without a picker.
-    /// `records`: whether root has the three records.
-    /// `configuration`: root applied a Wi-Fi configuration for `Other-Net` first (as an
-    /// application does with `NEHotspotConfiguration`).
-    init(kiosk: Bool = false, agentRunning: Bool = true, records: Bool = true, configuration: Bool = false) throws {
+    /// `records`: whether the store holds `records()`. `configuration`: root applied a Wi-Fi
+    /// configuration for `Other-Net` first (as an application does with
+    /// `NEHotspotConfiguration`). `arguments`: the window's own, besides the bus and the profiles.
+    init(
+        kiosk: Bool = false, agentRunning: Bool = true, records: Bool = true, configuration: Bool = false,
+        arguments: [String] = []
+    ) throws {
         bus = try PrivateSystemBus()
         networkManager = try NetworkManagerMock(on: bus)
         bluez = try BlueZMock(on: bus)
@@ -62,7 +65,7 @@ final class AccessoriesWindowServices: @unchecked Sendable {
         let executable = agent.executable.deletingLastPathComponent().appendingPathComponent("accessory-settings").path
         window = try ServiceProcess(
             name: "accessory-settings", executable: executable,
-            arguments: ["--bus", bus.address, "--profiles", agent.profileDirectory.path],
+            arguments: ["--bus", bus.address, "--profiles", agent.profileDirectory.path] + arguments,
             environment: display.environment.merging([
                 "XDG_DATA_DIRS": "\(share.path):/usr/local/share:/usr/share",
                 "XDG_DATA_HOME": scratch.url.appendingPathComponent("home").path, "GSETTINGS_BACKEND": "memory",
@@ -199,6 +202,15 @@ extension GraphicalPickerTests {
             #expect(run.lines.compactMap { $0["unnamed"] as? [String] }.first == [], "controls without a name")
             #expect(try services.windowExits(), services.logs(run))
             #expect(throws: Never.self) { try services.checkScreenshot("accessories-list") }
+        }
+
+        @Test("--user shows another user's accessories instead (root may; another caller needs manage-others)")
+        func anotherUser() throws {
+            let services = try AccessoriesWindowServices(arguments: ["--user", "65534"])
+            let run = try services.drive(["list", "--rows", "1"])
+            #expect(run.passed, services.logs(run))
+            let rows = run.lines.compactMap { $0["rows"] as? [[String: String]] }.first ?? []
+            #expect(rows.map { $0["name"] } == ["Neighbour plug"])
         }
 
         @Test("Tab alone reaches every control of the window")
