@@ -396,7 +396,9 @@ public actor Agent {
     /// The application behind `peer`, looked up on its first call and kept until it leaves the
     /// bus. Calls that arrive during the lookup wait for the same one. A peer that left before
     /// or during it was not seen leaving by the cache: its entry is dropped here, so that no
-    /// entry outlives its connection.
+    /// entry outlives its connection. An identity established was checked on the bus after
+    /// the entry was made (`applicationIdentity`'s last step), so its leaving is seen by the
+    /// cache; only an unidentified peer is asked about again.
     func application(of peer: String) async -> ApplicationIdentity {
         if let known = identities[peer] { return await known.value }
         let bus = self.bus
@@ -413,7 +415,7 @@ public actor Agent {
         }
         identities.add(lookup, for: peer)
         let identity = await lookup.value
-        if !(await bus.hasOwner(peer)) { identities.forget(peer, ifStill: lookup) }
+        if case .unidentified = identity, !(await bus.hasOwner(peer)) { identities.forget(peer, ifStill: lookup) }
         return identity
     }
 
