@@ -130,7 +130,7 @@ let package = Package(
                 "AccessoryPicker", "AccessorySetupKit", "AgentInterface", "AccessoryCore", "BusService", "GLibRuntime",
                 "ServiceHarness",
             ],
-            exclude: ["Reference", "drive_picker.py", "drive_accessories.py"]
+            exclude: ["Reference", "atspi_driver.py", "drive_picker.py", "drive_accessories.py"]
         ),
         .testTarget(
             name: "ProvisioningCryptoTests",

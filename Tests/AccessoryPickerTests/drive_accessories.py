@@ -18,63 +18,17 @@ Run with /usr/bin/python3 (Debian's python3-pyatspi) on the session bus the wind
 """
 
 import argparse
-import json
+import os
 import subprocess
 import sys
 import time
 
 import pyatspi
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from atspi_driver import ROOT, application, descendants, fail, say, wait_for  # noqa: E402
+
 TITLE = "Accessories"
-ROOT = []
-
-
-def say(**fields):
-    print(json.dumps(fields), flush=True)
-
-
-def tree(node, depth=0):
-    lines = []
-    try:
-        showing = "" if node.getState().contains(pyatspi.STATE_VISIBLE) else " (hidden)"
-        lines.append(f"{'  ' * depth}{node.getRoleName()} {node.name!r}{showing}")
-        for index in range(node.childCount):
-            lines.extend(tree(node.getChildAtIndex(index), depth + 1))
-    except Exception as error:
-        lines.append(f"{'  ' * depth}? {error}")
-    return lines
-
-
-def fail(message):
-    say(failure=message, tree=tree(ROOT[0]) if ROOT else [])
-    sys.exit(1)
-
-
-def wait_for(what, predicate, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = predicate()
-        except Exception:  # the tree changes under us while the window updates
-            value = None
-        if value:
-            return value
-        time.sleep(0.1)
-    fail(f"timed out after {timeout:.0f}s waiting for {what}")
-
-
-def descendants(node):
-    try:
-        children = [node.getChildAtIndex(index) for index in range(node.childCount)]
-    except Exception:
-        return
-    for child in children:
-        if child is None:
-            continue
-        yield child
-        yield from descendants(child)
-
-
 def visible(node):
     return node.getState().contains(pyatspi.STATE_VISIBLE)
 
@@ -91,15 +45,6 @@ def find(node, role, name):
     for child in descendants(node):
         if child.getRole() == role and clean(child.name) == name and visible(child):
             return child
-    return None
-
-
-def application(pid):
-    desktop = pyatspi.Registry.getDesktop(0)
-    for index in range(desktop.childCount):
-        app = desktop.getChildAtIndex(index)
-        if app is not None and app.get_process_id() == pid:
-            return app
     return None
 
 
