@@ -26,8 +26,13 @@
 # text agent and asks on carol's terminal. The password is typed there with send-keys. polkitd
 # logs each authentication with the caller's command line (and "ONE-SHOT": nothing kept), so
 # no secret is ever an argument of busctl.
+# They log in here: a shell and a home, also when another scenario of this VM made them first
+# without either (77 and 87 make carol with nologin, whose tmux window then exited at once and
+# took the tmux server with it).
 for user in carol dave; do
     id -u "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
+    usermod --shell /bin/bash "$user"
+    install -d -o "$user" -g "$user" -m 700 "$(getent passwd "$user" | cut -d: -f6)"
 done
 usermod -aG sudo dave
 CAROL_PASSWORD=carol-lab-pw-5512 DAVE_PASSWORD=dave-lab-pw-7731
