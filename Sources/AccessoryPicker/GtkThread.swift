@@ -23,11 +23,12 @@ final class GtkThread: SerialExecutor, @unchecked Sendable {
     private init() {
         let started = DispatchSemaphore(value: 0)
         let outcome = Outcome()
+        // GLib's log goes to standard error; standard output stays free. GLib accepts this
+        // only before its first thread, so it comes before the GTK thread is made.
+        g_log_writer_default_set_use_stderr(1)
         GLibThread.detach(name: "gtk") {
             let context = g_main_context_default()
             g_main_context_acquire(context)
-            // The picker's log goes to standard error; standard output stays free.
-            g_log_writer_default_set_use_stderr(1)
             outcome.initialised = gtk_init_check() != 0
             if outcome.initialised { adw_init() }
             started.signal()

@@ -62,12 +62,15 @@ public final class HeadlessDisplay: @unchecked Sendable {
 
     /// What a GTK program and an AT-SPI client need to find this display and its buses. GTK
     /// renders with cairo and the memory settings backend, so screenshots do not depend on
-    /// the GL driver or the machine's settings.
+    /// the GL driver or the machine's settings; with GL disabled it never loads Mesa, whose
+    /// software driver GDK would otherwise load, unload when EGL fails on Xvfb, and load again
+    /// for GLX (the address sanitizer then reports the unloaded driver's allocations as leaks
+    /// of an unknown module).
     public var environment: [String: String] {
         [
             "DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": sessionBusAddress, "GDK_BACKEND": "x11",
-            "GSK_RENDERER": "cairo", "GSETTINGS_BACKEND": "memory", "NO_AT_BRIDGE": "0", "LANG": "C.UTF-8",
-            "XDG_RUNTIME_DIR": directory.url.path,
+            "GDK_DEBUG": "gl-disable", "GSK_RENDERER": "cairo", "GSETTINGS_BACKEND": "memory",
+            "NO_AT_BRIDGE": "0", "LANG": "C.UTF-8", "XDG_RUNTIME_DIR": directory.url.path,
         ]
     }
 
