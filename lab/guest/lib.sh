@@ -540,6 +540,13 @@ default_route_via_accessory() { ip route show default | grep -q '192\.168\.[45]\
 start_bluetooth() {
     adapter_address hci0 >/dev/null 2>&1 && adapter_address hci1 >/dev/null 2>&1 && return 0
     modprobe hci_vhci || return 1
+    # Every HCI command and event of the lab's controllers, from their creation on: a failed
+    # scenario's logs then say what each controller was told and what it sent (runner.sh
+    # decodes it). fresh_bluetooth stops it, so each capture is of one scenario.
+    if ! { [[ -f /run/lab/btmon.pid ]] && kill -0 "$(cat /run/lab/btmon.pid)" 2>/dev/null; }; then
+        btmon -w "$OUT/logs/btmon.snoop" >/dev/null 2>&1 &
+        echo $! >/run/lab/btmon.pid
+    fi
     systemctl start bluetooth.service
     # Under a loaded TCG host an emulated controller now and then misses its HCI Reset timeout
     # ("Opcode 0x0c03 failed: -110") and never registers; a new btvirt then gets two new ones.
@@ -646,6 +653,7 @@ gopro_reported() {
 # replace), some of it even after RemoveDevice.
 fresh_bluetooth() {
     [[ -f /run/lab/btvirt.pid ]] && kill "$(cat /run/lab/btvirt.pid)" 2>/dev/null
+    [[ -f /run/lab/btmon.pid ]] && kill "$(cat /run/lab/btmon.pid)" 2>/dev/null
     systemctl stop bluetooth.service
     # Every old controller gone first: one left behind would keep its name (hci1, say) while
     # the new btvirt's took others, and a scenario would listen on a controller about to vanish.

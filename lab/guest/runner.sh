@@ -119,6 +119,7 @@ while next_scenario && [[ -n $SCENARIO ]]; do
         wait_home 20
     fi
     cursor=$(journalctl -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p')
+    touch /run/lab/scenario-started
     # The benchmark (9x) measures for minutes, and for more than 15 of them on a machine that
     # runs slow (as the development machine once did); it never fails on speed, so it gets 30.
     # The others get three times their expected time (lab/timings.tsv), at least 300 s: CI's
@@ -168,7 +169,12 @@ while next_scenario && [[ -n $SCENARIO ]]; do
         journalctl --after-cursor="$cursor" --no-pager -u NetworkManager >"$OUT/failed/$SCENARIO/NetworkManager.log" 2>&1
         journalctl --after-cursor="$cursor" --no-pager _COMM=wpa_supplicant >"$OUT/failed/$SCENARIO/wpa_supplicant.log" 2>&1
         journalctl --after-cursor="$cursor" --no-pager -u bluetooth >"$OUT/failed/$SCENARIO/bluetoothd.log" 2>&1
-        cp "$OUT"/logs/hostapd-*.log "$OUT"/logs/dnsmasq-*.log "$OUT/failed/$SCENARIO/" 2>/dev/null
+        # Every log written while it ran: access points', accessories', the HCI capture.
+        find "$OUT/logs" -maxdepth 1 -type f -newer /run/lab/scenario-started ! -name "$SCENARIO.log" \
+            ! -name btmon.snoop -exec cp {} "$OUT/failed/$SCENARIO/" \;
+        if [[ $OUT/logs/btmon.snoop -nt /run/lab/scenario-started ]]; then
+            btmon -r "$OUT/logs/btmon.snoop" >"$OUT/failed/$SCENARIO/btmon.txt" 2>&1
+        fi
     fi
 done
 
