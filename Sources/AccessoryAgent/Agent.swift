@@ -74,9 +74,14 @@ public actor Agent {
     }
 
     /// Reads the records and the kiosk policy, connects, exports the manager and owns the bus
-    /// name. Throws a message for the log when the agent cannot serve.
-    public static func start(_ configuration: AgentConfiguration) async throws(AgentStartError) -> Agent {
+    /// name. Throws a message for the log when the agent cannot serve. Each step's time since
+    /// `began` (the process's entry into main) is logged at debug as the start's trace.
+    public static func start(
+        _ configuration: AgentConfiguration, began: ContinuousClock.Instant = .now
+    ) async throws(AgentStartError) -> Agent {
+        let trace = CallTrace("start", since: began)
         let records = try RecordBook.open(in: configuration.stateDirectory)
+        trace.ended("records read")
         let bus: BusConnection
         let clients: BusConnection
         let manager: ExportedObject
@@ -84,13 +89,16 @@ public actor Agent {
             bus = try await BusConnection.connect(
                 configuration.bus, threadName: "agent-bus", watchingPeers: true,
                 argumentLimit: configuration.limits.argumentBytes)
+            trace.ended("bus connected")
             clients = try await BusConnection.connect(
                 configuration.bus, threadName: "agent-clients", argumentLimit: configuration.limits.argumentBytes)
+            trace.ended("second connection")
             manager = try ExportedObject(
                 path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name,
                 xml: AgentBus.Interface.manager.introspectionXML,
                 properties: ["Version": .string(AgentConfiguration.version), "KioskPolicy": .boolean(false)])
             try await bus.export(manager)
+            trace.ended("manager exported")
         } catch {
             throw AgentStartError("cannot serve on \(configuration.bus): \(error)")
         }
@@ -98,12 +106,15 @@ public actor Agent {
             configuration: configuration, bus: bus, clients: clients, manager: manager, records: records,
             bonds: BondBook.open(in: configuration.stateDirectory))
         _ = try? await agent.loadKioskPolicy()
+        trace.ended("bonds and kiosk policy read")
         do {
             try await bus.requestName(AgentBus.name)
         } catch {
             await bus.close()
             throw AgentStartError("cannot own \(AgentBus.name): \(error)")
         }
+        trace.ended("name owned")
+        trace.log("serving")
         Journal.notice("serving \(AgentBus.name) on \(configuration.bus) with \(records.count) records")
         return agent
     }

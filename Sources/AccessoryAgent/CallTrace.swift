@@ -3,26 +3,34 @@ import BusService
 import FoundationEssentials
 import Glibc
 
-/// Where one call's time goes: each step with how long it took since the step before, counted
-/// from the call's arrival on the bus. Logged at debug priority as one line, which the lab's
-/// benchmarks read (`bench/README.md`, "The join's trace"); it names steps, never a value.
+/// Where one call's (or the agent's start's) time goes: each step with how long it took since
+/// the step before, counted from the call's arrival on the bus (the process's entry into main).
+/// Logged at debug priority as one line, which the lab's benchmarks read (`bench/README.md`,
+/// "The join's trace", "The agent's start"); it names steps, never a value.
 final class CallTrace: Sendable {
     private let what: String
-    private let arrived: ContinuousClock.Instant
-    /// The arrival by the wall clock, in microseconds since 1970: the benchmarks set it against
-    /// the time they started the client, which is the client's own part.
-    private let arrivedMicroseconds: Int64
+    /// The word for the beginning in the line: "arrived" for a call, "began" for the start.
+    private let beginning: String
+    private let began: ContinuousClock.Instant
+    /// The beginning by the wall clock, in microseconds since 1970: the benchmarks set it
+    /// against the time they started the client, which is the client's own part.
+    private let beganMicroseconds: Int64
     private let steps = Locked<[(name: String, ended: ContinuousClock.Instant)]>([])
 
-    init(_ what: String, of call: MethodCall) {
+    convenience init(_ what: String, of call: MethodCall) {
+        self.init(what, since: call.received, beginning: "arrived")
+    }
+
+    init(_ what: String, since began: ContinuousClock.Instant, beginning: String = "began") {
         self.what = what
-        arrived = call.received
+        self.beginning = beginning
+        self.began = began
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let sinceArrival = ContinuousClock.now - call.received
-        arrivedMicroseconds =
+        let since = ContinuousClock.now - began
+        beganMicroseconds =
             Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
-            - sinceArrival.components.seconds * 1_000_000 - sinceArrival.components.attoseconds / 1_000_000_000_000
+            - since.components.seconds * 1_000_000 - since.components.attoseconds / 1_000_000_000_000
     }
 
     /// Marks the end of the step `name`; a step marked again keeps its first end.
@@ -47,16 +55,16 @@ final class CallTrace: Sendable {
     /// The line: `join trace: arrived 1733520000123456 us; polkit 41.2 ms, …; total 120.5 ms`.
     func log(_ outcome: String) {
         let line = steps.withLock { steps in
-            var previous = arrived
+            var previous = began
             var parts: [String] = []
             for step in steps {
                 parts.append("\(step.name) \(Self.milliseconds(step.ended - previous)) ms")
                 previous = step.ended
             }
-            let total = Self.milliseconds((steps.last?.ended ?? arrived) - arrived)
+            let total = Self.milliseconds((steps.last?.ended ?? began) - began)
             return parts.joined(separator: ", ") + "; total \(total) ms"
         }
-        Journal.log(.debug, "\(what) trace: arrived \(arrivedMicroseconds) us; \(line); \(outcome)")
+        Journal.log(.debug, "\(what) trace: \(beginning) \(beganMicroseconds) us; \(line); \(outcome)")
     }
 
     private static func milliseconds(_ duration: Duration) -> String {

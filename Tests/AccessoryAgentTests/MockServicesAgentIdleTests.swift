@@ -52,6 +52,19 @@ struct MockServicesAgentIdleTests {
         #expect(!services.agent.isRunning, "idle, the agent exits: \(services.agent.log)")
         #expect(services.agent.log.contains("stopping: idle for"), "\(services.agent.log)")
         await client.close()
+
+        // The start's trace, for the benchmark of a start by D-Bus activation: each step from
+        // the process's entry into main to its bus name, in order, each with its time.
+        let trace = try #require(services.agent.log.split(separator: "\n").first { $0.contains("start trace: ") })
+        let steps = trace.matches(of: /, ([a-z ]+) [0-9]+\.[0-9] ms|; ([a-z ]+) [0-9]+\.[0-9] ms/).map {
+            String($0.output.1 ?? $0.output.2 ?? "")
+        }
+        #expect(
+            steps == [
+                "records read", "bus connected", "second connection", "manager exported", "bonds and kiosk policy read",
+                "name owned", "total",
+            ], "\(trace)")
+        #expect(trace.hasPrefix("<7>start trace: began ") && trace.hasSuffix("; serving"), "\(trace)")
     }
 
     /// Its tasks, and their sleeps, run on a GLib thread of its own, so libdispatch's worker

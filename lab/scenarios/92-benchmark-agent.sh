@@ -68,14 +68,49 @@ sleep 3
 rest "with one session"
 kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
 
+# trace_start START END: where the time of a call that started the agent went (µs since 1970):
+# the client's part to dbus-daemon's activation request, systemd's to the unit's start, the
+# unit's way to the agent's main (its sandbox, the exec, the libraries' loading), the agent's
+# own steps to its bus name (its debug line "start trace: began T us; STEP MS ms, ...; total
+# MS ms; serving"), and from there to the reply. Each sampled as "NAME, trace: STEP".
+started=()
+trace_start() {
+    local start=$1 end=$2 name="accessoryctl list, starting the agent, trace" marks line began step
+    journalctl --sync
+    marks=$(journalctl --since "@$((start / 1000000 - 1))" -o short-unix --no-pager |
+        awk -v s="$start" -v e="$end" '{ t = $1 * 1000000 } t < s || t > e { next }
+            !a && /Activating via systemd: service name=.io\.accessorysetup/ { a = t }
+            !u && /Starting (accessory-setup\.service|Accessory setup agent)/ { u = t }
+            END { if (a && u) printf "%d %d", (a - s) / 1000, (u - s) / 1000 }')
+    line=$(journalctl -u accessory-setup --since "@$((start / 1000000 - 1))" -o cat --no-pager |
+        grep -m1 "^start trace: began .*; serving$")
+    [[ $marks =~ ^[0-9]+\ [0-9]+$ ]] || return 0
+    [[ $line =~ ^start\ trace:\ began\ ([0-9]+)\ us\;\ (.*)\;\ total\ ([0-9]+)\.[0-9]\ ms ]] || return 0
+    began=$(((BASH_REMATCH[1] - start) / 1000))
+    local steps=${BASH_REMATCH[2]} total=${BASH_REMATCH[3]}
+    sample "$name: client, to the activation request" "${marks% *}"
+    sample "$name: systemd, to the unit's start" $((${marks#* } - ${marks% *}))
+    sample "$name: the unit's start to the agent's main" $((began - ${marks#* }))
+    started=("client, to the activation request" "systemd, to the unit's start" "the unit's start to the agent's main")
+    while IFS= read -r step; do
+        [[ $step =~ ^(.+)\ ([0-9]+\.[0-9])\ ms$ ]] || continue
+        sample "$name: ${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+        started+=("${BASH_REMATCH[1]}")
+    done < <(sed 's/, /\n/g' <<<"$steps")
+    sample "$name: the name owned to the reply" $(((end - start) / 1000 - began - total))
+    started+=("the name owned to the reply")
+}
+
 # Then nothing at all: the agent's --idle-exit ends it, and the next call brings it back by
 # D-Bus activation. Timed: the exit after the last session ended, and a call that activates
-# the agent against a call to the running one.
+# the agent against a call to the running one; the first traced step by step.
 left=$(now)
 for _ in $(seq "$((idle_exit + 80))"); do [[ $(systemctl show -p MainPID --value accessory-setup) == 0 ]] && break; sleep 1; done
 if [[ $(systemctl show -p MainPID --value accessory-setup) == 0 ]]; then
     sample "agent idle: exited after the last session ended" "$(elapsed_ms "$left")"
+    cold=${EPOCHREALTIME//[!0-9]/}
     timed "accessoryctl list, starting the agent" "$ACCESSORYCTL" list
+    trace_start "$cold" "${EPOCHREALTIME//[!0-9]/}"
     timed "accessoryctl list, agent running" "$ACCESSORYCTL" list
 else
     record agent_idle_exit FAIL "the agent was still running $((idle_exit + 80)) s after its last session ended (--idle-exit $idle_exit)"
@@ -92,6 +127,7 @@ for state in "with no session" "with one session"; do
 done
 report "agent idle: exited after the last session ended" ms
 report "accessoryctl list, starting the agent" ms "accessoryctl list, agent running"
+for step in "${started[@]}"; do report "accessoryctl list, starting the agent, trace: $step" ms; done
 report "accessoryctl list, agent running" ms
 ls -l /usr/bin/accessoryctl /usr/libexec/accessory-setup/accessory-agent | awk '{ print "binary " $9 ": " $5 " bytes" }' | tee -a "$BENCH"
 check agent_stopped stop_agent
