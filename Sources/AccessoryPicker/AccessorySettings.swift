@@ -55,9 +55,13 @@ public enum AccessorySettings {
             return fail("cannot open the display; run it in a graphical session (DISPLAY or WAYLAND_DISPLAY)")
         }
         let controller = AccessoriesController(bus: bus, user: user, images: ProductImages(directories: profiles))
+        // SIGTERM and SIGINT close the window, through GLib's signal sources on a connection's
+        // thread. Without the bus the window still runs, its page saying why, until it is closed.
         let stopped = Task {
-            let signals = try? await AgentConnection.connect(bus)
-            guard let signals else { return }
+            guard let signals = try? await AgentConnection.connect(bus) else {
+                while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+                return
+            }
             for await _ in await signals.unixSignals([SIGTERM, SIGINT]) { break }
             await signals.close()
         }

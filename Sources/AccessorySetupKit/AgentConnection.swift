@@ -19,7 +19,8 @@ public final class AgentConnection: Sendable {
         do {
             return AgentConnection(bus: try await BusConnection.connect(address, threadName: "agent-client"))
         } catch {
-            throw AgentCallError(name: error.name, message: "cannot reach \(address): \(error.message)")
+            // BusConnection's message names the address already.
+            throw AgentCallError(name: error.name, message: error.message)
         }
     }
 

@@ -333,5 +333,18 @@ extension GraphicalPickerTests {
             let buttons = run.lines.compactMap { $0["buttons"] as? [String] }.first ?? []
             #expect(buttons.contains("Try Again"), "\(buttons)")
         }
+
+        @Test("without the bus the window stays, says why and offers Try Again; closing it ends the program")
+        func noBus() throws {
+            let services = try AccessoriesWindowServices(
+                agentRunning: false, arguments: ["--bus", "unix:path=/nonexistent/accessory-test-bus"])
+            let run = try services.drive(["status", "--target", "Accessories Cannot Be Shown"])
+            #expect(run.passed, services.logs(run))
+            let labels = run.lines.compactMap { $0["labels"] as? [String] }.first ?? []
+            #expect(labels.contains { $0.contains("/nonexistent/accessory-test-bus") }, "\(labels)")
+            let buttons = run.lines.compactMap { $0["buttons"] as? [String] }.first ?? []
+            #expect(buttons.contains("Try Again"), "\(buttons)")
+            #expect(try services.windowExits(), "\(services.window.log)")
+        }
     }
 }

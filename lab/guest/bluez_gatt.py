@@ -5,17 +5,29 @@ Characteristics, which hold descriptors (UserDescription); each object's path fo
 parent's: <application>/service<N>/char<N>/desc<N>, numbered in the order they are made.
 LEAdvertisement is an org.bluez.LEAdvertisement1. Peripheral powers the adapter and
 registers the application and then the advertisements, one after another, reporting the
-outcome through callbacks.
+outcome through callbacks; on SIGUSR1 it advertises again.
+
+Advertising again is what lets a scenario be sure a scanner hears the peripheral. A real
+device advertises every interval; btvirt's emulated controllers (BlueZ 5.66, `btvirt -L`:
+legacy advertising) send one advertising report, and only when advertising or scanning is
+switched on (emulator/btdev.c, le_set_adv_enable_complete and cmd_set_scan_enable_complete),
+and the kernel drops a report that arrives while its discovery is still starting (mgmt.c,
+mgmt_device_found: not yet FINDING), which a loaded VM makes likely. A report made by
+advertising again once the scanner's adapter says Discovering reaches it
+(`hear_ble_device` in lab/guest/lib.sh).
 
 Used by lab/guest/improv_peripheral.py, lab/guest/gopro_peripheral.py and
 lab/accessories/esp_prov_ble_device.py; it runs with /usr/bin/python3 (python3-dbus,
 python3-gi).
 """
 
+import signal
+
 import dbus
 import dbus.exceptions
 import dbus.mainloop.glib
 import dbus.service
+from gi.repository import GLib
 
 BLUEZ = "org.bluez"
 PROPS = "org.freedesktop.DBus.Properties"
@@ -272,3 +284,14 @@ class Peripheral:
                                               error_handler=failed)
 
         gatt.RegisterApplication(application.path, {}, reply_handler=next_advertisement, error_handler=failed)
+
+        def advertise_again():
+            for advertisement in advertisements:
+                advertising.UnregisterAdvertisement(
+                    advertisement.path, reply_handler=lambda a=advertisement: advertising.RegisterAdvertisement(
+                        a.path, {}, reply_handler=lambda: print("ADVERTISED AGAIN", flush=True),
+                        error_handler=lambda error: print(f"ADVERTISING AGAIN FAILED {error}", flush=True)),
+                    error_handler=lambda error: print(f"ADVERTISING AGAIN FAILED {error}", flush=True))
+            return GLib.SOURCE_CONTINUE
+
+        GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGUSR1, advertise_again)

@@ -566,6 +566,41 @@ start_bluetooth() {
     return 1
 }
 
+# advertise_until_heard ADAPTER ADDRESS PIDFILE: in the background, until ADAPTER has heard
+# the BLE peripheral at ADDRESS (the process in PIDFILE, one of lab/guest/bluez_gatt.py's), the
+# peripheral advertises again every 2 s while ADAPTER is discovering, as a real device's
+# advertisements repeat: btvirt's emulated controllers send one report per switch-on, which the
+# kernel may drop while its discovery starts (bluez_gatt.py says where). Never once heard: a
+# scanner connecting then finds it advertising. Ends by itself after 120 s; its pid in
+# /run/lab/advertiser.pid.
+advertise_until_heard() {
+    local adapter=$1 device peripheral
+    device=/org/bluez/$adapter/dev_${2//:/_}
+    peripheral=$(cat "$3") || return 1
+    (
+        for _ in $(seq 60); do
+            busctl --system get-property org.bluez "$device" org.bluez.Device1 RSSI >/dev/null 2>&1 && exit 0
+            [[ $(busctl --system get-property org.bluez "/org/bluez/$adapter" org.bluez.Adapter1 Discovering 2>/dev/null) == "b true" ]] &&
+                { kill -USR1 "$peripheral" 2>/dev/null || exit 0; }
+            sleep 2
+        done
+    ) &
+    echo $! >/run/lab/advertiser.pid
+}
+
+# ble_listing ADAPTER ADDRESS PIDFILE SECONDS: `accessoryctl ble list --json` of a scan of
+# SECONDS on ADAPTER, with the peripheral at ADDRESS (PIDFILE) advertising until heard.
+ble_listing() {
+    advertise_until_heard "$1" "$2" "$3"
+    "$ACCESSORYCTL" ble list --adapter "$1" --timeout "$4" --json
+    kill "$(cat /run/lab/advertiser.pid)" 2>/dev/null
+}
+
+# hear_ble_device ADAPTER ADDRESS PIDFILE: whether ADAPTER hears that peripheral in 10 s.
+hear_ble_device() {
+    ble_listing "$1" "$2" "$3" 10 2>>"$CASE_LOG" | grep -q "\"$2\""
+}
+
 # The Bluetooth address of a controller.
 adapter_address() {
     local reply

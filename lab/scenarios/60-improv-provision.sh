@@ -3,7 +3,7 @@
 check bluetooth fresh_bluetooth
 check accessory_advertising start_improv_accessory /run/lab/improv-received.txt
 accessory=$(adapter_address hci0)
-listed=$("$ACCESSORYCTL" ble list --adapter hci1 --timeout 25 --json)
+listed=$(ble_listing hci1 "$accessory" /run/lab/improv.pid 25)
 echo "$listed" >>"$CASE_LOG"
 # The device's entry in the JSON, found by its address, and one of its fields.
 listed_field() {

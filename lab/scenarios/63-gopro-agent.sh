@@ -12,7 +12,9 @@ check agent_owns_its_name start_agent
 "$ACCESSORYCTL" monitor --count 6 >/run/lab/monitor.out 2>>"$CASE_LOG" &
 monitor=$!
 sleep 3
+advertise_until_heard hci0 "$camera" /run/lab/gopro.pid
 picked=$("$ACCESSORYCTL" pick com.gopro.camera --select "$camera" --join --timeout 120 2>&1)
+kill "$(cat /run/lab/advertiser.pid)" 2>/dev/null
 echo "$picked" >>"$CASE_LOG"
 expect_match pick_added "$picked" "accessoryAdded GoPro camera"
 expect_match joined_through_agent "$picked" 'Joined GP24501234 on wlan3 through the agent'

@@ -106,8 +106,10 @@ stop_esp_device
 # locates it by that address alone.
 improv_url="http://${AP_SUBNET[home]}.43/"
 check improv_advertising start_improv_accessory /run/lab/improv-received.txt hci1 "$improv_url"
+advertise_until_heard hci0 "$improv" /run/lab/improv.pid
 output=$(as_alice "$ACCESSORYCTL" pick com.improv-wifi.ble --select "$improv" --timeout 90 --provision \
     --ssid "$HOME_SSID" --passphrase-file /run/lab/alice/home.pass 2>&1; echo "[exit $?]")
+kill "$(cat /run/lab/advertiser.pid)" 2>/dev/null
 echo "$output" >>"$CASE_LOG"
 expect_match improv_exit_status "$output" '\[exit 0\]'
 expect_match improv_connected "$output" 'Connecting over Bluetooth LE'

@@ -32,10 +32,9 @@ provision() {
 }
 
 check esp_ble_device_sec2 start_ble_device 2
-# Under the whole run's load a freshly started device can take longer to be heard than the
-# provisioning's own 20 s; this scenario is about provisioning, so it waits until hci1 hears it.
-heard() { "$ACCESSORYCTL" ble list --adapter hci1 --timeout 25 --json 2>>"$CASE_LOG" | grep -q "\"$device\""; }
-check device_heard heard
+# This scenario is about provisioning, so it waits until hci1 has heard the device (the
+# emulated controllers' advertising report can be lost: hear_ble_device).
+check device_heard hear_ble_device hci1 "$device" /run/lab/esp-ble.pid
 report=$(provision --security 2 --pop-file /run/lab/prov.pop --passphrase-file /run/lab/home.pass --json)
 expect sec2_connected "$(jq -r .state <<<"$report")" connected
 expect sec2_address "$(jq -r .address <<<"$report")" "$device"
