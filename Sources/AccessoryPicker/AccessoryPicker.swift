@@ -54,6 +54,7 @@ public enum AccessoryPicker {
         reregister.cancel()
         await windows.closeAll()
         await connection.close()
+        GtkThread.shared.finish()
         log("stopped")
         return 0
     }

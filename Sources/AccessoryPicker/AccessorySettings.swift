@@ -74,6 +74,7 @@ public enum AccessorySettings {
             group.cancelAll()
         }
         await controller.close()
+        GtkThread.shared.finish()
         log("closed")
         return 0
     }

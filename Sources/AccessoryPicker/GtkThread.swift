@@ -20,23 +20,47 @@ final class GtkThread: SerialExecutor, @unchecked Sendable {
         var initialised = false
     }
 
+    /// The thread's main loop: made on the thread before the initialiser returns, only quit after.
+    private let loop: OpaquePointer
+    /// Signalled once the thread's main loop has returned.
+    private let ended = DispatchSemaphore(value: 0)
+
     private init() {
         let started = DispatchSemaphore(value: 0)
         let outcome = Outcome()
+        nonisolated(unsafe) let loop = g_main_loop_new(g_main_context_default(), 0)!
+        self.loop = loop
+        let ended = self.ended
         // GLib's log goes to standard error; standard output stays free. GLib accepts this
         // only before its first thread, so it comes before the GTK thread is made.
         g_log_writer_default_set_use_stderr(1)
         GLibThread.detach(name: "gtk") {
-            let context = g_main_context_default()
-            g_main_context_acquire(context)
+            g_main_context_acquire(g_main_context_default())
             outcome.initialised = gtk_init_check() != 0
             if outcome.initialised { adw_init() }
             started.signal()
-            let loop = g_main_loop_new(context, 0)
             g_main_loop_run(loop)
+            ended.signal()
         }
         started.wait()
         hasDisplay = outcome.initialised
+    }
+
+    /// Ends the thread once GTK has done what the closed windows left queued (their surfaces'
+    /// release), and waits until its loop has returned. Called last, before the process exits:
+    /// the exit runs the libraries' destructors, and libX11's frees the lock GDK takes for
+    /// each X call, which a GTK thread still releasing a surface then crashed on.
+    func finish() {
+        invoke { [self] in
+            let context = g_main_context_default()
+            var rounds = 0
+            while g_main_context_pending(context) != 0 && rounds < 1000 {
+                g_main_context_iteration(context, 0)
+                rounds += 1
+            }
+            g_main_loop_quit(self.loop)
+        }
+        ended.wait()
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
