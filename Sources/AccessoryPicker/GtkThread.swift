@@ -20,7 +20,7 @@ final class GtkThread: SerialExecutor, @unchecked Sendable {
         var initialised = false
     }
 
-    /// The thread's main loop: made on the thread before the initialiser returns, only quit after.
+    /// The GTK thread's main loop: made by the initialiser, run by the thread, quit by `finish()`.
     private let loop: OpaquePointer
     /// Signalled once the thread's main loop has returned.
     private let ended = DispatchSemaphore(value: 0)

@@ -67,11 +67,19 @@ trace_join() {
     arrived=${BASH_REMATCH[1]}
     ((arrived >= start && arrived <= end)) || return 0
     sample "$name, trace: client, to the call's arrival" $(((arrived - start) / 1000))
+    sample_trace_steps "$name, trace" "${BASH_REMATCH[2]}" trace_steps
+}
+# sample_trace_steps NAME STEPS ARRAY: each "STEP MS ms" of a trace line's STEPS (", " between
+# them) sampled as "NAME: STEP", and each step's name, spaces as "_", added to the array named
+# ARRAY unless it holds it already.
+sample_trace_steps() {
+    local -n names=$3
+    local step
     while IFS= read -r step; do
         [[ $step =~ ^(.+)\ ([0-9]+\.[0-9])\ ms$ ]] || continue
-        sample "$name, trace: ${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
-        [[ " ${trace_steps[*]} " == *" ${BASH_REMATCH[1]// /_} "* ]] || trace_steps+=("${BASH_REMATCH[1]// /_}")
-    done < <(sed 's/, /\n/g' <<<"${BASH_REMATCH[2]}")
+        sample "$1: ${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+        [[ " ${names[*]} " == *" ${BASH_REMATCH[1]// /_} "* ]] || names+=("${BASH_REMATCH[1]// /_}")
+    done < <(sed 's/, /\n/g' <<<"$2")
 }
 median() {
     sort -n | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR + 1) / 2]

@@ -14,7 +14,7 @@ switched on (emulator/btdev.c, le_set_adv_enable_complete and cmd_set_scan_enabl
 and the kernel drops a report that arrives while its discovery is still starting (mgmt.c,
 mgmt_device_found: not yet FINDING), which a loaded VM makes likely. A report made by
 advertising again once the scanner's adapter says Discovering reaches it
-(`hear_ble_device` in lab/guest/lib.sh).
+(`advertise_until_heard` in lab/guest/lib.sh).
 
 Used by lab/guest/improv_peripheral.py, lab/guest/gopro_peripheral.py and
 lab/accessories/esp_prov_ble_device.py; it runs with /usr/bin/python3 (python3-dbus,
@@ -285,13 +285,16 @@ class Peripheral:
 
         gatt.RegisterApplication(application.path, {}, reply_handler=next_advertisement, error_handler=failed)
 
+        def advertising_again_failed(error):
+            print(f"ADVERTISING AGAIN FAILED {error}", flush=True)
+
         def advertise_again():
             for advertisement in advertisements:
                 advertising.UnregisterAdvertisement(
                     advertisement.path, reply_handler=lambda a=advertisement: advertising.RegisterAdvertisement(
                         a.path, {}, reply_handler=lambda: print("ADVERTISED AGAIN", flush=True),
-                        error_handler=lambda error: print(f"ADVERTISING AGAIN FAILED {error}", flush=True)),
-                    error_handler=lambda error: print(f"ADVERTISING AGAIN FAILED {error}", flush=True))
+                        error_handler=advertising_again_failed),
+                    error_handler=advertising_again_failed)
             return GLib.SOURCE_CONTINUE
 
         GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGUSR1, advertise_again)

@@ -75,7 +75,7 @@ kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
 # MS ms; serving"), and from there to the reply. Each sampled as "NAME, trace: STEP".
 started=()
 trace_start() {
-    local start=$1 end=$2 name="accessoryctl list, starting the agent, trace" marks line began step
+    local start=$1 end=$2 name="accessoryctl list, starting the agent, trace" marks line began
     journalctl --sync
     marks=$(journalctl --since "@$((start / 1000000 - 1))" -o short-unix --no-pager |
         awk -v s="$start" -v e="$end" '{ t = $1 * 1000000 } t < s || t > e { next }
@@ -91,14 +91,10 @@ trace_start() {
     sample "$name: client, to the activation request" "${marks% *}"
     sample "$name: systemd, to the unit's start" $((${marks#* } - ${marks% *}))
     sample "$name: the unit's start to the agent's main" $((began - ${marks#* }))
-    started=("client, to the activation request" "systemd, to the unit's start" "the unit's start to the agent's main")
-    while IFS= read -r step; do
-        [[ $step =~ ^(.+)\ ([0-9]+\.[0-9])\ ms$ ]] || continue
-        sample "$name: ${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
-        started+=("${BASH_REMATCH[1]}")
-    done < <(sed 's/, /\n/g' <<<"$steps")
+    started=("client,_to_the_activation_request" "systemd,_to_the_unit's_start" "the_unit's_start_to_the_agent's_main")
+    sample_trace_steps "$name" "$steps" started
     sample "$name: the name owned to the reply" $(((end - start) / 1000 - began - total))
-    started+=("the name owned to the reply")
+    started+=(the_name_owned_to_the_reply)
 }
 
 # Then nothing at all: the agent's --idle-exit ends it, and the next call brings it back by
@@ -127,7 +123,7 @@ for state in "with no session" "with one session"; do
 done
 report "agent idle: exited after the last session ended" ms
 report "accessoryctl list, starting the agent" ms "accessoryctl list, agent running"
-for step in "${started[@]}"; do report "accessoryctl list, starting the agent, trace: $step" ms; done
+for step in "${started[@]}"; do report "accessoryctl list, starting the agent, trace: ${step//_/ }" ms; done
 report "accessoryctl list, agent running" ms
 ls -l /usr/bin/accessoryctl /usr/libexec/accessory-setup/accessory-agent | awk '{ print "binary " $9 ": " $5 " bytes" }' | tee -a "$BENCH"
 check agent_stopped stop_agent
