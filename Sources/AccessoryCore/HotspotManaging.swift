@@ -187,8 +187,10 @@ public struct JoinOptions: Sendable {
     public var device: String?
     /// How long association and addressing may take before the join is abandoned.
     public var timeout: Duration = .seconds(45)
-    /// If nobody leaves the hotspot within this time (a crash, a closed lid), NetworkManager
-    /// itself restores the previous network (a checkpoint rollback). `nil`: never.
+    /// If nobody leaves the hotspot within this time of the join being up (a crash, a closed
+    /// lid), NetworkManager itself restores the previous network (a checkpoint rollback); a join
+    /// whose process dies before it is up is rolled back within this time of its death.
+    /// Whole seconds, at least one. `nil`: never, and no checkpoint.
     public var restoreAfter: Duration? = .seconds(900)
     /// End a join-once connection when the joining D-Bus client leaves the bus.
     public var bindToClient = false

@@ -314,6 +314,17 @@ enum LibNM {
         }
     }
 
+    /// Sets the checkpoint's rollback to `seconds` from now.
+    static func adjustRollbackTimeout(
+        isolation: isolated (any Actor)? = #isolation, checkpoint path: String, seconds: UInt32, client: GObjectRef
+    ) async throws(HotspotError) {
+        _ = try await call("adjust the checkpoint's rollback timeout") { cancellable, callback, data in
+            nm_client_checkpoint_adjust_rollback_timeout(client.pointer, path, seconds, cancellable, callback, data)
+        } finish: { _, result, error in
+            nm_client_checkpoint_adjust_rollback_timeout_finish(client.pointer, result, error) != 0 ? true : nil
+        }
+    }
+
     static func destroy(
         isolation: isolated (any Actor)? = #isolation, checkpoint path: String, client: GObjectRef
     ) async throws(HotspotError) {

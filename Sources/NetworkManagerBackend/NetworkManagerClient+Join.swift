@@ -29,24 +29,30 @@ extension NetworkManagerClient {
         // its round trip when a scan runs: a command killed during the scan would leave a
         // checkpoint no profile names, refusing every join on the device until it expired.
         options.progress?(.checkpoint)
-        let checkpoint = try await createCheckpoint(on: device, restoreAfter: options.restoreAfter)
+        let checkpoint = try await createCheckpoint(on: device, options: options)
         let attempt = JoinAttempt(
             device: interface, profileUUID: profile.uuid, checkpoint: checkpoint, previous: previous?.uuid)
         // From here on every way out but success undoes the join, whatever the task's state.
         do throws(HotspotError) {
+            let postponing = checkpoint.map { postponeRollback(of: $0, whileJoining: options) }
+            defer { postponing?.cancel() }
             if let checkpoint { try LibNM.setUserData(connection, ProfileTag.checkpoint, checkpoint.tag) }
             let active = try await activateUntilUp(
                 connection, profile, joining: ssid, through: accessPoint, on: device,
                 configuration: configuration, options: options)
             if !configuration.joinOnce && checkpoint == nil { await removeProfiles(replacedBy: profile) }
+            var restoreDeadline: Date?
+            if let checkpoint, let seconds = Self.rollbackSeconds(options) {
+                postponing?.cancel()
+                try await LibNM.adjustRollbackTimeout(checkpoint: checkpoint.path, seconds: seconds, client: client)
+                restoreDeadline = Date() + TimeInterval(seconds)
+            }
             return JoinedHotspot(
                 device: interface, ssid: ssid,
                 bssid: LibNM.activeAccessPoint(of: device.pointer).flatMap { LibNM.scanEntry($0)?.bssid },
                 connectionID: profile.id, connectionUUID: profile.uuid,
                 ipv4Address: LibNM.ipv4Address(ofActive: active.pointer), previousConnection: previous?.id,
-                restoreDeadline: options.restoreAfter.flatMap {
-                    checkpoint == nil ? nil : Date() + TimeInterval($0.components.seconds)
-                }, keptDevice: kept.map(LibNM.interface),
+                restoreDeadline: restoreDeadline, keptDevice: kept.map(LibNM.interface),
                 keptConnection: kept.flatMap(LibNM.activeConnection).flatMap(LibNM.activeID))
         } catch {
             await runToCompletion { await self.undo(attempt) }
@@ -736,11 +742,12 @@ extension NetworkManagerClient {
     /// A checkpoint of the device, so that NetworkManager restores it by itself after
     /// `restoreAfter` if nobody ends the join first (a crash, a kill), deleting the profiles
     /// added since. `nil` when the caller asked for no automatic restore; a refusal is an error.
-    private func createCheckpoint(on device: GObjectRef, restoreAfter: Duration?) async throws(HotspotError)
+    /// The checkpoint a join with a `restoreAfter` takes before it changes anything: if nobody
+    /// leaves the join within `restoreAfter` of it being up, NetworkManager rolls it back.
+    private func createCheckpoint(on device: GObjectRef, options: JoinOptions) async throws(HotspotError)
         -> Checkpoint?
     {
-        guard let restoreAfter else { return nil }
-        let seconds = UInt32(clamping: restoreAfter.components.seconds)
+        guard let seconds = Self.rollbackSeconds(options) else { return nil }
         do throws(GLibError) {
             let checkpoint = try await LibNM.createCheckpoint(of: device, client: client, seconds: seconds)
             return Checkpoint(path: LibNM.path(checkpoint.pointer), created: LibNM.created(checkpoint.pointer))
@@ -748,6 +755,28 @@ extension NetworkManagerClient {
             throw .cancelled
         } catch {
             throw .checkpointRefused(device: LibNM.interface(device.pointer), reason: error.message)
+        }
+    }
+
+    /// `restoreAfter` in NetworkManager's whole seconds; `nil` for no checkpoint.
+    private static func rollbackSeconds(_ options: JoinOptions) -> UInt32? {
+        options.restoreAfter.map { UInt32(clamping: max($0, .seconds(1)).components.seconds) }
+    }
+
+    /// While the join comes up, pushes the checkpoint's rollback `restoreAfter` from now every
+    /// third of it, so that NetworkManager never rolls back a join that is still coming up
+    /// (a slow association, a long timeout), yet rolls back within `restoreAfter` the join of a
+    /// process that died on the way. Cancel it once the join is up or undone.
+    private func postponeRollback(of checkpoint: Checkpoint, whileJoining options: JoinOptions) -> Task<Void, Never> {
+        let seconds = Self.rollbackSeconds(options) ?? 1
+        return Task { await self.postponeRollback(of: checkpoint, by: seconds) }
+    }
+
+    private func postponeRollback(of checkpoint: Checkpoint, by seconds: UInt32) async {
+        while true {
+            do { try await Task.sleep(for: .seconds(seconds) / 3) } catch { return }
+            // Refused only when the checkpoint is gone, and the join then fails on its own.
+            try? await LibNM.adjustRollbackTimeout(checkpoint: checkpoint.path, seconds: seconds, client: client)
         }
     }
 

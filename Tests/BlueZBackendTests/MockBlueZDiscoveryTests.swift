@@ -89,9 +89,7 @@ import Testing
             _ = stream
         }
         // The stream is gone; its termination stops discovery.
-        for _ in 0..<50 where try mock.adapterLog().calls.last != "StopDiscovery" {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        _ = try await poll(timeout: .seconds(1)) { try mock.adapterLog().calls.last == "StopDiscovery" ? true : nil }
         #expect(try mock.adapterLog().calls == ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"])
     }
 

@@ -673,6 +673,44 @@ import Testing
         try expectBackHome()
     }
 
+    /// A join slower than `restoreAfter` is not rolled back under it: while it comes up the
+    /// rollback is pushed out, and the join ends in its own timeout.
+    @Test func aJoinSlowerThanRestoreAfterTimesOutInsteadOfBeingRolledBack() async throws {
+        try mock.addAccessPoint(device, name: "plug", ssid: "Slow-Setup", bssid: "02:00:00:00:00:51")
+        try mock.stallActivations(of: "Slow-Setup")
+        let client = try await client()
+        var options = JoinOptions()
+        options.restoreAfter = .seconds(3)
+        options.timeout = .seconds(8)
+        await #expect(throws: HotspotError.timedOut(try SSID("Slow-Setup"), seconds: 8)) {
+            try await client.join(try self.configuration("Slow-Setup"), options: options)
+        }
+        #expect(mock.log.contains("CheckpointCreate [\"/org/freedesktop/NetworkManager/Devices/wlan0\"] 3 "))
+        #expect(mock.log.contains("CheckpointAdjustRollbackTimeout"))
+        try expectBackHome()
+    }
+
+    /// `restoreAfter` counts from the join being up, and NetworkManager then restores the home
+    /// network by itself when nobody leaves.
+    @Test func nobodyLeavingRestoresTheHomeNetworkRestoreAfterTheJoinIsUp() async throws {
+        try mock.addAccessPoint(device, name: "plug", ssid: "Acme-Setup", bssid: "02:00:00:00:00:52")
+        let client = try await client()
+        var options = JoinOptions()
+        options.restoreAfter = .seconds(2)
+        let before = Date()
+        let joined = try await client.join(try configuration("Acme-Setup"), options: options)
+        let deadline = try #require(joined.restoreDeadline)
+        #expect(deadline >= before + 2 && deadline <= Date() + 2)
+        // Set to 2 s from the join being up.
+        let checkpoint = try #require(try mock.checkpointPaths().first)
+        #expect(mock.log.contains("CheckpointAdjustRollbackTimeout \"\(checkpoint)\" 2\n"))
+        #expect(try mock.activeConnectionID(on: device) == "Accessory Acme-Setup")
+        _ = try await poll(timeout: .seconds(10)) {
+            try mock.activeConnectionID(on: device) == "HomeNet" ? true : nil
+        }
+        try expectBackHome("NetworkManager rolled the checkpoint back by itself")
+    }
+
     @Test func joiningTheNetworkAlreadyInUseIsAlreadyAssociated() async throws {
         let client = try await client()
         await #expect(throws: HotspotError.alreadyAssociated(try SSID("HomeNet"))) {

@@ -55,7 +55,7 @@ enum HandoffCommand {
                 "How long each Bluetooth step, the join and the provisioning may take (default: 60)"),
             .number(
                 "restore-after", "SECONDS", NumberRange(0...86_400, "seconds"),
-                help: "NetworkManager restores the previous network after this (default 900, 0: never)"),
+                help: "Restore the previous network this long after the join is up (default 900, 0: never)"),
             .flag("json", help: "Print the result as JSON"),
         ],
         positionals: PositionalSpec(

@@ -24,10 +24,11 @@ enum JoinCommand {
             standard input, never from the command line, and is never printed.
 
             Until 'accessoryctl leave' runs, NetworkManager holds a checkpoint of the device;
-            if nobody leaves within --restore-after seconds (a crash, a closed lid), it puts
-            the device back on its previous network by itself and deletes the profiles added
-            since. If NetworkManager will not take the checkpoint (another tool may hold one),
-            the join is refused; --restore-after 0 joins without one. Ctrl-C undoes the join.
+            if nobody leaves within --restore-after seconds of the join being up (a crash, a
+            closed lid), it puts the device back on its previous network by itself and deletes
+            the profiles added since. If NetworkManager will not take the checkpoint (another
+            tool may hold one), the join is refused; --restore-after 0 joins without one.
+            Ctrl-C undoes the join.
 
             --security defaults to wpa2 with a passphrase and open without one. For an
             enterprise network give --eap and its settings; the passphrase is the EAP password.
@@ -49,7 +50,7 @@ enum JoinCommand {
                 help: "Give up if the connection is not up in time (default 45)"),
             .number(
                 "restore-after", "SECONDS", NumberRange(0...86_400, "seconds"),
-                help: "NetworkManager restores the previous network after this (default 900, 0: never)"),
+                help: "Restore the previous network this long after the join is up (default 900, 0: never)"),
             .value("eap", "METHOD", help: "Enterprise: tls, ttls, peap or fast (repeatable)", repeatable: true),
             .value("identity", "NAME", help: "Enterprise: the user name"),
             .value("anonymous-identity", "NAME", help: "Enterprise: the outer identity"),

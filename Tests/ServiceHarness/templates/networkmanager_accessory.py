@@ -5,7 +5,8 @@ and that template lacks, with NetworkManager's behaviour:
 
 - Settings.AddConnection2 and AddAndActivateConnection2 (persist "volatile" deletes the
   profile when its connection goes down), checkpoints (CheckpointCreate, CheckpointRollback
-  with the rollback timeout and the flag that deletes profiles added since, CheckpointDestroy),
+  with the rollback timeout and the flag that deletes profiles added since, CheckpointDestroy,
+  CheckpointAdjustRollbackTimeout),
   the Wi-Fi device's LastScan, updated by RequestScan, which also brings hidden access points
   into range when their SSID is probed.
 
@@ -52,6 +53,7 @@ def load(mock, parameters):
     mock.volatile = set()     # connection paths deleted when they go down
     mock.checkpoints = {}     # path -> {device path: connection path or None}
     mock.checkpoint_profiles = {}  # path -> the profiles that existed, when DELETE_NEW_CONNECTIONS was asked for
+    mock.checkpoint_timers = {}    # path -> the GLib source of its rollback
     mock.hidden_aps = {}      # SSID bytes -> AddAccessPointWithFlags arguments
     mock.scan_requests = []   # the SSIDs each RequestScan probed for
     mock.heard_while_failing = set()  # SSIDs whose access points are heard during a failing activation
@@ -71,7 +73,7 @@ def load(mock, parameters):
         ('CheckpointCreate', 'aouu', 'o', 'ret = self.mock.checkpoint_create(args[0], args[1], args[2])'),
         ('CheckpointDestroy', 'o', '', 'self.mock.checkpoint_destroy(args[0])'),
         ('CheckpointRollback', 'o', 'a{su}', 'ret = self.mock.checkpoint_rollback(args[0])'),
-        ('CheckpointAdjustRollbackTimeout', 'ou', '', ''),
+        ('CheckpointAdjustRollbackTimeout', 'ou', '', 'self.mock.checkpoint_adjust(args[0], args[1])'),
     ])
     manager.mock = mock
     settings = dbusmock.get_object(base.SETTINGS_OBJ)
@@ -89,6 +91,7 @@ def load(mock, parameters):
     mock.checkpoint_remove = lambda path: checkpoint_remove(mock, path)
     mock.checkpoint_destroy = lambda path: checkpoint_destroy(mock, path)
     mock.checkpoint_rollback = lambda path: checkpoint_rollback(mock, path)
+    mock.checkpoint_adjust = lambda path, seconds: checkpoint_adjust(mock, path, seconds)
 
 
 def ssid_of(settings):
@@ -336,9 +339,32 @@ def checkpoint_create(mock, devices, rollback_timeout, flags):
     }, [])
     mock.object_manager_emit_added(path)
     manager.Set(base.MANAGER_IFACE, 'Checkpoints', dbus.Array([dbus.ObjectPath(p) for p in mock.checkpoints], signature='o'))
-    if rollback_timeout > 0:
-        GLib.timeout_add_seconds(rollback_timeout, lambda: (path in mock.checkpoints and checkpoint_rollback(mock, path), False)[1])
+    schedule_rollback(mock, path, rollback_timeout)
     return path
+
+
+def schedule_rollback(mock, path, seconds):
+    timer = mock.checkpoint_timers.pop(path, None)
+    if timer is not None:
+        GLib.source_remove(timer)
+    if seconds > 0:
+        def expire():
+            del mock.checkpoint_timers[path]
+            checkpoint_rollback(mock, path)
+            return False
+        mock.checkpoint_timers[path] = GLib.timeout_add_seconds(seconds, expire)
+
+
+def checkpoint_adjust(mock, path, seconds):
+    '''CheckpointAdjustRollbackTimeout as in NetworkManager's nm-checkpoint.c: the rollback
+    `seconds` from now (0: never), RollbackTimeout counted from the creation again.'''
+    if path not in mock.checkpoints:
+        raise dbus.exceptions.DBusException('no checkpoint ' + path, name='org.freedesktop.NetworkManager.InvalidArguments')
+    checkpoint = dbusmock.get_object(path)
+    elapsed_ms = boottime_ms() - int(checkpoint.Get(CHECKPOINT_IFACE, 'Created'))
+    total = 0 if seconds == 0 else (elapsed_ms + seconds * 1000 + 500) // 1000
+    checkpoint.Set(CHECKPOINT_IFACE, 'RollbackTimeout', dbus.UInt32(total))
+    schedule_rollback(mock, path, seconds)
 
 
 def checkpoint_remove(mock, path):
@@ -346,6 +372,7 @@ def checkpoint_remove(mock, path):
         raise dbus.exceptions.DBusException('no checkpoint ' + path, name='org.freedesktop.NetworkManager.InvalidArguments')
     saved = mock.checkpoints.pop(path)
     mock.checkpoint_profiles.pop(path, None)
+    schedule_rollback(mock, path, 0)
     manager = dbusmock.get_object(base.MANAGER_OBJ)
     manager.Set(base.MANAGER_IFACE, 'Checkpoints', dbus.Array([dbus.ObjectPath(p) for p in mock.checkpoints], signature='o'))
     mock.object_manager_emit_removed(path)
