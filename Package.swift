@@ -15,13 +15,16 @@ let package = Package(
         // Layer 1: the pure-Swift model. Imports FoundationEssentials and the C library (Glibc) only.
         // No target that ships imports all of Foundation: its ICU data would triple the binaries.
         .target(name: "AccessoryCore"),
+        // The values D-Bus messages carry, in Swift: what the agent's contract is written in,
+        // with no GLib beneath it (GLibRuntime converts them to and from GVariant).
+        .target(name: "DBusValues"),
 
         // Layer 2: C libraries, each behind a system-library target, the shims Swift cannot
         // import without (macros, varargs), and the Swift runtime for GLib main contexts.
         .systemLibrary(name: "CGLib", pkgConfig: "gio-unix-2.0", providers: [.apt(["libglib2.0-dev"])]),
         .systemLibrary(name: "CNetworkManager", pkgConfig: "libnm", providers: [.apt(["libnm-dev"])]),
         .target(name: "CGLibShim", dependencies: ["CGLib"]),
-        .target(name: "GLibRuntime", dependencies: ["CGLib", "CGLibShim"]),
+        .target(name: "GLibRuntime", dependencies: ["CGLib", "CGLibShim", "DBusValues"]),
         .target(
             name: "NetworkManagerBackend",
             dependencies: ["AccessoryCore", "GLibRuntime", "CGLibShim", "CNetworkManager"]),
@@ -36,7 +39,7 @@ let package = Package(
 
         // Layer 3: the agent, the system service, on the core, the backends and the bus service;
         // the values its interfaces carry, which its clients read too.
-        .target(name: "AgentInterface", dependencies: ["AccessoryCore", "GLibRuntime"], plugins: ["EmbedInterfaces"]),
+        .target(name: "AgentInterface", dependencies: ["AccessoryCore", "DBusValues"], plugins: ["EmbedInterfaces"]),
         .target(
             name: "AccessoryAgent",
             dependencies: [
@@ -102,12 +105,13 @@ let package = Package(
         .testTarget(name: "ServiceHarnessTests", dependencies: ["ServiceHarness"]),
 
         .testTarget(name: "AccessoryCoreTests", dependencies: ["AccessoryCore"], exclude: ["Fixtures"]),
+        .testTarget(name: "DBusValuesTests", dependencies: ["DBusValues"]),
         .testTarget(name: "GLibRuntimeTests", dependencies: ["GLibRuntime", "CGLib"]),
         .testTarget(name: "BusServiceTests", dependencies: ["BusService", "AccessoryCore"]),
         .testTarget(
             name: "AccessorySetupKitTests",
             dependencies: ["AccessorySetupKit", "AgentInterface", "AccessoryCore", "GLibRuntime", "CGLib"]),
-        .testTarget(name: "AgentInterfaceTests", dependencies: ["AgentInterface", "AccessoryCore", "GLibRuntime"]),
+        .testTarget(name: "AgentInterfaceTests", dependencies: ["AgentInterface", "AccessoryCore", "DBusValues"]),
         .testTarget(
             name: "NetworkManagerBackendTests",
             dependencies: ["NetworkManagerBackend", "AccessoryCore", "ServiceHarness"]

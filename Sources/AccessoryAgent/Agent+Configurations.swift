@@ -1,8 +1,8 @@
 import AccessoryCore
 import AgentInterface
 import BusService
+import DBusValues
 import FoundationEssentials
-import GLibRuntime
 import Glibc
 
 /// An application's own Wi-Fi configurations, the counterpart of

@@ -1,8 +1,8 @@
 import AccessoryCore
 import AgentInterface
 import BusService
+import DBusValues
 import FoundationEssentials
-import GLibRuntime
 
 /// Joining accessory hotspots for clients, leaving them, and the dispatcher hook's intake.
 extension Agent {

@@ -1,8 +1,8 @@
 import AccessoryCore
 import AgentInterface
 import BusService
+import DBusValues
 import FoundationEssentials
-import GLibRuntime
 import Glibc
 
 /// `Manager1` (`AgentBus.Interface.manager`), method by method (docs/dbus-api.md).

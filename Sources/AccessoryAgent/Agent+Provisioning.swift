@@ -1,6 +1,7 @@
 import AccessoryCore
 import AgentInterface
 import BusService
+import DBusValues
 import FoundationEssentials
 import GLibRuntime
 import ProvisioningHTTP

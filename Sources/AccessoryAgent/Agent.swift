@@ -2,8 +2,8 @@ import AccessoryCore
 import AgentInterface
 import BluetoothPairing
 import BusService
+import DBusValues
 import FoundationEssentials
-import GLibRuntime
 import Glibc
 
 /// The system service: `AgentBus.name` on the bus, the `AccessorySetupKit` of the machine.

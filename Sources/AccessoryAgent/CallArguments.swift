@@ -1,7 +1,7 @@
 import AccessoryCore
 import AgentInterface
+import DBusValues
 import FoundationEssentials
-import GLibRuntime
 
 /// A method call's arguments by position, as the agent's methods read them: one the caller left
 /// out reads as an empty dictionary, and one of the wrong type is refused naming its field.

@@ -1,4 +1,4 @@
-import GLibRuntime
+import DBusValues
 
 /// The `a{sv}` options of a method call, read key by key: a key the method does not define is
 /// refused, and a value of the wrong type names its field (`options.device`).

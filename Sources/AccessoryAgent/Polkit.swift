@@ -1,6 +1,6 @@
 import AgentInterface
 import BusService
-import GLibRuntime
+import DBusValues
 
 /// Asks polkit whether a caller may do something, with a `system-bus-name` subject, as
 /// hostnamed and fwupd do. Root passes without asking; no polkit on the bus means no.

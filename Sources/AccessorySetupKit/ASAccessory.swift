@@ -1,7 +1,7 @@
 import AccessoryCore
 import BusService
+import DBusValues
 import FoundationEssentials
-import GLibRuntime
 
 /// An accessory the person authorized, as the agent describes it (Apple's `ASAccessory`).
 public struct ASAccessory: Sendable, Hashable, Identifiable {

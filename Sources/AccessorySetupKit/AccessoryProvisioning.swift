@@ -1,7 +1,7 @@
 import AccessoryCore
 import AgentInterface
 import BusService
-import GLibRuntime
+import DBusValues
 
 /// What network to give an accessory (`ProvisionAccessory`'s options).
 public struct AccessoryProvisioningOptions: Sendable {

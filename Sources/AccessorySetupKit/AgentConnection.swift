@@ -1,8 +1,8 @@
 import AccessoryCore
 import AgentInterface
 import BusService
+import DBusValues
 import FoundationEssentials
-import GLibRuntime
 
 /// A connection to the agent (`AgentBus.name` on the system bus; `DBUS_SYSTEM_BUS_ADDRESS`
 /// is honoured): its `Manager1` methods with typed arguments and answers. Calls may start the

@@ -1,8 +1,8 @@
 import AccessoryCore
 import AgentInterface
 import BusService
+import DBusValues
 import FoundationEssentials
-import GLibRuntime
 import Glibc
 
 /// Apple's `NEHotspotConfiguration`: a network of the application's own (not an accessory's)

@@ -1,8 +1,8 @@
 import AccessoryCore
 import AgentInterface
 import BusService
+import DBusValues
 import FoundationEssentials
-import GLibRuntime
 
 /// A picker front end's side of `PickerAgent1` (`AgentBus.Interface.pickerAgent`): the object exported on the
 /// client's connection, registered with the agent, and the agent's calls to it, typed.

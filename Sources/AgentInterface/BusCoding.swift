@@ -1,6 +1,6 @@
 import AccessoryCore
+import DBusValues
 import FoundationEssentials
-import GLibRuntime
 
 /// The dictionaries of the D-Bus API (docs/dbus-api.md, "Conventions").
 public enum BusCoding {

@@ -1,5 +1,5 @@
 import AccessoryCore
-import GLibRuntime
+import DBusValues
 
 /// One accessory a picker shows, in the form `PickerAgent1.UpdateEntries` and
 /// `Session1.AccessoryDiscovered` carry it: the agent writes it, the pickers read it.

@@ -1,5 +1,5 @@
 import AccessoryCore
-import GLibRuntime
+import DBusValues
 
 /// What the agent asks a picker agent to show (`PickerAgent1.RequestChoice`'s request).
 public struct PickerAgentRequest: Sendable, Hashable {

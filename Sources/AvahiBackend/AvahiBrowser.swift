@@ -1,7 +1,7 @@
 import AccessoryCore
 import BusService
+import DBusValues
 import FoundationEssentials
-import GLibRuntime
 
 /// DNS-SD through Avahi's D-Bus API (`org.freedesktop.Avahi`), as GNOME's and KDE's tools
 /// browse: a `ServiceBrowser` per service type, and for each service it finds a

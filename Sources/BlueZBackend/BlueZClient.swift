@@ -1,5 +1,6 @@
 import AccessoryCore
 import CGLib
+import DBusValues
 import FoundationEssentials
 import GLibRuntime
 

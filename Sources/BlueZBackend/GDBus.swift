@@ -1,4 +1,5 @@
 import CGLib
+import DBusValues
 import FoundationEssentials
 import GLibRuntime
 

@@ -1,8 +1,8 @@
 import AccessoryCore
 import BlueZBackend
 import BusService
+import DBusValues
 import FoundationEssentials
-import GLibRuntime
 
 /// A BlueZ pairing agent (`org.bluez.Agent1`, capability `DisplayYesNo`) exported on a bus
 /// connection, pairing over that same connection: BlueZ asks the agent of the connection that

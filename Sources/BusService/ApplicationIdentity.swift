@@ -1,6 +1,7 @@
 import AccessoryCore
 import CGLib
 import CGLibShim
+import DBusValues
 import GLibRuntime
 import Glibc
 

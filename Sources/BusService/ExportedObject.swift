@@ -1,5 +1,6 @@
 import AccessoryCore
 import CGLib
+import DBusValues
 import GLibRuntime
 
 /// One object the service puts on the bus: a path, one interface read from introspection XML,

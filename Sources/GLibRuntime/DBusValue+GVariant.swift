@@ -1,5 +1,6 @@
 import CGLib
 import CGLibShim
+import DBusValues
 
 extension DBusValue {
     /// Copies a `GVariant`, unwrapping variants; the caller keeps its reference.

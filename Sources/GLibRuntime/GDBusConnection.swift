@@ -1,4 +1,5 @@
 import CGLib
+import DBusValues
 import Glibc
 
 /// GDBus connections: opening one, calling methods on it, subscribing to its signals. The

@@ -1,6 +1,6 @@
 import BusService
+import DBusValues
 import Foundation
-import GLibRuntime
 import ServiceHarness
 import Testing
 

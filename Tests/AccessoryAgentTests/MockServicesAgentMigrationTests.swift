@@ -1,8 +1,8 @@
 import AccessoryAgent
 import AccessoryCore
 import BusService
+import DBusValues
 import Foundation
-import GLibRuntime
 import ServiceHarness
 import Testing
 

@@ -1,7 +1,7 @@
 import AccessoryCore
 import BusService
+import DBusValues
 import Foundation
-import GLibRuntime
 import ServiceHarness
 import Synchronization
 import Testing

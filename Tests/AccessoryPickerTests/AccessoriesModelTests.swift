@@ -1,4 +1,5 @@
 import AccessorySetupKit
+import DBusValues
 import Foundation
 import GLibRuntime
 import Testing

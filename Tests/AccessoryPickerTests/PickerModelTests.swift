@@ -1,7 +1,7 @@
 import AccessorySetupKit
 import AgentInterface
+import DBusValues
 import Foundation
-import GLibRuntime
 import Testing
 
 @testable import AccessoryPicker

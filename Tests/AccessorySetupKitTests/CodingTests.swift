@@ -1,8 +1,8 @@
 import AccessoryCore
 import AgentInterface
 import CGLib
+import DBusValues
 import Foundation
-import GLibRuntime
 import Testing
 
 @testable import AccessorySetupKit

@@ -1,6 +1,5 @@
 import AccessoryCore
 import AgentInterface
-import GLibRuntime
 import Testing
 
 @Suite("What PickerAgent1 carries, written by the agent and read by the pickers")

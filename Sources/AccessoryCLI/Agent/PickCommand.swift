@@ -1,8 +1,8 @@
 import AccessoryCore
 import AccessorySetupKit
 import AgentInterface
+import DBusValues
 import FoundationEssentials
-import GLibRuntime
 import Glibc
 
 /// `accessoryctl pick`

@@ -1,3 +1,4 @@
+import AgentInterface
 import GLibRuntime
 
 extension PickerAgentRequest {

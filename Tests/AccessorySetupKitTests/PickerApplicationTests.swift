@@ -1,3 +1,4 @@
+import AccessorySetupKit
 import AgentInterface
 import Foundation
 import GLibRuntime

@@ -1,5 +1,6 @@
-/// A D-Bus value in Swift, copied out of or into a `GVariant` by the functions in
-/// `DBusValue+GVariant.swift`; what the backends hand to the layers above instead of a `GVariant`.
+/// A D-Bus value in Swift, copied out of or into a `GVariant` by GLibRuntime
+/// (`DBusValue+GVariant.swift`); what the backends hand to the layers above instead of a
+/// `GVariant`, and what the agent's contract (AgentInterface) is written in.
 public enum DBusValue: Sendable, Hashable {
     case boolean(Bool)
     case byte(UInt8)
