@@ -14,7 +14,7 @@ extension Agent {
     /// the prompt, reads the certificates, and joins; returns `JoinAccessory`'s reply.
     func applyConfiguration(_ call: MethodCall, _ arguments: CallArguments) async throws(CallFailure) -> DBusValue {
         let caller = try await caller(call)
-        try caller.requireIdentified("ApplyConfiguration")
+        try caller.requireIdentified(AgentBus.Manager1.Method.applyConfiguration.name)
         var request = try ConfigurationRequest(
             arguments[0].members ?? [:], options: arguments.options(1), call: call)
         defer { request.closeDescriptors() }

@@ -461,7 +461,8 @@ extension Agent {
         let accessory = BusCoding.record(record, connection: report)
         for host in sessions.all where host.owner == record.owner {
             bus.emit(
-                path: host.path, interface: AgentBus.Interface.session.name, signal: "AccessoryChanged", [accessory],
+                path: host.path, interface: AgentBus.Interface.session.name,
+                signal: AgentBus.Session1.Signal.accessoryChanged.name, [accessory],
                 destination: host.client)
         }
         notifySubscribers(.accessoryChanged, accessory, of: record.owner)

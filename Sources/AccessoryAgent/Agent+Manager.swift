@@ -9,65 +9,67 @@ import Glibc
 extension Agent {
     func managerCall(_ call: MethodCall) async throws(CallFailure) -> [DBusValue] {
         let arguments = CallArguments(call.arguments)
-        switch call.member {
-        case "OpenSession":
+        switch AgentBus.Manager1.Method(rawValue: call.member) {
+        case .openSession:
             let profile = try arguments.string(0, "profile")
             return [.objectPath(try await openSession(call, profile: profile, options: arguments.options(1)))]
-        case "OpenSessionWithProfile":
+        case .openSessionWithProfile:
             return [.objectPath(try await openSessionWithProfile(call, options: arguments.options(1)))]
-        case "RegisterPickerAgent":
+        case .registerPickerAgent:
             guard case .objectPath(let path)? = call.arguments.first else {
                 throw .invalidArguments("agent", "expected an object path")
             }
             try await registerPickerAgent(call, path: path, options: arguments.options(1))
             return []
-        case "UnregisterPickerAgent":
+        case .unregisterPickerAgent:
             guard case .objectPath(let path)? = call.arguments.first else {
                 throw .invalidArguments("agent", "expected an object path")
             }
             try await unregisterPickerAgent(call, path: path)
             return []
-        case "ListAccessories":
+        case .listAccessories:
             return [BusCoding.records(try await listAccessories(call, options: arguments.options(0)))]
-        case "GetAccessory":
+        case .getAccessory:
             let (record, _) = try await callersRecord(
                 call, id: try arguments.string(0, "accessory"), action: .manageOthers)
             return [BusCoding.record(record)]
-        case "JoinAccessory":
+        case .joinAccessory:
             let (record, caller) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
             return [try await join(call, record: record, uid: caller.uid, host: nil, options: arguments.options(1))]
-        case "ProvisionAccessory":
+        case .provisionAccessory:
             let (record, caller) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
             return [
                 try await provision(call, record: record, uid: caller.uid, host: nil, options: arguments.options(1))
             ]
-        case "Leave":
+        case .leave:
             return [try await leave(call, host: nil, options: arguments.options(0))]
-        case "ApplyConfiguration":
+        case .applyConfiguration:
             return [try await applyConfiguration(call, arguments)]
-        case "GetConfiguredSSIDs":
+        case .getConfiguredSSIDs:
             return [.strings(try await configuredSSIDs(call))]
-        case "RemoveConfiguration":
+        case .removeConfiguration:
             try await removeConfiguration(call, ssid: try arguments.string(0, "ssid"))
             return []
-        case "RemoveAccessory", "RenameAccessory", "FinishAuthorization", "FailAuthorization":
+        case .removeAccessory, .renameAccessory, .finishAuthorization, .failAuthorization:
             try await changeRecord(call, arguments)
             return []
-        case "Subscribe":
+        case .subscribe:
             try await subscribe(call)
             return []
-        case "Unsubscribe":
+        case .unsubscribe:
             guard subscribers.remove(call.sender) else {
                 throw CallFailure(AgentError.noSuchPickerAgent(path: "the event subscription of \(call.sender)"))
             }
             return []
-        case "ReportConnection":
+        case .reportConnection:
             let action = try arguments.string(0, "action")
             try await reportConnection(call, action: action, connection: arguments.options(1))
             return []
-        case "Reload":
+        case .reload:
             let caller = try await caller(call)
-            try caller.requireHost("Reload", because: "configuring the agent is the administrator's, on the host")
+            try caller.requireHost(
+                AgentBus.Manager1.Method.reload.name,
+                because: "configuring the agent is the administrator's, on the host")
             try await require(.configureKiosk, call, uid: caller.uid)
             try reload()
             return []
@@ -83,27 +85,27 @@ extension Agent {
     /// The record operations outside a session: on the caller's records, and on another
     /// user's with polkit's manage-others for removing and renaming.
     private func changeRecord(_ call: MethodCall, _ arguments: CallArguments) async throws(CallFailure) {
-        switch call.member {
-        case "RemoveAccessory":
+        switch AgentBus.Manager1.Method(rawValue: call.member) {
+        case .removeAccessory:
             let id = try arguments.string(0, "accessory")
             let (record, _) = try await callersRecord(call, id: id, action: .manageOthers)
             // A join of it a predecessor left up is held first, so that the removal ends it.
             await joinsAdopted()
             try await applyOutsideSession(record, .removeAccessory(record.id))
-        case "RenameAccessory":
+        case .renameAccessory:
             let id = try arguments.string(0, "accessory")
             let (record, _) = try await callersRecord(call, id: id, action: .manageOthers)
             let rename = try Self.renameOptions(arguments.options(2))
             let name = try arguments.string(1, "name")
             try await applyOutsideSession(record, .renameAccessory(record.id, name: name, options: rename))
-        case "FinishAuthorization":
+        case .finishAuthorization:
             let (record, caller) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
             try await require(.authorize, call, uid: caller.uid)
             let settings = try Self.read { () throws(AccessorySessionError) in
                 try AccessorySession.accessorySettings(arguments[1].jsonValue, at: "settings")
             }
             try await applyOutsideSession(record, .finishAuthorization(record.id, settings))
-        case "FailAuthorization":
+        case .failAuthorization:
             let (record, _) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
             try await applyOutsideSession(record, .failAuthorization(record.id))
         default:
@@ -142,7 +144,7 @@ extension Agent {
     {
         _ = try CallOptions(options, known: [])
         let caller = try await caller(call)
-        try caller.requireIdentified("OpenSession")
+        try caller.requireIdentified(AgentBus.Manager1.Method.openSession.name)
         try checkSessionLimits(caller)
         try await require(.openSession, call, uid: caller.uid)
         let profile = try loadProfile(id, for: caller)
@@ -178,7 +180,7 @@ extension Agent {
         // Before polkit: an administrator's password typed for an application's own profile
         // would let the application decide what the person is asked to set up.
         try caller.requireHost(
-            "OpenSessionWithProfile",
+            AgentBus.Manager1.Method.openSessionWithProfile.name,
             because: "an application opens the installed profiles that name it, never one it passes itself")
         let uid = caller.uid
         try checkSessionLimits(caller)
@@ -259,9 +261,10 @@ extension Agent {
                 path: path, interface: AgentBus.Interface.session.name,
                 xml: AgentBus.Interface.session.introspectionXML,
                 properties: [
-                    "Profile": .string(profile.id), "State": .string("inactive"),
-                    "Accessories": BusCoding.records(session.accessories),
-                    "Items": BusCoding.dictionaries(profile.items.map(BusCoding.item)),
+                    AgentBus.Session1.Property.profile.name: .string(profile.id),
+                    AgentBus.Session1.Property.state.name: .string("inactive"),
+                    AgentBus.Session1.Property.accessories.name: BusCoding.records(session.accessories),
+                    AgentBus.Session1.Property.items.name: BusCoding.dictionaries(profile.items.map(BusCoding.item)),
                 ],
                 owner: call.sender)
             try await bus.export(object)
@@ -298,7 +301,7 @@ extension Agent {
     {
         let caller = try await caller(call)
         try caller.requireHost(
-            "RegisterPickerAgent",
+            AgentBus.Manager1.Method.registerPickerAgent.name,
             because:
                 "an application cannot pick for itself; the person picks in the desktop session's picker, or the kiosk policy does"
         )
@@ -547,7 +550,8 @@ extension Agent {
         let event: [DBusValue] = [.objectPath(session), .uint32(UInt32(type.rawValue)), accessory, error]
         for subscriber in subscribers.recipients(forSessionOf: owner) {
             bus.emit(
-                path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name, signal: "Event", event,
+                path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name,
+                signal: AgentBus.Manager1.Signal.event.name, event,
                 destination: subscriber)
         }
     }

@@ -85,7 +85,8 @@ extension Agent {
         do {
             try await clients.call(
                 destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name,
-                method: "ConfirmPasskey", [.objectPath(host.path), .string(code)], timeout: .seconds(60))
+                method: AgentBus.PickerAgent1.Method.confirmPasskey.name, [.objectPath(host.path), .string(code)],
+                timeout: .seconds(60))
             Journal.notice("pairing: the person confirmed the number \(address) shows")
             return true
         } catch {
@@ -99,7 +100,7 @@ extension Agent {
         for host in sessions.all {
             guard let agent = host.pickerAgent, host.session.settingUpBluetoothAddress == address else { continue }
             send(
-                agent, "SetupProgress",
+                agent, .setupProgress,
                 [.objectPath(host.path), .string("pairing"), .vardict([("passkey", .string(code))])])
         }
     }

@@ -59,7 +59,7 @@ extension Agent {
         let interface = host == nil ? AgentBus.Interface.manager.name : AgentBus.Interface.session.name
         let progress: @Sendable (String, [(String, DBusValue)]) -> Void = { [bus] step, details in
             bus.emit(
-                path: path, interface: interface, signal: "ProvisioningProgress",
+                path: path, interface: interface, signal: AgentBus.Session1.Signal.provisioningProgress.name,
                 [.string(record.id.uuidString.lowercased()), .string(step), .vardict(details)], destination: call.sender
             )
         }

@@ -13,12 +13,12 @@ extension Agent {
         }
         guard call.sender == host.client else { throw .accessDenied }
         let arguments = CallArguments(call.arguments)
-        switch call.member {
-        case "Activate":
+        switch AgentBus.Session1.Method(rawValue: call.member) {
+        case .activate:
             try await apply(.activate, to: host)
-        case "ShowPicker":
+        case .showPicker:
             try await showPicker(call, arguments, host: host)
-        case "UpdatePicker":
+        case .updatePicker:
             try checkItemCount(arguments[0])
             let items = try Self.read { () throws(AccessorySessionError) in
                 try arguments[0].elements.enumerated().map { index, item throws(AccessorySessionError) in
@@ -26,39 +26,39 @@ extension Agent {
                 }
             }
             try await apply(.updatePicker(items), to: host)
-        case "FinishPickerDiscovery":
+        case .finishPickerDiscovery:
             try await apply(.finishPickerDiscovery, to: host)
-        case "FinishAuthorization":
+        case .finishAuthorization:
             let id = try arguments.accessory(0)
             try await require(.authorize, call, uid: host.uid)
             let settings = try Self.read { () throws(AccessorySessionError) in
                 try AccessorySession.accessorySettings(arguments[1].jsonValue, at: "settings")
             }
             try await apply(.finishAuthorization(id, settings), to: host)
-        case "FailAuthorization":
+        case .failAuthorization:
             try await apply(.failAuthorization(try arguments.accessory(0)), to: host)
-        case "UpdateAuthorization":
+        case .updateAuthorization:
             let id = try arguments.accessory(0)
             try await require(.authorize, call, uid: host.uid)
             let descriptor = try Self.read { () throws(AccessorySessionError) in
                 try AccessorySession.discoveryDescriptor(arguments[1].jsonValue, at: "descriptor")
             }
             try await apply(.updateAuthorization(id, descriptor), to: host)
-        case "RemoveAccessory":
+        case .removeAccessory:
             let id = try arguments.accessory(0)
             await joinsAdopted()
             try await apply(.removeAccessory(id), to: host)
-        case "RenameAccessory":
+        case .renameAccessory:
             try await renameAccessory(arguments, host: host)
-        case "JoinAccessoryHotspot":
+        case .joinAccessoryHotspot:
             let record = try sessionRecord(try arguments.accessory(0), of: host)
             return [try await join(call, record: record, uid: host.uid, host: host, options: arguments.options(1))]
-        case "ProvisionAccessory":
+        case .provisionAccessory:
             let record = try sessionRecord(try arguments.accessory(0), of: host)
             return [try await provision(call, record: record, uid: host.uid, host: host, options: arguments.options(1))]
-        case "Leave":
+        case .leave:
             return [try await leave(call, host: host, options: [:])]
-        case "Invalidate":
+        case .invalidate:
             await invalidate(host, error: nil)
         default:
             throw CallFailure(
@@ -247,7 +247,8 @@ extension Agent {
             guard await perform(effect, at: index, of: effects, for: host) else { return }
         }
         host.object.setProperties([
-            "State": .string(host.stateName), "Accessories": BusCoding.records(host.session.accessories),
+            AgentBus.Session1.Property.state.name: .string(host.stateName),
+            AgentBus.Session1.Property.accessories.name: BusCoding.records(host.session.accessories),
         ])
     }
 
@@ -283,7 +284,7 @@ extension Agent {
         case .updatePicker(let shown, let removed):
             if let agent = host.pickerAgent {
                 send(
-                    agent, "UpdateEntries",
+                    agent, .updateEntries,
                     [
                         .objectPath(host.path), BusCoding.dictionaries(shown.map(BusCoding.entry)),
                         .array(removed.map { .uint32(UInt32($0)) }, elementType: "u"),
@@ -303,7 +304,7 @@ extension Agent {
         case .awaitAuthorization:
             if let agent = host.pickerAgent {
                 send(
-                    agent, "SetupProgress",
+                    agent, .setupProgress,
                     [.objectPath(host.path), .string("authorization"), BusCoding.emptyDictionary])
             }
         case .cancelSetUp(_, let entry):
@@ -365,9 +366,9 @@ extension Agent {
         host.cancelChoice()
         guard let agent = host.pickerAgent else { return }
         if let error {
-            send(agent, "Cancel", [.objectPath(host.path), BusCoding.error(error)])
+            send(agent, .cancel, [.objectPath(host.path), BusCoding.error(error)])
         } else {
-            send(agent, "SetupProgress", [.objectPath(host.path), .string("done"), BusCoding.emptyDictionary])
+            send(agent, .setupProgress, [.objectPath(host.path), .string("done"), BusCoding.emptyDictionary])
         }
     }
 
@@ -384,7 +385,7 @@ extension Agent {
     /// Starts a setup step of the picked accessory; the picker shows it.
     private func startSetUp(_ step: AccessorySession.SetupStep, _ entry: PickerEntry, for host: SessionHost) {
         if let agent = host.pickerAgent {
-            send(agent, "SetupProgress", [.objectPath(host.path), .string(step.rawValue), BusCoding.emptyDictionary])
+            send(agent, .setupProgress, [.objectPath(host.path), .string(step.rawValue), BusCoding.emptyDictionary])
         }
         let path = host.path
         let handoff = host.session.profile.bluetoothHandoff
@@ -436,10 +437,10 @@ extension Agent {
     // MARK: The picker agent
 
     /// A message to a picker agent, on the connection every call to it takes, so they keep their order.
-    func send(_ agent: PickerAgentRegistration, _ method: String, _ arguments: [DBusValue]) {
+    func send(_ agent: PickerAgentRegistration, _ method: AgentBus.PickerAgent1.Method, _ arguments: [DBusValue]) {
         clients.send(
             destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name,
-            method: method, arguments)
+            method: method.name, arguments)
     }
 
     private func presentPicker(_ items: [PickerDisplayItem], for host: SessionHost) async {
@@ -489,7 +490,8 @@ extension Agent {
                         try await clients.call(
                             destination: agent.connection, path: agent.path,
                             interface: AgentBus.Interface.pickerAgent.name,
-                            method: "RequestChoice", [.objectPath(path), request], timeout: answerTime,
+                            method: AgentBus.PickerAgent1.Method.requestChoice.name, [.objectPath(path), request],
+                            timeout: answerTime,
                             queued: { markQueued.finish() }))
                 } catch {
                     reply = .failure(error)
@@ -529,7 +531,7 @@ extension Agent {
             guard allowed else {
                 let reason = "polkit refused \(PolkitAction.authorize.rawValue)"
                 let refusal = AccessorySessionError.userRestricted(reason: reason)
-                send(agent, "Cancel", [.objectPath(host.path), BusCoding.error(refusal)])
+                send(agent, .cancel, [.objectPath(host.path), BusCoding.error(refusal)])
                 await feed(.pickerDismissed(refusal), to: host)
                 return
             }
@@ -539,7 +541,7 @@ extension Agent {
             } catch {
                 Journal.warning("session \(host.path): the picker's answer was refused: \(error)")
                 if let agent = host.pickerAgent {
-                    send(agent, "SetupProgress", [.objectPath(host.path), .string("failed"), BusCoding.error(error)])
+                    send(agent, .setupProgress, [.objectPath(host.path), .string("failed"), BusCoding.error(error)])
                 }
                 await feed(
                     .pickerDismissed(.pickerRestricted(reason: "the picker's answer was refused: \(error)")), to: host)

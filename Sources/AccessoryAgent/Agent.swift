@@ -96,7 +96,10 @@ public actor Agent {
             manager = try ExportedObject(
                 path: AgentBus.managerPath, interface: AgentBus.Interface.manager.name,
                 xml: AgentBus.Interface.manager.introspectionXML,
-                properties: ["Version": .string(AgentConfiguration.version), "KioskPolicy": .boolean(false)])
+                properties: [
+                    AgentBus.Manager1.Property.version.name: .string(AgentConfiguration.version),
+                    AgentBus.Manager1.Property.kioskPolicy.name: .boolean(false),
+                ])
             try await bus.export(manager)
             trace.ended("manager exported")
         } catch {
@@ -249,7 +252,7 @@ public actor Agent {
     /// certificates (`ApplyConfiguration`).
     static func takesDescriptors(_ call: MethodCall) -> Bool {
         call.interface == AgentBus.Interface.manager.name
-            && ["OpenSessionWithProfile", "ApplyConfiguration"].contains(call.member)
+            && [.openSessionWithProfile, .applyConfiguration].contains(AgentBus.Manager1.Method(rawValue: call.member))
     }
 
     /// The UTF-8 length of the longest string or object path anywhere in `values`, if any.
@@ -312,7 +315,7 @@ public actor Agent {
         for agent in pickerAgents.removeAll() {
             clients.send(
                 destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name,
-                method: "Release", [])
+                method: AgentBus.PickerAgent1.Method.release.name, [])
         }
         await clients.close()
         await bus.close()
@@ -357,13 +360,13 @@ public actor Agent {
                 Journal.info("kiosk policy: no file at \(path); none in force")
             }
             kiosk = nil
-            manager.setProperties(["KioskPolicy": .boolean(false)])
+            manager.setProperties([AgentBus.Manager1.Property.kioskPolicy.name: .boolean(false)])
             return
         }
         do {
             kiosk = try KioskPolicy.loadRootOwned(path: path)
             Journal.notice("kiosk policy: \(path) in force")
-            manager.setProperties(["KioskPolicy": .boolean(true)])
+            manager.setProperties([AgentBus.Manager1.Property.kioskPolicy.name: .boolean(true)])
         } catch {
             Journal.error("kiosk policy: \(error)")
             throw CallFailure(AgentError.invalidKioskPolicy(error))

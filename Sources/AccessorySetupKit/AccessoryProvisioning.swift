@@ -87,7 +87,7 @@ extension AgentConnection {
     ) async throws(AgentCallError) -> AccessoryProvisioningReport {
         let signals = await signals(.manager)
         let listener = Task {
-            for await signal in signals where signal.member == "ProvisioningProgress" {
+            for await signal in signals where signal.member == AgentBus.Manager1.Signal.provisioningProgress.name {
                 let arguments = signal.arguments
                 guard arguments.count == 3, arguments[0].string == id, let name = arguments[1].string else { continue }
                 progress(
@@ -96,7 +96,7 @@ extension AgentConnection {
             }
         }
         defer { listener.cancel() }
-        let reply = try await manager("ProvisionAccessory", [.string(id), options.dbusValue], timeout: .seconds(900))
+        let reply = try await manager(.provisionAccessory, [.string(id), options.dbusValue], timeout: .seconds(900))
         // Signals sent before the reply are delivered before it; give the listener its turn.
         await Task.yield()
         return AccessoryProvisioningReport(reply.first)

@@ -43,13 +43,13 @@ public final class AgentConnection: Sendable {
     }
 
     func manager(
-        _ method: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120),
+        _ method: AgentBus.Manager1.Method, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120),
         fileDescriptors: [Int32] = [],
         autoStart: Bool = true
     ) async throws(AgentCallError) -> [DBusValue] {
         try await call(
-            AgentBus.managerPath, .manager, method, arguments, timeout: timeout, fileDescriptors: fileDescriptors,
-            autoStart: autoStart)
+            AgentBus.managerPath, .manager, method.name, arguments, timeout: timeout,
+            fileDescriptors: fileDescriptors, autoStart: autoStart)
     }
 
     /// Yields each time the agent comes onto the bus (started again after it stopped).
@@ -95,7 +95,7 @@ public final class AgentConnection: Sendable {
     /// Opens a session over the installed profile `profile` (polkit: `open-session`).
     public func openSession(profile: String) async throws(AgentCallError) -> AgentSession {
         let events = await signals(.session)
-        let path = try await manager("OpenSession", [.string(profile), .vardict([])]).first?.string ?? ""
+        let path = try await manager(.openSession, [.string(profile), .vardict([])]).first?.string ?? ""
         return AgentSession(connection: self, path: path, signals: events)
     }
 
@@ -105,7 +105,7 @@ public final class AgentConnection: Sendable {
         let events = await signals(.session)
         let path =
             try await manager(
-                "OpenSessionWithProfile", [.handle(0), .vardict([])], fileDescriptors: [descriptor]
+                .openSessionWithProfile, [.handle(0), .vardict([])], fileDescriptors: [descriptor]
             ).first?.string ?? ""
         return AgentSession(connection: self, path: path, signals: events)
     }
@@ -113,7 +113,7 @@ public final class AgentConnection: Sendable {
     /// Ends the session at `path`, one this connection opened (a picker's way out once its
     /// choice was sent).
     public func invalidateSession(_ path: String) async throws(AgentCallError) {
-        _ = try await call(path, .session, "Invalidate")
+        _ = try await call(path, .session, AgentBus.Session1.Method.invalidate.name)
     }
 
     // MARK: Records
@@ -123,23 +123,23 @@ public final class AgentConnection: Sendable {
         var options: [(String, DBusValue)] = []
         if let profile { options.append(("profile", .string(profile))) }
         if let user { options.append(("user", .uint32(user))) }
-        return ASAccessory.list(try await manager("ListAccessories", [.vardict(options)]).first)
+        return ASAccessory.list(try await manager(.listAccessories, [.vardict(options)]).first)
     }
 
     public func accessory(id: String) async throws(AgentCallError) -> ASAccessory {
-        guard let accessory = ASAccessory(try await manager("GetAccessory", [.string(id)]).first ?? .vardict([])) else {
+        guard let accessory = ASAccessory(try await manager(.getAccessory, [.string(id)]).first ?? .vardict([])) else {
             throw AgentCallError(name: nil, message: "the agent's answer for \(id) carries no accessory")
         }
         return accessory
     }
 
     public func removeAccessory(id: String) async throws(AgentCallError) {
-        _ = try await manager("RemoveAccessory", [.string(id)])
+        _ = try await manager(.removeAccessory, [.string(id)])
     }
 
     /// Renames the accessory; with `ssid`, its hotspot too (Apple's `RenameOptions.ssid`).
     public func renameAccessory(id: String, to name: String, ssid: Bool = false) async throws(AgentCallError) {
-        _ = try await manager("RenameAccessory", [.string(id), .string(name), renameOptions(ssid: ssid)])
+        _ = try await manager(.renameAccessory, [.string(id), .string(name), renameOptions(ssid: ssid)])
     }
 
     /// Authorizes an accessory waiting in `awaitingAuthorization`, with what the app learned.
@@ -147,11 +147,11 @@ public final class AgentConnection: Sendable {
         id: String, ssid: String? = nil, bluetoothTransportBridgingIdentifier: String? = nil
     ) async throws(AgentCallError) {
         let settings = authorizationSettings(ssid, bluetoothTransportBridgingIdentifier)
-        _ = try await manager("FinishAuthorization", [.string(id), settings])
+        _ = try await manager(.finishAuthorization, [.string(id), settings])
     }
 
     public func failAuthorization(id: String) async throws(AgentCallError) {
-        _ = try await manager("FailAuthorization", [.string(id)])
+        _ = try await manager(.failAuthorization, [.string(id)])
     }
 
     // MARK: Hotspots
@@ -160,7 +160,7 @@ public final class AgentConnection: Sendable {
     public func joinAccessory(id: String, options: AccessoryJoinOptions = .init()) async throws(AgentCallError)
         -> HotspotJoinReport
     {
-        HotspotJoinReport(try await manager("JoinAccessory", [.string(id), options.dbusValue]).first)
+        HotspotJoinReport(try await manager(.joinAccessory, [.string(id), options.dbusValue]).first)
     }
 
     /// Joins the accessory's hotspot with `passphrase` where the profile has none (polkit: `join`).
@@ -173,7 +173,7 @@ public final class AgentConnection: Sendable {
     public func leave(device: String? = nil, autoStart: Bool = true) async throws(AgentCallError) -> HotspotLeaveReport
     {
         let options = DBusValue.vardict(device.map { [("device", .string($0))] } ?? [])
-        return HotspotLeaveReport(try await manager("Leave", [options], autoStart: autoStart).first)
+        return HotspotLeaveReport(try await manager(.leave, [options], autoStart: autoStart).first)
     }
 
     // MARK: Events
@@ -181,10 +181,10 @@ public final class AgentConnection: Sendable {
     /// Every session's events, for a subscriber (root, or polkit: `manage-others`).
     public func subscribe() async throws(AgentCallError) -> AsyncStream<ASAccessoryEvent> {
         let signals = await signals(.manager)
-        _ = try await manager("Subscribe")
+        _ = try await manager(.subscribe)
         return AsyncStream { continuation in
             let task = Task {
-                for await signal in signals where signal.member == "Event" {
+                for await signal in signals where signal.member == AgentBus.Manager1.Signal.event.name {
                     if let event = ASAccessoryEvent(managerEvent: signal.arguments) { continuation.yield(event) }
                 }
                 continuation.finish()
@@ -231,8 +231,10 @@ public struct AgentSession: Sendable {
     public let path: String
     let signals: AsyncStream<BusSignal>
 
-    func call(_ method: String, _ arguments: [DBusValue] = []) async throws(AgentCallError) -> [DBusValue] {
-        try await connection.call(path, .session, method, arguments)
+    func call(_ method: AgentBus.Session1.Method, _ arguments: [DBusValue] = []) async throws(AgentCallError)
+        -> [DBusValue]
+    {
+        try await connection.call(path, .session, method.name, arguments)
     }
 
     /// The session's events, from its opening on, for one consumer.
@@ -250,21 +252,21 @@ public struct AgentSession: Sendable {
         }
     }
 
-    public func activate() async throws(AgentCallError) { _ = try await call("Activate") }
+    public func activate() async throws(AgentCallError) { _ = try await call(.activate) }
 
     /// The profile's items, as the agent sends them.
     public func items() async throws(AgentCallError) -> [DBusValue] {
-        try await property("Items").elements
+        try await property(.items).elements
     }
 
     /// The accessories of this session's profile the caller has.
     public func accessories() async throws(AgentCallError) -> [ASAccessory] {
-        ASAccessory.list(try await property("Accessories"))
+        ASAccessory.list(try await property(.accessories))
     }
 
-    private func property(_ name: String) async throws(AgentCallError) -> DBusValue {
+    private func property(_ property: AgentBus.Session1.Property) async throws(AgentCallError) -> DBusValue {
         let reply = try await connection.callProperties(
-            path, "Get", [.string(AgentBus.Interface.session.name), .string(name)])
+            path, "Get", [.string(AgentBus.Interface.session.name), .string(property.name)])
         return reply.first ?? .tuple([])
     }
 
@@ -277,7 +279,7 @@ public struct AgentSession: Sendable {
     ) async throws(AgentCallError) {
         var settings: [(String, DBusValue)] = discoveryTimeout.map { [("discoveryTimeout", .uint32(UInt32($0)))] } ?? []
         if let sharing { settings.append(Self.shareNetwork(sharing)) }
-        _ = try await call("ShowPicker", [.array(items, elementType: "a{sv}"), .vardict(settings)])
+        _ = try await call(.showPicker, [.array(items, elementType: "a{sv}"), .vardict(settings)])
     }
 
     /// `ShowPicker`'s `shareNetwork` setting: the SSID, or empty for the network this computer is on.
@@ -314,7 +316,7 @@ public struct AgentSession: Sendable {
             encoded.append(("options", .strings(["filterDiscoveryResults"])))
         }
         if let shared = settings.sharedNetwork { encoded.append(Self.shareNetwork(shared)) }
-        _ = try await call("ShowPicker", [.array(items, elementType: "a{sv}"), .vardict(encoded)])
+        _ = try await call(.showPicker, [.array(items, elementType: "a{sv}"), .vardict(encoded)])
     }
 
     /// With `filterDiscoveryResults`: shows these discovered entries under the client's names.
@@ -326,40 +328,40 @@ public struct AgentSession: Sendable {
             if let image = item.productImage { fields.append(("productImage", .string(image))) }
             return DBusValue.vardict(fields)
         }
-        _ = try await call("UpdatePicker", [.array(encoded, elementType: "a{sv}")])
+        _ = try await call(.updatePicker, [.array(encoded, elementType: "a{sv}")])
     }
 
     /// Ends discovery of an `unbounded` picker: it stays for the person to choose, or ends
     /// with `discoveryTimeout` when it shows nothing.
-    public func finishPickerDiscovery() async throws(AgentCallError) { _ = try await call("FinishPickerDiscovery") }
+    public func finishPickerDiscovery() async throws(AgentCallError) { _ = try await call(.finishPickerDiscovery) }
 
     public func finishAuthorization(
         id: String, ssid: String? = nil, bluetoothTransportBridgingIdentifier: String? = nil
     ) async throws(AgentCallError) {
         let settings = authorizationSettings(ssid, bluetoothTransportBridgingIdentifier)
-        _ = try await call("FinishAuthorization", [.string(id), settings])
+        _ = try await call(.finishAuthorization, [.string(id), settings])
     }
 
     public func failAuthorization(id: String) async throws(AgentCallError) {
-        _ = try await call("FailAuthorization", [.string(id)])
+        _ = try await call(.failAuthorization, [.string(id)])
     }
 
     public func removeAccessory(id: String) async throws(AgentCallError) {
-        _ = try await call("RemoveAccessory", [.string(id)])
+        _ = try await call(.removeAccessory, [.string(id)])
     }
 
     public func renameAccessory(id: String, to name: String, ssid: Bool = false) async throws(AgentCallError) {
-        _ = try await call("RenameAccessory", [.string(id), .string(name), renameOptions(ssid: ssid)])
+        _ = try await call(.renameAccessory, [.string(id), .string(name), renameOptions(ssid: ssid)])
     }
 
     public func joinAccessoryHotspot(id: String, passphrase: Secret? = nil) async throws(AgentCallError)
         -> HotspotJoinReport
     {
         let options = AccessoryJoinOptions(passphrase: passphrase)
-        return HotspotJoinReport(try await call("JoinAccessoryHotspot", [.string(id), options.dbusValue]).first)
+        return HotspotJoinReport(try await call(.joinAccessoryHotspot, [.string(id), options.dbusValue]).first)
     }
 
-    public func invalidate() async throws(AgentCallError) { _ = try await call("Invalidate") }
+    public func invalidate() async throws(AgentCallError) { _ = try await call(.invalidate) }
 }
 
 extension AgentConnection {

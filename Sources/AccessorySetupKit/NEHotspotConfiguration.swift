@@ -185,16 +185,16 @@ extension AgentConnection {
         defer { for descriptor in descriptors { Glibc.close(descriptor) } }
         let options = DBusValue.vardict(device.map { [("device", .string($0))] } ?? [])
         return HotspotJoinReport(
-            try await manager("ApplyConfiguration", [value, options], fileDescriptors: descriptors).first)
+            try await manager(.applyConfiguration, [value, options], fileDescriptors: descriptors).first)
     }
 
     /// The SSIDs of the caller's own configurations.
     public func configuredSSIDs() async throws(AgentCallError) -> [String] {
-        (try await manager("GetConfiguredSSIDs").first?.elements ?? []).compactMap(\.string)
+        (try await manager(.getConfiguredSSIDs).first?.elements ?? []).compactMap(\.string)
     }
 
     /// Removes the caller's own configurations for `ssid`, leaving the network first.
     public func removeConfiguration(ssid: String) async throws(AgentCallError) {
-        _ = try await manager("RemoveConfiguration", [.string(ssid)])
+        _ = try await manager(.removeConfiguration, [.string(ssid)])
     }
 }

@@ -73,13 +73,13 @@ public final class PickerAgentService: Sendable {
     public func register(logindSession: String?, timeout: Duration = .seconds(120)) async throws(AgentCallError) {
         let options: [(String, DBusValue)] = logindSession.map { [("session", .string($0))] } ?? []
         _ = try await connection.manager(
-            "RegisterPickerAgent", [.objectPath(path), .vardict(options)], timeout: timeout)
+            .registerPickerAgent, [.objectPath(path), .vardict(options)], timeout: timeout)
     }
 
     /// Unregisters the object with the agent, which then asks it for nothing more.
     public func unregister(timeout: Duration = .seconds(25)) async throws(AgentCallError) {
         _ = try await connection.manager(
-            "UnregisterPickerAgent", [.objectPath(path)], timeout: timeout, autoStart: false)
+            .unregisterPickerAgent, [.objectPath(path)], timeout: timeout, autoStart: false)
     }
 
     /// Stops taking calls; the object goes with the connection.
@@ -119,22 +119,22 @@ public struct PickerAgentCall: Sendable {
         let arguments = call.arguments
         func argument(_ index: Int) -> DBusValue? { arguments.indices.contains(index) ? arguments[index] : nil }
         session = argument(0)?.string ?? ""
-        switch call.member {
-        case "RequestChoice":
+        switch AgentBus.PickerAgent1.Method(rawValue: call.member) {
+        case .requestChoice:
             method = .requestChoice(PickerAgentRequest(argument(1) ?? .vardict([])))
-        case "UpdateEntries":
+        case .updateEntries:
             method = .updateEntries(
                 (argument(1)?.elements ?? []).compactMap(PickerAgentEntry.init),
                 removed: (argument(2)?.elements ?? []).compactMap(\.uint32))
-        case "SetupProgress":
+        case .setupProgress:
             method = .setupProgress(
                 step: argument(1)?.string ?? "", error: ASError(dictionary: argument(2)),
                 passkey: argument(2)?.members?["passkey"]?.string)
-        case "ConfirmPasskey":
+        case .confirmPasskey:
             method = .confirmPasskey(argument(1)?.string ?? "")
-        case "Cancel":
+        case .cancel:
             method = .cancel(ASError(dictionary: argument(1)))
-        case "Release":
+        case .release:
             method = .release
         default:
             method = .unknown(call.member)

@@ -237,6 +237,34 @@ struct DBusInterfaceTests {
         }
     }
 
+    /// The member enums embed-interfaces generates, against the XML as this test reads it.
+    @Test func theGeneratedMemberNamesAreExactlyTheXMLs() throws {
+        let interfaces = try Self.introspect()
+        func names(_ interface: String, _ kind: Member.Kind) -> [String] {
+            interfaces[interface, default: []].filter { $0.kind == kind }.map(\.name)
+        }
+        let manager = AgentBus.Manager1.self
+        let session = AgentBus.Session1.self
+        let picker = AgentBus.PickerAgent1.self
+        #expect([manager.name, session.name, picker.name] == AgentBus.Interface.allCases.map(\.name))
+        #expect(manager.Method.allCases.map(\.name) == names(manager.name, .method))
+        #expect(manager.Signal.allCases.map(\.name) == names(manager.name, .signal))
+        #expect(manager.Property.allCases.map(\.name) == names(manager.name, .property))
+        #expect(session.Method.allCases.map(\.name) == names(session.name, .method))
+        #expect(session.Signal.allCases.map(\.name) == names(session.name, .signal))
+        #expect(session.Property.allCases.map(\.name) == names(session.name, .property))
+        #expect(picker.Method.allCases.map(\.name) == names(picker.name, .method))
+
+        #expect(manager.Method.getConfiguredSSIDs.rawValue == "GetConfiguredSSIDs")
+        #expect(manager.Method.joinAccessory.inputSignature == "sa{sv}")
+        #expect(manager.Method.joinAccessory.outputSignature == "a{sv}")
+        #expect(manager.Method.reload.inputSignature.isEmpty && manager.Method.reload.outputSignature.isEmpty)
+        #expect(manager.Property.version.signature == "s")
+        // The agent emits a call's provisioning steps on either interface under one name.
+        #expect(manager.Signal.provisioningProgress.name == session.Signal.provisioningProgress.name)
+        #expect(manager.Signal.provisioningProgress.signature == session.Signal.provisioningProgress.signature)
+    }
+
     @Test func everyPolkitActionIsInTheDocumentationsTable() throws {
         let interfaces = try Self.introspect()
         let text = try String(contentsOf: Self.documentation, encoding: .utf8)
