@@ -70,12 +70,15 @@ kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
 
 # trace_start START END: where the time of a call that started the agent went (µs since 1970):
 # the client's part to dbus-daemon's activation request, systemd's to the unit's start, the
-# unit's way to the agent's main (its sandbox, the exec, the libraries' loading), the agent's
-# own steps to its bus name (its debug line "start trace: began T us; STEP MS ms, ...; total
-# MS ms; serving"), and from there to the reply. Each sampled as "NAME, trace: STEP".
+# unit's way to the agent's process (systemd's fork of it), the process's way to the agent's
+# main (the unit's sandbox set up in it, the exec, the libraries' loading: `--version` outside
+# the unit, sampled apart, is the last two), the agent's own steps to its bus name (its debug
+# line "start trace: began T us; STEP MS ms, ...; total MS ms; serving"), and from there to the
+# reply. Each sampled as "NAME, trace: STEP".
 started=()
 trace_start() {
-    local start=$1 end=$2 name="accessoryctl list, starting the agent, trace" marks line began
+    local start=$1 end=$2 name="accessoryctl list, starting the agent, trace" marks line began forked
+    forked=$(process_started "$(systemctl show -p MainPID --value accessory-setup)")
     journalctl --sync
     marks=$(journalctl --since "@$((start / 1000000 - 1))" -o short-unix --no-pager |
         awk -v s="$start" -v e="$end" '{ t = $1 * 1000000 } t < s || t > e { next }
@@ -90,11 +93,34 @@ trace_start() {
     local steps=${BASH_REMATCH[2]} total=${BASH_REMATCH[3]}
     sample "$name: client, to the activation request" "${marks% *}"
     sample "$name: systemd, to the unit's start" $((${marks#* } - ${marks% *}))
-    sample "$name: the unit's start to the agent's main" $((began - ${marks#* }))
-    started=("client,_to_the_activation_request" "systemd,_to_the_unit's_start" "the_unit's_start_to_the_agent's_main")
+    started=("client,_to_the_activation_request" "systemd,_to_the_unit's_start")
+    if [[ $forked =~ ^[0-9]+$ ]]; then
+        forked=$(((forked - start) / 1000))
+        sample "$name: the unit's start to its process" $((forked - ${marks#* }))
+        sample "$name: the process's start to the agent's main" $((began - forked))
+        started+=("the_unit's_start_to_its_process" "the_process's_start_to_the_agent's_main")
+    else
+        sample "$name: the unit's start to the agent's main" $((began - ${marks#* }))
+        started+=("the_unit's_start_to_the_agent's_main")
+    fi
     sample_trace_steps "$name" "$steps" started
     sample "$name: the name owned to the reply" $(((end - start) / 1000 - began - total))
     started+=(the_name_owned_to_the_reply)
+}
+
+# process_started PID: when the process started (its fork), in µs since 1970, from its start
+# time in /proc (clock ticks since boot, 10 ms apart) and the time since boot read with the clock.
+process_started() {
+    local stat uptime now ticks
+    [[ $1 =~ ^[1-9][0-9]*$ && -r /proc/$1/stat ]] || return 0
+    stat=$(</proc/"$1"/stat)
+    now=${EPOCHREALTIME//[!0-9]/}
+    uptime=$(</proc/uptime)
+    ticks=$(getconf CLK_TCK)
+    read -ra stat <<<"${stat##*) }"
+    # Field 22 of the line, the 20th after the command's name.
+    awk -v now="$now" -v up="${uptime%% *}" -v st="${stat[19]}" -v hz="$ticks" \
+        'BEGIN { printf "%.0f", now - (up - st / hz) * 1000000 }'
 }
 
 # Then nothing at all: the agent's --idle-exit ends it, and the next call brings it back by
@@ -108,6 +134,9 @@ if [[ $(systemctl show -p MainPID --value accessory-setup) == 0 ]]; then
     timed "accessoryctl list, starting the agent" "$ACCESSORYCTL" list
     trace_start "$cold" "${EPOCHREALTIME//[!0-9]/}"
     timed "accessoryctl list, agent running" "$ACCESSORYCTL" list
+    for _ in $(seq "$START_ROUNDS"); do
+        timed "accessory-agent --version, outside the unit" /usr/libexec/accessory-setup/accessory-agent --version
+    done
 else
     record agent_idle_exit FAIL "the agent was still running $((idle_exit + 80)) s after its last session ended (--idle-exit $idle_exit)"
 fi
@@ -125,6 +154,7 @@ report "agent idle: exited after the last session ended" ms
 report "accessoryctl list, starting the agent" ms "accessoryctl list, agent running"
 for step in "${started[@]}"; do report "accessoryctl list, starting the agent, trace: ${step//_/ }" ms; done
 report "accessoryctl list, agent running" ms
+report "accessory-agent --version, outside the unit" ms
 ls -l /usr/bin/accessoryctl /usr/libexec/accessory-setup/accessory-agent | awk '{ print "binary " $9 ": " $5 " bytes" }' | tee -a "$BENCH"
 check agent_stopped stop_agent
 forget_bench_ap
