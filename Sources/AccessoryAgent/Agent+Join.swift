@@ -202,22 +202,14 @@ extension Agent {
     /// (`previousConnection`, `keptConnection`): they are the person's, not the application's.
     /// `alreadyJoined`: the join was held for the record already, and is handed back.
     static func reply(_ joined: JoinedHotspot, to caller: Caller, alreadyJoined: Bool = false) -> DBusValue {
-        var reply: [(String, DBusValue)] = [
-            ("device", .string(joined.device)), ("ssid", .string(joined.ssid.notation)),
-            ("connection", .string(joined.connectionID)), ("connectionUUID", .string(joined.connectionUUID)),
-        ]
-        if let bssid = joined.bssid { reply.append(("bssid", .string(bssid.description))) }
-        if let address = joined.ipv4Address { reply.append(("ipv4Address", .string(address))) }
-        if caller.isHost, let previous = joined.previousConnection {
-            reply.append(("previousConnection", .string(previous)))
-        }
-        if let kept = joined.keptDevice { reply.append(("keptDevice", .string(kept))) }
-        if caller.isHost, let kept = joined.keptConnection { reply.append(("keptConnection", .string(kept))) }
-        if let deadline = joined.restoreDeadline {
-            reply.append(("restoreDeadline", .uint64(UInt64(max(0, deadline.timeIntervalSince1970)))))
-        }
-        if alreadyJoined { reply.append(("alreadyJoined", .boolean(true))) }
-        return .vardict(reply)
+        JoinReply(
+            device: joined.device, ssid: joined.ssid.notation, connection: joined.connectionID,
+            connectionUUID: joined.connectionUUID, bssid: joined.bssid?.description, ipv4Address: joined.ipv4Address,
+            previousConnection: caller.isHost ? joined.previousConnection : nil, keptDevice: joined.keptDevice,
+            keptConnection: caller.isHost ? joined.keptConnection : nil,
+            restoreDeadline: joined.restoreDeadline.map { UInt64(max(0, $0.timeIntervalSince1970)) },
+            alreadyJoined: alreadyJoined
+        ).dbusValue
     }
 
     /// Leaves the caller's join (or, with `user` and polkit's manage-others, another user's). A
@@ -257,14 +249,10 @@ extension Agent {
         }
         Journal.notice("leave: \(join.ssid) left on \(join.device); \(Self.restoration(left))")
         if let recordID = join.recordID { await switchHotspotOff(recordID) }
-        var reply: [(String, DBusValue)] = [
-            ("device", .string(left.device)), ("deleted", .boolean(left.deleted)),
-            ("alreadyEnded", .boolean(left.alreadyEnded)),
-        ]
-        if let ssid = left.ssid { reply.append(("ssid", .string(ssid.notation))) }
-        if let restored = left.restored { reply.append(("restored", .string(restored))) }
-        if let notRestored = left.notRestored { reply.append(("notRestored", .string(notRestored))) }
-        return .vardict(reply)
+        return LeaveReply(
+            device: left.device, ssid: left.ssid?.notation, deleted: left.deleted, alreadyEnded: left.alreadyEnded,
+            restored: left.restored, notRestored: left.notRestored
+        ).dbusValue
     }
 
     static func restoration(_ left: LeftHotspot) -> String {

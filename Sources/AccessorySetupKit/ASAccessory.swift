@@ -1,4 +1,5 @@
 import AccessoryCore
+import AgentInterface
 import BusService
 import DBusValues
 import FoundationEssentials
@@ -229,15 +230,15 @@ public struct HotspotJoinReport: Sendable, Hashable {
     public var json: JSONValue
 
     init(_ value: DBusValue?) {
-        let fields = value?.members ?? [:]
-        ssid = fields["ssid"]?.string
-        device = fields["device"]?.string
-        connection = fields["connection"]?.string
-        ipv4Address = fields["ipv4Address"]?.string
-        previousConnection = fields["previousConnection"]?.string
-        keptDevice = fields["keptDevice"]?.string
-        keptConnection = fields["keptConnection"]?.string
-        json = .object(fields.mapValues(\.jsonValue))
+        let reply = JoinReply(value)
+        ssid = reply.ssid
+        device = reply.device
+        connection = reply.connection
+        ipv4Address = reply.ipv4Address
+        previousConnection = reply.previousConnection
+        keptDevice = reply.keptDevice
+        keptConnection = reply.keptConnection
+        json = .object((value?.members ?? [:]).mapValues(\.jsonValue))
     }
 }
 
@@ -251,12 +252,12 @@ public struct HotspotLeaveReport: Sendable, Hashable {
     public var json: JSONValue
 
     init(_ value: DBusValue?) {
-        let fields = value?.members ?? [:]
-        ssid = fields["ssid"]?.string
-        device = fields["device"]?.string
-        restored = fields["restored"]?.string
-        notRestored = fields["notRestored"]?.string
-        json = .object(fields.mapValues(\.jsonValue))
+        let reply = LeaveReply(value)
+        ssid = reply.ssid
+        device = reply.device
+        restored = reply.restored
+        notRestored = reply.notRestored
+        json = .object((value?.members ?? [:]).mapValues(\.jsonValue))
     }
 }
 

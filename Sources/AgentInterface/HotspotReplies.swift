@@ -1,0 +1,144 @@
+import DBusValues
+
+/// What a join answers (`Manager1.JoinAccessory`, `Session1.JoinAccessoryHotspot`,
+/// `Manager1.ApplyConfiguration`; docs/dbus-api.md): the agent writes it, its clients read it.
+/// Read, every field is optional, so that a client reads an older or newer agent's reply.
+public struct JoinReply: Sendable, Hashable {
+    public var device: String?
+    /// The SSID, escaped where it is not UTF-8 (`SSID.notation`).
+    public var ssid: String?
+    /// The NetworkManager profile made for the join, by name and UUID.
+    public var connection: String?
+    public var connectionUUID: String?
+    public var bssid: String?
+    public var ipv4Address: String?
+    /// The profile that was active before, which leaving brings back; the host's callers only.
+    public var previousConnection: String?
+    /// The other Wi-Fi device, which stays on its network (`keptConnection`, the host's callers
+    /// only) through the join.
+    public var keptDevice: String?
+    public var keptConnection: String?
+    /// When NetworkManager restores the previous network by itself, in seconds since 1970.
+    public var restoreDeadline: UInt64?
+    /// The join was held for the record already, and is handed back.
+    public var alreadyJoined = false
+
+    public init(
+        device: String?, ssid: String?, connection: String?, connectionUUID: String?, bssid: String? = nil,
+        ipv4Address: String? = nil, previousConnection: String? = nil, keptDevice: String? = nil,
+        keptConnection: String? = nil, restoreDeadline: UInt64? = nil, alreadyJoined: Bool = false
+    ) {
+        self.device = device
+        self.ssid = ssid
+        self.connection = connection
+        self.connectionUUID = connectionUUID
+        self.bssid = bssid
+        self.ipv4Address = ipv4Address
+        self.previousConnection = previousConnection
+        self.keptDevice = keptDevice
+        self.keptConnection = keptConnection
+        self.restoreDeadline = restoreDeadline
+        self.alreadyJoined = alreadyJoined
+    }
+
+    /// Reads the reply; what is missing or of another type is `nil`.
+    public init(_ value: DBusValue?) {
+        let fields = ReplyFields(value)
+        device = fields.string("device")
+        ssid = fields.string("ssid")
+        connection = fields.string("connection")
+        connectionUUID = fields.string("connectionUUID")
+        bssid = fields.string("bssid")
+        ipv4Address = fields.string("ipv4Address")
+        previousConnection = fields.string("previousConnection")
+        keptDevice = fields.string("keptDevice")
+        keptConnection = fields.string("keptConnection")
+        restoreDeadline = fields.value("restoreDeadline")?.int.flatMap(UInt64.init(exactly:))
+        alreadyJoined = fields.value("alreadyJoined")?.bool ?? false
+    }
+
+    /// The `a{sv}` on the wire, with only the fields that are set.
+    public var dbusValue: DBusValue {
+        var fields = ReplyFields.Writer()
+        fields.add("device", device)
+        fields.add("ssid", ssid)
+        fields.add("connection", connection)
+        fields.add("connectionUUID", connectionUUID)
+        fields.add("bssid", bssid)
+        fields.add("ipv4Address", ipv4Address)
+        fields.add("previousConnection", previousConnection)
+        fields.add("keptDevice", keptDevice)
+        fields.add("keptConnection", keptConnection)
+        if let restoreDeadline { fields.entries.append(("restoreDeadline", .uint64(restoreDeadline))) }
+        if alreadyJoined { fields.entries.append(("alreadyJoined", .boolean(true))) }
+        return .vardict(fields.entries)
+    }
+}
+
+/// What `Leave` answers: the agent writes it, its clients read it.
+public struct LeaveReply: Sendable, Hashable {
+    public var device: String?
+    public var ssid: String?
+    /// Whether the join's profile was deleted (a join-once profile, or one the join replaced).
+    public var deleted = false
+    /// The join had ended before the call (the hotspot went away); leaving cleaned up after it.
+    public var alreadyEnded = false
+    /// The profile brought back, or the one that did not come back.
+    public var restored: String?
+    public var notRestored: String?
+
+    public init(
+        device: String?, ssid: String?, deleted: Bool, alreadyEnded: Bool, restored: String?, notRestored: String?
+    ) {
+        self.device = device
+        self.ssid = ssid
+        self.deleted = deleted
+        self.alreadyEnded = alreadyEnded
+        self.restored = restored
+        self.notRestored = notRestored
+    }
+
+    /// Reads the reply; what is missing or of another type is `nil` (or `false`).
+    public init(_ value: DBusValue?) {
+        let fields = ReplyFields(value)
+        device = fields.string("device")
+        ssid = fields.string("ssid")
+        deleted = fields.value("deleted")?.bool ?? false
+        alreadyEnded = fields.value("alreadyEnded")?.bool ?? false
+        restored = fields.string("restored")
+        notRestored = fields.string("notRestored")
+    }
+
+    public var dbusValue: DBusValue {
+        var fields = ReplyFields.Writer()
+        fields.add("device", device)
+        fields.entries.append(("deleted", .boolean(deleted)))
+        fields.entries.append(("alreadyEnded", .boolean(alreadyEnded)))
+        fields.add("ssid", ssid)
+        fields.add("restored", restored)
+        fields.add("notRestored", notRestored)
+        return .vardict(fields.entries)
+    }
+}
+
+/// An `a{sv}` reply's fields by key, each out of its variant.
+private struct ReplyFields {
+    private let members: [String: DBusValue]
+
+    init(_ value: DBusValue?) { members = value?.members ?? [:] }
+
+    func value(_ key: String) -> DBusValue? {
+        guard case .variant(let box)? = members[key] else { return members[key] }
+        return box.value
+    }
+
+    func string(_ key: String) -> String? { value(key)?.string }
+
+    struct Writer {
+        var entries: [(String, DBusValue)] = []
+
+        mutating func add(_ key: String, _ value: String?) {
+            if let value { entries.append((key, .string(value))) }
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import AgentInterface
+import DBusValues
+import Testing
+
+@Suite("The join's and the leave's replies, written by the agent and read by its clients")
+struct HotspotRepliesTests {
+    @Test func aJoinReplyIsWrittenInItsWireOrderAndReadBack() {
+        let reply = JoinReply(
+            device: "wlan0", ssid: "Acme-Setup", connection: "Accessory Acme-Setup", connectionUUID: "u-1",
+            bssid: "02:00:00:00:00:10", ipv4Address: "192.168.4.2", previousConnection: "HomeNet",
+            restoreDeadline: 1_796_620_000, alreadyJoined: true)
+        let wire = reply.dbusValue
+        #expect(
+            wire.entries.map(\.key) == [
+                "device", "ssid", "connection", "connectionUUID", "bssid", "ipv4Address", "previousConnection",
+                "restoreDeadline", "alreadyJoined",
+            ].map(DBusValue.string))
+        #expect(wire["restoreDeadline"] == .variant(.init(.uint64(1_796_620_000))))
+        #expect(JoinReply(wire) == reply)
+    }
+
+    /// What a client reads of an agent that sends less, or a value of another type.
+    @Test func aJoinReplyReadsWhatIsMissingAsNothing() {
+        let sparse = JoinReply(.vardict([("device", .string("wlan0")), ("ssid", .uint32(7))]))
+        #expect(sparse.device == "wlan0")
+        #expect(sparse.ssid == nil)
+        #expect(sparse.restoreDeadline == nil && !sparse.alreadyJoined)
+        #expect(JoinReply(nil) == JoinReply(device: nil, ssid: nil, connection: nil, connectionUUID: nil))
+        #expect(JoinReply(nil).dbusValue == .vardict([]))
+    }
+
+    @Test func aLeaveReplyAlwaysSaysWhetherItDeletedAndWhetherTheJoinHadEnded() {
+        let reply = LeaveReply(
+            device: "wlan0", ssid: nil, deleted: true, alreadyEnded: false, restored: "HomeNet", notRestored: nil)
+        let wire = reply.dbusValue
+        #expect(wire.entries.map(\.key) == ["device", "deleted", "alreadyEnded", "restored"].map(DBusValue.string))
+        #expect(LeaveReply(wire) == reply)
+        #expect(LeaveReply(.vardict([])).deleted == false)
+    }
+}
