@@ -11,10 +11,11 @@ struct HotspotRepliesTests {
             restoreDeadline: 1_796_620_000, alreadyJoined: true)
         let wire = reply.dbusValue
         #expect(
-            wire.entries.map(\.key) == [
-                "device", "ssid", "connection", "connectionUUID", "bssid", "ipv4Address", "previousConnection",
-                "restoreDeadline", "alreadyJoined",
-            ].map(DBusValue.string))
+            wire.entries.map(\.key)
+                == [
+                    "device", "ssid", "connection", "connectionUUID", "bssid", "ipv4Address", "previousConnection",
+                    "restoreDeadline", "alreadyJoined",
+                ].map(DBusValue.string))
         #expect(wire["restoreDeadline"] == .variant(.init(.uint64(1_796_620_000))))
         #expect(JoinReply(wire) == reply)
     }
