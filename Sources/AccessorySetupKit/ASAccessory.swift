@@ -151,13 +151,11 @@ public struct ASError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Reads an error dictionary (`PickerDidDismiss`, `Event`); `nil` for the empty one.
     init?(dictionary value: DBusValue?) {
-        guard let fields = value?.members, let name = fields["name"]?.string else { return nil }
-        let message = fields["message"]?.string ?? name
-        let field = fields["field"]?.string
-        if let known = ASError(name: name, message: message, field: field) {
+        guard let error = ErrorReply(value) else { return nil }
+        if let known = ASError(name: error.name, message: error.message, field: error.field) {
             self = known
         } else {
-            self.init(code: .unknown, name: name, message: message, field: field)
+            self.init(code: .unknown, name: error.name, message: error.message, field: error.field)
         }
     }
 

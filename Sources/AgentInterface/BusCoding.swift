@@ -85,14 +85,7 @@ public enum BusCoding {
 
     /// An error dictionary; empty for no error.
     public static func error(_ error: AccessorySessionError?) -> DBusValue {
-        guard let error else { return emptyDictionary }
-        var entries: [(String, DBusValue)] = [
-            ("name", .string(error.dbusName)),
-            ("code", .int32(Int32(error.code.rawValue))),
-            ("message", .string(error.description)),
-        ]
-        if let field = error.field { entries.append(("field", .string(field))) }
-        return .vardict(entries)
+        error.map { ErrorReply($0).dbusValue } ?? emptyDictionary
     }
 
     /// A picker entry, as `AccessoryDiscovered` and `PickerAgent1.UpdateEntries` carry it.

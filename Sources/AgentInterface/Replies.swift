@@ -1,3 +1,4 @@
+import AccessoryCore
 import DBusValues
 
 /// What a join answers (`Manager1.JoinAccessory`, `Session1.JoinAccessoryHotspot`,
@@ -117,6 +118,49 @@ public struct LeaveReply: Sendable, Hashable {
         fields.add("ssid", ssid)
         fields.add("restored", restored)
         fields.add("notRestored", notRestored)
+        return .vardict(fields.entries)
+    }
+}
+
+/// An error as a dictionary (`PickerAgent1.Cancel`, `SetupProgress`'s failure, a session's
+/// `PickerSetupFailed`): the agent writes it, its clients read it into `ASError`.
+public struct ErrorReply: Sendable, Hashable {
+    /// The D-Bus error name (`io.accessorysetup.Error.DiscoveryTimeout`).
+    public var name: String
+    /// Apple's `ASError.Code` value.
+    public var code: Int32?
+    public var message: String
+    /// The field of the call the error is about, where one is.
+    public var field: String?
+
+    public init(name: String, code: Int32?, message: String, field: String? = nil) {
+        self.name = name
+        self.code = code
+        self.message = message
+        self.field = field
+    }
+
+    public init(_ error: AccessorySessionError) {
+        self.init(
+            name: error.dbusName, code: Int32(error.code.rawValue), message: error.description, field: error.field)
+    }
+
+    /// Reads the dictionary; `nil` when it names no error (the empty dictionary is "no error").
+    /// A missing message is the name.
+    public init?(_ value: DBusValue?) {
+        let fields = ReplyFields(value)
+        guard let name = fields.string("name") else { return nil }
+        self.init(
+            name: name, code: fields.value("code")?.int.flatMap(Int32.init(exactly:)),
+            message: fields.string("message") ?? name, field: fields.string("field"))
+    }
+
+    public var dbusValue: DBusValue {
+        var fields = ReplyFields.Writer()
+        fields.add("name", name)
+        if let code { fields.entries.append(("code", .int32(code))) }
+        fields.add("message", message)
+        fields.add("field", field)
         return .vardict(fields.entries)
     }
 }

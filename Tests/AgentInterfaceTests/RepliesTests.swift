@@ -1,9 +1,10 @@
+import AccessoryCore
 import AgentInterface
 import DBusValues
 import Testing
 
-@Suite("The join's and the leave's replies, written by the agent and read by its clients")
-struct HotspotRepliesTests {
+@Suite("The replies and dictionaries the agent writes and its clients read")
+struct RepliesTests {
     @Test func aJoinReplyIsWrittenInItsWireOrderAndReadBack() {
         let reply = JoinReply(
             device: "wlan0", ssid: "Acme-Setup", connection: "Accessory Acme-Setup", connectionUUID: "u-1",
@@ -37,5 +38,18 @@ struct HotspotRepliesTests {
         #expect(wire.entries.map(\.key) == ["device", "deleted", "alreadyEnded", "restored"].map(DBusValue.string))
         #expect(LeaveReply(wire) == reply)
         #expect(LeaveReply(.vardict([])).deleted == false)
+    }
+
+    @Test func anErrorIsWrittenWithItsNameCodeMessageAndFieldAndReadBack() {
+        let error = AccessorySessionError.discoveryTimeout
+        let reply = ErrorReply(error)
+        #expect(reply.name == error.dbusName && reply.code == Int32(error.code.rawValue))
+        #expect(
+            reply.dbusValue.entries.map(\.key)
+                == (error.field == nil ? ["name", "code", "message"] : ["name", "code", "message", "field"]).map(
+                    DBusValue.string))
+        #expect(ErrorReply(reply.dbusValue) == reply)
+        #expect(ErrorReply(BusCoding.error(nil)) == nil, "the empty dictionary is no error")
+        #expect(ErrorReply(.vardict([("name", .string("x.Y"))])) == ErrorReply(name: "x.Y", code: nil, message: "x.Y"))
     }
 }
