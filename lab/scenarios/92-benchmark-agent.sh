@@ -155,6 +155,31 @@ report "accessoryctl list, starting the agent" ms "accessoryctl list, agent runn
 for step in "${started[@]}"; do report "accessoryctl list, starting the agent, trace: ${step//_/ }" ms; done
 report "accessoryctl list, agent running" ms
 report "accessory-agent --version, outside the unit" ms
+# On demand (BENCH_SANDBOX=1): what each of the unit's sandbox settings costs a start. The
+# agent's --version run in a transient unit with none of them, with all of them, and with each
+# one alone (a setting named twice, both lines), BENCH_ROUNDS times; each against none.
+if ((${BENCH_SANDBOX:-0})); then
+    unit_file=$(systemctl show -p FragmentPath --value accessory-setup)
+    mapfile -t sandbox < <(sed -n '/^CapabilityBoundingSet=/,/^SystemCallErrorNumber=/p' "$unit_file" | grep -E '^[A-Za-z]+=')
+    mapfile -t sandbox_keys < <(printf '%s\n' "${sandbox[@]}" | cut -d= -f1 | awk '!seen[$0]++')
+    in_unit() { systemd-run --wait --quiet --collect "$@" /usr/libexec/accessory-setup/accessory-agent --version; }
+    settings_of() {
+        local setting
+        for setting in "${sandbox[@]}"; do [[ -z $1 || ${setting%%=*} == "$1" ]] && printf -- '-p\n%s\n' "$setting"; done
+    }
+    for _ in $(seq "${BENCH_ROUNDS:-3}"); do
+        timed "sandbox: none" in_unit
+        mapfile -t properties < <(settings_of "")
+        timed "sandbox: the unit's" in_unit "${properties[@]}"
+        for key in "${sandbox_keys[@]}"; do
+            mapfile -t properties < <(settings_of "$key")
+            timed "sandbox: $key" in_unit "${properties[@]}"
+        done
+    done
+    report "sandbox: none" ms
+    report "sandbox: the unit's" ms "sandbox: none"
+    for key in "${sandbox_keys[@]}"; do report "sandbox: $key" ms "sandbox: none"; done
+fi
 ls -l /usr/bin/accessoryctl /usr/libexec/accessory-setup/accessory-agent | awk '{ print "binary " $9 ": " $5 " bytes" }' | tee -a "$BENCH"
 check agent_stopped stop_agent
 forget_bench_ap
