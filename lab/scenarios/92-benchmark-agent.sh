@@ -160,7 +160,10 @@ report "accessory-agent --version, outside the unit" ms
 # one alone (a setting named twice, both lines), BENCH_ROUNDS times; each against none.
 if ((${BENCH_SANDBOX:-0})); then
     unit_file=$(systemctl show -p FragmentPath --value accessory-setup)
-    mapfile -t sandbox < <(sed -n '/^CapabilityBoundingSet=/,/^SystemCallErrorNumber=/p' "$unit_file" | grep -E '^[A-Za-z]+=')
+    # systemd-run (252) takes no "localhost" or "link-local" in IPAddressAllow=, unit files do:
+    # their prefixes instead.
+    mapfile -t sandbox < <(sed -n '/^CapabilityBoundingSet=/,/^SystemCallErrorNumber=/p' "$unit_file" |
+        grep -E '^[A-Za-z]+=' | sed -E '/^IPAddress/{s#localhost#127.0.0.0/8 ::1/128#; s#link-local#169.254.0.0/16 fe80::/64#}')
     mapfile -t sandbox_keys < <(printf '%s\n' "${sandbox[@]}" | cut -d= -f1 | awk '!seen[$0]++')
     # A setting systemd-run refuses for a transient unit is named with systemd-run's words.
     in_unit() {
