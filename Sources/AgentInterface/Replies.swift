@@ -44,23 +44,22 @@ public struct JoinReply: Sendable, Hashable {
 
     /// Reads the reply; what is missing or of another type is `nil`.
     public init(_ value: DBusValue?) {
-        let fields = ReplyFields(value)
-        device = fields.string("device")
-        ssid = fields.string("ssid")
-        connection = fields.string("connection")
-        connectionUUID = fields.string("connectionUUID")
-        bssid = fields.string("bssid")
-        ipv4Address = fields.string("ipv4Address")
-        previousConnection = fields.string("previousConnection")
-        keptDevice = fields.string("keptDevice")
-        keptConnection = fields.string("keptConnection")
-        restoreDeadline = fields.value("restoreDeadline")?.int.flatMap(UInt64.init(exactly:))
-        alreadyJoined = fields.value("alreadyJoined")?.bool ?? false
+        device = value?.field("device")?.string
+        ssid = value?.field("ssid")?.string
+        connection = value?.field("connection")?.string
+        connectionUUID = value?.field("connectionUUID")?.string
+        bssid = value?.field("bssid")?.string
+        ipv4Address = value?.field("ipv4Address")?.string
+        previousConnection = value?.field("previousConnection")?.string
+        keptDevice = value?.field("keptDevice")?.string
+        keptConnection = value?.field("keptConnection")?.string
+        restoreDeadline = value?.field("restoreDeadline")?.int.flatMap(UInt64.init(exactly:))
+        alreadyJoined = value?.field("alreadyJoined")?.bool ?? false
     }
 
     /// The `a{sv}` on the wire, with only the fields that are set.
     public var dbusValue: DBusValue {
-        var fields = ReplyFields.Writer()
+        var fields = ReplyFields()
         fields.add("device", device)
         fields.add("ssid", ssid)
         fields.add("connection", connection)
@@ -101,17 +100,16 @@ public struct LeaveReply: Sendable, Hashable {
 
     /// Reads the reply; what is missing or of another type is `nil` (or `false`).
     public init(_ value: DBusValue?) {
-        let fields = ReplyFields(value)
-        device = fields.string("device")
-        ssid = fields.string("ssid")
-        deleted = fields.value("deleted")?.bool ?? false
-        alreadyEnded = fields.value("alreadyEnded")?.bool ?? false
-        restored = fields.string("restored")
-        notRestored = fields.string("notRestored")
+        device = value?.field("device")?.string
+        ssid = value?.field("ssid")?.string
+        deleted = value?.field("deleted")?.bool ?? false
+        alreadyEnded = value?.field("alreadyEnded")?.bool ?? false
+        restored = value?.field("restored")?.string
+        notRestored = value?.field("notRestored")?.string
     }
 
     public var dbusValue: DBusValue {
-        var fields = ReplyFields.Writer()
+        var fields = ReplyFields()
         fields.add("device", device)
         fields.entries.append(("deleted", .boolean(deleted)))
         fields.entries.append(("alreadyEnded", .boolean(alreadyEnded)))
@@ -148,15 +146,14 @@ public struct ErrorReply: Sendable, Hashable {
     /// Reads the dictionary; `nil` when it names no error (the empty dictionary is "no error").
     /// A missing message is the name.
     public init?(_ value: DBusValue?) {
-        let fields = ReplyFields(value)
-        guard let name = fields.string("name") else { return nil }
+        guard let name = value?.field("name")?.string else { return nil }
         self.init(
-            name: name, code: fields.value("code")?.int.flatMap(Int32.init(exactly:)),
-            message: fields.string("message") ?? name, field: fields.string("field"))
+            name: name, code: value?.field("code")?.int.flatMap(Int32.init(exactly:)),
+            message: value?.field("message")?.string ?? name, field: value?.field("field")?.string)
     }
 
     public var dbusValue: DBusValue {
-        var fields = ReplyFields.Writer()
+        var fields = ReplyFields()
         fields.add("name", name)
         if let code { fields.entries.append(("code", .int32(code))) }
         fields.add("message", message)
@@ -165,24 +162,11 @@ public struct ErrorReply: Sendable, Hashable {
     }
 }
 
-/// An `a{sv}` reply's fields by key, each out of its variant.
+/// An `a{sv}` reply as it is written: only the fields that are set, in order.
 private struct ReplyFields {
-    private let members: [String: DBusValue]
+    var entries: [(String, DBusValue)] = []
 
-    init(_ value: DBusValue?) { members = value?.members ?? [:] }
-
-    func value(_ key: String) -> DBusValue? {
-        guard case .variant(let box)? = members[key] else { return members[key] }
-        return box.value
-    }
-
-    func string(_ key: String) -> String? { value(key)?.string }
-
-    struct Writer {
-        var entries: [(String, DBusValue)] = []
-
-        mutating func add(_ key: String, _ value: String?) {
-            if let value { entries.append((key, .string(value))) }
-        }
+    mutating func add(_ key: String, _ value: String?) {
+        if let value { entries.append((key, .string(value))) }
     }
 }

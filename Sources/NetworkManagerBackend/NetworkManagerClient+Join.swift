@@ -29,12 +29,18 @@ extension NetworkManagerClient {
         // its round trip when a scan runs: a command killed during the scan would leave a
         // checkpoint no profile names, refusing every join on the device until it expired.
         options.progress?(.checkpoint)
-        let checkpoint = try await createCheckpoint(on: device, options: options)
+        let rollbackSeconds = Self.rollbackSeconds(options.restoreAfter)
+        let checkpoint = try await createCheckpoint(on: device, rollbackAfter: rollbackSeconds)
         let attempt = JoinAttempt(
             device: interface, profileUUID: profile.uuid, checkpoint: checkpoint, previous: previous?.uuid)
         // From here on every way out but success undoes the join, whatever the task's state.
         do throws(HotspotError) {
-            let postponing = checkpoint.map { postponeRollback(of: $0, whileJoining: options) }
+            let postponing: Task<Void, Never>? =
+                if let checkpoint, let rollbackSeconds {
+                    Task { await self.postponeRollback(of: checkpoint, by: rollbackSeconds) }
+                } else {
+                    nil
+                }
             defer { postponing?.cancel() }
             if let checkpoint { try LibNM.setUserData(connection, ProfileTag.checkpoint, checkpoint.tag) }
             let active = try await activateUntilUp(
@@ -42,7 +48,7 @@ extension NetworkManagerClient {
                 configuration: configuration, options: options)
             if !configuration.joinOnce && checkpoint == nil { await removeProfiles(replacedBy: profile) }
             var restoreDeadline: Date?
-            if let checkpoint, let seconds = Self.rollbackSeconds(options) {
+            if let checkpoint, let seconds = rollbackSeconds {
                 postponing?.cancel()
                 try await LibNM.adjustRollbackTimeout(checkpoint: checkpoint.path, seconds: seconds, client: client)
                 restoreDeadline = Date() + TimeInterval(seconds)
@@ -739,15 +745,14 @@ extension NetworkManagerClient {
         LibNM.devices(ofCheckpoint: checkpoint).contains(device)
     }
 
-    /// A checkpoint of the device, so that NetworkManager restores it by itself after
-    /// `restoreAfter` if nobody ends the join first (a crash, a kill), deleting the profiles
-    /// added since. `nil` when the caller asked for no automatic restore; a refusal is an error.
-    /// The checkpoint a join with a `restoreAfter` takes before it changes anything: if nobody
-    /// leaves the join within `restoreAfter` of it being up, NetworkManager rolls it back.
-    private func createCheckpoint(on device: GObjectRef, options: JoinOptions) async throws(HotspotError)
+    /// A checkpoint of the device, so that NetworkManager restores it by itself, deleting the
+    /// profiles added since, if nobody ends the join first (a crash, a kill): `seconds` after it
+    /// is taken, pushed out while the join comes up (`postponeRollback`) and set again once it
+    /// is up. `nil` when the caller asked for no automatic restore; a refusal is an error.
+    private func createCheckpoint(on device: GObjectRef, rollbackAfter seconds: UInt32?) async throws(HotspotError)
         -> Checkpoint?
     {
-        guard let seconds = Self.rollbackSeconds(options) else { return nil }
+        guard let seconds else { return nil }
         do throws(GLibError) {
             let checkpoint = try await LibNM.createCheckpoint(of: device, client: client, seconds: seconds)
             return Checkpoint(path: LibNM.path(checkpoint.pointer), created: LibNM.created(checkpoint.pointer))
@@ -759,19 +764,14 @@ extension NetworkManagerClient {
     }
 
     /// `restoreAfter` in NetworkManager's whole seconds; `nil` for no checkpoint.
-    private static func rollbackSeconds(_ options: JoinOptions) -> UInt32? {
-        options.restoreAfter.map { UInt32(clamping: max($0, .seconds(1)).components.seconds) }
+    private static func rollbackSeconds(_ restoreAfter: Duration?) -> UInt32? {
+        restoreAfter.map { UInt32(clamping: max($0, .seconds(1)).components.seconds) }
     }
 
-    /// While the join comes up, pushes the checkpoint's rollback `restoreAfter` from now every
-    /// third of it, so that NetworkManager never rolls back a join that is still coming up
-    /// (a slow association, a long timeout), yet rolls back within `restoreAfter` the join of a
-    /// process that died on the way. Cancel it once the join is up or undone.
-    private func postponeRollback(of checkpoint: Checkpoint, whileJoining options: JoinOptions) -> Task<Void, Never> {
-        let seconds = Self.rollbackSeconds(options) ?? 1
-        return Task { await self.postponeRollback(of: checkpoint, by: seconds) }
-    }
-
+    /// While the join comes up, pushes the checkpoint's rollback `seconds` from now every third
+    /// of them, so that NetworkManager never rolls back a join that is still coming up (a slow
+    /// association, a long timeout), yet rolls back within `seconds` the join of a process that
+    /// died on the way. Runs until its task is cancelled, once the join is up or undone.
     private func postponeRollback(of checkpoint: Checkpoint, by seconds: UInt32) async {
         while true {
             do { try await Task.sleep(for: .seconds(seconds) / 3) } catch { return }
