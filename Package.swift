@@ -5,7 +5,7 @@ let package = Package(
     name: "accessory-setup",
     products: [
         .library(name: "AccessoryCore", targets: ["AccessoryCore"]),
-        .library(name: "AccessorySetupKit", targets: ["AccessorySetupKit"]),
+        .library(name: "AccessorySetupKit", targets: ["AccessorySetupKit", "NetworkExtension", "CoreBluetooth"]),
         .executable(name: "accessoryctl", targets: ["accessoryctl"]),
         .executable(name: "accessory-agent", targets: ["accessory-agent"]),
         .executable(name: "accessory-picker", targets: ["accessory-picker"]),
@@ -58,7 +58,14 @@ let package = Package(
         // The client library an application links: AccessorySetupKit's and NEHotspotConfiguration's
         // shape over the agent's D-Bus API.
         .target(
-            name: "AccessorySetupKit", dependencies: ["AccessoryCore", "AgentInterface", "BusService", "GLibRuntime"]),
+            name: "AccessorySetupKit",
+            dependencies: ["AccessoryCore", "AgentInterface", "BusService", "CoreBluetooth", "GLibRuntime"]),
+        // `NEHotspotConfiguration` and its manager; all of Foundation, for Apple's `NSError`s.
+        .target(
+            name: "NetworkExtension",
+            dependencies: ["AccessoryCore", "AccessorySetupKit", "AgentInterface", "BusService", "DBusValues"]),
+        // `CBUUID`, the one CoreBluetooth type AccessorySetupKit's descriptors take.
+        .target(name: "CoreBluetooth"),
 
         // Layer 4: the commands of `accessoryctl`, as a library so tests can run them in-process.
         .target(
@@ -86,8 +93,14 @@ let package = Package(
 
         // An application of the agent through the client library (examples/PickAccessory).
         .executableTarget(
-            name: "pick-accessory", dependencies: ["AccessorySetupKit"], path: "examples/PickAccessory",
+            name: "pick-accessory", dependencies: ["AccessorySetupKit", "NetworkExtension"], path: "examples/PickAccessory",
             exclude: ["README.md", "org.example.PickAccessory.desktop", "org.example.PickAccessory.json"]),
+
+        // Apple's sample code from ../shared/seeds, with only the lines Linux must change
+        // (each file's header lists them); MockServicesAgentAppleSampleCodeTests runs it.
+        .executableTarget(
+            name: "apple-sample-code", dependencies: ["AccessorySetupKit", "NetworkExtension", "CoreBluetooth"],
+            path: "examples/AppleSampleCode", swiftSettings: [.swiftLanguageMode(.v5)]),
 
         .executableTarget(
             name: "accessory-bench",

@@ -142,12 +142,14 @@ extension Agent {
     private func openSession(_ call: MethodCall, profile id: String, options: [String: DBusValue])
         async throws(CallFailure) -> String
     {
-        _ = try CallOptions(options, known: [])
+        let options = try CallOptions(options, known: ["application"])
+        let claimed = try options.string("application", expected: "an application id")
         let caller = try await caller(call)
         try caller.requireIdentified(AgentBus.Manager1.Method.openSession.name)
         try checkSessionLimits(caller)
         try await require(.openSession, call, uid: caller.uid)
-        let profile = try loadProfile(id, for: caller)
+        let profile =
+            id.isEmpty ? try profile(naming: caller.ownerApplication ?? claimed) : try loadProfile(id, for: caller)
         return try await openSession(call, profile: profile, caller: caller)
     }
 

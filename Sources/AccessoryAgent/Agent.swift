@@ -351,6 +351,20 @@ public actor Agent {
         try profiles.profile(id, in: configuration.profileDirectories)
     }
 
+    /// The profile of an `OpenSession` that names none: the one installed profile whose
+    /// `applications` name the caller's application. A sandboxed application is the one its
+    /// sandbox names, whatever it claims; a host process may say which application it is
+    /// (option `application`), as it may open any profile anyway.
+    func profile(naming application: String?) throws(CallFailure) -> AccessoryProfile {
+        guard let application, !application.isEmpty else {
+            throw .invalidArguments(
+                "profile",
+                "is empty, and the caller is no application the agent knows (not sandboxed, no application "
+                    + "option): name the profile to open")
+        }
+        return try profiles.profile(naming: application, in: configuration.profileDirectories)
+    }
+
     func loadKioskPolicy() throws(CallFailure) {
         let path = configuration.kioskPolicyPath
         guard FileManager.default.fileExists(atPath: path) else {

@@ -29,22 +29,54 @@ struct ProfileCache {
         throw CallFailure(AgentError.noSuchProfile(id))
     }
 
+    /// The one installed profile whose `applications` name `application`: how
+    /// `ASAccessorySession()` finds its profile from the application's identity. A profile id
+    /// installed in several directories counts once, from the first.
+    mutating func profile(naming application: String, in directories: [URL]) throws(CallFailure) -> AccessoryProfile {
+        var found: [String: AccessoryProfile] = [:]
+        for directory in directories {
+            let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
+                .filter { $0.hasSuffix(".json") }
+                .sorted()
+            for file in files {
+                guard let profile = try? profile(nil, in: directory.appendingPathComponent(file), named: false),
+                    found[profile.id] == nil, profile.admits(application: application)
+                else { continue }
+                found[profile.id] = profile
+            }
+        }
+        switch found.count {
+        case 0:
+            throw CallFailure(
+                name: AgentError.noSuchProfile("").dbusName,
+                message: "no installed profile names the application \(application) in its applications")
+        case 1:
+            return found.values.first!
+        default:
+            throw .invalidArguments(
+                "profile",
+                "the installed profiles \(found.keys.sorted().joined(separator: ", ")) all name the application "
+                    + "\(application): name the one to open")
+        }
+    }
+
     /// Forgets every profile read, so that unchanged files are read, and their product images
     /// checked, again.
     mutating func forgetAll() {
         read.removeAll()
     }
 
-    /// Profile `id` if the file at `url` holds it; `nil` if there is no such file, it holds
-    /// another profile, or it is refused and is not `<id>.json` (whose refusal is the answer).
-    private mutating func profile(_ id: String, in url: URL, named: Bool) throws(CallFailure) -> AccessoryProfile? {
+    /// Profile `id` (with `nil`, any) if the file at `url` holds it; `nil` if there is no such
+    /// file, it holds another profile, or it is refused and is not `<id>.json` (whose refusal
+    /// is the answer).
+    private mutating func profile(_ id: String?, in url: URL, named: Bool) throws(CallFailure) -> AccessoryProfile? {
         // Taken before the read: a change during it makes the next look read the file again.
         guard let version = FileVersion(path: url.path) else {
             read[url.path] = nil
             return nil
         }
         if let cached = read[url.path], cached.version == version {
-            return cached.profile.id == id ? cached.profile : nil
+            return id == nil || cached.profile.id == id ? cached.profile : nil
         }
         let profile: AccessoryProfile
         do {
@@ -56,7 +88,7 @@ struct ProfileCache {
             return nil
         }
         read[url.path] = (version, profile)
-        return profile.id == id ? profile : nil
+        return id == nil || profile.id == id ? profile : nil
     }
 }
 

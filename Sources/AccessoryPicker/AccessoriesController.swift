@@ -75,7 +75,7 @@ actor AccessoriesController {
     private func subscribe() async {
         guard let connection else { return }
         events?.cancel()
-        let stream: AsyncStream<ASAccessoryEvent>
+        let stream: AsyncStream<AgentEvent>
         do {
             stream = try await connection.subscribe()
         } catch {

@@ -13,13 +13,13 @@ struct AccessoryGroup: Sendable, Hashable, Identifiable {
     var title: String
     /// The application's icon, serialized as `DesktopApplication.icon`.
     var icon: String?
-    var accessories: [ASAccessory]
+    var accessories: [AccessoryDetails]
 
     var id: String { application ?? "" }
 
     /// `accessories` grouped by application, the applications by title and the host programs
     /// last; each group's accessories by name. `applications` names the sandboxed ones.
-    static func grouping(_ accessories: [ASAccessory], applications: [String: DesktopApplication]) -> [AccessoryGroup] {
+    static func grouping(_ accessories: [AccessoryDetails], applications: [String: DesktopApplication]) -> [AccessoryGroup] {
         let byApplication = Dictionary(grouping: accessories) { $0.application }
         var groups = byApplication.compactMap { application, records -> AccessoryGroup? in
             guard let application else { return nil }
@@ -42,13 +42,13 @@ struct AccessoryGroup: Sendable, Hashable, Identifiable {
     }
 }
 
-extension [ASAccessory] {
-    fileprivate var sortedForDisplay: [ASAccessory] {
+extension [AccessoryDetails] {
+    fileprivate var sortedForDisplay: [AccessoryDetails] {
         sorted { ($0.displayName.lowercased(), $0.id) < ($1.displayName.lowercased(), $1.id) }
     }
 }
 
-extension ASAccessory {
+extension AccessoryDetails {
     /// How the accessory is reached: `Wi-Fi`, `Bluetooth`, or both.
     var transportText: String {
         switch (ssid != nil, bluetoothIdentifier != nil) {

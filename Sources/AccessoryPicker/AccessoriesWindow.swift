@@ -5,8 +5,8 @@ import GLibRuntime
 
 /// What the person asks of the Accessories window, confirmed where it removes something.
 struct AccessoriesActions {
-    var rename: (ASAccessory, String) -> Void
-    var remove: (ASAccessory) -> Void
+    var rename: (AccessoryDetails, String) -> Void
+    var remove: (AccessoryDetails) -> Void
     var removeAccess: (AccessoryGroup) -> Void
     var removeConfiguration: (String) -> Void
     var setUp: () -> Void
@@ -204,7 +204,7 @@ final class AccessoriesWindow {
         return header
     }
 
-    private func makeRow(_ accessory: ASAccessory) -> ActionRow {
+    private func makeRow(_ accessory: AccessoryDetails) -> ActionRow {
         let row = ActionRow(title: accessory.displayName, subtitle: accessory.summary)
         let image: Image
         if let file = images.file(for: accessory) {
@@ -260,7 +260,7 @@ final class AccessoriesWindow {
 
     // MARK: Confirmations
 
-    private func askNewName(_ accessory: ASAccessory) {
+    private func askNewName(_ accessory: AccessoryDetails) {
         let dialog = MessageDialog(
             over: window, heading: "Rename Accessory", body: "The name “\(accessory.displayName)” shows everywhere.")
         let entry = Entry(text: accessory.displayName, label: "Name")
@@ -277,7 +277,7 @@ final class AccessoriesWindow {
         entry.grabFocus()
     }
 
-    private func confirmRemove(_ accessory: ASAccessory) {
+    private func confirmRemove(_ accessory: AccessoryDetails) {
         confirm(
             heading: "Remove “\(accessory.displayName)”?",
             body: "Its application can no longer use it, and its Wi-Fi networks are removed from this computer. "
@@ -324,7 +324,7 @@ extension ProductImages {
     /// The image of the item the record was set up from, found in its profile (`<profile>.json`
     /// in one of the directories): the item whose descriptor the record matched, else the
     /// profile's only item.
-    func file(for accessory: ASAccessory) -> URL? {
+    func file(for accessory: AccessoryDetails) -> URL? {
         for directory in directories {
             let url = directory.appendingPathComponent("\(accessory.profile).json")
             guard let profile = try? AccessoryProfile.load(contentsOf: url) else { continue }

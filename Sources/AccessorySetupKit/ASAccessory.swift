@@ -1,332 +1,109 @@
 import AccessoryCore
-import AgentInterface
-import BusService
-import DBusValues
 import FoundationEssentials
 
-/// An accessory the person authorized, as the agent describes it (Apple's `ASAccessory`).
-public struct ASAccessory: Sendable, Hashable, Identifiable {
-    /// The record's id, stable for the accessory's life (lower-case UUID text).
-    public var id: String
-    public var displayName: String
-    /// `ASAccessory.AccessoryState`'s name: `authorized`, `awaitingAuthorization`, `unauthorized`.
-    public var state: String
-    /// The installed profile the accessory was picked under (Apple: the app's bundle).
-    public var profile: String
-    /// The user the record belongs to.
-    public var user: UInt32?
-    /// The sandboxed application the record belongs to (its Flatpak id, as the agent
-    /// established it); `nil` for a record of a process on the host. A host process of the user
-    /// sees every application's records; an application, its own only.
-    public var application: String?
+/// An accessory the person authorized for the application (Apple's `ASAccessory`).
+open class ASAccessory: @unchecked Sendable {
+    public typealias AccessoryState = AccessoryCore.AccessoryState
+    public typealias SupportOptions = AccessorySupportOptions
+    public typealias RenameOptions = AccessoryCore.RenameOptions
+
+    /// What the agent said of the accessory, with what Apple's API has no place for (its
+    /// record's id, its network and where it lives there); `nil` for one only discovered.
+    public let details: AccessoryDetails?
+    public let state: AccessoryState
+    public let displayName: String
     /// The hotspot's SSID, escaped where it is not UTF-8.
-    public var ssid: String?
-    /// The BSSID of the hotspot it was picked by: units of a product share an SSID, not this.
-    public var hotspotBSSID: String?
-    public var bluetoothIdentifier: String?
-    public var bluetoothTransportBridgingIdentifier: String?
-    /// The descriptor the accessory matched, as JSON (docs/dbus-api.md, "Conventions").
-    public var descriptor: JSONValue
-    /// In an `accessoryChanged` event from NetworkManager's dispatcher: its hotspot connection
-    /// went up or down.
-    public var connection: Connection?
-    /// The network the accessory was given through the agent, and where it said it is there.
-    public var network: Network?
-    /// Where the accessory lives on the home network, as DNS-SD found it there.
-    public var location: Location?
-    /// The whole dictionary the agent sent, for printing as it came.
-    public var json: JSONValue
+    public let ssid: String?
+    /// A UUID that stands for the device, stable for it as CoreBluetooth's are: what an
+    /// `ASMigrationDisplayItem.peripheralIdentifier` takes. `bluetoothAddress` is its address.
+    public let bluetoothIdentifier: UUID?
+    public let bluetoothTransportBridgingIdentifier: Data?
+    /// The descriptor the accessory matched.
+    public let descriptor: ASDiscoveryDescriptor
 
-    /// Reads an accessory dictionary; `nil` when it carries no `id` (the empty dictionary).
-    public init?(_ value: DBusValue) {
-        guard let fields = value.members, let id = fields["id"]?.string else { return nil }
-        self.id = id
-        displayName = fields["displayName"]?.string ?? ""
-        state = fields["state"]?.string ?? ""
-        profile = fields["profile"]?.string ?? ""
-        user = fields["user"]?.uint32
-        application = fields["application"]?.string
-        ssid = fields["ssid"]?.string
-        hotspotBSSID = fields["hotspotBSSID"]?.string
-        bluetoothIdentifier = fields["bluetoothIdentifier"]?.string
-        bluetoothTransportBridgingIdentifier = fields["bluetoothTransportBridgingIdentifier"]?.string
-        descriptor = fields["descriptor"]?.jsonValue ?? .object([:])
-        connection = fields["connection"].flatMap(Connection.init)
-        network = fields["network"].flatMap(Network.init)
-        location = fields["location"].flatMap(Location.init)
-        json = value.jsonValue
+    /// Not in Apple's API: the device's Bluetooth address, as BlueZ names it.
+    public let bluetoothAddress: MACAddress?
+    /// Not in Apple's API: the record's id, stable for the accessory's life; empty for one
+    /// only discovered.
+    public var id: String { details?.id ?? "" }
+
+    public init(_ details: AccessoryDetails) {
+        self.details = details
+        state = AccessoryState.allCases.first { $0.name == details.state } ?? .unauthorized
+        displayName = details.displayName
+        ssid = details.ssid
+        bluetoothAddress = details.bluetoothIdentifier.flatMap { try? MACAddress($0) }
+        bluetoothIdentifier = bluetoothAddress?.peripheralIdentifier
+        bluetoothTransportBridgingIdentifier = details.bluetoothTransportBridgingIdentifier
+            .flatMap { try? MACAddress($0) }
+            .map { address in Data((0..<6).reversed().map { UInt8(truncatingIfNeeded: address.rawValue >> ($0 * 8)) }) }
+        let recorded = try? JSONDecoder().decode(DiscoveryDescriptor.self, from: JSONEncoder().encode(details.descriptor))
+        descriptor = ASDiscoveryDescriptor(recorded ?? DiscoveryDescriptor())
     }
 
-    /// The network the accessory was given (`ProvisionAccessory`).
-    public struct Network: Sendable, Hashable {
-        public var ssid: String
-        /// Its address there, as the device reported it (ESP-IDF).
-        public var ipv4Address: String?
-        /// Where its own setup goes on (Improv).
-        public var url: String?
-        /// The MAC address it reported on its setup hotspot (a vendor's setup API).
-        public var macAddress: String?
-
-        init?(_ value: DBusValue) {
-            guard let fields = value.members, let ssid = fields["ssid"]?.string else { return nil }
-            self.ssid = ssid
-            ipv4Address = fields["ipv4Address"]?.string
-            url = fields["url"]?.string
-            macAddress = fields["macAddress"]?.string
-        }
-    }
-
-    /// Where the accessory lives on the home network: the DNS-SD service it was found by.
-    public struct Location: Sendable, Hashable {
-        /// The service type, `_wled._tcp`.
-        public var service: String
-        public var instance: String
-        public var hostname: String
-        public var addresses: [String]
-        public var port: UInt16
-
-        init?(_ value: DBusValue) {
-            guard let fields = value.members, let service = fields["service"]?.string,
-                let instance = fields["instance"]?.string, let hostname = fields["hostname"]?.string
-            else { return nil }
-            self.service = service
-            self.instance = instance
-            self.hostname = hostname
-            addresses = fields["addresses"]?.elements.compactMap(\.string) ?? []
-            port = fields["port"]?.int.flatMap(UInt16.init(exactly:)) ?? 0
-        }
-
-        /// As `--json` prints it.
-        public var json: JSONValue {
-            .object([
-                "service": .string(service), "instance": .string(instance), "hostname": .string(hostname),
-                "addresses": .array(addresses.map(JSONValue.string)), "port": .number(Double(port)),
-            ])
-        }
-    }
-
-    /// What NetworkManager's dispatcher reported of the accessory's hotspot connection.
-    public struct Connection: Sendable, Hashable {
-        /// `up` or `down`.
-        public var state: String
-        public var device: String?
-        /// Why it went down, where NetworkManager says.
-        public var reason: String?
-
-        init?(_ value: DBusValue) {
-            guard let fields = value.members, let state = fields["state"]?.string else { return nil }
-            self.state = state
-            device = fields["device"]?.string
-            reason = fields["reason"]?.string
-        }
-
-        /// `hotspot connection down on wlan0: the network was not found`.
-        public var summary: String {
-            "hotspot connection \(state)" + (device.map { " on \($0)" } ?? "") + (reason.map { ": \($0)" } ?? "")
-        }
-    }
-
-    static func list(_ value: DBusValue?) -> [ASAccessory] { (value?.elements ?? []).compactMap(ASAccessory.init) }
-}
-
-/// Why an accessory session failed, with Apple's `ASError.Code`.
-public struct ASError: Error, Sendable, Hashable, CustomStringConvertible {
-    public typealias Code = AccessorySessionError.Code
-
-    public var code: Code
-    /// The D-Bus error name (`AgentBus.errorName("DiscoveryTimeout")`).
-    public var name: String
-    public var message: String
-    /// The request field an `invalidRequest` is about.
-    public var field: String?
-
-    /// The error the agent named `name`; `nil` when it is not one of Apple's.
-    public init?(name: String, message: String, field: String? = nil) {
-        guard let code = Code.allCases.first(where: { $0.dbusName == name }) else { return nil }
-        self.code = code
-        self.name = name
-        self.message = message
-        self.field = field
-    }
-
-    /// Reads an error dictionary (`PickerDidDismiss`, `Event`); `nil` for the empty one.
-    init?(dictionary value: DBusValue?) {
-        guard let error = ErrorReply(value) else { return nil }
-        if let known = ASError(name: error.name, message: error.message, field: error.field) {
-            self = known
-        } else {
-            self.init(code: .unknown, name: error.name, message: error.message, field: error.field)
-        }
-    }
-
-    /// An error the agent named `name`, of Apple's `code` (`unknown` for the agent's own names).
-    public init(code: Code, name: String, message: String, field: String? = nil) {
-        self.code = code
-        self.name = name
-        self.message = message
-        self.field = field
-    }
-
-    public var description: String { message }
-}
-
-/// What a session tells its client (Apple's `ASAccessoryEvent`).
-public struct ASAccessoryEvent: Sendable, Hashable {
-    public typealias EventType = AccessoryEventType
-
-    public var eventType: EventType
-    /// The accessory added, changed or removed.
-    public var accessory: ASAccessory?
-    /// Why the picker was dismissed or the setup failed.
-    public var error: ASError?
-    /// The accessories a `migrationComplete` adopted.
-    public var migrated: [ASAccessory] = []
-    /// What an `accessoryDiscovered` event found (with `filterDiscoveryResults`).
-    public var discoveredAccessory: ASDiscoveredAccessory?
-    /// The session's object path.
-    public var session: String
-
-    /// A `Session1` signal as an event; `nil` for a signal that is not one.
-    init?(signal: BusSignal) {
-        guard let type = AccessoryEventType.allCases.first(where: { $0 != .unknown && $0.signalName == signal.member })
-        else { return nil }
-        eventType = type
-        session = signal.path
-        let first = signal.arguments.first
-        switch type {
-        case .accessoryAdded, .accessoryChanged, .accessoryRemoved: accessory = first.flatMap(ASAccessory.init)
-        case .pickerDidDismiss, .pickerSetupFailed: error = ASError(dictionary: first)
-        case .migrationComplete: migrated = ASAccessory.list(first)
-        case .accessoryDiscovered: discoveredAccessory = first.flatMap(ASDiscoveredAccessory.init)
-        default: break
-        }
-    }
-
-    /// A `Manager1.Event` signal (subscribers'); `nil` for one that does not read as an event.
-    init?(managerEvent arguments: [DBusValue]) {
-        guard arguments.count == 4 else { return nil }
-        session = arguments[0].string ?? ""
-        eventType = arguments[1].uint32.flatMap { AccessoryEventType(rawValue: Int($0)) } ?? .unknown
-        accessory = ASAccessory(arguments[2])
-        error = ASError(dictionary: arguments[3])
+    fileprivate init(discovered entry: DiscoveredEntry) {
+        details = nil
+        state = .unauthorized
+        displayName = entry.bluetoothName ?? entry.ssid ?? ""
+        ssid = entry.ssid
+        bluetoothAddress = entry.bluetoothIdentifier.flatMap { try? MACAddress($0) }
+        bluetoothIdentifier = bluetoothAddress?.peripheralIdentifier
+        bluetoothTransportBridgingIdentifier = nil
+        descriptor = ASDiscoveryDescriptor()
     }
 }
 
-/// What `JoinAccessory` answered: where the machine is now, and what it will go back to.
-public struct HotspotJoinReport: Sendable, Hashable {
-    public var ssid: String?
-    public var device: String?
-    /// The NetworkManager profile made for the join.
-    public var connection: String?
-    public var ipv4Address: String?
-    /// The profile that was active before, which `leave` brings back.
-    public var previousConnection: String?
-    /// The other Wi-Fi device, which stays on its network (`keptConnection`) through the join.
-    public var keptDevice: String?
-    public var keptConnection: String?
-    /// The whole answer, for printing as it came.
-    public var json: JSONValue
+/// What discovery found, for an application that filters discovery itself (Apple's
+/// `ASDiscoveredAccessory`), in an `accessoryDiscovered` event's `accessory`.
+public final class ASDiscoveredAccessory: ASAccessory, @unchecked Sendable {
+    /// Everything the agent sent of it.
+    public let entry: DiscoveredEntry
 
-    init(_ value: DBusValue?) {
-        let reply = JoinReply(value)
-        ssid = reply.ssid
-        device = reply.device
-        connection = reply.connection
-        ipv4Address = reply.ipv4Address
-        previousConnection = reply.previousConnection
-        keptDevice = reply.keptDevice
-        keptConnection = reply.keptConnection
-        json = .object((value?.members ?? [:]).mapValues(\.jsonValue))
-    }
-}
-
-/// What `Leave` answered.
-public struct HotspotLeaveReport: Sendable, Hashable {
-    public var ssid: String?
-    public var device: String?
-    /// The profile brought back, or the one that did not come back.
-    public var restored: String?
-    public var notRestored: String?
-    public var json: JSONValue
-
-    init(_ value: DBusValue?) {
-        let reply = LeaveReply(value)
-        ssid = reply.ssid
-        device = reply.device
-        restored = reply.restored
-        notRestored = reply.notRestored
-        json = .object((value?.members ?? [:]).mapValues(\.jsonValue))
-    }
-}
-
-/// An accessory discovery found, for an application that filters discovery itself (Apple's
-/// `ASDiscoveredAccessory`): the access point's fields and the advertisement's raw data.
-public struct ASDiscoveredAccessory: Sendable, Hashable {
-    /// The agent's id of the entry, which `updatePicker(showing:)` names.
-    public var entry: UInt32
-    /// The index of the picker item whose descriptor matched.
-    public var item: Int
-    public var ssid: String?
-    public var bssid: String?
-    /// Wi-Fi quality on NetworkManager's 0–100 scale.
-    public var signal: Int?
-    /// In MHz.
-    public var frequency: Int?
-    /// `wep`, `wpa-psk`, `sae`, `owe`, `wpa-eap` (NetworkManager's names); none for an open network.
-    public var security: [String]
-    public var bluetoothIdentifier: String?
-    public var bluetoothName: String?
-    /// In dBm.
-    public var bluetoothRSSI: Int?
-    public var txPower: Int?
-    public var serviceUUIDs: [String]
-    /// Company identifier to the bytes after it.
-    public var manufacturerData: [UInt16: [UInt8]]
-    /// Service UUID (lower-case, 36 characters) to its data.
-    public var serviceData: [String: [UInt8]]
-
-    init?(_ value: DBusValue) {
-        guard let fields = value.members, let entry = fields["entry"]?.int.flatMap(UInt32.init(exactly:)) else {
-            return nil
+    /// The advertisement, under CoreBluetooth's keys: `kCBAdvDataLocalName` (`String`),
+    /// `kCBAdvDataManufacturerData` (`Data`: the company identifier, little-endian, then its
+    /// bytes), `kCBAdvDataServiceUUIDs` (`[String]`), `kCBAdvDataServiceData`
+    /// (`[String: Data]`), `kCBAdvDataTxPowerLevel` (`Int`); `nil` for a Wi-Fi accessory.
+    public var bluetoothAdvertisementData: [String: Any]? {
+        guard entry.bluetoothIdentifier != nil else { return nil }
+        var data: [String: Any] = [:]
+        if let name = entry.bluetoothName { data["kCBAdvDataLocalName"] = name }
+        if let (company, bytes) = entry.manufacturerData.min(by: { $0.key < $1.key }) {
+            data["kCBAdvDataManufacturerData"] = Data([UInt8(company & 0xFF), UInt8(company >> 8)] + bytes)
         }
+        if !entry.serviceUUIDs.isEmpty { data["kCBAdvDataServiceUUIDs"] = entry.serviceUUIDs }
+        if !entry.serviceData.isEmpty { data["kCBAdvDataServiceData"] = entry.serviceData.mapValues { Data($0) } }
+        if let power = entry.txPower { data["kCBAdvDataTxPowerLevel"] = power }
+        return data
+    }
+
+    /// In dBm (Apple's is an `NSNumber`).
+    public var bluetoothRSSI: Int? { entry.bluetoothRSSI }
+
+    public init(_ entry: DiscoveredEntry) {
         self.entry = entry
-        item = fields["item"]?.int ?? 0
-        ssid = fields["ssid"]?.string
-        bssid = fields["bssid"]?.string
-        signal = fields["signal"]?.int
-        frequency = fields["frequency"]?.int
-        security = fields["security"]?.elements.compactMap(\.string) ?? []
-        bluetoothIdentifier = fields["bluetoothAddress"]?.string
-        bluetoothName = fields["bluetoothName"]?.string
-        bluetoothRSSI = fields["rssi"]?.int
-        txPower = fields["txPower"]?.int
-        serviceUUIDs = fields["serviceUUIDs"]?.elements.compactMap(\.string) ?? []
-        var manufacturer: [UInt16: [UInt8]] = [:]
-        for entry in fields["manufacturerData"]?.entries ?? [] {
-            if let company = entry.key.int.flatMap(UInt16.init(exactly:)), let bytes = entry.value.bytes {
-                manufacturer[company] = bytes
-            }
-        }
-        manufacturerData = manufacturer
-        var service: [String: [UInt8]] = [:]
-        for entry in fields["serviceData"]?.entries ?? [] {
-            if let uuid = entry.key.string, let bytes = entry.value.bytes { service[uuid] = bytes }
-        }
-        serviceData = service
+        super.init(discovered: entry)
     }
 }
 
-/// A discovered accessory the application accepts, under its name (Apple's
-/// `ASDiscoveredDisplayItem`).
-public struct ASDiscoveredDisplayItem: Sendable, Hashable {
-    public var name: String
-    /// A product image, relative to the profile.
-    public var productImage: String?
-    public var accessory: ASDiscoveredAccessory
+/// What a session tells its application (Apple's `ASAccessoryEvent`).
+public final class ASAccessoryEvent: @unchecked Sendable {
+    public let eventType: ASAccessoryEventType
+    /// The accessory added, changed, removed or (an `ASDiscoveredAccessory`) discovered.
+    public let accessory: ASAccessory?
+    /// Why the picker was dismissed, the setup failed or the session ended.
+    public let error: (any Error)?
 
-    public init(name: String, productImage: String? = nil, accessory: ASDiscoveredAccessory) {
-        self.name = name
-        self.productImage = productImage
+    init(eventType: ASAccessoryEventType, accessory: ASAccessory? = nil, error: (any Error)? = nil) {
+        self.eventType = eventType
         self.accessory = accessory
+        self.error = error
+    }
+
+    convenience init(_ event: AgentEvent) {
+        let accessory: ASAccessory? =
+            event.discoveredAccessory.map(ASDiscoveredAccessory.init) ?? event.accessory.map(ASAccessory.init)
+        self.init(eventType: event.eventType, accessory: accessory, error: event.error)
     }
 }
+
+public typealias ASAccessoryEventType = AccessoryEventType

@@ -1,229 +1,340 @@
 import AccessoryCore
+import AgentInterface
 import BusService
+import DBusValues
+import Dispatch
 import FoundationEssentials
+import Glibc
 
-/// Apple's discovery descriptor and picker item, as the core has them.
-public typealias ASDiscoveryDescriptor = DiscoveryDescriptor
-public typealias ASPickerDisplayItem = PickerDisplayItem
-public typealias ASPickerDisplaySettings = PickerDisplaySettings
-
-/// Apple's `ASAccessorySession`, over the agent: an application's session with the accessories
-/// of one installed profile (on iOS, the app's `Info.plist`). Code written for iOS ports call
-/// by call: `activate` with an event handler, `showPicker(for:)`, `finishAuthorization`,
-/// `removeAccessory`, `renameAccessory`, `invalidate`; the person picks in the desktop's picker.
+/// An application's session with its accessories (Apple's `ASAccessorySession`), over the
+/// agent: Apple's code runs on it as written for iOS.
 ///
-///     let session = ASAccessorySession(profile: "ge.wled.softap")
-///     try await session.activate { event in
-///         if event.eventType == .accessoryAdded, let accessory = event.accessory { … }
-///     }
-///     try await session.showPicker()
-public final class ASAccessorySession: Sendable {
-    private let profile: String
-    private let bus: BusAddress
-    private let state = Locked<(session: AgentSession?, events: Task<Void, Never>?)>((nil, nil))
-    private let settings = Locked<ASPickerDisplaySettings?>(nil)
-
-    /// How the next picker behaves (Apple's `pickerDisplaySettings`): its discovery timeout,
-    /// and `filterDiscoveryResults` to filter what discovery finds in the application.
-    public var pickerDisplaySettings: ASPickerDisplaySettings? {
-        get { settings.withLock { $0 } }
-        set { settings.withLock { $0 = newValue } }
+///     let session = ASAccessorySession()
+///     session.activate(on: DispatchQueue.main) { event in … }
+///     session.showPicker(for: items) { error in … }
+///
+/// Events and completion handlers run on the queue given to `activate(on:eventHandler:)`.
+/// Every call is also `async`. All sessions and hotspot calls of a process share one bus
+/// connection.
+public final class ASAccessorySession: @unchecked Sendable {
+    private struct State {
+        var queue = DispatchQueue.main
+        var handler: UncheckedHandler?
+        var activation: Task<AgentSession, any Error>?
+        var accessories: [ASAccessory] = []
+        var settings: ASPickerDisplaySettings?
+        var invalidated = false
     }
 
-    /// A session over the installed profile `profile`, on the system bus unless `bus` says other.
-    public init(profile: String, bus: BusAddress = .system) {
+    private let profile: String?
+    private let bus: BusAddress
+    private let state = Locked(State())
+
+    /// A session over the installed profile that names this application (on iOS, the app's
+    /// `Info.plist`): in a Flatpak sandbox, the application the sandbox names; on the host, the
+    /// desktop entry it was launched from (`GIO_LAUNCHED_DESKTOP_FILE`).
+    public convenience init() {
+        self.init(bus: .system)
+    }
+
+    /// Not in Apple's API: a session over the installed profile `profile`, for a program
+    /// that is no desktop application, or on another bus than the system bus.
+    public init(profile: String? = nil, bus: BusAddress) {
         self.profile = profile
         self.bus = bus
     }
 
-    private var session: AgentSession {
-        get throws(AgentCallError) {
-            guard let session = state.withLock({ $0.session }) else {
-                throw AgentCallError(
-                    name: nil, message: "the session is not activated: call activate(eventHandler:) first")
+    public convenience init(profile: String) {
+        self.init(profile: profile, bus: .system)
+    }
+
+    /// The accessories of this session the person authorized, kept current from its events.
+    public var accessories: [ASAccessory] { state.withLock { $0.accessories } }
+
+    /// How the next picker behaves; `nil` for Apple's defaults.
+    public var pickerDisplaySettings: ASPickerDisplaySettings? {
+        get { state.withLock { $0.settings } }
+        set { state.withLock { $0.settings = newValue } }
+    }
+
+    /// Opens the session and delivers its events, in order, on `queue`: `activated` first,
+    /// `invalidated` last (with the `error` that ended it, when one did). Activating twice
+    /// does nothing.
+    public func activate(on queue: DispatchQueue = .main, eventHandler: @escaping (ASAccessoryEvent) -> Void) {
+        let handler = UncheckedHandler(eventHandler)
+        let profile = profile
+        let bus = bus
+        let activation = state.withLock { state -> Task<AgentSession, any Error>? in
+            guard state.activation == nil, !state.invalidated else { return nil }
+            state.queue = queue
+            state.handler = handler
+            let task = Task { () async throws -> AgentSession in
+                let connection = try await AgentConnection.shared(bus)
+                if let profile { return try await connection.openSession(profile: profile) }
+                return try await connection.openSession(profile: "", application: Self.desktopApplication())
             }
-            return session
+            state.activation = task
+            return task
         }
-    }
-
-    /// Opens the session and delivers its events, in order, to `eventHandler`: `activated` first.
-    public func activate(eventHandler: @escaping @Sendable (ASAccessoryEvent) -> Void) async throws(AgentCallError) {
-        guard state.withLock({ $0.session == nil }) else {
-            throw AgentCallError(name: nil, message: "the session is activated already")
-        }
-        let connection = try await AgentConnection.connect(bus)
-        let session: AgentSession
-        do {
-            session = try await connection.openSession(profile: profile)
-        } catch {
-            await connection.close()
-            throw error
-        }
-        let events = session.events()
-        let task = Task {
-            for await event in events {
-                eventHandler(event)
-                if event.eventType == .invalidated { return }
+        guard let activation else { return }
+        Task {
+            let session: AgentSession
+            do {
+                session = try await activation.value
+                let events = session.events()
+                try await session.activate()
+                for await event in events {
+                    deliver(ASAccessoryEvent(event), updating: event, to: handler, on: queue)
+                    if event.eventType == .invalidated { return }
+                }
+            } catch {
+                state.withLock { $0.invalidated = true }
+                deliver(
+                    ASAccessoryEvent(eventType: .invalidated, error: Self.asError(error)), updating: nil, to: handler,
+                    on: queue)
             }
         }
-        state.withLock { $0 = (session, task) }
-        try await session.activate()
     }
 
-    /// The accessories of this profile the person already authorized.
-    public var accessories: [ASAccessory] {
-        get async throws(AgentCallError) { try await session.accessories() }
-    }
-
-    /// Shows the picker for the profile's own items.
-    public func showPicker() async throws(AgentCallError) {
-        let session = try session
-        try await session.showPicker(items: try await session.items())
-    }
-
-    /// Shows the picker for `items` (each with a descriptor the profile allows), with the
-    /// session's `pickerDisplaySettings`.
-    public func showPicker(for items: [ASPickerDisplayItem]) async throws(AgentCallError) {
-        guard let settings = pickerDisplaySettings else { return try await session.showPicker(for: items) }
-        try await session.showPicker(for: items, settings: settings)
-    }
-
-    /// With `filterDiscoveryResults`: shows the accessories the application accepts, from its
-    /// `accessoryDiscovered` events, under its names.
-    public func updatePicker(showing items: [ASDiscoveredDisplayItem]) async throws(AgentCallError) {
-        try await session.updatePicker(showing: items)
-    }
-
-    /// Ends discovery of a picker shown with an unbounded discovery timeout.
-    public func finishPickerDiscovery() async throws(AgentCallError) {
-        try await session.finishPickerDiscovery()
-    }
-
-    public func finishAuthorization(
-        for accessory: ASAccessory, ssid: String? = nil, bluetoothTransportBridgingIdentifier: String? = nil
-    ) async throws(AgentCallError) {
-        try await session.finishAuthorization(
-            id: accessory.id, ssid: ssid, bluetoothTransportBridgingIdentifier: bluetoothTransportBridgingIdentifier)
-    }
-
-    public func failAuthorization(for accessory: ASAccessory) async throws(AgentCallError) {
-        try await session.failAuthorization(id: accessory.id)
-    }
-
-    public func removeAccessory(_ accessory: ASAccessory) async throws(AgentCallError) {
-        try await session.removeAccessory(id: accessory.id)
-    }
-
-    /// Renames the accessory; with `ssid`, its hotspot too (Apple's `RenameOptions.ssid`).
-    public func renameAccessory(_ accessory: ASAccessory, to name: String, ssid: Bool = false)
-        async throws(AgentCallError)
-    {
-        try await session.renameAccessory(id: accessory.id, to: name, ssid: ssid)
+    /// Keeps `accessories` current, then hands the event to the application.
+    private func deliver(
+        _ event: ASAccessoryEvent, updating source: AgentEvent?, to handler: UncheckedHandler, on queue: DispatchQueue
+    ) {
+        state.withLock { state in
+            guard let source else { return }
+            switch source.eventType {
+            case .activated: state.accessories = source.migrated.map(ASAccessory.init)
+            case .migrationComplete: state.accessories += source.migrated.map(ASAccessory.init)
+            case .accessoryAdded, .accessoryChanged:
+                guard let accessory = event.accessory else { return }
+                state.accessories.removeAll { $0.id == accessory.id }
+                state.accessories.append(accessory)
+            case .accessoryRemoved:
+                guard let accessory = event.accessory else { return }
+                state.accessories.removeAll { $0.id == accessory.id }
+            case .invalidated: state.invalidated = true
+            default: break
+            }
+        }
+        queue.async { handler.body(event) }
     }
 
     /// Ends the session; `invalidated` is the handler's last event.
-    public func invalidate() async {
-        guard let (session, events) = state.withLock({ state in state.session.map { ($0, state.events) } }) else {
+    public func invalidate() {
+        let (activation, handler, queue) = state.withLock { state in
+            (state.invalidated ? nil : state.activation, state.handler, state.queue)
+        }
+        guard let activation, let handler else {
+            state.withLock { $0.invalidated = true }
             return
         }
-        do {
-            try await session.invalidate()
-            // The agent sends `Invalidated` before its reply, on this connection: the handler
-            // has it, or is about to. A second is a bound, not a wait.
-            let deadline = Task {
-                try? await Task.sleep(for: .seconds(1))
-                events?.cancel()
+        Task {
+            do {
+                try await activation.value.invalidate()
+            } catch {
+                // The agent is gone, or the session with it: the application still hears the end.
+                let ended = state.withLock { state in
+                    defer { state.invalidated = true }
+                    return state.invalidated
+                }
+                guard !ended else { return }
+                deliver(
+                    ASAccessoryEvent(eventType: .invalidated, error: Self.asError(error)), updating: nil, to: handler,
+                    on: queue)
             }
-            await events?.value
-            deadline.cancel()
-        } catch {
-            events?.cancel()
         }
-        await session.connection.close()
-        state.withLock { $0 = (nil, nil) }
+    }
+
+    // MARK: The picker
+
+    /// Shows the picker for `items` (migration items too), with `pickerDisplaySettings`.
+    public func showPicker(for items: [ASPickerDisplayItem]) async throws {
+        let encoded = try items.map { item throws(ASError) in try item.dbusValue() }
+        let settings = pickerDisplaySettings?.pickerDisplaySettings ?? PickerDisplaySettings()
+        try await call { try await $0.showPicker(items: encoded, settings: settings) }
+    }
+
+    public func showPicker(for items: [ASPickerDisplayItem], completionHandler: @escaping ((any Error)?) -> Void) {
+        let encoded: [DBusValue]
+        do {
+            encoded = try items.map { item throws(ASError) in try item.dbusValue() }
+        } catch {
+            return complete(completionHandler, error)
+        }
+        let settings = pickerDisplaySettings?.pickerDisplaySettings ?? PickerDisplaySettings()
+        perform(completionHandler) { try await $0.showPicker(items: encoded, settings: settings) }
+    }
+
+    /// Shows the picker for the profile's own items (Apple's picker of a discovery extension).
+    public func showPicker() async throws {
+        try await call { session in try await session.showPicker(items: try await session.items()) }
+    }
+
+    public func showPicker(completionHandler: @escaping ((any Error)?) -> Void) {
+        perform(completionHandler) { session in try await session.showPicker(items: try await session.items()) }
+    }
+
+    /// With `filterDiscoveryResults`: shows the discovered accessories the application accepts.
+    public func updatePicker(showing items: [ASDiscoveredDisplayItem]) async throws {
+        let shown = items.map(\.discoveredDisplayItem)
+        try await call { try await $0.updatePicker(showing: shown) }
+    }
+
+    public func updatePicker(
+        showing items: [ASDiscoveredDisplayItem], completionHandler: @escaping ((any Error)?) -> Void
+    ) {
+        let shown = items.map(\.discoveredDisplayItem)
+        perform(completionHandler) { try await $0.updatePicker(showing: shown) }
+    }
+
+    /// Ends discovery of a picker shown with an unbounded discovery timeout.
+    public func finishPickerDiscovery() async throws {
+        try await call { try await $0.finishPickerDiscovery() }
+    }
+
+    public func finishPickerDiscovery(completionHandler: @escaping ((any Error)?) -> Void) {
+        perform(completionHandler) { try await $0.finishPickerDiscovery() }
+    }
+
+    // MARK: The accessories
+
+    public func removeAccessory(_ accessory: ASAccessory) async throws {
+        let id = accessory.id
+        try await call { try await $0.removeAccessory(id: id) }
+    }
+
+    public func removeAccessory(_ accessory: ASAccessory, completionHandler: @escaping ((any Error)?) -> Void) {
+        let id = accessory.id
+        perform(completionHandler) { try await $0.removeAccessory(id: id) }
+    }
+
+    /// Apple's rename sheet, where the person types the new name, is not on this desktop: this
+    /// fails with `invalidRequest`, and `renameAccessory(_:to:options:)` takes the name.
+    public func renameAccessory(_ accessory: ASAccessory, options: ASAccessory.RenameOptions = []) async throws {
+        throw Self.noRenameSheet
+    }
+
+    public func renameAccessory(
+        _ accessory: ASAccessory, options: ASAccessory.RenameOptions = [],
+        completionHandler: @escaping ((any Error)?) -> Void
+    ) {
+        complete(completionHandler, Self.noRenameSheet)
+    }
+
+    private static let noRenameSheet = ASError.invalidRequest(
+        "name", "is not asked for on this desktop: pass it with renameAccessory(_:to:options:)")
+
+    /// Not in Apple's API: renames the accessory to `name`; with `.ssid`, its hotspot too.
+    public func renameAccessory(_ accessory: ASAccessory, to name: String, options: ASAccessory.RenameOptions = [])
+        async throws
+    {
+        let id = accessory.id
+        try await call { try await $0.renameAccessory(id: id, to: name, ssid: options.contains(.ssid)) }
+    }
+
+    public func renameAccessory(
+        _ accessory: ASAccessory, to name: String, options: ASAccessory.RenameOptions = [],
+        completionHandler: @escaping ((any Error)?) -> Void
+    ) {
+        let id = accessory.id
+        perform(completionHandler) { try await $0.renameAccessory(id: id, to: name, ssid: options.contains(.ssid)) }
+    }
+
+    /// Finishes the setup of an accessory picked from a `confirmAuthorization` item.
+    public func finishAuthorization(for accessory: ASAccessory, settings: ASAccessorySettings) async throws {
+        let (id, ssid, bridging) = Self.authorization(accessory, settings)
+        try await call {
+            try await $0.finishAuthorization(id: id, ssid: ssid, bluetoothTransportBridgingIdentifier: bridging)
+        }
+    }
+
+    public func finishAuthorization(
+        for accessory: ASAccessory, settings: ASAccessorySettings, completionHandler: @escaping ((any Error)?) -> Void
+    ) {
+        let (id, ssid, bridging) = Self.authorization(accessory, settings)
+        perform(completionHandler) {
+            try await $0.finishAuthorization(id: id, ssid: ssid, bluetoothTransportBridgingIdentifier: bridging)
+        }
+    }
+
+    public func failAuthorization(for accessory: ASAccessory) async throws {
+        let id = accessory.id
+        try await call { try await $0.failAuthorization(id: id) }
+    }
+
+    public func failAuthorization(for accessory: ASAccessory, completionHandler: @escaping ((any Error)?) -> Void) {
+        let id = accessory.id
+        perform(completionHandler) { try await $0.failAuthorization(id: id) }
+    }
+
+    private static func authorization(_ accessory: ASAccessory, _ settings: ASAccessorySettings)
+        -> (String, String?, String?)
+    {
+        let bridging = settings.bluetoothTransportBridgingIdentifier.map { bytes in
+            bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+                .joined(separator: ":")
+        }
+        return (accessory.id, settings.ssid, bridging)
+    }
+
+    // MARK: Calls
+
+    /// Runs `body` on the activated session, with the agent's refusal as an `ASError`.
+    private func call(_ body: @Sendable (AgentSession) async throws -> Void) async throws {
+        let activation = state.withLock { $0.invalidated ? nil : $0.activation }
+        guard let activation else {
+            throw ASError(
+                code: .invalidated, name: AccessorySessionError.Code.invalidated.dbusName,
+                message: "the session is not active: call activate(on:eventHandler:) first, and not after invalidate()")
+        }
+        do {
+            try await body(try await activation.value)
+        } catch {
+            throw Self.asError(error)
+        }
+    }
+
+    private func perform(
+        _ completionHandler: @escaping ((any Error)?) -> Void, _ body: @escaping @Sendable (AgentSession) async throws -> Void
+    ) {
+        let handler = UncheckedCompletion(completionHandler)
+        let queue = state.withLock { $0.queue }
+        Task {
+            do {
+                try await call(body)
+                queue.async { handler.body(nil) }
+            } catch {
+                queue.async { handler.body(error) }
+            }
+        }
+    }
+
+    private func complete(_ completionHandler: @escaping ((any Error)?) -> Void, _ error: any Error) {
+        let handler = UncheckedCompletion(completionHandler)
+        state.withLock { $0.queue }.async { handler.body(error) }
+    }
+
+    /// The agent's refusal as Apple's error, where it has one of Apple's codes.
+    static func asError(_ error: any Error) -> any Error {
+        guard let error = error as? AgentCallError, let name = error.name else { return error }
+        return ASError(name: name, message: error.message) ?? ASError(code: .unknown, name: name, message: error.message)
+    }
+
+    /// The desktop entry this process was launched from, as GLib's launcher says.
+    static func desktopApplication() -> String? {
+        guard let path = getenv("GIO_LAUNCHED_DESKTOP_FILE").map({ String(cString: $0) }) else { return nil }
+        let file = path.split(separator: "/").last.map(String.init) ?? path
+        return file.hasSuffix(".desktop") ? String(file.dropLast(".desktop".count)) : file
     }
 }
 
-/// Apple's `NEHotspotConfigurationManager` for accessory hotspots: joins through the agent,
-/// which brings the previous network back when the join ends.
-public final class NEHotspotConfigurationManager: Sendable {
-    public static let shared = NEHotspotConfigurationManager()
+/// An application's handler, called on the queue it named only.
+private struct UncheckedHandler: @unchecked Sendable {
+    let body: (ASAccessoryEvent) -> Void
+    init(_ body: @escaping (ASAccessoryEvent) -> Void) { self.body = body }
+}
 
-    private let bus: BusAddress
-    private let joinOnceConnections = Locked<[AgentConnection]>([])
-
-    /// A manager on the system bus unless `bus` says other.
-    public init(bus: BusAddress = .system) {
-        self.bus = bus
-    }
-
-    /// Joins the accessory's hotspot with `passphrase` (polkit: `join`).
-    public func joinAccessoryHotspot(_ accessory: ASAccessory, passphrase: String) async throws(AgentCallError)
-        -> HotspotJoinReport
-    {
-        try await join(accessory, AccessoryJoinOptions(passphrase: Secret(passphrase)))
-    }
-
-    /// Joins the accessory's hotspot with the passphrase its profile fixes, or the one the
-    /// person typed in the picker (not in Apple's API, where the app holds the passphrase).
-    public func joinAccessoryHotspot(_ accessory: ASAccessory) async throws(AgentCallError) -> HotspotJoinReport {
-        try await join(accessory, AccessoryJoinOptions())
-    }
-
-    /// Joins the accessory's open hotspot.
-    public func joinAccessoryHotspotWithoutSecurity(_ accessory: ASAccessory) async throws(AgentCallError)
-        -> HotspotJoinReport
-    {
-        try await join(accessory, AccessoryJoinOptions(withoutSecurity: true))
-    }
-
-    /// Leaves the hotspot joined through the agent and brings the previous network back.
-    public func leaveAccessoryHotspot(device: String? = nil) async throws(AgentCallError) -> HotspotLeaveReport {
-        let connection = try await AgentConnection.connect(bus)
-        defer { Task { await connection.close() } }
-        return try await connection.leave(device: device)
-    }
-
-    /// Applies the application's own configuration and joins it, returning once joined
-    /// (polkit: `configure-hotspot`); `AgentCallError.hotspotConfigurationError` gives Apple's code.
-    @discardableResult
-    public func apply(_ configuration: NEHotspotConfiguration) async throws(AgentCallError) -> HotspotJoinReport {
-        let connection = try await AgentConnection.connect(bus)
-        do {
-            let report = try await connection.applyConfiguration(configuration)
-            // A join-once configuration lasts as long as the connection that applied it: kept
-            // until the process ends, as Apple's ends with the app.
-            if configuration.joinOnce {
-                joinOnceConnections.withLock { $0.append(connection) }
-            } else {
-                await connection.close()
-            }
-            return report
-        } catch {
-            await connection.close()
-            throw error
-        }
-    }
-
-    /// The SSIDs of this application's configurations.
-    public func getConfiguredSSIDs() async throws(AgentCallError) -> [String] {
-        let connection = try await AgentConnection.connect(bus)
-        defer { Task { await connection.close() } }
-        return try await connection.configuredSSIDs()
-    }
-
-    /// Removes this application's configurations for `ssid`, leaving the network first.
-    public func removeConfiguration(forSSID ssid: String) async throws(AgentCallError) {
-        let connection = try await AgentConnection.connect(bus)
-        defer { Task { await connection.close() } }
-        try await connection.removeConfiguration(ssid: ssid)
-    }
-
-    private func join(_ accessory: ASAccessory, _ options: AccessoryJoinOptions) async throws(AgentCallError)
-        -> HotspotJoinReport
-    {
-        let connection = try await AgentConnection.connect(bus)
-        defer { Task { await connection.close() } }
-        return try await connection.joinAccessory(id: accessory.id, options: options)
-    }
+private struct UncheckedCompletion: @unchecked Sendable {
+    let body: ((any Error)?) -> Void
+    init(_ body: @escaping ((any Error)?) -> Void) { self.body = body }
 }

@@ -26,6 +26,34 @@ public final class AgentConnection: Sendable {
 
     public func close() async { await bus.close() }
 
+    private static let sharedConnections = Locked<[BusAddress: Task<AgentConnection, any Error>]>([:])
+
+    /// The process's one connection to the agent on `address`, made on first use and kept
+    /// until the process ends: Apple's classes (`ASAccessorySession`,
+    /// `NEHotspotConfigurationManager`) all call over it. A connection that fails is not kept.
+    package static func shared(_ address: BusAddress = .system) async throws(AgentCallError) -> AgentConnection {
+        let task = sharedConnections.withLock { connections in
+            if let task = connections[address] { return task }
+            let task = Task { () async throws -> AgentConnection in
+                do {
+                    return try await connect(address)
+                } catch {
+                    _ = sharedConnections.withLock { $0.removeValue(forKey: address) }
+                    throw error
+                }
+            }
+            connections[address] = task
+            return task
+        }
+        do {
+            return try await task.value
+        } catch let error as AgentCallError {
+            throw error
+        } catch {
+            throw AgentCallError(name: nil, message: "\(error)")
+        }
+    }
+
     /// `autoStart: false` asks only an agent that is running (a question whose answer is "no"
     /// when it is not, such as whether it holds a join).
     func call(
@@ -42,7 +70,7 @@ public final class AgentConnection: Sendable {
         }
     }
 
-    func manager(
+    package func manager(
         _ method: AgentBus.Manager1.Method, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(120),
         fileDescriptors: [Int32] = [],
         autoStart: Bool = true
@@ -92,10 +120,15 @@ public final class AgentConnection: Sendable {
 
     // MARK: Sessions
 
-    /// Opens a session over the installed profile `profile` (polkit: `open-session`).
-    public func openSession(profile: String) async throws(AgentCallError) -> AgentSession {
+    /// Opens a session over the installed profile `profile` (polkit: `open-session`); with an
+    /// empty `profile`, over the one installed profile that names the caller's application: a
+    /// sandboxed one's, or else `application`.
+    public func openSession(profile: String, application: String? = nil) async throws(AgentCallError)
+        -> AgentSession
+    {
         let events = await signals(.session)
-        let path = try await manager(.openSession, [.string(profile), .vardict([])]).first?.string ?? ""
+        let options = DBusValue.vardict(application.map { [("application", .string($0))] } ?? [])
+        let path = try await manager(.openSession, [.string(profile), options]).first?.string ?? ""
         return AgentSession(connection: self, path: path, signals: events)
     }
 
@@ -119,15 +152,15 @@ public final class AgentConnection: Sendable {
     // MARK: Records
 
     /// The caller's accessories; another user's with `user` (polkit: `manage-others`).
-    public func accessories(profile: String? = nil, user: UInt32? = nil) async throws(AgentCallError) -> [ASAccessory] {
+    public func accessories(profile: String? = nil, user: UInt32? = nil) async throws(AgentCallError) -> [AccessoryDetails] {
         var options: [(String, DBusValue)] = []
         if let profile { options.append(("profile", .string(profile))) }
         if let user { options.append(("user", .uint32(user))) }
-        return ASAccessory.list(try await manager(.listAccessories, [.vardict(options)]).first)
+        return AccessoryDetails.list(try await manager(.listAccessories, [.vardict(options)]).first)
     }
 
-    public func accessory(id: String) async throws(AgentCallError) -> ASAccessory {
-        guard let accessory = ASAccessory(try await manager(.getAccessory, [.string(id)]).first ?? .vardict([])) else {
+    public func accessory(id: String) async throws(AgentCallError) -> AccessoryDetails {
+        guard let accessory = AccessoryDetails(try await manager(.getAccessory, [.string(id)]).first ?? .vardict([])) else {
             throw AgentCallError(name: nil, message: "the agent's answer for \(id) carries no accessory")
         }
         return accessory
@@ -179,13 +212,13 @@ public final class AgentConnection: Sendable {
     // MARK: Events
 
     /// Every session's events, for a subscriber (root, or polkit: `manage-others`).
-    public func subscribe() async throws(AgentCallError) -> AsyncStream<ASAccessoryEvent> {
+    public func subscribe() async throws(AgentCallError) -> AsyncStream<AgentEvent> {
         let signals = await signals(.manager)
         _ = try await manager(.subscribe)
         return AsyncStream { continuation in
             let task = Task {
                 for await signal in signals where signal.member == AgentBus.Manager1.Signal.event.name {
-                    if let event = ASAccessoryEvent(managerEvent: signal.arguments) { continuation.yield(event) }
+                    if let event = AgentEvent(managerEvent: signal.arguments) { continuation.yield(event) }
                 }
                 continuation.finish()
             }
@@ -238,13 +271,13 @@ public struct AgentSession: Sendable {
     }
 
     /// The session's events, from its opening on, for one consumer.
-    public func events() -> AsyncStream<ASAccessoryEvent> {
+    public func events() -> AsyncStream<AgentEvent> {
         let path = path
         let signals = signals
         return AsyncStream { continuation in
             let task = Task {
                 for await signal in signals where signal.path == path {
-                    if let event = ASAccessoryEvent(signal: signal) { continuation.yield(event) }
+                    if let event = AgentEvent(signal: signal) { continuation.yield(event) }
                 }
                 continuation.finish()
             }
@@ -260,8 +293,8 @@ public struct AgentSession: Sendable {
     }
 
     /// The accessories of this session's profile the caller has.
-    public func accessories() async throws(AgentCallError) -> [ASAccessory] {
-        ASAccessory.list(try await property(.accessories))
+    public func accessories() async throws(AgentCallError) -> [AccessoryDetails] {
+        AccessoryDetails.list(try await property(.accessories))
     }
 
     private func property(_ property: AgentBus.Session1.Property) async throws(AgentCallError) -> DBusValue {
@@ -320,10 +353,10 @@ public struct AgentSession: Sendable {
     }
 
     /// With `filterDiscoveryResults`: shows these discovered entries under the client's names.
-    public func updatePicker(showing items: [ASDiscoveredDisplayItem]) async throws(AgentCallError) {
+    public func updatePicker(showing items: [DiscoveredDisplayItem]) async throws(AgentCallError) {
         let encoded = items.map { item in
             var fields: [(String, DBusValue)] = [
-                ("entry", .uint32(item.accessory.entry)), ("name", .string(item.name)),
+                ("entry", .uint32(UInt32(clamping: item.entryID))), ("name", .string(item.name)),
             ]
             if let image = item.productImage { fields.append(("productImage", .string(image))) }
             return DBusValue.vardict(fields)
@@ -389,4 +422,16 @@ private func authorizationSettings(_ ssid: String?, _ bridging: String?) -> DBus
 /// `RenameAccessory`'s options (Apple's `RenameOptions`).
 private func renameOptions(ssid: Bool) -> DBusValue {
     .vardict(ssid ? [("ssid", .boolean(true))] : [])
+}
+
+extension AgentConnection {
+    /// The SSIDs of the caller's own configurations (`ApplyConfiguration`).
+    public func configuredSSIDs() async throws(AgentCallError) -> [String] {
+        (try await manager(.getConfiguredSSIDs).first?.elements ?? []).compactMap(\.string)
+    }
+
+    /// Removes the caller's own configurations for `ssid`, leaving the network first.
+    public func removeConfiguration(ssid: String) async throws(AgentCallError) {
+        _ = try await manager(.removeConfiguration, [.string(ssid)])
+    }
 }

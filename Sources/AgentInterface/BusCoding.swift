@@ -67,7 +67,19 @@ public enum BusCoding {
     }
 
     /// A profile item, with the keys `ShowPicker` reads.
-    public static func item(_ item: PickerDisplayItem) -> DBusValue {
+    public static func item(_ item: PickerDisplayItem) -> DBusValue { .vardict(entries(of: item)) }
+
+    /// A migration item (`ASMigrationDisplayItem`): a profile item with the accessory to adopt.
+    public static func migrationItem(_ migration: MigrationDisplayItem) -> DBusValue {
+        var entries = entries(of: migration.item)
+        if let ssid = migration.hotspotSSID { entries.append(("hotspotSSID", .string(ssid.notation))) }
+        if let address = migration.peripheralAddress {
+            entries.append(("peripheralAddress", .string(address.description)))
+        }
+        return .vardict(entries)
+    }
+
+    private static func entries(of item: PickerDisplayItem) -> [(String, DBusValue)] {
         var entries: [(String, DBusValue)] = [
             ("name", .string(item.name)),
             ("descriptor", value(json: encodedJSON(item.descriptor))),
@@ -78,7 +90,7 @@ public enum BusCoding {
             ),
         ]
         if let image = item.productImage { entries.append(("productImage", .string(image))) }
-        return .vardict(entries)
+        return entries
     }
 
     public static func records(_ records: [AccessoryRecord]) -> DBusValue { dictionaries(records.map(record)) }

@@ -10,7 +10,7 @@ private func accessory(
     _ name: String, id: String? = nil, application: String? = nil, ssid: String? = "Acme-Setup-1",
     bluetooth: String? = nil, state: String = "authorized", location: [(String, DBusValue)]? = nil,
     network: [(String, DBusValue)]? = nil
-) -> ASAccessory {
+) -> AccessoryDetails {
     var fields: [(String, DBusValue)] = [
         ("id", .string(id ?? name)), ("displayName", .string(name)), ("state", .string(state)),
         ("profile", .string("com.example.acme")),
@@ -20,7 +20,7 @@ private func accessory(
     if let bluetooth { fields.append(("bluetoothIdentifier", .string(bluetooth))) }
     if let location { fields.append(("location", dictionary(location))) }
     if let network { fields.append(("network", dictionary(network))) }
-    return ASAccessory(dictionary(fields))!
+    return AccessoryDetails(dictionary(fields))!
 }
 
 /// An `a{sv}` as it comes off the bus, the variants unwrapped.

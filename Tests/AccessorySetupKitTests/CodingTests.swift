@@ -30,7 +30,7 @@ struct CodingTests {
 
     @Test func anAccessoryReadsAsTheAgentWroteIt() throws {
         let record = try Self.record()
-        let accessory = try #require(ASAccessory(wire(BusCoding.record(record))))
+        let accessory = try #require(AccessoryDetails(wire(BusCoding.record(record))))
         #expect(accessory.id == "6f1b7c1e-0000-4000-8000-000000000001")
         #expect(accessory.displayName == "Living room lights")
         #expect(accessory.state == "awaitingAuthorization")
@@ -42,13 +42,13 @@ struct CodingTests {
         #expect(accessory.bluetoothTransportBridgingIdentifier == "7C:C6:B6:65:43:22")
         #expect(accessory.descriptor == .object(["ssidPrefix": .string("WLED-")]))
         #expect(accessory.json == wire(BusCoding.record(record)).jsonValue)
-        #expect(ASAccessory(.vardict([])) == nil, "the empty dictionary is no accessory")
+        #expect(AccessoryDetails(.vardict([])) == nil, "the empty dictionary is no accessory")
     }
 
     @Test func anApplicationsAccessoryNamesItsApplication() throws {
         var record = try Self.record()
         record.owner.application = "org.example.AcmePlug"
-        let accessory = try #require(ASAccessory(wire(BusCoding.record(record))))
+        let accessory = try #require(AccessoryDetails(wire(BusCoding.record(record))))
         #expect(accessory.application == "org.example.AcmePlug")
         guard case .object(let fields) = accessory.json else {
             Issue.record("the accessory's JSON is not an object: \(accessory.json)")
@@ -77,7 +77,7 @@ struct CodingTests {
     @Test func aSubscribersEventReadsItsSessionTypeAccessoryAndError() throws {
         let record = try Self.record()
         let added = try #require(
-            ASAccessoryEvent(
+            AgentEvent(
                 managerEvent: wire(
                     .tuple([
                         .objectPath("/io/accessorysetup/session/3"), .uint32(30), BusCoding.record(record),
@@ -89,7 +89,7 @@ struct CodingTests {
         #expect(added.accessory?.displayName == "Living room lights")
         #expect(added.error == nil)
         let dismissed = try #require(
-            ASAccessoryEvent(
+            AgentEvent(
                 managerEvent: wire(
                     .tuple([
                         .objectPath("/s"), .uint32(50), BusCoding.emptyDictionary, BusCoding.error(.userCancelled),
@@ -98,7 +98,7 @@ struct CodingTests {
         #expect(dismissed.eventType == .pickerDidDismiss)
         #expect(dismissed.accessory == nil)
         #expect(dismissed.error?.code == .userCancelled)
-        #expect(ASAccessoryEvent(managerEvent: [.string("short")]) == nil)
+        #expect(AgentEvent(managerEvent: [.string("short")]) == nil)
     }
 
     @Test func aDiscoveredAccessoryReadsTheAccessPointsFieldsAndTheAdvertisementsRawData() throws {
@@ -113,7 +113,7 @@ struct CodingTests {
                 txPower: 4, serviceUUIDs: [service],
                 manufacturerData: [BluetoothCompanyIdentifier(rawValue: 0x0BA9): [0x02, 0x20]],
                 serviceData: [service: [0x01, 0x01]]))
-        let discovered = try #require(ASDiscoveredAccessory(wire(BusCoding.discovered(entry))))
+        let discovered = try #require(DiscoveredEntry(wire(BusCoding.discovered(entry))))
         #expect(discovered.entry == 7 && discovered.item == 1)
         #expect(discovered.ssid == "plug-4F2A" && discovered.bssid == "24:0A:C4:00:00:01")
         #expect(discovered.signal == 70 && discovered.frequency == 2437 && discovered.security == ["wpa-psk"])
@@ -126,10 +126,10 @@ struct CodingTests {
 
     @Test func anAccessorysConnectionReportReadsAsTheAgentWroteIt() throws {
         let report = HotspotConnectionReport(state: .down, device: "wlan0", reason: "the network was not found")
-        let accessory = try #require(ASAccessory(wire(BusCoding.record(try Self.record(), connection: report))))
+        let accessory = try #require(AccessoryDetails(wire(BusCoding.record(try Self.record(), connection: report))))
         #expect(accessory.connection?.state == "down")
         #expect(accessory.connection?.summary == "hotspot connection down on wlan0: the network was not found")
-        #expect(try ASAccessory(wire(BusCoding.record(Self.record())))?.connection == nil)
+        #expect(try AccessoryDetails(wire(BusCoding.record(Self.record())))?.connection == nil)
     }
 
     @Test func joinOptionsCarryOnlyWhatWasGiven() {

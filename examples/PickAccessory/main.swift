@@ -10,16 +10,24 @@
 // accessory was added (and joined, with --join), 1 when not, 64 for bad usage.
 
 import AccessorySetupKit
-import Glibc
+import Dispatch
+import Foundation
+import NetworkExtension
 
 /// An accessory in one line, as the events print it.
 func describe(_ accessory: ASAccessory) -> String {
-    "\(accessory.displayName), \(accessory.state), id \(accessory.id)"
+    "\(accessory.displayName), \(accessory.state.name), id \(accessory.id)"
+}
+
+/// An error as `NAME: message`, the agent's D-Bus error name first where it gave one.
+func describe(_ error: any Error) -> String {
+    if let error = error as? ASError { return "\(error.name): \(error.message)" }
+    let error = error as NSError
+    return "\(error.userInfo["AgentErrorName"] as? String ?? error.domain): \(error.localizedDescription)"
 }
 
 func fail(_ message: String, status: Int32 = 1) -> Never {
-    let line = "pick-accessory: \(message)\n"
-    _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+    FileHandle.standardError.write(Data("pick-accessory: \(message)\n".utf8))
     exit(status)
 }
 
@@ -32,39 +40,41 @@ guard arguments.count == 1, let profile = arguments.first, !profile.hasPrefix("-
 
 let session = ASAccessorySession(profile: profile)
 let (events, eventContinuation) = AsyncStream.makeStream(of: ASAccessoryEvent.self)
-// What the person had authorized before this picker: read before it is shown, as the picker
-// may add to it before the `activated` event is handled below.
-var known = 0
-do {
-    try await session.activate { event in eventContinuation.yield(event) }
-    known = try await session.accessories.count
-    try await session.showPicker()
-} catch {
-    // A sandboxed application opens only the profiles that name it (accessory-profile(5)).
-    let hint =
-        error.isNoSuchProfile && access("/.flatpak-info", F_OK) == 0
-        ? " (in a Flatpak sandbox, a profile must name this application in its \"applications\")" : ""
-    fail("\(error.name ?? "error"): \(error.message)\(hint)")
-}
+session.activate(on: DispatchQueue(label: "pick-accessory.events")) { event in eventContinuation.yield(event) }
 
 var added: ASAccessory?
 var dismissal: ASError?
-for await event in events {
+eventLoop: for await event in events {
     switch event.eventType {
     case .activated:
-        print("activated: \(known) accessories already authorized")
+        // What the person had authorized before this picker.
+        print("activated: \(session.accessories.count) accessories already authorized")
+        do {
+            try await session.showPicker()
+        } catch {
+            fail(describe(error))
+        }
     case .accessoryAdded:
         added = event.accessory
         print("accessoryAdded: \(event.accessory.map(describe) ?? "?")")
     case .pickerDidDismiss:
-        dismissal = event.error
-        print("pickerDidDismiss" + (event.error.map { ": \($0.name)" } ?? ""))
+        dismissal = event.error as? ASError
+        print("pickerDidDismiss" + (dismissal.map { ": \($0.name)" } ?? ""))
+        break eventLoop
+    case .invalidated:
+        guard let error = event.error else { break eventLoop }
+        // A sandboxed application opens only the profiles that name it (accessory-profile(5)).
+        let hint =
+            (error as? ASError)?.name == "io.accessorysetup.Error.NoSuchProfile"
+                && FileManager.default.fileExists(atPath: "/.flatpak-info")
+            ? " (in a Flatpak sandbox, a profile must name this application in its \"applications\")" : ""
+        fail(describe(error) + hint)
     default:
         print(event.eventType.name)
     }
-    if event.eventType == .pickerDidDismiss || event.eventType == .invalidated { break }
 }
-await session.invalidate()
+session.invalidate()
+for await event in events where event.eventType == .invalidated { break }
 
 guard let accessory = added else {
     fail("nothing was added" + (dismissal.map { ": \($0.message)" } ?? ""))
@@ -75,6 +85,6 @@ if join {
         let joined = try await NEHotspotConfigurationManager.shared.joinAccessoryHotspot(accessory)
         print("joined: \(joined.ssid ?? "?") on \(joined.device ?? "?")")
     } catch {
-        fail("cannot join \(accessory.displayName): \(error.message)")
+        fail("cannot join \(accessory.displayName): \(describe(error))")
     }
 }

@@ -32,7 +32,7 @@ enum AgentCommand {
     }
 
     /// An accessory in one line: name, state, what identifies it, id.
-    static func describe(_ accessory: ASAccessory) -> TerminalText {
+    static func describe(_ accessory: AccessoryDetails) -> TerminalText {
         let identity = [accessory.ssid, accessory.bluetoothIdentifier].compactMap { $0 }
         let shown = identity.isEmpty ? "" : " (\(identity.joined(separator: ", ")))"
         return "\(accessory.displayName)\(shown) \(accessory.state) \(accessory.id)"
@@ -40,7 +40,7 @@ enum AgentCommand {
 
     /// The accessories as rows; APPLICATION is the sandboxed application a record belongs to,
     /// `host` for one a process on the host made.
-    static func table(_ accessories: [ASAccessory]) -> [[String]] {
+    static func table(_ accessories: [AccessoryDetails]) -> [[String]] {
         [["ID", "NAME", "STATE", "PROFILE", "APPLICATION", "HOTSPOT", "BLUETOOTH"]]
             + accessories.map { accessory in
                 [

@@ -168,7 +168,7 @@ enum RecordCommands {
 
     /// Prints the accessory acted on: as JSON with --json, else `line`.
     private static func done(
-        _ accessory: ASAccessory, _ line: TerminalText, _ arguments: ParsedArguments, _ console: Console
+        _ accessory: AccessoryDetails, _ line: TerminalText, _ arguments: ParsedArguments, _ console: Console
     ) -> ExitCode {
         if arguments.flag("json") {
             console.printJSON(accessory.json)

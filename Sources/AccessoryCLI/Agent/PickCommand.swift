@@ -114,7 +114,7 @@ enum PickCommand {
             // wait for the picker to close.
             let confirmed = Locked<ProvisionThroughAgent.Outcome?>(nil)
             let confirmedLines = Locked<[TerminalText]>([])
-            var whileConfirming: ((ASAccessory) async -> Bool)?
+            var whileConfirming: ((AccessoryDetails) async -> Bool)?
             if let provisioning {
                 whileConfirming = { accessory in
                     let outcome = await ProvisionThroughAgent.provision(
@@ -125,7 +125,7 @@ enum PickCommand {
                     return false
                 }
             }
-            let result: Result<ASAccessory?, AgentFailure>
+            let result: Result<AccessoryDetails?, AgentFailure>
             do throws(AgentFailure) {
                 result = .success(
                     try await pick(
@@ -181,8 +181,8 @@ enum PickCommand {
     private static func pick(
         _ client: AgentConnection, _ arguments: ParsedArguments, _ descriptor: Int32, _ console: Console,
         _ output: (@escaping () -> Void) -> Void, sharing: AccessoryProvisioningOptions?,
-        whileConfirming: ((ASAccessory) async -> Bool)? = nil
-    ) async throws(AgentFailure) -> ASAccessory? {
+        whileConfirming: ((AccessoryDetails) async -> Bool)? = nil
+    ) async throws(AgentFailure) -> AccessoryDetails? {
         let session =
             if let profile = arguments.positionals.first {
                 try await client.openSession(profile: profile)
@@ -195,7 +195,7 @@ enum PickCommand {
             items: try await session.items(), discoveryTimeout: arguments.integer("timeout"),
             sharing: sharing.map { $0.ssid.map(PickerDisplaySettings.SharedNetwork.ssid) ?? .current })
 
-        var added: ASAccessory?
+        var added: AccessoryDetails?
         for await event in events {
             let type = event.eventType
             if type == .accessoryAdded { added = event.accessory }

@@ -58,13 +58,13 @@ enum ProvisionThroughAgent {
         var joined: HotspotJoinReport?
         var provisioned: Result<AccessoryProvisioningReport, AgentFailure>
         /// Where the agent found a device that took the network without saying it joined.
-        var found: ASAccessory.Location?
+        var found: AccessoryDetails.Location?
     }
 
     /// Joins the accessory's hotspot where it has one, gives it the network, and leaves the
     /// hotspot again, whatever the outcome; `say` hears a line for a person at each step.
     static func provision(
-        _ added: ASAccessory, passphrase: Secret?, _ options: AccessoryProvisioningOptions, on client: AgentConnection,
+        _ added: AccessoryDetails, passphrase: Secret?, _ options: AccessoryProvisioningOptions, on client: AgentConnection,
         say: @escaping @Sendable (TerminalText) -> Void
     ) async -> Outcome {
         var joined: HotspotJoinReport?
@@ -111,10 +111,10 @@ enum ProvisionThroughAgent {
 
     /// Waits for the agent to locate the accessory `id` on the home network.
     static func seek(_ id: String, within limit: Duration, on client: AgentConnection) async
-        -> Result<ASAccessory.Location, AgentFailure>
+        -> Result<AccessoryDetails.Location, AgentFailure>
     {
         let deadline = ContinuousClock.now + limit
-        var last: ASAccessory?
+        var last: AccessoryDetails?
         while ContinuousClock.now < deadline {
             do throws(AgentFailure) {
                 let accessory = try await client.accessory(id: id)
@@ -136,7 +136,7 @@ enum ProvisionThroughAgent {
 
     /// Provisions with each step on standard error as it happens, then reports.
     static func run(
-        _ added: ASAccessory, passphrase: Secret?, _ options: AccessoryProvisioningOptions, json: Bool,
+        _ added: AccessoryDetails, passphrase: Secret?, _ options: AccessoryProvisioningOptions, json: Bool,
         on client: AgentConnection, _ console: Console
     ) async throws(AgentFailure) -> ExitCode {
         let outcome = await provision(added, passphrase: passphrase, options, on: client) { console.error($0) }
@@ -144,7 +144,7 @@ enum ProvisionThroughAgent {
     }
 
     /// The device's verdict for a person (or as JSON); a failure is thrown, for the caller to report.
-    static func report(_ outcome: Outcome, of added: ASAccessory, json: Bool, _ console: Console)
+    static func report(_ outcome: Outcome, of added: AccessoryDetails, json: Bool, _ console: Console)
         throws(AgentFailure) -> ExitCode
     {
         let provisioned = try outcome.provisioned.get()

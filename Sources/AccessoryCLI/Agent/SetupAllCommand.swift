@@ -45,7 +45,7 @@ enum SetupAllCommand {
 
     /// What became of one accessory.
     struct Result {
-        var accessory: ASAccessory
+        var accessory: AccessoryDetails
         var outcome: Swift.Result<AccessoryProvisioningReport, AgentFailure>
         /// Whether it had been recorded by an earlier, interrupted batch.
         var resumed: Bool
@@ -189,7 +189,7 @@ enum SetupAllCommand {
 
         /// Shows the kiosk's picker for the profile, admitting every accessory discovered but
         /// those that failed; the one it picks, or `nil` once discovery found none.
-        private func pickNext() async throws(AgentFailure) -> ASAccessory? {
+        private func pickNext() async throws(AgentFailure) -> AccessoryDetails? {
             report("discovering…")
             let session = try await client.openSession(profile: profile)
             defer { Task { try? await session.invalidate() } }
@@ -201,7 +201,7 @@ enum SetupAllCommand {
             settings.options = [.filterDiscoveryResults]
             let items = try await session.items()
             try await session.showPicker(items: items, settings: settings)
-            let (merged, continuation) = AsyncStream.makeStream(of: ASAccessoryEvent?.self)
+            let (merged, continuation) = AsyncStream.makeStream(of: AgentEvent?.self)
             let watchers = [
                 Task {
                     for await event in events { continuation.yield(event) }
@@ -214,7 +214,7 @@ enum SetupAllCommand {
                 },
             ]
             defer { watchers.forEach { $0.cancel() } }
-            var admitted: [ASDiscoveredDisplayItem] = []
+            var admitted: [DiscoveredDisplayItem] = []
             for await event in merged {
                 guard let event else {
                     throw AgentFailure(name: "org.freedesktop.DBus.Error.NoReply", message: "the agent left the bus")
@@ -225,8 +225,8 @@ enum SetupAllCommand {
                     // Under its item's name, as the picker would have shown it.
                     let name = items.indices.contains(found.item) ? items[found.item]["name"]?.string : nil
                     admitted.append(
-                        ASDiscoveredDisplayItem(
-                            name: name ?? found.ssid ?? found.bluetoothName ?? "Accessory", accessory: found))
+                        DiscoveredDisplayItem(
+                            entryID: Int(found.entry), name: name ?? found.ssid ?? found.bluetoothName ?? "Accessory"))
                     // The kiosk may have picked one already, closing the picker: what the
                     // next events say decides.
                     try? await session.updatePicker(showing: admitted)
@@ -246,7 +246,7 @@ enum SetupAllCommand {
 
         /// Joins, provisions and leaves. The device's own refusal removes the record, so the
         /// accessory stays as it was; any failure keeps it from being tried again in this run.
-        private mutating func setUp(_ accessory: ASAccessory, resumed: Bool) async {
+        private mutating func setUp(_ accessory: AccessoryDetails, resumed: Bool) async {
             let number = results.count + 1
             let name = accessory.displayName
             report("\(name): setting up…")
@@ -307,12 +307,12 @@ enum SetupAllCommand {
 
         /// Units of one product share a setup SSID (every WLED is WLED-AP): a unit is its
         /// hotspot's BSSID, else its SSID, else its Bluetooth address.
-        static func key(of accessory: ASAccessory) -> String {
+        static func key(of accessory: AccessoryDetails) -> String {
             accessory.hotspotBSSID.map { "bssid:\($0)" } ?? accessory.ssid.map { "wifi:\($0)" }
                 ?? "bt:\(accessory.bluetoothIdentifier ?? accessory.id)"
         }
 
-        static func key(of found: ASDiscoveredAccessory) -> String {
+        static func key(of found: DiscoveredEntry) -> String {
             found.bssid.map { "bssid:\($0)" } ?? found.ssid.map { "wifi:\($0)" }
                 ?? "bt:\(found.bluetoothIdentifier ?? "\(found.entry)")"
         }

@@ -1,14 +1,15 @@
 import AccessoryCore
+import AccessorySetupKit
 import AgentInterface
-import BusService
 import DBusValues
-import FoundationEssentials
+import Foundation
 import Glibc
 
 /// Apple's `NEHotspotConfiguration`: a network of the application's own (not an accessory's)
 /// for `NEHotspotConfigurationManager.apply`. The agent validates it and names the field it
 /// refuses.
-public struct NEHotspotConfiguration: Sendable {
+public final class NEHotspotConfiguration: @unchecked Sendable {
+    /// Not in Apple's API, which reads the security from the initializer used.
     public enum Security: String, Sendable {
         case open, owe, wep, wpa2, wpa3, enterprise
     }
@@ -21,10 +22,10 @@ public struct NEHotspotConfiguration: Sendable {
     /// `nil`: the agent's default (`wpa2` with a passphrase, `enterprise` with EAP settings).
     public var security: Security?
     public var eapSettings: NEHotspotEAPSettings?
-    /// Never stored; ends when the application leaves the bus.
+    /// Never stored; ends with the process (its bus connection).
     public var joinOnce = false
     /// 1 to 365; `nil`: the configuration stays until removed.
-    public var lifeTimeInDays: Int?
+    public var lifeTimeInDays: NSNumber?
     public var hidden = false
 
     /// An open network.
@@ -34,14 +35,14 @@ public struct NEHotspotConfiguration: Sendable {
     }
 
     /// A WPA2 (or with `isWEP`, WEP) network.
-    public init(ssid: String, passphrase: String, isWEP: Bool) {
+    public convenience init(ssid: String, passphrase: String, isWEP: Bool) {
         self.init(ssid: ssid)
         self.passphrase = Secret(passphrase)
         security = isWEP ? .wep : .wpa2
     }
 
     /// A WPA2/WPA3 enterprise network.
-    public init(ssid: String, eapSettings: NEHotspotEAPSettings) {
+    public convenience init(ssid: String, eapSettings: NEHotspotEAPSettings) {
         self.init(ssid: ssid)
         self.eapSettings = eapSettings
         security = .enterprise
@@ -53,7 +54,7 @@ public struct NEHotspotConfiguration: Sendable {
         self.ssidPrefix = ssidPrefix
     }
 
-    public init(ssidPrefix: String, passphrase: String, isWEP: Bool) {
+    public convenience init(ssidPrefix: String, passphrase: String, isWEP: Bool) {
         self.init(ssidPrefix: ssidPrefix)
         self.passphrase = Secret(passphrase)
         security = isWEP ? .wep : .wpa2
@@ -67,7 +68,7 @@ public struct NEHotspotConfiguration: Sendable {
         if let passphrase { values.append(("passphrase", .string(passphrase.reveal()))) }
         if let security { values.append(("security", .string(security.rawValue))) }
         if joinOnce { values.append(("joinOnce", .boolean(true))) }
-        if let lifeTimeInDays { values.append(("lifeTimeInDays", .int32(Int32(clamping: lifeTimeInDays)))) }
+        if let days = lifeTimeInDays?.intValue { values.append(("lifeTimeInDays", .int32(Int32(clamping: days)))) }
         if hidden { values.append(("hidden", .boolean(true))) }
         var descriptors: [Int32] = []
         if let eapSettings {
@@ -168,17 +169,31 @@ public enum NEHotspotConfigurationError: Int, Sendable, Error {
     }
 }
 
+/// Apple's error domain of `NEHotspotConfigurationManager`'s errors.
+public let NEHotspotConfigurationErrorDomain = "NEHotspotConfigurationErrorDomain"
+
 extension AgentCallError {
     /// Apple's `NEHotspotConfigurationError`, when the agent answered with one of its cases.
     public var hotspotConfigurationError: NEHotspotConfigurationError? {
         name.flatMap(NEHotspotConfigurationError.init(dbusName:))
+    }
+
+    /// The error as Apple's manager gives it: in `NEHotspotConfigurationErrorDomain`, with
+    /// Apple's code (`unknown` for the agent's own errors), the agent's message as its
+    /// description and its D-Bus error name under `AgentErrorName`.
+    var hotspotError: NSError {
+        var info: [String: Any] = [NSLocalizedDescriptionKey: message]
+        if let name { info["AgentErrorName"] = name }
+        return NSError(
+            domain: NEHotspotConfigurationErrorDomain, code: (hotspotConfigurationError ?? .unknown).rawValue,
+            userInfo: info)
     }
 }
 
 extension AgentConnection {
     /// Applies the application's own configuration and joins it (polkit: `configure-hotspot`,
     /// whose prompt names the network).
-    public func applyConfiguration(
+    func applyConfiguration(
         _ configuration: NEHotspotConfiguration, device: String? = nil
     ) async throws(AgentCallError) -> HotspotJoinReport {
         let (value, descriptors) = try configuration.dbusValue()
@@ -186,15 +201,5 @@ extension AgentConnection {
         let options = DBusValue.vardict(device.map { [("device", .string($0))] } ?? [])
         return HotspotJoinReport(
             try await manager(.applyConfiguration, [value, options], fileDescriptors: descriptors).first)
-    }
-
-    /// The SSIDs of the caller's own configurations.
-    public func configuredSSIDs() async throws(AgentCallError) -> [String] {
-        (try await manager(.getConfiguredSSIDs).first?.elements ?? []).compactMap(\.string)
-    }
-
-    /// Removes the caller's own configurations for `ssid`, leaving the network first.
-    public func removeConfiguration(ssid: String) async throws(AgentCallError) {
-        _ = try await manager(.removeConfiguration, [.string(ssid)])
     }
 }

@@ -1,0 +1,319 @@
+import AccessoryCore
+import AgentInterface
+import BusService
+import DBusValues
+import FoundationEssentials
+
+/// An accessory the person authorized, as the agent's accessory dictionary describes it: what
+/// `accessoryctl` and the desktop's windows read, and what `ASAccessory` wraps in Apple's shape.
+public struct AccessoryDetails: Sendable, Hashable, Identifiable {
+    /// The record's id, stable for the accessory's life (lower-case UUID text).
+    public var id: String
+    public var displayName: String
+    /// `AccessoryDetails.AccessoryState`'s name: `authorized`, `awaitingAuthorization`, `unauthorized`.
+    public var state: String
+    /// The installed profile the accessory was picked under (Apple: the app's bundle).
+    public var profile: String
+    /// The user the record belongs to.
+    public var user: UInt32?
+    /// The sandboxed application the record belongs to (its Flatpak id, as the agent
+    /// established it); `nil` for a record of a process on the host. A host process of the user
+    /// sees every application's records; an application, its own only.
+    public var application: String?
+    /// The hotspot's SSID, escaped where it is not UTF-8.
+    public var ssid: String?
+    /// The BSSID of the hotspot it was picked by: units of a product share an SSID, not this.
+    public var hotspotBSSID: String?
+    public var bluetoothIdentifier: String?
+    public var bluetoothTransportBridgingIdentifier: String?
+    /// The descriptor the accessory matched, as JSON (docs/dbus-api.md, "Conventions").
+    public var descriptor: JSONValue
+    /// In an `accessoryChanged` event from NetworkManager's dispatcher: its hotspot connection
+    /// went up or down.
+    public var connection: Connection?
+    /// The network the accessory was given through the agent, and where it said it is there.
+    public var network: Network?
+    /// Where the accessory lives on the home network, as DNS-SD found it there.
+    public var location: Location?
+    /// The whole dictionary the agent sent, for printing as it came.
+    public var json: JSONValue
+
+    /// Reads an accessory dictionary; `nil` when it carries no `id` (the empty dictionary).
+    public init?(_ value: DBusValue) {
+        guard let fields = value.members, let id = fields["id"]?.string else { return nil }
+        self.id = id
+        displayName = fields["displayName"]?.string ?? ""
+        state = fields["state"]?.string ?? ""
+        profile = fields["profile"]?.string ?? ""
+        user = fields["user"]?.uint32
+        application = fields["application"]?.string
+        ssid = fields["ssid"]?.string
+        hotspotBSSID = fields["hotspotBSSID"]?.string
+        bluetoothIdentifier = fields["bluetoothIdentifier"]?.string
+        bluetoothTransportBridgingIdentifier = fields["bluetoothTransportBridgingIdentifier"]?.string
+        descriptor = fields["descriptor"]?.jsonValue ?? .object([:])
+        connection = fields["connection"].flatMap(Connection.init)
+        network = fields["network"].flatMap(Network.init)
+        location = fields["location"].flatMap(Location.init)
+        json = value.jsonValue
+    }
+
+    /// The network the accessory was given (`ProvisionAccessory`).
+    public struct Network: Sendable, Hashable {
+        public var ssid: String
+        /// Its address there, as the device reported it (ESP-IDF).
+        public var ipv4Address: String?
+        /// Where its own setup goes on (Improv).
+        public var url: String?
+        /// The MAC address it reported on its setup hotspot (a vendor's setup API).
+        public var macAddress: String?
+
+        init?(_ value: DBusValue) {
+            guard let fields = value.members, let ssid = fields["ssid"]?.string else { return nil }
+            self.ssid = ssid
+            ipv4Address = fields["ipv4Address"]?.string
+            url = fields["url"]?.string
+            macAddress = fields["macAddress"]?.string
+        }
+    }
+
+    /// Where the accessory lives on the home network: the DNS-SD service it was found by.
+    public struct Location: Sendable, Hashable {
+        /// The service type, `_wled._tcp`.
+        public var service: String
+        public var instance: String
+        public var hostname: String
+        public var addresses: [String]
+        public var port: UInt16
+
+        init?(_ value: DBusValue) {
+            guard let fields = value.members, let service = fields["service"]?.string,
+                let instance = fields["instance"]?.string, let hostname = fields["hostname"]?.string
+            else { return nil }
+            self.service = service
+            self.instance = instance
+            self.hostname = hostname
+            addresses = fields["addresses"]?.elements.compactMap(\.string) ?? []
+            port = fields["port"]?.int.flatMap(UInt16.init(exactly:)) ?? 0
+        }
+
+        /// As `--json` prints it.
+        public var json: JSONValue {
+            .object([
+                "service": .string(service), "instance": .string(instance), "hostname": .string(hostname),
+                "addresses": .array(addresses.map(JSONValue.string)), "port": .number(Double(port)),
+            ])
+        }
+    }
+
+    /// What NetworkManager's dispatcher reported of the accessory's hotspot connection.
+    public struct Connection: Sendable, Hashable {
+        /// `up` or `down`.
+        public var state: String
+        public var device: String?
+        /// Why it went down, where NetworkManager says.
+        public var reason: String?
+
+        init?(_ value: DBusValue) {
+            guard let fields = value.members, let state = fields["state"]?.string else { return nil }
+            self.state = state
+            device = fields["device"]?.string
+            reason = fields["reason"]?.string
+        }
+
+        /// `hotspot connection down on wlan0: the network was not found`.
+        public var summary: String {
+            "hotspot connection \(state)" + (device.map { " on \($0)" } ?? "") + (reason.map { ": \($0)" } ?? "")
+        }
+    }
+
+    static func list(_ value: DBusValue?) -> [AccessoryDetails] { (value?.elements ?? []).compactMap(AccessoryDetails.init) }
+}
+
+/// Why an accessory session failed, with Apple's `ASError.Code`.
+public struct ASError: Error, Sendable, Hashable, CustomStringConvertible {
+    public typealias Code = AccessorySessionError.Code
+
+    public var code: Code
+    /// The D-Bus error name (`AgentBus.errorName("DiscoveryTimeout")`).
+    public var name: String
+    public var message: String
+    /// The request field an `invalidRequest` is about.
+    public var field: String?
+
+    /// The error the agent named `name`; `nil` when it is not one of Apple's.
+    public init?(name: String, message: String, field: String? = nil) {
+        guard let code = Code.allCases.first(where: { $0.dbusName == name }) else { return nil }
+        self.code = code
+        self.name = name
+        self.message = message
+        self.field = field
+    }
+
+    /// Reads an error dictionary (`PickerDidDismiss`, `Event`); `nil` for the empty one.
+    init?(dictionary value: DBusValue?) {
+        guard let error = ErrorReply(value) else { return nil }
+        if let known = ASError(name: error.name, message: error.message, field: error.field) {
+            self = known
+        } else {
+            self.init(code: .unknown, name: error.name, message: error.message, field: error.field)
+        }
+    }
+
+    /// An error the agent named `name`, of Apple's `code` (`unknown` for the agent's own names).
+    public init(code: Code, name: String, message: String, field: String? = nil) {
+        self.code = code
+        self.name = name
+        self.message = message
+        self.field = field
+    }
+
+    public var description: String { message }
+}
+
+/// What a session tells its client, as the agent's signals say it (`ASAccessoryEvent` in Apple's
+/// shape).
+public struct AgentEvent: Sendable, Hashable {
+    public typealias EventType = AccessoryEventType
+
+    public var eventType: EventType
+    /// The accessory added, changed or removed.
+    public var accessory: AccessoryDetails?
+    /// Why the picker was dismissed or the setup failed.
+    public var error: ASError?
+    /// The accessories an `activated` event starts with, or a `migrationComplete` adopted.
+    public var migrated: [AccessoryDetails] = []
+    /// What an `accessoryDiscovered` event found (with `filterDiscoveryResults`).
+    public var discoveredAccessory: DiscoveredEntry?
+    /// The session's object path.
+    public var session: String
+
+    /// A `Session1` signal as an event; `nil` for a signal that is not one.
+    init?(signal: BusSignal) {
+        guard let type = AccessoryEventType.allCases.first(where: { $0 != .unknown && $0.signalName == signal.member })
+        else { return nil }
+        eventType = type
+        session = signal.path
+        let first = signal.arguments.first
+        switch type {
+        case .accessoryAdded, .accessoryChanged, .accessoryRemoved: accessory = first.flatMap(AccessoryDetails.init)
+        case .pickerDidDismiss, .pickerSetupFailed: error = ASError(dictionary: first)
+        case .activated, .migrationComplete: migrated = AccessoryDetails.list(first)
+        case .accessoryDiscovered: discoveredAccessory = first.flatMap(DiscoveredEntry.init)
+        default: break
+        }
+    }
+
+    /// A `Manager1.Event` signal (subscribers'); `nil` for one that does not read as an event.
+    init?(managerEvent arguments: [DBusValue]) {
+        guard arguments.count == 4 else { return nil }
+        session = arguments[0].string ?? ""
+        eventType = arguments[1].uint32.flatMap { AccessoryEventType(rawValue: Int($0)) } ?? .unknown
+        accessory = AccessoryDetails(arguments[2])
+        error = ASError(dictionary: arguments[3])
+    }
+}
+
+/// What `JoinAccessory` answered: where the machine is now, and what it will go back to.
+public struct HotspotJoinReport: Sendable, Hashable {
+    public var ssid: String?
+    public var device: String?
+    /// The NetworkManager profile made for the join.
+    public var connection: String?
+    public var ipv4Address: String?
+    /// The profile that was active before, which `leave` brings back.
+    public var previousConnection: String?
+    /// The other Wi-Fi device, which stays on its network (`keptConnection`) through the join.
+    public var keptDevice: String?
+    public var keptConnection: String?
+    /// The whole answer, for printing as it came.
+    public var json: JSONValue
+
+    package init(_ value: DBusValue?) {
+        let reply = JoinReply(value)
+        ssid = reply.ssid
+        device = reply.device
+        connection = reply.connection
+        ipv4Address = reply.ipv4Address
+        previousConnection = reply.previousConnection
+        keptDevice = reply.keptDevice
+        keptConnection = reply.keptConnection
+        json = .object((value?.members ?? [:]).mapValues(\.jsonValue))
+    }
+}
+
+/// What `Leave` answered.
+public struct HotspotLeaveReport: Sendable, Hashable {
+    public var ssid: String?
+    public var device: String?
+    /// The profile brought back, or the one that did not come back.
+    public var restored: String?
+    public var notRestored: String?
+    public var json: JSONValue
+
+    init(_ value: DBusValue?) {
+        let reply = LeaveReply(value)
+        ssid = reply.ssid
+        device = reply.device
+        restored = reply.restored
+        notRestored = reply.notRestored
+        json = .object((value?.members ?? [:]).mapValues(\.jsonValue))
+    }
+}
+
+/// An accessory discovery found, for an application that filters discovery itself (Apple's
+/// `ASDiscoveredAccessory` wraps it): the access point's fields and the advertisement's raw data.
+public struct DiscoveredEntry: Sendable, Hashable {
+    /// The agent's id of the entry, which `updatePicker(showing:)` names.
+    public var entry: UInt32
+    /// The index of the picker item whose descriptor matched.
+    public var item: Int
+    public var ssid: String?
+    public var bssid: String?
+    /// Wi-Fi quality on NetworkManager's 0–100 scale.
+    public var signal: Int?
+    /// In MHz.
+    public var frequency: Int?
+    /// `wep`, `wpa-psk`, `sae`, `owe`, `wpa-eap` (NetworkManager's names); none for an open network.
+    public var security: [String]
+    public var bluetoothIdentifier: String?
+    public var bluetoothName: String?
+    /// In dBm.
+    public var bluetoothRSSI: Int?
+    public var txPower: Int?
+    public var serviceUUIDs: [String]
+    /// Company identifier to the bytes after it.
+    public var manufacturerData: [UInt16: [UInt8]]
+    /// Service UUID (lower-case, 36 characters) to its data.
+    public var serviceData: [String: [UInt8]]
+
+    init?(_ value: DBusValue) {
+        guard let fields = value.members, let entry = fields["entry"]?.int.flatMap(UInt32.init(exactly:)) else {
+            return nil
+        }
+        self.entry = entry
+        item = fields["item"]?.int ?? 0
+        ssid = fields["ssid"]?.string
+        bssid = fields["bssid"]?.string
+        signal = fields["signal"]?.int
+        frequency = fields["frequency"]?.int
+        security = fields["security"]?.elements.compactMap(\.string) ?? []
+        bluetoothIdentifier = fields["bluetoothAddress"]?.string
+        bluetoothName = fields["bluetoothName"]?.string
+        bluetoothRSSI = fields["rssi"]?.int
+        txPower = fields["txPower"]?.int
+        serviceUUIDs = fields["serviceUUIDs"]?.elements.compactMap(\.string) ?? []
+        var manufacturer: [UInt16: [UInt8]] = [:]
+        for entry in fields["manufacturerData"]?.entries ?? [] {
+            if let company = entry.key.int.flatMap(UInt16.init(exactly:)), let bytes = entry.value.bytes {
+                manufacturer[company] = bytes
+            }
+        }
+        manufacturerData = manufacturer
+        var service: [String: [UInt8]] = [:]
+        for entry in fields["serviceData"]?.entries ?? [] {
+            if let uuid = entry.key.string, let bytes = entry.value.bytes { service[uuid] = bytes }
+        }
+        serviceData = service
+    }
+}

@@ -1,0 +1,46 @@
+// apple-sample-code: Apple's AccessorySetupKit and NetworkExtension sample code, built here with
+// only the lines Linux must change (each file's header lists them), run against the agent.
+//
+//     apple-sample-code session|picker|dice|filter|wifi|migration
+//
+// The session finds its profile from the application's identity: run it with
+// GIO_LAUNCHED_DESKTOP_FILE naming org.example.AppleSamples.desktop. Each line it reports
+// starts with "sample: "; it exits 0 once the sample's last step ran, 1 after 60 seconds.
+
+import Dispatch
+import Foundation
+
+switch CommandLine.arguments.dropFirst().first {
+case "session", "picker":
+    let controller = DiscoveringViewController()
+    controller.viewDidLoad()
+    if CommandLine.arguments[1] == "picker" { controller.showMyPicker() } else { finishOn = "activated" }
+    keep(controller)
+case "dice":
+    activateDiceSession()
+    showDicePicker()
+case "filter":
+    let controller = FilteringViewController()
+    controller.viewDidLoad()
+    controller.session.showPicker(for: [wifiItem()]) { error in if let error { report("showPicker failed: \(error)") } }
+    keep(controller)
+case "wifi":
+    let controller = WiFiSetup()
+    controller.start()
+    keep(controller)
+case "migration":
+    activateDiceSession()
+    migrateExistingAccessories()
+case "pink-migration":
+    activateDiceSession()
+    migratePinkDice()
+default:
+    FileHandle.standardError.write(
+        Data("usage: apple-sample-code session|picker|dice|filter|wifi|migration|pink-migration\n".utf8))
+    exit(64)
+}
+DispatchQueue.main.asyncAfter(deadline: .now() + 60) {
+    report("timed out")
+    exit(1)
+}
+dispatchMain()
