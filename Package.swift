@@ -93,7 +93,8 @@ let package = Package(
 
         // An application of the agent through the client library (examples/PickAccessory).
         .executableTarget(
-            name: "pick-accessory", dependencies: ["AccessorySetupKit", "NetworkExtension"], path: "examples/PickAccessory",
+            name: "pick-accessory", dependencies: ["AccessorySetupKit", "NetworkExtension"],
+            path: "examples/PickAccessory",
             exclude: ["README.md", "org.example.PickAccessory.desktop", "org.example.PickAccessory.json"]),
 
         // Apple's sample code from ../shared/seeds, with only the lines Linux must change

@@ -19,7 +19,9 @@ struct AccessoryGroup: Sendable, Hashable, Identifiable {
 
     /// `accessories` grouped by application, the applications by title and the host programs
     /// last; each group's accessories by name. `applications` names the sandboxed ones.
-    static func grouping(_ accessories: [AccessoryDetails], applications: [String: DesktopApplication]) -> [AccessoryGroup] {
+    static func grouping(_ accessories: [AccessoryDetails], applications: [String: DesktopApplication])
+        -> [AccessoryGroup]
+    {
         let byApplication = Dictionary(grouping: accessories) { $0.application }
         var groups = byApplication.compactMap { application, records -> AccessoryGroup? in
             guard let application else { return nil }

@@ -37,7 +37,8 @@ open class ASAccessory: @unchecked Sendable {
         bluetoothTransportBridgingIdentifier = details.bluetoothTransportBridgingIdentifier
             .flatMap { try? MACAddress($0) }
             .map { address in Data((0..<6).reversed().map { UInt8(truncatingIfNeeded: address.rawValue >> ($0 * 8)) }) }
-        let recorded = try? JSONDecoder().decode(DiscoveryDescriptor.self, from: JSONEncoder().encode(details.descriptor))
+        let recorded = try? JSONDecoder().decode(
+            DiscoveryDescriptor.self, from: JSONEncoder().encode(details.descriptor))
         descriptor = ASDiscoveryDescriptor(recorded ?? DiscoveryDescriptor())
     }
 

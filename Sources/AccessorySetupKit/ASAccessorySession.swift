@@ -68,10 +68,17 @@ public final class ASAccessorySession: @unchecked Sendable {
             guard state.activation == nil, !state.invalidated else { return nil }
             state.queue = queue
             state.handler = handler
+            // Calls wait for the activation's reply: the agent takes no other call before it.
             let task = Task { () async throws -> AgentSession in
                 let connection = try await AgentConnection.shared(bus)
-                if let profile { return try await connection.openSession(profile: profile) }
-                return try await connection.openSession(profile: "", application: Self.desktopApplication())
+                let session =
+                    if let profile {
+                        try await connection.openSession(profile: profile)
+                    } else {
+                        try await connection.openSession(profile: "", application: Self.desktopApplication())
+                    }
+                try await session.activate()
+                return session
             }
             state.activation = task
             return task
@@ -81,9 +88,8 @@ public final class ASAccessorySession: @unchecked Sendable {
             let session: AgentSession
             do {
                 session = try await activation.value
-                let events = session.events()
-                try await session.activate()
-                for await event in events {
+                // The session's signals since its opening, `Activated` first.
+                for await event in session.events() {
                     deliver(ASAccessoryEvent(event), updating: event, to: handler, on: queue)
                     if event.eventType == .invalidated { return }
                 }
@@ -295,7 +301,8 @@ public final class ASAccessorySession: @unchecked Sendable {
     }
 
     private func perform(
-        _ completionHandler: @escaping ((any Error)?) -> Void, _ body: @escaping @Sendable (AgentSession) async throws -> Void
+        _ completionHandler: @escaping ((any Error)?) -> Void,
+        _ body: @escaping @Sendable (AgentSession) async throws -> Void
     ) {
         let handler = UncheckedCompletion(completionHandler)
         let queue = state.withLock { $0.queue }
@@ -317,7 +324,8 @@ public final class ASAccessorySession: @unchecked Sendable {
     /// The agent's refusal as Apple's error, where it has one of Apple's codes.
     static func asError(_ error: any Error) -> any Error {
         guard let error = error as? AgentCallError, let name = error.name else { return error }
-        return ASError(name: name, message: error.message) ?? ASError(code: .unknown, name: name, message: error.message)
+        return ASError(name: name, message: error.message)
+            ?? ASError(code: .unknown, name: name, message: error.message)
     }
 
     /// The desktop entry this process was launched from, as GLib's launcher says.

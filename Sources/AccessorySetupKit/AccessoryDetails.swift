@@ -127,7 +127,9 @@ public struct AccessoryDetails: Sendable, Hashable, Identifiable {
         }
     }
 
-    static func list(_ value: DBusValue?) -> [AccessoryDetails] { (value?.elements ?? []).compactMap(AccessoryDetails.init) }
+    static func list(_ value: DBusValue?) -> [AccessoryDetails] {
+        (value?.elements ?? []).compactMap(AccessoryDetails.init)
+    }
 }
 
 /// Why an accessory session failed, with Apple's `ASError.Code`.

@@ -152,7 +152,9 @@ public final class AgentConnection: Sendable {
     // MARK: Records
 
     /// The caller's accessories; another user's with `user` (polkit: `manage-others`).
-    public func accessories(profile: String? = nil, user: UInt32? = nil) async throws(AgentCallError) -> [AccessoryDetails] {
+    public func accessories(profile: String? = nil, user: UInt32? = nil) async throws(AgentCallError)
+        -> [AccessoryDetails]
+    {
         var options: [(String, DBusValue)] = []
         if let profile { options.append(("profile", .string(profile))) }
         if let user { options.append(("user", .uint32(user))) }
@@ -160,7 +162,8 @@ public final class AgentConnection: Sendable {
     }
 
     public func accessory(id: String) async throws(AgentCallError) -> AccessoryDetails {
-        guard let accessory = AccessoryDetails(try await manager(.getAccessory, [.string(id)]).first ?? .vardict([])) else {
+        guard let accessory = AccessoryDetails(try await manager(.getAccessory, [.string(id)]).first ?? .vardict([]))
+        else {
             throw AgentCallError(name: nil, message: "the agent's answer for \(id) carries no accessory")
         }
         return accessory

@@ -102,8 +102,9 @@ public final class NEHotspotConfigurationManager: Sendable {
         }
     }
 
-    private func perform(_ completionHandler: (((any Error)?) -> Void)?, _ body: @escaping @Sendable () async throws -> Void)
-    {
+    private func perform(
+        _ completionHandler: (((any Error)?) -> Void)?, _ body: @escaping @Sendable () async throws -> Void
+    ) {
         let handler = UncheckedValue(completionHandler)
         Task {
             var failure: (any Error)?

@@ -9,6 +9,7 @@
 //   listing's `switch` gets the `default: break` Swift needs.
 // - The accessoryAdded/pickerDidDismiss cases are the article's rewritten ones; the filtering
 //   listing's other events go to `handle(_:)`, which the test reads.
+// - Layout only: `swift format`'s, with the end-of-line comment on the descriptor's UUID above it.
 // Everything else, `CBUUID(string:)` and `ASDiscoveryDescriptor` included, is Apple's as written.
 
 import AccessorySetupKit
@@ -20,7 +21,6 @@ final class DiscoveringViewController {
 
     let session = ASAccessorySession()
     func viewDidLoad() {
-
         session.activate(on: DispatchQueue.main) { [weak self] event in
             guard let self else { return }
 
@@ -51,7 +51,8 @@ final class DiscoveringViewController {
 
     func showMyPicker() {
         var descriptor = ASDiscoveryDescriptor()
-        descriptor.bluetoothServiceUUID = CBUUID(string: MY_ACCESSORY_UUID_STRING)  // If using Wi-Fi, set descriptor.ssid instead.
+        // If using Wi-Fi, set descriptor.ssid instead.
+        descriptor.bluetoothServiceUUID = CBUUID(string: MY_ACCESSORY_UUID_STRING)
 
         let displayName = "My Accessory"
         guard let productImage = productImage(named: MY_ACCESSORY_IMAGE_NAME) else { return }

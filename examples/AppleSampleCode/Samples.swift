@@ -28,14 +28,14 @@ func myShouldDisplayAccessory(advertisement: [String: Any]?, rssi: Int?) -> Bool
     return (rssi ?? -100) > -80
 }
 
-/// The report that ends the sample, where its listing has no end of its own.
-var finishOn: String?
+/// The reports that end the sample, where its listing has no end of its own.
+var finishOn: [String] = []
 
 /// A line the test reads.
 func report(_ line: String) {
     print("sample: \(line)")
     fflush(stdout)
-    if let finishOn, line.hasPrefix(finishOn) { finish() }
+    if finishOn.contains(where: line.hasPrefix) { finish() }
 }
 
 func finish() {

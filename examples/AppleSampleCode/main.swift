@@ -14,7 +14,11 @@ switch CommandLine.arguments.dropFirst().first {
 case "session", "picker":
     let controller = DiscoveringViewController()
     controller.viewDidLoad()
-    if CommandLine.arguments[1] == "picker" { controller.showMyPicker() } else { finishOn = "activated" }
+    if CommandLine.arguments[1] == "picker" {
+        controller.showMyPicker()
+    } else {
+        finishOn = ["activated", "invalidated"]
+    }
     keep(controller)
 case "dice":
     activateDiceSession()

@@ -64,7 +64,8 @@ enum ProvisionThroughAgent {
     /// Joins the accessory's hotspot where it has one, gives it the network, and leaves the
     /// hotspot again, whatever the outcome; `say` hears a line for a person at each step.
     static func provision(
-        _ added: AccessoryDetails, passphrase: Secret?, _ options: AccessoryProvisioningOptions, on client: AgentConnection,
+        _ added: AccessoryDetails, passphrase: Secret?, _ options: AccessoryProvisioningOptions,
+        on client: AgentConnection,
         say: @escaping @Sendable (TerminalText) -> Void
     ) async -> Outcome {
         var joined: HotspotJoinReport?
