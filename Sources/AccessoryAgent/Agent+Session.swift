@@ -427,7 +427,7 @@ extension Agent {
             path: host.path, interface: AgentBus.Interface.session.name, signal: event.type.signalName, arguments,
             destination: host.client)
         notifySubscribers(
-            event.type, event.accessory.map(BusCoding.record) ?? BusCoding.emptyDictionary, of: host.owner,
+            event.type, event.accessory.map { BusCoding.record($0) } ?? BusCoding.emptyDictionary, of: host.owner,
             session: host.path, error: BusCoding.error(event.error))
         let detail =
             event.accessory.map { " \($0.id) '\($0.displayName)'" } ?? event.error.map { " \($0.dbusName)" } ?? ""

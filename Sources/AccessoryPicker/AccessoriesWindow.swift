@@ -1,5 +1,6 @@
 import AccessoryCore
 import AccessorySetupKit
+import AgentInterface
 import FoundationEssentials
 import GLibRuntime
 

@@ -1,4 +1,5 @@
 import AccessoryCore
+import AgentInterface
 import FoundationEssentials
 
 /// An accessory the person authorized for the application (Apple's `ASAccessory`).

@@ -155,20 +155,23 @@ public final class ASAccessorySession: @unchecked Sendable {
 
     /// Shows the picker for `items` (migration items too), with `pickerDisplaySettings`.
     public func showPicker(for items: [ASPickerDisplayItem]) async throws {
-        let encoded = try items.map { item throws(ASError) in try item.dbusValue() }
-        let settings = pickerDisplaySettings?.pickerDisplaySettings ?? PickerDisplaySettings()
-        try await call { try await $0.showPicker(items: encoded, settings: settings) }
+        try await showPicker(encoded: try items.map { item throws(ASError) in try item.dbusValue() })
     }
 
     public func showPicker(for items: [ASPickerDisplayItem], completionHandler: @escaping ((any Error)?) -> Void) {
+        // Read now, as Apple's does: the application may change its items once the call returns.
         let encoded: [DBusValue]
         do {
             encoded = try items.map { item throws(ASError) in try item.dbusValue() }
         } catch {
-            return complete(completionHandler, error)
+            return perform(completionHandler) { throw error }
         }
+        perform(completionHandler) { try await self.showPicker(encoded: encoded) }
+    }
+
+    private func showPicker(encoded items: [DBusValue]) async throws {
         let settings = pickerDisplaySettings?.pickerDisplaySettings ?? PickerDisplaySettings()
-        perform(completionHandler) { try await $0.showPicker(items: encoded, settings: settings) }
+        try await call { try await $0.showPicker(items: items, settings: settings) }
     }
 
     /// Shows the picker for the profile's own items (Apple's picker of a discovery extension).
@@ -177,7 +180,7 @@ public final class ASAccessorySession: @unchecked Sendable {
     }
 
     public func showPicker(completionHandler: @escaping ((any Error)?) -> Void) {
-        perform(completionHandler) { session in try await session.showPicker(items: try await session.items()) }
+        perform(completionHandler) { try await self.showPicker() }
     }
 
     /// With `filterDiscoveryResults`: shows the discovered accessories the application accepts.
@@ -189,8 +192,7 @@ public final class ASAccessorySession: @unchecked Sendable {
     public func updatePicker(
         showing items: [ASDiscoveredDisplayItem], completionHandler: @escaping ((any Error)?) -> Void
     ) {
-        let shown = items.map(\.discoveredDisplayItem)
-        perform(completionHandler) { try await $0.updatePicker(showing: shown) }
+        perform(completionHandler) { try await self.updatePicker(showing: items) }
     }
 
     /// Ends discovery of a picker shown with an unbounded discovery timeout.
@@ -199,7 +201,7 @@ public final class ASAccessorySession: @unchecked Sendable {
     }
 
     public func finishPickerDiscovery(completionHandler: @escaping ((any Error)?) -> Void) {
-        perform(completionHandler) { try await $0.finishPickerDiscovery() }
+        perform(completionHandler) { try await self.finishPickerDiscovery() }
     }
 
     // MARK: The accessories
@@ -210,25 +212,22 @@ public final class ASAccessorySession: @unchecked Sendable {
     }
 
     public func removeAccessory(_ accessory: ASAccessory, completionHandler: @escaping ((any Error)?) -> Void) {
-        let id = accessory.id
-        perform(completionHandler) { try await $0.removeAccessory(id: id) }
+        perform(completionHandler) { try await self.removeAccessory(accessory) }
     }
 
     /// Apple's rename sheet, where the person types the new name, is not on this desktop: this
     /// fails with `invalidRequest`, and `renameAccessory(_:to:options:)` takes the name.
     public func renameAccessory(_ accessory: ASAccessory, options: ASAccessory.RenameOptions = []) async throws {
-        throw Self.noRenameSheet
+        throw ASError.invalidRequest(
+            "name", "is not asked for on this desktop: pass it with renameAccessory(_:to:options:)")
     }
 
     public func renameAccessory(
         _ accessory: ASAccessory, options: ASAccessory.RenameOptions = [],
         completionHandler: @escaping ((any Error)?) -> Void
     ) {
-        complete(completionHandler, Self.noRenameSheet)
+        perform(completionHandler) { try await self.renameAccessory(accessory, options: options) }
     }
-
-    private static let noRenameSheet = ASError.invalidRequest(
-        "name", "is not asked for on this desktop: pass it with renameAccessory(_:to:options:)")
 
     /// Not in Apple's API: renames the accessory to `name`; with `.ssid`, its hotspot too.
     public func renameAccessory(_ accessory: ASAccessory, to name: String, options: ASAccessory.RenameOptions = [])
@@ -242,8 +241,7 @@ public final class ASAccessorySession: @unchecked Sendable {
         _ accessory: ASAccessory, to name: String, options: ASAccessory.RenameOptions = [],
         completionHandler: @escaping ((any Error)?) -> Void
     ) {
-        let id = accessory.id
-        perform(completionHandler) { try await $0.renameAccessory(id: id, to: name, ssid: options.contains(.ssid)) }
+        perform(completionHandler) { try await self.renameAccessory(accessory, to: name, options: options) }
     }
 
     /// Finishes the setup of an accessory picked from a `confirmAuthorization` item.
@@ -257,10 +255,7 @@ public final class ASAccessorySession: @unchecked Sendable {
     public func finishAuthorization(
         for accessory: ASAccessory, settings: ASAccessorySettings, completionHandler: @escaping ((any Error)?) -> Void
     ) {
-        let (id, ssid, bridging) = Self.authorization(accessory, settings)
-        perform(completionHandler) {
-            try await $0.finishAuthorization(id: id, ssid: ssid, bluetoothTransportBridgingIdentifier: bridging)
-        }
+        perform(completionHandler) { try await self.finishAuthorization(for: accessory, settings: settings) }
     }
 
     public func failAuthorization(for accessory: ASAccessory) async throws {
@@ -269,8 +264,7 @@ public final class ASAccessorySession: @unchecked Sendable {
     }
 
     public func failAuthorization(for accessory: ASAccessory, completionHandler: @escaping ((any Error)?) -> Void) {
-        let id = accessory.id
-        perform(completionHandler) { try await $0.failAuthorization(id: id) }
+        perform(completionHandler) { try await self.failAuthorization(for: accessory) }
     }
 
     private static func authorization(_ accessory: ASAccessory, _ settings: ASAccessorySettings)
@@ -300,25 +294,20 @@ public final class ASAccessorySession: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` in a task and hands its outcome to `completionHandler` on the session's queue.
     private func perform(
-        _ completionHandler: @escaping ((any Error)?) -> Void,
-        _ body: @escaping @Sendable (AgentSession) async throws -> Void
+        _ completionHandler: @escaping ((any Error)?) -> Void, _ body: @escaping @Sendable () async throws -> Void
     ) {
         let handler = UncheckedCompletion(completionHandler)
         let queue = state.withLock { $0.queue }
         Task {
             do {
-                try await call(body)
+                try await body()
                 queue.async { handler.body(nil) }
             } catch {
                 queue.async { handler.body(error) }
             }
         }
-    }
-
-    private func complete(_ completionHandler: @escaping ((any Error)?) -> Void, _ error: any Error) {
-        let handler = UncheckedCompletion(completionHandler)
-        state.withLock { $0.queue }.async { handler.body(error) }
     }
 
     /// The agent's refusal as Apple's error, where it has one of Apple's codes.

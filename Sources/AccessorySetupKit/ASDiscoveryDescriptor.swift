@@ -101,7 +101,9 @@ public final class ASDiscoveryDescriptor: @unchecked Sendable {
         do {
             try descriptor.validate()
         } catch {
-            throw .invalidRequest("descriptor.\(error.field)", error.message)
+            // `noIdentifier` is about the descriptor as a whole.
+            let field = error == .noIdentifier ? "descriptor" : "descriptor.\(error.field)"
+            throw .invalidRequest(field, error.message)
         }
         return descriptor
     }

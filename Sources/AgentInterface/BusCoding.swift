@@ -8,62 +8,10 @@ public enum BusCoding {
 
     public static func dictionaries(_ values: [DBusValue]) -> DBusValue { .array(values, elementType: "a{sv}") }
 
-    /// An accessory dictionary.
-    /// An accessory dictionary with `connection`: what the dispatcher reported of its hotspot
-    /// connection (`state` `up` or `down`, `device`, `reason`).
-    public static func record(_ record: AccessoryRecord, connection: HotspotConnectionReport) -> DBusValue {
-        var report: [(String, DBusValue)] = [("state", .string(connection.state.rawValue))]
-        if let device = connection.device { report.append(("device", .string(device))) }
-        if let reason = connection.reason { report.append(("reason", .string(reason))) }
-        return .vardict(entries(of: record) + [("connection", .vardict(report))])
-    }
-
-    public static func record(_ record: AccessoryRecord) -> DBusValue { .vardict(entries(of: record)) }
-
-    private static func entries(of record: AccessoryRecord) -> [(String, DBusValue)] {
-        var entries: [(String, DBusValue)] = [
-            ("id", .string(record.id.uuidString.lowercased())),
-            ("displayName", .string(record.displayName)),
-            ("state", .string(record.state.name)),
-            ("stateCode", .uint32(UInt32(record.state.rawValue))),
-            ("profile", .string(record.owner.profileID)),
-            ("user", .uint32(record.owner.uid)),
-            ("descriptor", value(json: encodedJSON(record.descriptor))),
-            ("created", .uint64(UInt64(max(0, record.created.timeIntervalSince1970)))),
-            ("changed", .uint64(UInt64(max(0, record.changed.timeIntervalSince1970)))),
-        ]
-        if let application = record.owner.application { entries.append(("application", .string(application))) }
-        if let ssid = record.ssid { entries.append(("ssid", .string(ssid.notation))) }
-        if let bssid = record.hotspotBSSID { entries.append(("hotspotBSSID", .string(bssid.description))) }
-        if let address = record.bluetoothIdentifier {
-            entries.append(("bluetoothIdentifier", .string(address.description)))
-        }
-        if let bridging = record.bluetoothTransportBridgingIdentifier {
-            entries.append(("bluetoothTransportBridgingIdentifier", .string(bridging.description)))
-        }
-        if let network = record.network {
-            var fields: [(String, DBusValue)] = [
-                ("ssid", .string(network.ssid.notation)),
-                ("joined", .uint64(UInt64(max(0, network.joined.timeIntervalSince1970)))),
-            ]
-            if let address = network.ipv4Address { fields.append(("ipv4Address", .string(address))) }
-            if let url = network.url { fields.append(("url", .string(url))) }
-            if let mac = network.macAddress { fields.append(("macAddress", .string(mac.description))) }
-            entries.append(("network", .vardict(fields)))
-        }
-        if let location = record.location {
-            entries.append(
-                (
-                    "location",
-                    .vardict([
-                        ("service", .string(location.service)), ("instance", .string(location.instance)),
-                        ("hostname", .string(location.hostname)), ("addresses", .strings(location.addresses)),
-                        ("port", .uint16(location.port)),
-                        ("seen", .uint64(UInt64(max(0, location.seen.timeIntervalSince1970)))),
-                    ])
-                ))
-        }
-        return entries
+    /// An accessory dictionary (`AccessoryDetails`), with what the dispatcher reported of its
+    /// hotspot connection.
+    public static func record(_ record: AccessoryRecord, connection: HotspotConnectionReport? = nil) -> DBusValue {
+        AccessoryDetails(record, connection: connection).dbusValue
     }
 
     /// A profile item, with the keys `ShowPicker` reads.
@@ -93,7 +41,7 @@ public enum BusCoding {
         return entries
     }
 
-    public static func records(_ records: [AccessoryRecord]) -> DBusValue { dictionaries(records.map(record)) }
+    public static func records(_ records: [AccessoryRecord]) -> DBusValue { dictionaries(records.map { record($0) }) }
 
     /// An error dictionary; empty for no error.
     public static func error(_ error: AccessorySessionError?) -> DBusValue {

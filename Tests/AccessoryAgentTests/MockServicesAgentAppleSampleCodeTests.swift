@@ -82,6 +82,21 @@ struct MockServicesAgentAppleSampleCodeTests {
         #expect(try services.storedRecords().map(\.displayName) == ["Pink Dice"])
     }
 
+    /// The article's custom filtering: the application sees the advertisement, shows the dice
+    /// under its own name, and the accessory is recorded under that name.
+    @Test func theArticlesFilteringShowsTheDiscoveredAccessoryUnderTheApplicationsName() async throws {
+        let (services, user) = try Self.services(allowing: [])
+        let run = try await Self.run("filter", on: services, as: user)
+        #expect(run.status == 0, "\(run)")
+        let reports = Self.reports(run)
+        #expect(
+            reports.first
+                == "discovered: [\"kCBAdvDataLocalName\", \"kCBAdvDataServiceUUIDs\", \"kCBAdvDataTxPowerLevel\"], RSSI -50",
+            "\(run)")
+        #expect(reports.last == "added More Specific Product Name", "\(run)")
+        #expect(try services.storedRecords().map(\.displayName) == ["More Specific Product Name"])
+    }
+
     @Test func theGuidesWiFiListingJoinsThePickedHotspotThroughNEHotspotConfigurationManager() async throws {
         let (services, user) = try Self.services(allowing: ["io.accessorysetup.configure-hotspot"])
         let run = try await Self.run("wifi", on: services, as: user)

@@ -1,4 +1,5 @@
 import AccessorySetupKit
+import AgentInterface
 import DBusValues
 import Foundation
 import GLibRuntime

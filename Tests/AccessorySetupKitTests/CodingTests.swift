@@ -10,7 +10,7 @@ import Testing
 /// What the client library reads is what the agent writes (`BusCoding`), and what it sends is
 /// what the agent reads (docs/dbus-api.md, "Conventions").
 /// `value` as a client receives it: through a `GVariant`, variants unwrapped.
-private func wire(_ value: DBusValue) -> DBusValue {
+func wire(_ value: DBusValue) -> DBusValue {
     let variant = g_variant_ref_sink(value.newVariant())!
     defer { g_variant_unref(variant) }
     return DBusValue(copying: variant)

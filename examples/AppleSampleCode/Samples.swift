@@ -53,6 +53,13 @@ func wifiItem() -> ASPickerDisplayItem {
     return ASPickerDisplayItem(name: "Acme plug", productImage: nil, descriptor: descriptor)
 }
 
+/// An item for the dice, whose advertisement the filtering listing reads.
+func diceItem() -> ASPickerDisplayItem {
+    let descriptor = ASDiscoveryDescriptor()
+    descriptor.bluetoothServiceUUID = pinkUUID
+    return ASPickerDisplayItem(name: "Dice", productImage: nil, descriptor: descriptor)
+}
+
 /// The Wi-Fi listing's caller: picks an `Acme-Setup-` plug, then joins it as the listing does.
 final class WiFiSetup {
     let session = ASAccessorySession()

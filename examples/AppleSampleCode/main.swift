@@ -26,7 +26,7 @@ case "dice":
 case "filter":
     let controller = FilteringViewController()
     controller.viewDidLoad()
-    controller.session.showPicker(for: [wifiItem()]) { error in if let error { report("showPicker failed: \(error)") } }
+    controller.session.showPicker(for: [diceItem()]) { error in if let error { report("showPicker failed: \(error)") } }
     keep(controller)
 case "wifi":
     let controller = WiFiSetup()

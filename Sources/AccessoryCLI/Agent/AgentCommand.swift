@@ -1,5 +1,6 @@
 import AccessoryCore
 import AccessorySetupKit
+import AgentInterface
 
 /// A refusal or failure from the agent, as the commands through it report it.
 typealias AgentFailure = AgentCallError

@@ -1,5 +1,6 @@
 import AccessoryCore
 import AccessorySetupKit
+import AgentInterface
 
 /// `pick --provision`: the accessory picked is given a Wi-Fi network through the agent.
 enum ProvisionThroughAgent {
