@@ -51,32 +51,8 @@ public enum BusCoding {
     /// A picker entry, as `AccessoryDiscovered` and `PickerAgent1.UpdateEntries` carry it.
     public static func entry(_ entry: PickerEntry) -> DBusValue { PickerAgentEntry(entry).dbusValue }
 
-    /// A `Session1.AccessoryDiscovered` entry, for a client that filters discovery itself: the
-    /// picker's fields, and what it decides on: the access point's `frequency` (MHz) and
-    /// `security` (`wpa-psk`, `sae`, …, as NetworkManager names them; none: open), the
-    /// advertisement's `bluetoothAddressType`, `txPower`, `serviceUUIDs`, `manufacturerData`
-    /// (company id to bytes) and `serviceData` (service UUID to bytes), as heard.
-    public static func discovered(_ entry: PickerEntry) -> DBusValue {
-        var fields = PickerAgentEntry(entry).fields
-        if let wifi = entry.wifi {
-            fields.append(("frequency", .uint32(UInt32(clamping: wifi.frequency))))
-            fields.append(("security", .strings(wifi.security.names)))
-        }
-        if let bluetooth = entry.bluetooth {
-            fields.append(("bluetoothAddressType", .string(bluetooth.addressType.rawValue)))
-            if let power = bluetooth.txPower { fields.append(("txPower", .int32(Int32(clamping: power)))) }
-            fields.append(("serviceUUIDs", .strings(bluetooth.serviceUUIDs.map(\.string))))
-            let manufacturer = bluetooth.manufacturerData.sorted { $0.key < $1.key }.map {
-                DBusValue.Entry(key: .uint16($0.key.rawValue), value: .bytes($0.value))
-            }
-            fields.append(("manufacturerData", .dictionary(manufacturer, entryType: "{qay}")))
-            let service = bluetooth.serviceData.sorted { $0.key < $1.key }.map {
-                DBusValue.Entry(key: .string($0.key.string), value: .bytes($0.value))
-            }
-            fields.append(("serviceData", .dictionary(service, entryType: "{say}")))
-        }
-        return .vardict(fields)
-    }
+    /// A `Session1.AccessoryDiscovered` entry (`DiscoveredEntry`).
+    public static func discovered(_ entry: PickerEntry) -> DBusValue { DiscoveredEntry(entry).dbusValue }
 
     /// `value` as JSON, decoded straight back: the encoder's output needs none of
     /// `JSONValue.parse`'s diagnostics.
