@@ -85,21 +85,47 @@ public final class ASAccessorySession: @unchecked Sendable {
         }
         guard let activation else { return }
         Task {
-            let session: AgentSession
             do {
-                session = try await activation.value
-                // The session's signals since its opening, `Activated` first.
-                for await event in session.events() {
-                    deliver(ASAccessoryEvent(event), updating: event, to: handler, on: queue)
-                    if event.eventType == .invalidated { return }
+                // Watched from before the session opens: an agent that leaves (it stopped, or
+                // crashed) takes the session with it and sends no `Invalidated`.
+                let departures = try await AgentConnection.shared(bus).agentDepartures()
+                let session = try await activation.value
+                let agentLeft = await withTaskGroup(of: Bool.self) { group in
+                    group.addTask {
+                        // The session's signals since its opening, `Activated` first.
+                        for await event in session.events() {
+                            self.deliver(ASAccessoryEvent(event), updating: event, to: handler, on: queue)
+                            if event.eventType == .invalidated { break }
+                        }
+                        return false
+                    }
+                    group.addTask {
+                        for await _ in departures { return true }
+                        return false
+                    }
+                    let first = await group.next() ?? false
+                    group.cancelAll()
+                    return first
                 }
+                if agentLeft { endSession(Self.agentLeft, handler: handler, queue: queue) }
             } catch {
-                state.withLock { $0.invalidated = true }
-                deliver(
-                    ASAccessoryEvent(eventType: .invalidated, error: Self.asError(error)), updating: nil, to: handler,
-                    on: queue)
+                endSession(Self.asError(error), handler: handler, queue: queue)
             }
         }
+    }
+
+    private static let agentLeft = ASError(
+        code: .invalidated, name: AccessorySessionError.Code.invalidated.dbusName,
+        message: "the agent (\(AgentBus.name)) left the bus, and the session with it")
+
+    /// Ends the session with `error`, unless it has ended already.
+    private func endSession(_ error: any Error, handler: UncheckedHandler, queue: DispatchQueue) {
+        let ended = state.withLock { state in
+            defer { state.invalidated = true }
+            return state.invalidated
+        }
+        guard !ended else { return }
+        deliver(ASAccessoryEvent(eventType: .invalidated, error: error), updating: nil, to: handler, on: queue)
     }
 
     /// Keeps `accessories` current, then hands the event to the application.
@@ -139,14 +165,7 @@ public final class ASAccessorySession: @unchecked Sendable {
                 try await activation.value.invalidate()
             } catch {
                 // The agent is gone, or the session with it: the application still hears the end.
-                let ended = state.withLock { state in
-                    defer { state.invalidated = true }
-                    return state.invalidated
-                }
-                guard !ended else { return }
-                deliver(
-                    ASAccessoryEvent(eventType: .invalidated, error: Self.asError(error)), updating: nil, to: handler,
-                    on: queue)
+                endSession(Self.asError(error), handler: handler, queue: queue)
             }
         }
     }

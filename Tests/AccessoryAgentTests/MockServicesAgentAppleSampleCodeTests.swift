@@ -124,6 +124,38 @@ struct MockServicesAgentAppleSampleCodeTests {
         #expect(try services.storedRecords().map { $0.ssid?.description } == ["Acme-Setup-4F2A"])
     }
 
+    /// An agent that stops sends no `Invalidated`; the application's session still ends, with
+    /// an error that says why.
+    @Test func aSessionWhoseAgentLeftTheBusIsInvalidated() async throws {
+        let (services, user) = try Self.services(allowing: [])
+        let program = try AgentProcess.builtProduct("apple-sample-code").path
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("apple-sample-\(UUID()).log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: log) }
+        let output = try FileHandle(forWritingTo: log)
+        defer { try? output.close() }
+        let arguments = [
+            "GIO_LAUNCHED_DESKTOP_FILE=/usr/share/applications/org.example.AppleSamples.desktop", program,
+            "session-kept",
+        ]
+        let sample = try ChildProcess(
+            "/usr/bin/setpriv", AgentServices.asUser(user, "/usr/bin/env", arguments),
+            environment: ProcessInfo.processInfo.environment.merging(services.bus.environment) { $1 },
+            standardOutput: .file(output), standardError: .output)
+        defer { sample.send(SIGKILL) }
+        func printed() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        let deadline = Date() + 30
+        while !printed().contains("sample: activated"), sample.isRunning, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(printed().contains("sample: activated: 0 accessories"), "\(printed())")
+
+        try services.agent.kill()
+        let ended = sample.wait(within: 30)
+        #expect(ended?.rawStatus == 0, "the sample ends on its invalidated event: \(printed())")
+        #expect(printed().hasSuffix("sample: invalidated\n"), "\(printed())")
+    }
+
     @Test func aHostProcessWithNoApplicationIdentityIsToldToNameItsProfile() async throws {
         let (services, user) = try Self.services(allowing: [])
         let program = try AgentProcess.builtProduct("apple-sample-code").path

@@ -1,7 +1,7 @@
 // apple-sample-code: Apple's AccessorySetupKit and NetworkExtension sample code, built here with
 // only the lines Linux must change (each file's header lists them), run against the agent.
 //
-//     apple-sample-code session|picker|dice|filter|wifi|migration
+//     apple-sample-code session|session-kept|picker|dice|filter|wifi|migration
 //
 // The session finds its profile from the application's identity: run it with
 // GIO_LAUNCHED_DESKTOP_FILE naming org.example.AppleSamples.desktop. Each line it reports
@@ -19,6 +19,12 @@ case "session", "picker":
     } else {
         finishOn = ["activated", "invalidated"]
     }
+    keep(controller)
+case "session-kept":
+    // The session as the article's controller keeps it, until something ends it.
+    let controller = DiscoveringViewController()
+    controller.viewDidLoad()
+    finishOn = ["invalidated"]
     keep(controller)
 case "dice":
     activateDiceSession()
@@ -40,7 +46,7 @@ case "pink-migration":
     migratePinkDice()
 default:
     FileHandle.standardError.write(
-        Data("usage: apple-sample-code session|picker|dice|filter|wifi|migration|pink-migration\n".utf8))
+        Data("usage: apple-sample-code session|session-kept|picker|dice|filter|wifi|migration|pink-migration\n".utf8))
     exit(64)
 }
 DispatchQueue.main.asyncAfter(deadline: .now() + 60) {
