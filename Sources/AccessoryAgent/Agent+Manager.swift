@@ -269,7 +269,7 @@ extension Agent {
                     AgentBus.Session1.Property.items.name: BusCoding.dictionaries(profile.items.map(BusCoding.item)),
                 ],
                 owner: call.sender)
-            try await bus.export(object)
+            try await bus.export(object, to: calls, as: .session)
         } catch {
             throw CallFailure(
                 AccessorySessionError.activationFailed(reason: "the session could not be put on the bus: \(error)"))

@@ -20,6 +20,9 @@ import Glibc
 public actor Agent {
     let configuration: AgentConfiguration
     let bus: BusConnection
+    /// The calls of the manager and of every session, each with its object's interface, in the
+    /// order the bus delivered them.
+    let calls: CallQueue<ExportedInterface>
     /// Calls and messages to objects clients own (picker agents), on a connection of their own:
     /// a call that waits on a person takes none of the pending replies the bus daemon allows
     /// `bus`, which asks polkit, logind and the radios for everyone.
@@ -60,11 +63,12 @@ public actor Agent {
     var showingPickers = UserCounts()
 
     private init(
-        configuration: AgentConfiguration, bus: BusConnection, clients: BusConnection, manager: ExportedObject,
-        records: RecordBook, bonds: BondBook
+        configuration: AgentConfiguration, bus: BusConnection, calls: CallQueue<ExportedInterface>,
+        clients: BusConnection, manager: ExportedObject, records: RecordBook, bonds: BondBook
     ) {
         self.configuration = configuration
         self.bus = bus
+        self.calls = calls
         self.clients = clients
         self.manager = manager
         polkit = Polkit(bus: bus)
@@ -85,6 +89,7 @@ public actor Agent {
         let bus: BusConnection
         let clients: BusConnection
         let manager: ExportedObject
+        let calls: CallQueue<ExportedInterface>
         do {
             bus = try await BusConnection.connect(
                 configuration.bus, threadName: "agent-bus", watchingPeers: true,
@@ -100,13 +105,14 @@ public actor Agent {
                     AgentBus.Manager1.Property.version.name: .string(AgentConfiguration.version),
                     AgentBus.Manager1.Property.kioskPolicy.name: .boolean(false),
                 ])
-            try await bus.export(manager)
+            calls = await CallQueue(of: bus)
+            try await bus.export(manager, to: calls, as: .manager)
             trace.ended("manager exported")
         } catch {
             throw AgentStartError("cannot serve on \(configuration.bus): \(error)")
         }
         let agent = Agent(
-            configuration: configuration, bus: bus, clients: clients, manager: manager, records: records,
+            configuration: configuration, bus: bus, calls: calls, clients: clients, manager: manager, records: records,
             bonds: BondBook.open(in: configuration.stateDirectory))
         _ = try? await agent.loadKioskPolicy()
         trace.ended("bonds and kiosk policy read")
@@ -193,22 +199,18 @@ public actor Agent {
     }
 
     private func serveCalls() async {
-        for await call in bus.incomingCalls {
+        for await (interface, call) in calls.calls {
             activity.callStarted()
             // Started at once on this actor, so calls begin in the order they came.
             Task.immediate {
-                await self.answer(call)
+                await self.answer(call, to: interface)
                 self.activity.callEnded()
                 self.startBackgroundWork()
             }
         }
     }
 
-    private func answer(_ call: MethodCall) async {
-        if call.interface == "org.bluez.Agent1", let pairingAgent, call.path == pairingAgent.path {
-            await pairingAgent.answer(call)
-            return
-        }
+    private func answer(_ call: MethodCall, to interface: ExportedInterface) async {
         // Counted by the caller's user from the start, and refused past the limits (or with a
         // string longer than any the agent takes) before anything is done for it: before polkit.
         let uid: UInt32
@@ -237,10 +239,9 @@ public actor Agent {
         defer { callsInFlight.remove(uid) }
         do throws(CallFailure) {
             let values: [DBusValue]
-            switch call.interface {
-            case AgentBus.Interface.manager.name: values = try await managerCall(call)
-            case AgentBus.Interface.session.name: values = try await sessionCall(call)
-            default: throw CallFailure(name: "org.freedesktop.DBus.Error.UnknownInterface", message: call.interface)
+            switch interface {
+            case .manager: values = try await managerCall(call)
+            case .session: values = try await sessionCall(call)
             }
             call.reply(values)
         } catch {
@@ -508,4 +509,9 @@ struct Activity {
     mutating func mark() {
         last = .now
     }
+}
+
+/// Which of the agent's interfaces an exported object serves.
+enum ExportedInterface: Sendable {
+    case manager, session
 }

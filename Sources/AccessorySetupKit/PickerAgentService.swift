@@ -48,20 +48,18 @@ public final class PickerAgentService: Sendable {
     {
         let bus = connection.bus
         let object: ExportedObject
+        let incoming: AsyncStream<MethodCall>
         do {
             object = try ExportedObject(
                 path: path, interface: AgentBus.Interface.pickerAgent.name,
                 xml: AgentBus.Interface.pickerAgent.introspectionXML)
-            try await bus.export(object)
+            incoming = try await bus.export(object)
         } catch {
             throw AgentCallError(name: nil, message: "cannot offer the picker on the bus: \(error)")
         }
         let (calls, continuation) = AsyncStream.makeStream(of: PickerAgentCall.self)
         let forwarder = Task {
-            for await call in bus.incomingCalls
-            where call.interface == AgentBus.Interface.pickerAgent.name && call.path == path {
-                continuation.yield(PickerAgentCall(call))
-            }
+            for await call in incoming { continuation.yield(PickerAgentCall(call)) }
             continuation.finish()
         }
         return PickerAgentService(

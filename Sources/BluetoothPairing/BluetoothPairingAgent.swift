@@ -102,7 +102,8 @@ public actor BluetoothPairingAgent {
     private func register() async throws(BusError) {
         guard exported == nil else { return }
         let object = try ExportedObject(path: path, interface: "org.bluez.Agent1", xml: Self.interfaceXML)
-        try await bus.export(object)
+        let calls = try await bus.export(object)
+        Task { for await call in calls { await self.answer(call) } }
         do {
             try await bus.call(
                 destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1",

@@ -1,3 +1,4 @@
+import AccessoryCore
 import CGLib
 import DBusValues
 import FoundationEssentials
@@ -56,13 +57,11 @@ public actor BusConnection {
     let connection: GObjectRef
     /// The connection's unique name (`:1.7`).
     public nonisolated let uniqueName: String
-    /// Every method call of every exported object, in the order they arrived. Ends when the
-    /// connection closes.
-    public nonisolated let incomingCalls: AsyncStream<MethodCall>
     /// Unique names of peers that left the bus, for a connection made `watchingPeers`. Ends
     /// when the connection closes.
     public nonisolated let vanishedPeers: AsyncStream<String>
-    private let calls: AsyncStream<MethodCall>.Continuation
+    /// What runs once the connection closes: the ends of the call queues.
+    private let closing = Locked<(closed: Bool, handlers: [@Sendable () -> Void])>((false, []))
     private let vanished: AsyncStream<String>.Continuation
     /// The subscription feeding `vanishedPeers`.
     private var nameOwnerChanged: GDBusConnection.Subscription?
@@ -78,7 +77,6 @@ public actor BusConnection {
         self.executor = executor
         self.connection = connection
         self.uniqueName = uniqueName
-        (incomingCalls, calls) = AsyncStream.makeStream()
         (vanishedPeers, vanished) = AsyncStream.makeStream()
     }
 
@@ -145,11 +143,11 @@ public actor BusConnection {
         // `closed` passes (gboolean remote_peer_vanished, GError *error) before the user data,
         // so it needs a callback of that shape; a one-pointer handler would take the error
         // (NULL on a clean close) for its user data.
-        let calls = self.calls
+        let closing = self.closing
         let vanished = self.vanished
         let closedBox = Unmanaged.passRetained(
             HandlerBox<Void> {
-                calls.finish()
+                Self.runClosingHandlers(closing)
                 vanished.finish()
             }
         ).toOpaque()
@@ -173,10 +171,28 @@ public actor BusConnection {
         }
     }
 
-    /// Exports `object` at its path; its method calls then arrive in `incomingCalls`.
-    public func export(_ object: ExportedObject) throws(BusError) {
-        let calls = self.calls
-        let box = Unmanaged.passRetained(CallBox(calls: calls, object: object, argumentLimit: argumentLimit)).toOpaque()
+    /// Runs `handler` once the connection closes (at once if it has).
+    func onClose(_ handler: @escaping @Sendable () -> Void) {
+        let closed = closing.withLock { closing in
+            if !closing.closed { closing.handlers.append(handler) }
+            return closing.closed
+        }
+        if closed { handler() }
+    }
+
+    private static func runClosingHandlers(_ closing: Locked<(closed: Bool, handlers: [@Sendable () -> Void])>) {
+        let handlers = closing.withLock { closing in
+            defer { closing = (true, []) }
+            return closing.handlers
+        }
+        for handler in handlers { handler() }
+    }
+
+    /// Exports `object` at its path; `take` takes each of its method calls, on the
+    /// connection's thread in the order they arrived, without blocking, or answers false once
+    /// it takes no more (the call is then refused).
+    func export(_ object: ExportedObject, take: @escaping @Sendable (MethodCall) -> Bool) throws(BusError) {
+        let box = Unmanaged.passRetained(CallBox(take: take, object: object, argumentLimit: argumentLimit)).toOpaque()
         var vtable = GDBusInterfaceVTable()
         // Without a get_property handler GDBus hands Get and GetAll to method_call (after
         // checking the property exists and is readable), so that the caller can be checked.
@@ -197,7 +213,7 @@ public actor BusConnection {
     }
 
     /// A method call of an exported object, on the connection's thread: refused, answered here
-    /// (properties), or queued in `incomingCalls`.
+    /// (properties), or taken by the object's exporter.
     private static func receive(
         _ box: CallBox, sender: UnsafePointer<gchar>?, path: UnsafePointer<gchar>?, interface: UnsafePointer<gchar>?,
         member: UnsafePointer<gchar>?, parameters: OpaquePointer?, invocation: OpaquePointer?
@@ -226,7 +242,7 @@ public actor BusConnection {
         let call = MethodCall(
             invocation: invocation!, sender: sender, path: GLibRuntime.string(path) ?? "",
             interface: interface, member: GLibRuntime.string(member) ?? "", parameters: parameters!)
-        if case .terminated = box.calls.yield(call) {
+        if !box.take(call) {
             call.reply(errorName: "org.freedesktop.DBus.Error.Failed", message: "the service is shutting down")
         }
     }
@@ -379,7 +395,7 @@ public actor BusConnection {
         // (Invalidated) and calls (Release) would be lost without this flush.
         _ = g_dbus_connection_flush_sync(connection.pointer, nil, nil)
         GDBusConnection.close(connection)
-        calls.finish()
+        Self.runClosingHandlers(closing)
         vanished.finish()
     }
 
@@ -418,11 +434,11 @@ private final class HandlerBox<Value> {
 }
 
 private final class CallBox {
-    let calls: AsyncStream<MethodCall>.Continuation
+    let take: @Sendable (MethodCall) -> Bool
     let object: ExportedObject
     let argumentLimit: Int?
-    init(calls: AsyncStream<MethodCall>.Continuation, object: ExportedObject, argumentLimit: Int?) {
-        self.calls = calls
+    init(take: @escaping @Sendable (MethodCall) -> Bool, object: ExportedObject, argumentLimit: Int?) {
+        self.take = take
         self.object = object
         self.argumentLimit = argumentLimit
     }

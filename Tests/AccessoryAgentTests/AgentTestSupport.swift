@@ -380,14 +380,15 @@ final class TestPicker: Sendable {
     init(on bus: BusConnection, behaviour: Behaviour, comparison: Comparison = .differs) async throws {
         self.bus = bus
         let xml = try String(contentsOf: AgentPaths.pickerAgentXML, encoding: .utf8)
-        try await bus.export(ExportedObject(path: Self.path, interface: "io.accessorysetup.PickerAgent1", xml: xml))
+        let calls = try await bus.export(
+            ExportedObject(path: Self.path, interface: "io.accessorysetup.PickerAgent1", xml: xml))
         let state = State()
         self.state = state
         task = Task {
             var pending: MethodCall?
             // Earlier requests of other sessions, still open: a picker agent may show several.
             var held: [MethodCall] = []
-            for await call in bus.incomingCalls {
+            for await call in calls {
                 state.calls.withLock {
                     $0.append(Call(member: call.member, arguments: call.arguments, sender: call.sender))
                 }

@@ -433,22 +433,12 @@ enum HandoffCommand {
                     return await confirmOnTerminal(code, address, console)
                 },
                 warn: { console.error("\(AccessoryCtl.name): warning: \($0)") })
-            let answering = Task {
-                for await call in bus.incomingCalls {
-                    if call.interface == "org.bluez.Agent1" && call.path == agent.path {
-                        await agent.answer(call)
-                    } else {
-                        call.reply(errorName: "org.freedesktop.DBus.Error.UnknownObject", message: call.path)
-                    }
-                }
-            }
             let paired: Result<Void, BluetoothError>
             do throws(BluetoothError) {
                 paired = .success(try await agent.pair(address, devicePath: path))
             } catch {
                 paired = .failure(error)
             }
-            answering.cancel()
             await bus.close()
             try paired.get()
         }
