@@ -86,10 +86,15 @@ public final class ASAccessorySession: @unchecked Sendable {
         guard let activation else { return }
         Task {
             do {
-                // Watched from before the session opens: an agent that leaves (it stopped, or
-                // crashed) takes the session with it and sends no `Invalidated`.
-                let departures = try await AgentConnection.shared(bus).agentDepartures()
+                // An agent that leaves the bus (it stopped, or crashed) takes the session with
+                // it and sends no `Invalidated`. Watched from before the session opens, and
+                // only for the agent that opened it: an earlier one, leaving as the call
+                // started this one, does not count.
+                let leaving = try await AgentConnection.shared(bus).agentsLeaving()
                 let session = try await activation.value
+                guard let agent = await session.connection.agentOwner() else {
+                    return endSession(Self.agentLeft, handler: handler, queue: queue)
+                }
                 let agentLeft = await withTaskGroup(of: Bool.self) { group in
                     group.addTask {
                         // The session's signals since its opening, `Activated` first.
@@ -100,7 +105,7 @@ public final class ASAccessorySession: @unchecked Sendable {
                         return false
                     }
                     group.addTask {
-                        for await _ in departures { return true }
+                        for await left in leaving where left == agent { return true }
                         return false
                     }
                     let first = await group.next() ?? false

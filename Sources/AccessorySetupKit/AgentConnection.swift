@@ -82,24 +82,43 @@ public final class AgentConnection: Sendable {
 
     /// Yields each time the agent comes onto the bus (started again after it stopped).
     public func agentArrivals() async -> AsyncStream<Void> {
-        await agentOwnerChanges(arriving: true)
+        await agentOwnerChanges { _, new in new.isEmpty ? nil : () }
     }
 
     /// Yields each time the agent leaves the bus (stopped, or crashed).
     public func agentDepartures() async -> AsyncStream<Void> {
-        await agentOwnerChanges(arriving: false)
+        await agentOwnerChanges { old, _ in old.isEmpty ? nil : () }
     }
 
-    private func agentOwnerChanges(arriving: Bool) async -> AsyncStream<Void> {
+    /// Yields the unique name of each agent that leaves the bus.
+    package func agentsLeaving() async -> AsyncStream<String> {
+        await agentOwnerChanges { old, _ in old.isEmpty ? nil : old }
+    }
+
+    /// The unique name of the agent on the bus now; `nil` when none is.
+    package func agentOwner() async -> String? {
+        let reply = try? await bus.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            method: "GetNameOwner", [.string(AgentBus.name)], timeout: .seconds(25))
+        return reply?.first?.string
+    }
+
+    /// What `select` makes of each change of the agent's name's owner (the old and the new
+    /// unique name, empty for none), where it makes anything.
+    private func agentOwnerChanges<Change: Sendable>(
+        _ select: @escaping @Sendable (_ old: String, _ new: String) -> Change?
+    ) async -> AsyncStream<Change> {
         let owners = await bus.signals(
             sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             member: "NameOwnerChanged")
         return AsyncStream { continuation in
             let task = Task {
                 for await signal in owners {
-                    let arguments = signal.arguments.map(\.string)
-                    if arguments.count == 3, arguments[0] == AgentBus.name, arguments[2]?.isEmpty == !arriving {
-                        continuation.yield()
+                    let arguments = signal.arguments.compactMap(\.string)
+                    if arguments.count == 3, arguments[0] == AgentBus.name,
+                        let change = select(arguments[1], arguments[2])
+                    {
+                        continuation.yield(change)
                     }
                 }
                 continuation.finish()
