@@ -6,26 +6,14 @@ import DBusValues
 /// on, the access point's fields and the advertisement's raw data. The agent writes it from
 /// the core's entry; clients read it.
 public struct DiscoveredEntry: Sendable, Hashable {
-    /// The agent's id of the entry, which `updatePicker(showing:)` names.
-    public var entry: UInt32
-    /// The index of the picker item whose descriptor matched.
-    public var item: Int
-    public var name: String
-    public var productImage: String?
-    public var ssid: String?
-    public var bssid: String?
-    /// Wi-Fi quality on NetworkManager's 0–100 scale.
-    public var signal: Int?
+    /// What a picker shows of it.
+    public var picker: PickerAgentEntry
     /// In MHz.
     public var frequency: Int?
     /// `wep`, `wpa-psk`, `sae`, `owe`, `wpa-eap` (NetworkManager's names); none for an open network.
     public var security: [String]
-    public var bluetoothIdentifier: String?
     /// `public` or `random`.
     public var bluetoothAddressType: String?
-    public var bluetoothName: String?
-    /// In dBm.
-    public var bluetoothRSSI: Int?
     public var txPower: Int?
     public var serviceUUIDs: [String]
     /// Company identifier to the bytes after it.
@@ -33,22 +21,25 @@ public struct DiscoveredEntry: Sendable, Hashable {
     /// Service UUID (lower-case, 36 characters) to its data.
     public var serviceData: [String: [UInt8]]
 
+    /// The agent's id of the entry, which `updatePicker(showing:)` names.
+    public var entry: UInt32 { picker.id }
+    /// The index of the picker item whose descriptor matched.
+    public var item: Int { picker.item }
+    public var ssid: String? { picker.ssid }
+    public var bssid: String? { picker.bssid }
+    /// Wi-Fi quality on NetworkManager's 0–100 scale.
+    public var signal: Int? { picker.signal }
+    public var bluetoothIdentifier: String? { picker.bluetoothAddress }
+    public var bluetoothName: String? { picker.bluetoothName }
+    /// In dBm.
+    public var bluetoothRSSI: Int? { picker.rssi }
+
     /// The core's entry as the agent sends it.
     public init(_ entry: PickerEntry) {
-        let picker = PickerAgentEntry(entry)
-        self.entry = picker.id
-        item = picker.item
-        name = picker.name
-        productImage = picker.productImage
-        ssid = picker.ssid
-        bssid = picker.bssid
-        signal = picker.signal
+        picker = PickerAgentEntry(entry)
         frequency = entry.wifi?.frequency
         security = entry.wifi?.security.names ?? []
-        bluetoothIdentifier = picker.bluetoothAddress
         bluetoothAddressType = entry.bluetooth?.addressType.rawValue
-        bluetoothName = picker.bluetoothName
-        bluetoothRSSI = picker.rssi
         txPower = entry.bluetooth?.txPower
         serviceUUIDs = entry.bluetooth?.serviceUUIDs.map(\.string) ?? []
         manufacturerData = Dictionary(
@@ -60,19 +51,10 @@ public struct DiscoveredEntry: Sendable, Hashable {
     /// Reads an entry off the bus; `nil` without the `entry` id.
     public init?(_ value: DBusValue) {
         guard let picker = PickerAgentEntry(value) else { return nil }
-        entry = picker.id
-        item = picker.item
-        name = picker.name
-        productImage = picker.productImage
-        ssid = picker.ssid
-        bssid = picker.bssid
-        signal = picker.signal
+        self.picker = picker
         frequency = value.field("frequency")?.int
         security = value.field("security")?.elements.compactMap(\.string) ?? []
-        bluetoothIdentifier = picker.bluetoothAddress
         bluetoothAddressType = value.field("bluetoothAddressType")?.string
-        bluetoothName = picker.bluetoothName
-        bluetoothRSSI = picker.rssi
         txPower = value.field("txPower")?.int
         serviceUUIDs = value.field("serviceUUIDs")?.elements.compactMap(\.string) ?? []
         var manufacturer: [UInt16: [UInt8]] = [:]
@@ -92,10 +74,7 @@ public struct DiscoveredEntry: Sendable, Hashable {
     /// The `a{sv}` the agent sends: the picker entry's fields, then the access point's and the
     /// advertisement's.
     public var dbusValue: DBusValue {
-        var fields = PickerAgentEntry(
-            id: entry, item: item, name: name, productImage: productImage, ssid: ssid, bssid: bssid,
-            bluetoothAddress: bluetoothIdentifier, bluetoothName: bluetoothName, signal: signal, rssi: bluetoothRSSI
-        ).fields
+        var fields = picker.fields
         if let frequency {
             fields.append(("frequency", .uint32(UInt32(clamping: frequency))))
             fields.append(("security", .strings(security)))
