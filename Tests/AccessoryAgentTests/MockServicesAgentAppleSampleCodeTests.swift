@@ -130,7 +130,7 @@ struct MockServicesAgentAppleSampleCodeTests {
         let (services, user) = try Self.services(allowing: [])
         let program = try AgentProcess.builtProduct("apple-sample-code").path
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("apple-sample-\(UUID()).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        try #require(FileManager.default.createFile(atPath: log.path, contents: nil))
         defer { try? FileManager.default.removeItem(at: log) }
         let output = try FileHandle(forWritingTo: log)
         defer { try? output.close() }
