@@ -1,6 +1,6 @@
 // The Wi-Fi and migration listings of the AccessorySetupKit guide in
 // ../shared/seeds/accessorysetupkit-skill-zh.txt. Lines changed from its text:
-// - UIKit: `UIImage(named:)` is `productImage(named:)` (samples.swift).
+// - UIKit: `UIImage(named:)` is `productImage(named:)` (Samples.swift).
 // - The Wi-Fi listing's `if let error` gets an `else` with a `report(…)` line, so that the
 //   test sees the join succeed; the migration's commented-out `hotspotSSID` line is used, as
 //   its comment says for a Wi-Fi accessory, in place of the CoreBluetooth identifier.

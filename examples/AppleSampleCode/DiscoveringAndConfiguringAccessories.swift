@@ -3,7 +3,7 @@
 // article gives them. Lines changed from Apple's text:
 // - UIKit: `class … : UIViewController` is a plain class, `override func viewDidLoad()` a
 //   method of it, `super.viewDidLoad()` gone; `UIImage(named:)` is `productImage(named:)`, the
-//   path of an image (samples.swift).
+//   path of an image (Samples.swift).
 // - Apple's placeholders, comment-only `case` bodies and `// Handle …` lines, are filled with a
 //   `report(…)` line each, since Swift needs a statement in every case; the custom filtering
 //   listing's `switch` gets the `default: break` Swift needs.

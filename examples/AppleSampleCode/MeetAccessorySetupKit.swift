@@ -1,14 +1,14 @@
 // Apple's WWDC24 session "Meet AccessorySetupKit" (../shared/seeds/meet-accessorysetupkit-wwdc24.txt):
 // its session, picker, event and migration listings. Lines changed from Apple's text:
 // - SwiftUI and UIKit: `Button { … } label: { Text("Add Dice") }` is the function
-//   `addDiceButtonPressed()`, and `UIImage(named:)!` is `productImage(named:)!` (samples.swift).
+//   `addDiceButtonPressed()`, and `UIImage(named:)!` is `productImage(named:)!` (Samples.swift).
 // - Only main.swift may hold statements at the top level: the descriptors, items and the picker
 //   call are inside `showDicePicker()`, the migration in `migratePinkDice()`.
 // - The placeholders `// Handle error` are filled with a `report(…)` line; the two
 //   `handleSessionEvent` listings are one function.
 // - CoreBluetooth's connection listing (`CBCentralManager`) is left out: it is CoreBluetooth's,
 //   not AccessorySetupKit's. `pinkPeripheral`, a `CBPeripheral` there, is a stand-in with its
-//   `identifier` (samples.swift).
+//   `identifier` (Samples.swift).
 
 import AccessorySetupKit
 import Foundation
