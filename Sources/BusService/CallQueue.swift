@@ -31,15 +31,13 @@ extension BusConnection {
     }
 
     /// Exports `object` alone; its calls, and no other object's, arrive in the returned stream.
-    public func export(_ object: ExportedObject) async throws(BusError) -> AsyncStream<MethodCall> {
-        let queue = await CallQueue<Void>(of: self)
-        try export(object, to: queue, as: ())
-        return AsyncStream { continuation in
-            let task = Task {
-                for await (_, call) in queue.calls { continuation.yield(call) }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
+    public func export(_ object: ExportedObject) throws(BusError) -> AsyncStream<MethodCall> {
+        let (calls, continuation) = AsyncStream.makeStream(of: MethodCall.self)
+        onClose { continuation.finish() }
+        try export(object) { call in
+            if case .terminated = continuation.yield(call) { return false }
+            return true
         }
+        return calls
     }
 }

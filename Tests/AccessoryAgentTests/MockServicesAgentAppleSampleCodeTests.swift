@@ -45,7 +45,7 @@ struct MockServicesAgentAppleSampleCodeTests {
             "/usr/bin/env",
             ["GIO_LAUNCHED_DESKTOP_FILE=/usr/share/applications/org.example.AppleSamples.desktop"] + environment
                 + [program, sample],
-            uid: user, timeout: 70)
+            uid: user, timeout: 200)
     }
 
     /// The reports of a run, without their prefix.
@@ -144,14 +144,14 @@ struct MockServicesAgentAppleSampleCodeTests {
             standardOutput: .file(output), standardError: .output)
         defer { sample.send(SIGKILL) }
         func printed() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
-        let deadline = Date() + 30
+        let deadline = Date() + 90
         while !printed().contains("sample: activated"), sample.isRunning, Date() < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(printed().contains("sample: activated: 0 accessories"), "\(printed())")
 
         try services.agent.kill()
-        let ended = sample.wait(within: 30)
+        let ended = sample.wait(within: 60)
         #expect(ended?.rawStatus == 0, "the sample ends on its invalidated event: \(printed())")
         #expect(printed().hasSuffix("sample: invalidated\n"), "\(printed())")
     }
@@ -160,7 +160,7 @@ struct MockServicesAgentAppleSampleCodeTests {
         let (services, user) = try Self.services(allowing: [])
         let program = try AgentProcess.builtProduct("apple-sample-code").path
         let run = try await services.runProgram(
-            "/usr/bin/env", ["-u", "GIO_LAUNCHED_DESKTOP_FILE", program, "session"], uid: user, timeout: 70)
+            "/usr/bin/env", ["-u", "GIO_LAUNCHED_DESKTOP_FILE", program, "session"], uid: user, timeout: 200)
         #expect(run.status == 0, "\(run)")
         #expect(Self.reports(run) == ["invalidated"], "\(run)")
     }

@@ -5,7 +5,8 @@
 //
 // The session finds its profile from the application's identity: run it with
 // GIO_LAUNCHED_DESKTOP_FILE naming org.example.AppleSamples.desktop. Each line it reports
-// starts with "sample: "; it exits 0 once the sample's last step ran, 1 after 60 seconds.
+// starts with "sample: "; it exits 0 once the sample's last step ran, 1 after 180 seconds:
+// longer than any wait of the tests that run it, even under a sanitizer.
 
 import Dispatch
 import Foundation
@@ -49,7 +50,7 @@ default:
         Data("usage: apple-sample-code session|session-kept|picker|dice|filter|wifi|migration|pink-migration\n".utf8))
     exit(64)
 }
-DispatchQueue.main.asyncAfter(deadline: .now() + 60) {
+DispatchQueue.main.asyncAfter(deadline: .now() + 180) {
     report("timed out")
     exit(1)
 }
