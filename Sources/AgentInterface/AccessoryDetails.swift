@@ -141,23 +141,6 @@ public struct AccessoryDetails: Sendable, Hashable, Identifiable {
         /// The MAC address it reported on its setup hotspot (a vendor's setup API).
         public var macAddress: String?
 
-        init(ssid: String, joined: UInt64?, ipv4Address: String?, url: String?, macAddress: String?) {
-            self.ssid = ssid
-            self.joined = joined
-            self.ipv4Address = ipv4Address
-            self.url = url
-            self.macAddress = macAddress
-        }
-
-        init?(_ value: DBusValue) {
-            guard let fields = value.members, let ssid = fields["ssid"]?.string else { return nil }
-            self.ssid = ssid
-            joined = fields["joined"]?.int.flatMap(UInt64.init(exactly:))
-            ipv4Address = fields["ipv4Address"]?.string
-            url = fields["url"]?.string
-            macAddress = fields["macAddress"]?.string
-        }
-
         var dbusValue: DBusValue {
             var fields: [(String, DBusValue)] = [("ssid", .string(ssid))]
             if let joined { fields.append(("joined", .uint64(joined))) }
@@ -178,27 +161,6 @@ public struct AccessoryDetails: Sendable, Hashable, Identifiable {
         public var port: UInt16
         /// When it was last seen there, in seconds since 1970.
         public var seen: UInt64?
-
-        init(service: String, instance: String, hostname: String, addresses: [String], port: UInt16, seen: UInt64?) {
-            self.service = service
-            self.instance = instance
-            self.hostname = hostname
-            self.addresses = addresses
-            self.port = port
-            self.seen = seen
-        }
-
-        init?(_ value: DBusValue) {
-            guard let fields = value.members, let service = fields["service"]?.string,
-                let instance = fields["instance"]?.string, let hostname = fields["hostname"]?.string
-            else { return nil }
-            self.service = service
-            self.instance = instance
-            self.hostname = hostname
-            addresses = fields["addresses"]?.elements.compactMap(\.string) ?? []
-            port = fields["port"]?.int.flatMap(UInt16.init(exactly:)) ?? 0
-            seen = fields["seen"]?.int.flatMap(UInt64.init(exactly:))
-        }
 
         var dbusValue: DBusValue {
             var fields: [(String, DBusValue)] = [
@@ -226,19 +188,6 @@ public struct AccessoryDetails: Sendable, Hashable, Identifiable {
         /// Why it went down, where NetworkManager says.
         public var reason: String?
 
-        init(state: String, device: String?, reason: String?) {
-            self.state = state
-            self.device = device
-            self.reason = reason
-        }
-
-        init?(_ value: DBusValue) {
-            guard let fields = value.members, let state = fields["state"]?.string else { return nil }
-            self.state = state
-            device = fields["device"]?.string
-            reason = fields["reason"]?.string
-        }
-
         var dbusValue: DBusValue {
             var fields: [(String, DBusValue)] = [("state", .string(state))]
             if let device { fields.append(("device", .string(device))) }
@@ -250,5 +199,40 @@ public struct AccessoryDetails: Sendable, Hashable, Identifiable {
         public var summary: String {
             "hotspot connection \(state)" + (device.map { " on \($0)" } ?? "") + (reason.map { ": \($0)" } ?? "")
         }
+    }
+}
+
+// The readers sit in extensions so that each type keeps its memberwise initializer.
+extension AccessoryDetails.Network {
+    init?(_ value: DBusValue) {
+        guard let fields = value.members, let ssid = fields["ssid"]?.string else { return nil }
+        self.ssid = ssid
+        joined = fields["joined"]?.int.flatMap(UInt64.init(exactly:))
+        ipv4Address = fields["ipv4Address"]?.string
+        url = fields["url"]?.string
+        macAddress = fields["macAddress"]?.string
+    }
+}
+
+extension AccessoryDetails.Location {
+    init?(_ value: DBusValue) {
+        guard let fields = value.members, let service = fields["service"]?.string,
+            let instance = fields["instance"]?.string, let hostname = fields["hostname"]?.string
+        else { return nil }
+        self.service = service
+        self.instance = instance
+        self.hostname = hostname
+        addresses = fields["addresses"]?.elements.compactMap(\.string) ?? []
+        port = fields["port"]?.int.flatMap(UInt16.init(exactly:)) ?? 0
+        seen = fields["seen"]?.int.flatMap(UInt64.init(exactly:))
+    }
+}
+
+extension AccessoryDetails.Connection {
+    init?(_ value: DBusValue) {
+        guard let fields = value.members, let state = fields["state"]?.string else { return nil }
+        self.state = state
+        device = fields["device"]?.string
+        reason = fields["reason"]?.string
     }
 }
