@@ -39,8 +39,12 @@ public struct AccessoryDetails: Sendable, Hashable, Identifiable {
     /// In an `accessoryChanged` event from NetworkManager's dispatcher: its hotspot connection
     /// went up or down.
     public var connection: Connection?
-    /// The whole dictionary, for printing as it came.
-    public var json: JSONValue
+    /// The whole dictionary, for printing as it came (keys this version does not know
+    /// included).
+    public var json: JSONValue { received ?? dbusValue.jsonValue }
+    /// The dictionary as it was read; `nil` for one made here from a record, which the agent
+    /// encodes once, as it sends it.
+    private var received: JSONValue?
 
     /// The dictionary of `record`, with what the dispatcher reported of its hotspot connection.
     public init(_ record: AccessoryRecord, connection: HotspotConnectionReport? = nil) {
@@ -71,8 +75,6 @@ public struct AccessoryDetails: Sendable, Hashable, Identifiable {
         self.connection = connection.map {
             Connection(state: $0.state.rawValue, device: $0.device, reason: $0.reason)
         }
-        json = .null
-        json = dbusValue.jsonValue
     }
 
     /// Reads an accessory dictionary; `nil` when it carries no `id` (the empty dictionary).
@@ -95,7 +97,7 @@ public struct AccessoryDetails: Sendable, Hashable, Identifiable {
         network = fields["network"].flatMap(Network.init)
         location = fields["location"].flatMap(Location.init)
         connection = fields["connection"].flatMap(Connection.init)
-        json = value.jsonValue
+        received = value.jsonValue
     }
 
     /// The dictionary, as the agent sends it.
