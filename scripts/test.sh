@@ -250,6 +250,32 @@ if [[ $mode == all ]] && ((total > 3600)); then
         "grown most ($times_file): $(echo "$grown" | paste -sd ';' - | sed 's/;/; /g')" >&2
 fi
 
+# What each scenario that failed a first run left in .lab-results/failed/ (at most four): the
+# checks it failed, NetworkManager's last device state changes and DHCP lines, and the end of
+# its own log. CI keeps only the end of this output, not .lab-results/, so a scenario that
+# passed on its second run (flaky) is told here too, and its cause can be looked for.
+lab_failure_digest() {
+    local directory name
+    for directory in $(ls -d .lab-results/failed/*/ 2>/dev/null | head -n 4); do
+        name=$(basename "$directory")
+        echo "test: what $name failed on its first run:" >&2
+        cut -c1-240 "$directory/$name.failed" 2>/dev/null | head -n 6 | sed 's/^/    /' >&2
+        if [[ -s $directory/NetworkManager.log ]]; then
+            echo "  NetworkManager's last state changes and DHCP lines:" >&2
+            grep -E 'state change|dhcp|DHCP|supplicant.*(state|reason)' "$directory/NetworkManager.log" |
+                tail -n 10 | cut -c1-200 | sed 's/^/    /' >&2
+        fi
+        echo "  the end of its log:" >&2
+        grep -v -e '^(Reading database' -e '^$' "$directory/$name.log" 2>/dev/null | tail -n 8 | cut -c1-200 |
+            sed 's/^/    /' >&2
+    done
+}
+
+# A passing run names its flaky scenarios (lab/run's summary, above); their causes too.
+if [[ -n ${took[lab]+set} && " ${failed[*]} " != *" radio lab "* ]] && ls -d .lab-results/failed/*/ >/dev/null 2>&1; then
+    lab_failure_digest
+fi
+
 if ((${#failed[@]})); then
     echo "test: these parts failed (above): $(IFS=,; echo "${failed[*]}" | sed 's/,/, /g')" >&2
     # Repeated here, since a long output is often read from its end only.
@@ -257,13 +283,7 @@ if ((${#failed[@]})); then
     if [[ " ${failed[*]} " == *" radio lab "* && -s $lab_results ]]; then
         echo "test: the lab cases that failed:" >&2
         awk -F'\t' '$2 != "PASS" { print "  " $1 " " $2 " " substr($3, 1, 160) }' "$lab_results" >&2
-        # The end of each failed scenario's own log (at most four), where its cause usually is:
-        # CI keeps only the end of this output, not .lab-results/.
-        for case_log in $(ls .lab-results/failed/*/*.log 2>/dev/null |
-            awk -F/ '$(NF) == $(NF-1) ".log"' | head -n 4); do
-            echo "test: the end of $(basename "$case_log" .log)'s log:" >&2
-            tail -n 12 "$case_log" | cut -c1-200 | sed 's/^/    /' >&2
-        done
+        lab_failure_digest
     elif [[ " ${failed[*]} " == *" radio lab "* ]]; then
         echo "test: the lab did not get to its scenarios (above)" >&2
     fi
