@@ -48,6 +48,10 @@ struct DeviceStateReason: RawRepresentable, Hashable, Sendable {
     static let dhcpFailed = Self(rawValue: NM_DEVICE_STATE_REASON_DHCP_FAILED.rawValue)
     static let ssidNotFound = Self(rawValue: NM_DEVICE_STATE_REASON_SSID_NOT_FOUND.rawValue)
 
+    /// How a link the hotspot had accepted fails when a handshake was lost: dropped asking for
+    /// secrets, or up without carrying anything until DHCP gave up.
+    static let lostLink: Set<Self> = [.noSecrets, .supplicantDisconnect, .ipConfigUnavailable, .dhcpFailed]
+
     var name: String {
         switch rawValue {
         case 4: "the configuration failed"

@@ -160,17 +160,18 @@ extension NetworkManagerClient {
         return active
     }
 
-    /// A link that came up (the hotspot accepted the key) and then dropped with NetworkManager
-    /// asking for secrets nobody gives lost a handshake on a busy channel: the profile is
-    /// activated once more, as NetworkManager's autoconnect would, and waited for. Not for an
-    /// activation bound to its client, which a plain activation cannot bind again. `nil` when
-    /// the first activation's outcome stands.
+    /// A link that came up (the hotspot accepted the key) and then failed lost a handshake on a
+    /// busy channel: it dropped with NetworkManager asking for secrets nobody gives, or it
+    /// stayed up with the two ends' keys out of step, carrying nothing, until DHCP gave up. The
+    /// profile is activated once more, as NetworkManager's autoconnect would, and waited for: a
+    /// new association makes new keys. Not for an activation bound to its client, which a plain
+    /// activation cannot bind again. `nil` when the first activation's outcome stands.
     private func retryAfterLostHandshake(
         _ settled: SignalWait<ActivationOutcome>, profile: WirelessProfile, reasons: FailureReason,
         on device: GObjectRef, options: JoinOptions
     ) async throws(HotspotError) -> (GObjectRef, SignalWait<ActivationOutcome>)? {
         guard case .fired(.failed(let deviceReason, _)) = settled, reasons.linkCameUp, !options.bindToClient,
-            [.noSecrets, .supplicantDisconnect].contains(deviceReason),
+            DeviceStateReason.lostLink.contains(deviceReason),
             let again = try await activate(existing: profile.uuid, on: device)
         else { return nil }
         reasons.reset()

@@ -435,13 +435,22 @@ import Testing
         try expectBackHome("device reason \(failure.deviceReason)")
     }
 
+    /// How a link the hotspot had accepted fails when a handshake was lost, as NetworkManager
+    /// reports it: asking for secrets nobody gives (NO_SECRETS, the activation's NO_SECRETS), or,
+    /// the link up with the two ends' keys out of step, no address within DHCP's timeout
+    /// (IP_CONFIG_UNAVAILABLE, the activation's IP_CONFIG_INVALID; or DHCP_FAILED).
+    static let lostLinks: [(deviceReason: UInt32, connectionReason: UInt32)] = [(7, 9), (5, 5), (17, 5)]
+
     /// As in the radio lab: the hotspot accepted the key (the device reached ip-config), then a
-    /// handshake was lost and NetworkManager failed the activation asking for secrets nobody
-    /// gives. One more activation of the profile joins.
-    @Test(arguments: [true, false])
-    func aLinkThatDropsOnceAfterTheKeyWasAcceptedIsActivatedAgain(joinOnce: Bool) async throws {
+    /// handshake was lost and NetworkManager failed the activation. One more activation of the
+    /// profile joins.
+    @Test(arguments: [true, false], 0..<lostLinks.count)
+    func aLinkThatDropsOnceAfterTheKeyWasAcceptedIsActivatedAgain(joinOnce: Bool, lost: Int) async throws {
+        let reasons = Self.lostLinks[lost]
         try mock.addAccessPoint(device, name: "plug", ssid: "Plug-Setup", bssid: "02:00:00:00:00:40", security: .wpa2)
-        try mock.dropLinkDuringActivation(of: "Plug-Setup", once: true)
+        try mock.dropLinkDuringActivation(
+            of: "Plug-Setup", once: true, deviceReason: reasons.deviceReason, connectionReason: reasons.connectionReason
+        )
         let client = try await client()
         let joined = try await client.join(
             try configuration("Plug-Setup", .wpa2Personal(Secret("plug-pass-1")), joinOnce: joinOnce),
@@ -463,6 +472,21 @@ import Testing
             throws: HotspotError.activationFailed(
                 ssid, reason: "the connection dropped after the hotspot had accepted the passphrase")
         ) {
+            try await client.join(
+                try self.configuration("Plug-Setup", .wpa2Personal(Secret("plug-pass-1"))), options: JoinOptions())
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        try expectBackHome()
+    }
+
+    /// The one more activation gets no address either: the hotspot gives none, and the join
+    /// says so, leaving nothing behind.
+    @Test func aLinkThatNeverGetsAnAddressIsAnAddressingFailure() async throws {
+        try mock.addAccessPoint(device, name: "plug", ssid: "Plug-Setup", bssid: "02:00:00:00:00:40", security: .wpa2)
+        try mock.dropLinkDuringActivation(of: "Plug-Setup", once: false, deviceReason: 5, connectionReason: 5)
+        let client = try await client()
+        let ssid = try SSID("Plug-Setup")
+        await #expect(throws: HotspotError.addressingFailed(ssid)) {
             try await client.join(
                 try self.configuration("Plug-Setup", .wpa2Personal(Secret("plug-pass-1"))), options: JoinOptions())
         }

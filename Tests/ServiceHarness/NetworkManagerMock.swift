@@ -152,11 +152,16 @@ public final class NetworkManagerMock: @unchecked Sendable {
         try mockCall("SetActivationEndedByStop", [bytes(Array(ssid.utf8))])
     }
 
-    /// Activations of `ssid` come up to ip-config (the hotspot accepted the key), then drop
-    /// with NetworkManager asking for secrets nobody gives, as when a handshake is lost on a busy
-    /// channel; with `once`, only the next activation does.
-    public func dropLinkDuringActivation(of ssid: String, once: Bool) throws {
-        try mockCall("SetActivationLinkDrop", [bytes(Array(ssid.utf8)), once ? "true" : "false"])
+    /// Activations of `ssid` come up to ip-config (the hotspot accepted the key), then fail with
+    /// these reasons: by default, dropped with NetworkManager asking for secrets nobody gives
+    /// (NO_SECRETS), as when a handshake is lost on a busy channel. With `once`, only the next
+    /// activation does.
+    public func dropLinkDuringActivation(
+        of ssid: String, once: Bool, deviceReason: UInt32 = 7, connectionReason: UInt32 = 9
+    ) throws {
+        try mockCall(
+            "SetActivationLinkDrop",
+            [bytes(Array(ssid.utf8)), once ? "true" : "false", "uint32 \(deviceReason)", "uint32 \(connectionReason)"])
     }
 
     public func stallActivations(of ssid: String) throws {

@@ -59,7 +59,7 @@ def load(mock, parameters):
     mock.heard_while_failing = set()  # SSIDs whose access points are heard during a failing activation
     mock.scans_refused = False
     mock.stopping_during = set()  # SSIDs whose activation NetworkManager's own shutdown ends
-    mock.link_drops = {}      # SSID bytes -> True to drop the link once, False for every activation
+    mock.link_drops = {}      # SSID bytes -> (once, device reason, connection reason) of a link that comes up and fails
     mock.ipv4 = {}            # SSID bytes -> (address, prefix, gateway) its activations are given
     mock.ip4_configs = 0      # IP4Config objects made so far, for their paths
 
@@ -199,11 +199,14 @@ def unconfigure_ipv4(mock, devices):
 
 
 def start_link_drop(mock, connection, device, specific_object, ssid):
-    '''An activation whose link comes up (ip-config), then drops with NetworkManager asking for
-    secrets nobody gives, as when the access point's handshake is lost after the key was accepted.'''
-    if mock.link_drops[ssid]:
+    '''An activation whose link comes up (ip-config), then fails with the reasons
+    SetActivationLinkDrop gave, as when the access point's handshake is lost after the key was
+    accepted.'''
+    once, device_reason, connection_reason = mock.link_drops[ssid]
+    if once:
         del mock.link_drops[ssid]
-    return start_failing_activation(mock, connection, device, specific_object, (7, 9, None), link_up=True)
+    return start_failing_activation(mock, connection, device, specific_object,
+                                    (device_reason, connection_reason, None), link_up=True)
 
 
 def start_failing_activation(mock, connection, device, specific_object, reasons, link_up=False):
@@ -523,11 +526,11 @@ def SetActivationEndedByStop(self, ssid):
     self.stopping_during.add(bytes(ssid))
 
 
-@dbus.service.method(MOCK_IFACE, in_signature='ayb', out_signature='')
-def SetActivationLinkDrop(self, ssid, once):
-    '''Activations of this SSID come up to ip-config, then fail with no-secrets (device reason 7,
-    connection reason 9); with `once`, only the next one.'''
-    self.link_drops[bytes(ssid)] = bool(once)
+@dbus.service.method(MOCK_IFACE, in_signature='aybuu', out_signature='')
+def SetActivationLinkDrop(self, ssid, once, device_reason, connection_reason):
+    '''Activations of this SSID come up to ip-config, then fail with these reasons (no-secrets is
+    device reason 7, connection reason 9); with `once`, only the next one.'''
+    self.link_drops[bytes(ssid)] = (bool(once), int(device_reason), int(connection_reason))
 
 
 @dbus.service.method(MOCK_IFACE, in_signature='aysus', out_signature='')
