@@ -85,11 +85,6 @@ public final class AgentConnection: Sendable {
         await agentOwnerChanges { _, new in new.isEmpty ? nil : () }
     }
 
-    /// Yields each time the agent leaves the bus (stopped, or crashed).
-    public func agentDepartures() async -> AsyncStream<Void> {
-        await agentOwnerChanges { old, _ in old.isEmpty ? nil : () }
-    }
-
     /// Yields the unique name of each agent that leaves the bus.
     package func agentsLeaving() async -> AsyncStream<String> {
         await agentOwnerChanges { old, _ in old.isEmpty ? nil : old }

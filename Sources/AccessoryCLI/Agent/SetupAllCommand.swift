@@ -192,10 +192,13 @@ enum SetupAllCommand {
         /// those that failed; the one it picks, or `nil` once discovery found none.
         private func pickNext() async throws(AgentFailure) -> AccessoryDetails? {
             report("discovering…")
+            // Watched from before the session opens, and only for the agent that opened it: an
+            // earlier one, leaving on its idle exit as the call started this one, does not count.
+            let leaving = await client.agentsLeaving()
             let session = try await client.openSession(profile: profile)
             defer { Task { try? await session.invalidate() } }
             let events = session.events()
-            let departures = await client.agentDepartures()
+            guard let agent = await client.agentOwner() else { throw Self.agentLeft }
             try await session.activate()
             var settings = PickerDisplaySettings()
             settings.discoveryTimeout = .duration(.seconds(timeout))
@@ -208,7 +211,7 @@ enum SetupAllCommand {
                     for await event in events { continuation.yield(event) }
                 },
                 Task {
-                    for await _ in departures {
+                    for await left in leaving where left == agent {
                         continuation.yield(nil)
                         return
                     }
@@ -217,9 +220,7 @@ enum SetupAllCommand {
             defer { watchers.forEach { $0.cancel() } }
             var admitted: [DiscoveredDisplayItem] = []
             for await event in merged {
-                guard let event else {
-                    throw AgentFailure(name: "org.freedesktop.DBus.Error.NoReply", message: "the agent left the bus")
-                }
+                guard let event else { throw Self.agentLeft }
                 switch event.eventType {
                 case .accessoryDiscovered:
                     guard let found = event.discoveredAccessory, !failed.contains(Self.key(of: found)) else { continue }
@@ -332,6 +333,10 @@ enum SetupAllCommand {
         }
 
         /// Whether the agent left the bus (stopped, crashed): the batch goes on once it is back.
+        /// The session's agent left the bus (stopped, or crashed): one of `agentWentAway`'s.
+        static let agentLeft = AgentFailure(
+            name: "org.freedesktop.DBus.Error.NoReply", message: "the agent left the bus")
+
         static func agentWentAway(_ error: AgentFailure) -> Bool {
             guard let name = error.name else { return false }
             return [
