@@ -332,11 +332,11 @@ enum SetupAllCommand {
             ].contains(String(name.dropFirst("io.accessorysetup.Error.".count)))
         }
 
-        /// Whether the agent left the bus (stopped, crashed): the batch goes on once it is back.
         /// The session's agent left the bus (stopped, or crashed): one of `agentWentAway`'s.
         static let agentLeft = AgentFailure(
             name: "org.freedesktop.DBus.Error.NoReply", message: "the agent left the bus")
 
+        /// Whether the agent left the bus (stopped, crashed): the batch goes on once it is back.
         static func agentWentAway(_ error: AgentFailure) -> Bool {
             guard let name = error.name else { return false }
             return [
