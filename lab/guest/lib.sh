@@ -56,6 +56,16 @@ expect_match() {
     fi
 }
 
+# in_own_group COMMAND...: COMMAND (a shell function too) in the background, in a process group
+# of its own as a terminal's job is, whose id is its pid, in $!. Signal it as a group
+# (kill -SIGNAL -- -PID): a function in the background runs in a subshell, whose children a
+# signal to its pid alone never reaches, and a script's jobs ignore SIGINT.
+in_own_group() {
+    set -m
+    "$@" &
+    set +m
+}
+
 # not COMMAND...: succeeds when COMMAND fails.
 not() { ! "$@"; }
 

@@ -156,10 +156,10 @@ operate() {
     if [[ -z $id ]] || ((kind < 15)); then
         if [[ -n $id ]]; then
             # A pick interrupted by Ctrl-C while it looks: the session ends, no record is added.
-            as "$who" "$ACCESSORYCTL" pick "${profile_of[$who]}" --no-picker --timeout 60 >/dev/null 2>&1 &
+            in_own_group as "$who" "$ACCESSORYCTL" pick "${profile_of[$who]}" --no-picker --timeout 60 >/dev/null 2>&1
             local pick=$!
             sleep $((1 + RANDOM % 3))
-            kill -INT "$pick" 2>/dev/null
+            kill -INT -- "-$pick" 2>/dev/null
             wait "$pick"
             say "$who: a pick interrupted -> $?"
             return
@@ -241,10 +241,10 @@ inject() {
         who=${holders[RANDOM % ${#holders[@]}]}
         id=${records[$who]%% *}
         say "fault: $who's join killed (SIGKILL) mid-call"
-        as "$who" "$ACCESSORYCTL" join "$id" >/dev/null 2>&1 &
+        in_own_group as "$who" "$ACCESSORYCTL" join "$id" >/dev/null 2>&1
         local client=$!
         sleep $((1 + RANDOM % 4))
-        kill -KILL "$client" 2>/dev/null
+        kill -KILL -- "-$client" 2>/dev/null
         wait "$client" 2>/dev/null
         # The agent may finish the join after the client went (the join lasts until a leave):
         # the invariants find it.

@@ -27,7 +27,7 @@ check agent_started start_agent "{\"schemaVersion\": 1, \"policies\": [
   {\"profiles\": [\"ge.wled.softap\"], \"users\": [$alice], \"choose\": \"strongestSignal\", \"settleSeconds\": 8}]}"
 start_wpa2_ap wled acc1 WLED-AP wled1234
 
-as bob stdbuf -oL gdbus monitor --system --dest io.accessorysetup >/run/lab/bob-monitor.txt 2>&1 &
+in_own_group as bob stdbuf -oL gdbus monitor --system --dest io.accessorysetup >/run/lab/bob-monitor.txt 2>&1
 monitor=$!
 for _ in $(seq 100); do grep -q 'is owned by' /run/lab/bob-monitor.txt && break; sleep 0.1; done
 check bob_monitor_watches grep 'is owned by' /run/lab/bob-monitor.txt
@@ -67,18 +67,18 @@ rm /etc/accessory-setup/kiosk.json
 busctl call io.accessorysetup /io/accessorysetup io.accessorysetup.Manager1 Reload >/dev/null
 for _ in $(seq 50); do grep -q KioskPolicy /run/lab/bob-monitor.txt && break; sleep 0.1; done
 check bob_monitor_still_runs kill -0 "$monitor"
-kill "$monitor"
+kill -- "-$monitor"
 cp /run/lab/bob-monitor.txt "$OUT/logs/bob-monitor.txt"
 check bob_monitor_listened grep KioskPolicy /run/lab/bob-monitor.txt
 check bob_heard_nothing_of_alices_session not grep -q -e "$session" -e WLED -e "$id" /run/lab/bob-monitor.txt
 
 # A picker killed while the agent waits for its choice: nothing is recorded or joined.
-as alice python3 /lab/guest/session_client.py picker ge.wled.softap \
-    '[{"name": "WLED", "descriptor": {"ssid": "WLED-AP"}}]' >/run/lab/picker.txt 2>&1 &
+in_own_group as alice python3 /lab/guest/session_client.py picker ge.wled.softap \
+    '[{"name": "WLED", "descriptor": {"ssid": "WLED-AP"}}]' >/run/lab/picker.txt 2>&1
 killed=$!
 for _ in $(seq 100); do grep -q requestChoice /run/lab/picker.txt && break; sleep 0.1; done
 check picker_was_asked grep -q requestChoice /run/lab/picker.txt
-kill -KILL "$killed"
+kill -KILL -- "-$killed"
 wait "$killed" 2>/dev/null
 expect one_record_still "$(as alice "$ACCESSORYCTL" list --json | jq length)" 1
 check no_connection_after_the_killed_picker no_accessory_profile
@@ -86,10 +86,10 @@ check no_connection_after_the_killed_picker no_accessory_profile
 # A client killed mid-join (no address yet), the join completing once DHCP answers: the agent
 # undoes it, as nothing would ever end it.
 stop_dhcp wled
-as alice python3 /lab/guest/session_client.py join ge.wled.softap "$id" >/run/lab/join.txt 2>&1 &
+in_own_group as alice python3 /lab/guest/session_client.py join ge.wled.softap "$id" >/run/lab/join.txt 2>&1
 joining=$!
 check join_stalled stall_join_until_connecting WLED-AP
-kill -KILL "$joining"
+kill -KILL -- "-$joining"
 wait "$joining" 2>/dev/null
 start_dhcp wled acc1
 end_checks 60
