@@ -13,7 +13,7 @@ extension Agent {
     /// `ApplyConfiguration`: validates, checks the caller's limit, asks polkit with the SSID in
     /// the prompt, reads the certificates, and joins; returns `JoinAccessory`'s reply.
     func applyConfiguration(_ call: MethodCall, _ arguments: CallArguments) async throws(CallFailure) -> DBusValue {
-        let caller = try await caller(call)
+        let caller = try await callers.caller(call)
         try caller.requireIdentified(AgentBus.Manager1.Method.applyConfiguration.name)
         var request = try ConfigurationRequest(
             arguments[0].members ?? [:], options: arguments.options(1), call: call)
@@ -22,7 +22,7 @@ extension Agent {
         try await checkConfigurationLimit(caller, replacing: request.ssidOrPrefix, owner: owner)
         // polkit (a person may take minutes over its dialog) and the client's descriptors come
         // before the device is claimed, so that neither holds off another user's join.
-        try await require(
+        try await callers.require(
             .configureHotspot, call, uid: caller.uid,
             details: [
                 "ssid": DisplayText.sanitized(request.displayName),
@@ -39,7 +39,7 @@ extension Agent {
         let configuration = try request.configuration()
         var options = JoinOptions(device: request.device)
         options.owner = owner
-        options.permittedUser = caller.uid == 0 ? nil : Self.userName(of: caller.uid)
+        options.permittedUser = caller.uid == 0 ? nil : Callers.userName(of: caller.uid)
         options.restoreAfter = request.restoreAfter
         options.cleaningUp = ownConnections
         options.bindToClient = configuration.joinOnce && request.bindToCaller
@@ -74,7 +74,7 @@ extension Agent {
     /// one by its name. Root's configurations are the system's own.
     private func refuseOthersNetworks(_ request: ConfigurationRequest, caller: Caller) async throws(CallFailure) {
         guard caller.uid != 0 else { return }
-        let user = Self.userName(of: caller.uid) ?? "#\(caller.uid)"
+        let user = Callers.userName(of: caller.uid) ?? "#\(caller.uid)"
         let target = request.target
         let holders: [StoredNetwork.SecretHolder]
         do { holders = try await radios.hotspots().profileHolders(of: target) } catch { throw CallFailure(error) }
@@ -90,7 +90,7 @@ extension Agent {
 
     /// `GetConfiguredSSIDs`: the SSIDs of the caller's configurations, in the profile notation.
     func configuredSSIDs(_ call: MethodCall) async throws(CallFailure) -> [String] {
-        let caller = try await caller(call)
+        let caller = try await callers.caller(call)
         let owned = try await configurations(of: caller)
         sweepCertificates()
         return Array(Set(owned.map(\.ssid.notation))).sorted()
@@ -105,7 +105,7 @@ extension Agent {
         } catch {
             throw CallFailure(HotspotError.invalidConfiguration(.invalidSSID(error.description)))
         }
-        let caller = try await caller(call)
+        let caller = try await callers.caller(call)
         let owned = try await configurations(of: caller).filter { $0.ssid == ssid }
         guard !owned.isEmpty else {
             throw CallFailure(
@@ -154,7 +154,7 @@ extension Agent {
     /// administrator's.
     static func configurationOwner(of hotspot: ConfiguredHotspot) -> AccessoryOwner? {
         guard hotspot.recordID == nil, let tag = hotspot.owner, let owner = owner(tag: tag) else { return nil }
-        let permitted = owner.uid == 0 ? nil : userName(of: owner.uid).map { [$0] }
+        let permitted = owner.uid == 0 ? nil : Callers.userName(of: owner.uid).map { [$0] }
         guard owner.uid == 0 || permitted != nil, hotspot.permittedUsers == permitted else { return nil }
         return owner
     }

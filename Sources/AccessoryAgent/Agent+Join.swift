@@ -15,7 +15,7 @@ extension Agent {
         trace.ended("caller and record")
         // polkit first: a person may take minutes over its dialog, and the device is not held
         // off from another user's join meanwhile.
-        try await require(.join, call, uid: uid)
+        try await callers.require(.join, call, uid: uid)
         trace.ended("polkit")
         await joinsAdopted()
         trace.ended("adopted joins")
@@ -63,7 +63,7 @@ extension Agent {
             bindToCaller: request.bindToCaller)
         Journal.notice("join: \(joined.ssid) joined on \(joined.device) for record \(record.id)")
         if configuration.lifetimeInDays != nil { schedulePurge() }
-        let reply = Self.reply(joined, to: try await caller(call))
+        let reply = Self.reply(joined, to: try await callers.caller(call))
         trace.ended("held")
         trace.log("joined")
         return reply
@@ -92,7 +92,7 @@ extension Agent {
         let joined = JoinedHotspot(
             device: held.device, ssid: held.ssid, bssid: nil, connectionID: device.connection ?? "",
             connectionUUID: held.connectionUUID, ipv4Address: nil, previousConnection: nil, restoreDeadline: nil)
-        return Self.reply(joined, to: try await caller(call), alreadyJoined: true)
+        return Self.reply(joined, to: try await callers.caller(call), alreadyJoined: true)
     }
 
     /// The join's options, read in the order they are checked.
@@ -108,7 +108,7 @@ extension Agent {
         var joinOptions = JoinOptions()
         joinOptions.recordID = record.id
         joinOptions.cleaningUp = ownConnections
-        joinOptions.permittedUser = uid == 0 ? nil : Self.userName(of: uid)
+        joinOptions.permittedUser = uid == 0 ? nil : Callers.userName(of: uid)
         joinOptions.device = try reader.string("device", expected: "an interface name") {
             !$0.isEmpty && $0.utf8.count <= 15
         }
@@ -218,13 +218,13 @@ extension Agent {
     func leave(_ call: MethodCall, host: SessionHost?, options: [String: DBusValue]) async throws(CallFailure)
         -> DBusValue
     {
-        let caller = try await caller(call)
+        let caller = try await callers.caller(call)
         let reader = try CallOptions(options, known: ["device", "user"])
         let uid = try reader.uint32("user", expected: "a uint32 user id") ?? caller.uid
         let device = try reader.string("device", expected: "an interface name")
         if uid != caller.uid {
             try caller.requireHost("options.user naming another user", because: Self.ownRecordsOnly)
-            try await require(.manageOthers, call, uid: caller.uid)
+            try await callers.require(.manageOthers, call, uid: caller.uid)
         }
         let othersUser = uid != caller.uid
         await joinsAdopted()
@@ -302,7 +302,8 @@ extension Agent {
     /// networks alone may come back after it.
     static func recorded(_ join: ActiveJoin) -> RecordedJoin {
         RecordedJoin(
-            connectionUUID: join.connectionUUID, user: join.uid == 0 ? nil : userName(of: join.uid) ?? "#\(join.uid)")
+            connectionUUID: join.connectionUUID,
+            user: join.uid == 0 ? nil : Callers.userName(of: join.uid) ?? "#\(join.uid)")
     }
 
     /// Ends a join the agent made, bringing the previous network back.
@@ -395,7 +396,7 @@ extension Agent {
     /// its name and record are the agent's own.
     func reportConnection(_ call: MethodCall, action: String, connection: [String: DBusValue]) async throws(CallFailure)
     {
-        guard try await uid(of: call) == 0 else {
+        guard try await callers.uid(of: call) == 0 else {
             // No polkit action covers it: only the dispatcher hook, run by NetworkManager as root, calls it.
             throw CallFailure(
                 name: AgentError.notAuthorized(action: "").dbusName,

@@ -66,11 +66,11 @@ extension Agent {
             try await reportConnection(call, action: action, connection: arguments.options(1))
             return []
         case .reload:
-            let caller = try await caller(call)
+            let caller = try await callers.caller(call)
             try caller.requireHost(
                 AgentBus.Manager1.Method.reload.name,
                 because: "configuring the agent is the administrator's, on the host")
-            try await require(.configureKiosk, call, uid: caller.uid)
+            try await callers.require(.configureKiosk, call, uid: caller.uid)
             try reload()
             return []
         default:
@@ -100,7 +100,7 @@ extension Agent {
             try await applyOutsideSession(record, .renameAccessory(record.id, name: name, options: rename))
         case .finishAuthorization:
             let (record, caller) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
-            try await require(.authorize, call, uid: caller.uid)
+            try await callers.require(.authorize, call, uid: caller.uid)
             let settings = try Self.read { () throws(AccessorySessionError) in
                 try AccessorySession.accessorySettings(arguments[1].jsonValue, at: "settings")
             }
@@ -118,7 +118,7 @@ extension Agent {
         guard !subscribers.contains(call.sender) else {
             throw CallFailure(AgentError.pickerAgentAlreadyRegistered(scope: "events of \(call.sender)"))
         }
-        let caller = try await caller(call)
+        let caller = try await callers.caller(call)
         subscribers.add(caller)
         guard await bus.hasOwner(call.sender) else {
             _ = subscribers.remove(call.sender)
@@ -144,10 +144,10 @@ extension Agent {
     {
         let options = try CallOptions(options, known: ["application"])
         let claimed = try options.string("application", expected: "an application id")
-        let caller = try await caller(call)
+        let caller = try await callers.caller(call)
         try caller.requireIdentified(AgentBus.Manager1.Method.openSession.name)
         try checkSessionLimits(caller)
-        try await require(.openSession, call, uid: caller.uid)
+        try await callers.require(.openSession, call, uid: caller.uid)
         let profile =
             id.isEmpty ? try profile(naming: caller.ownerApplication ?? claimed) : try loadProfile(id, for: caller)
         return try await openSession(call, profile: profile, caller: caller)
@@ -178,7 +178,7 @@ extension Agent {
         }
         defer { ClientDescriptors.close([descriptor]) }
         _ = try CallOptions(options, known: [])
-        let caller = try await caller(call)
+        let caller = try await callers.caller(call)
         // Before polkit: an administrator's password typed for an application's own profile
         // would let the application decide what the person is asked to set up.
         try caller.requireHost(
@@ -186,8 +186,8 @@ extension Agent {
             because: "an application opens the installed profiles that name it, never one it passes itself")
         let uid = caller.uid
         try checkSessionLimits(caller)
-        try await require(.useClientProfile, call, uid: uid)
-        try await require(.openSession, call, uid: uid)
+        try await callers.require(.useClientProfile, call, uid: uid)
+        try await callers.require(.openSession, call, uid: uid)
         let limits = configuration.limits
         let read = await ClientInput.read(
             descriptor, limit: limits.clientProfileBytes, within: limits.clientProfileTime)
@@ -275,7 +275,7 @@ extension Agent {
                 AccessorySessionError.activationFailed(reason: "the session could not be put on the bus: \(error)"))
         }
         let host = SessionHost(
-            path: path, client: call.sender, uid: uid, userName: Self.userName(of: uid), session: session,
+            path: path, client: call.sender, uid: uid, userName: Callers.userName(of: uid), session: session,
             object: object)
         do {
             try checkSessionLimits(caller)
@@ -301,7 +301,7 @@ extension Agent {
     private func registerPickerAgent(_ call: MethodCall, path: String, options: [String: DBusValue])
         async throws(CallFailure)
     {
-        let caller = try await caller(call)
+        let caller = try await callers.caller(call)
         try caller.requireHost(
             AgentBus.Manager1.Method.registerPickerAgent.name,
             because:
@@ -381,13 +381,13 @@ extension Agent {
     private func listAccessories(_ call: MethodCall, options: [String: DBusValue]) async throws(CallFailure)
         -> [AccessoryRecord]
     {
-        let caller = try await caller(call)
+        let caller = try await callers.caller(call)
         let reader = try CallOptions(options, known: ["profile", "user"])
         let uid = try reader.uint32("user", expected: "a uint32 user id") ?? caller.uid
         let profile = try reader.string("profile", expected: "a profile id")
         if uid != caller.uid {
             try caller.requireHost("options.user naming another user", because: Self.ownRecordsOnly)
-            try await require(.manageOthers, call, uid: caller.uid)
+            try await callers.require(.manageOthers, call, uid: caller.uid)
             return records.owned(uid: uid, profile: profile)
         }
         return records.owned(uid: uid, profile: profile).filter { caller.sees($0.owner) }
@@ -403,7 +403,7 @@ extension Agent {
     func callersRecord(
         _ call: MethodCall, id text: String, action: PolkitAction? = nil
     ) async throws(CallFailure) -> (AccessoryRecord, Caller) {
-        let caller = try await caller(call)
+        let caller = try await callers.caller(call)
         guard let id = UUID(uuidString: text), let record = records.record(id) else {
             throw CallFailure(AgentError.noSuchAccessory(text))
         }

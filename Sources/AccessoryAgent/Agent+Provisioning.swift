@@ -25,7 +25,7 @@ extension Agent {
             request.proofOfPossession = suppliedProofOfPossession(for: record.id, host: host, setup)
         }
         try refuseUnencryptedUnderKioskPolicy(profile, uid: uid)
-        try await require(.provision, call, uid: uid)
+        try await callers.require(.provision, call, uid: uid)
         let joined = joins.all.first { $0.recordID == record.id }
         if let address = method.hotspotAddress {
             guard let joined else {
@@ -98,7 +98,7 @@ extension Agent {
     /// polkit is asked or anything is sent.
     private func refuseUnencryptedUnderKioskPolicy(_ profile: AccessoryProfile, uid: UInt32) throws(CallFailure) {
         guard let exposure = profile.provisioningExposure, exposure != .encrypted,
-            let policy = kiosk?.policy(forProfile: profile.id, uid: uid, userName: Self.userName(of: uid)),
+            let policy = kiosk?.policy(forProfile: profile.id, uid: uid, userName: Callers.userName(of: uid)),
             !policy.allowsUnencryptedProvisioning
         else { return }
         Journal.notice("provision: refused for uid \(uid): \(profile.id) may send the passphrase unencrypted")
@@ -178,7 +178,7 @@ extension Agent {
         _ ssid: SSID?, device: String?, for record: AccessoryRecord, exposure: NetworkShareConsent.Exposure,
         _ call: MethodCall, uid: UInt32
     ) async throws(CallFailure) -> WiFiCredentials {
-        let user = uid == 0 ? nil : Self.userName(of: uid) ?? "#\(uid)"
+        let user = uid == 0 ? nil : Callers.userName(of: uid) ?? "#\(uid)"
         let lookup: Result<StoredNetwork, HotspotError>
         do {
             lookup = .success(try await radios.hotspots().storedNetwork(ssid: ssid, device: device, permitting: user))
@@ -197,7 +197,7 @@ extension Agent {
         let consent = NetworkShareConsent(
             recordID: record.id, accessory: record.displayName, network: network?.ssid ?? ssid,
             application: await applicationName(of: call), exposure: exposure)
-        try await require(action, call, uid: uid, details: consent.details)
+        try await callers.require(action, call, uid: uid, details: consent.details)
         let shared: StoredNetwork
         do { shared = try lookup.get() } catch { throw CallFailure(error) }
         Journal.notice(
@@ -212,7 +212,7 @@ extension Agent {
 
     /// The caller's application as the desktop names it; `nil` for a program on the host.
     func applicationName(of call: MethodCall) async -> String? {
-        guard let caller = try? await caller(call), let id = caller.ownerApplication else { return nil }
+        guard let caller = try? await callers.caller(call), let id = caller.ownerApplication else { return nil }
         return await Task.detached { DesktopApplication.lookUp(id).name }.value
     }
 

@@ -30,7 +30,7 @@ extension Agent {
             try await apply(.finishPickerDiscovery, to: host)
         case .finishAuthorization:
             let id = try arguments.accessory(0)
-            try await require(.authorize, call, uid: host.uid)
+            try await callers.require(.authorize, call, uid: host.uid)
             let settings = try Self.read { () throws(AccessorySessionError) in
                 try AccessorySession.accessorySettings(arguments[1].jsonValue, at: "settings")
             }
@@ -39,7 +39,7 @@ extension Agent {
             try await apply(.failAuthorization(try arguments.accessory(0)), to: host)
         case .updateAuthorization:
             let id = try arguments.accessory(0)
-            try await require(.authorize, call, uid: host.uid)
+            try await callers.require(.authorize, call, uid: host.uid)
             let descriptor = try Self.read { () throws(AccessorySessionError) in
                 try AccessorySession.discoveryDescriptor(arguments[1].jsonValue, at: "descriptor")
             }
@@ -95,7 +95,7 @@ extension Agent {
                     "migration items are refused to the sandboxed application \(application): they record accessories "
                         + "without the person picking; show the accessories as display items")
             }
-            try await require(.authorize, call, uid: host.uid)
+            try await callers.require(.authorize, call, uid: host.uid)
         }
         let frontEnd = picks ? try await frontEnd(for: host) : .agent
         // Counted from the check until the picker agent has been asked (a ShowPicker of the same
@@ -564,7 +564,7 @@ extension Agent {
         let hotspots = try? await radios.hotspots()
         let configured = ((try? await hotspots?.configuredHotspots(cleaningUp: ownConnections)) ?? [])
             .filter { own.contains($0.connectionUUID.lowercased()) }
-        let user = Self.userName(of: owner.uid)
+        let user = Callers.userName(of: owner.uid)
         let personal = (try? await hotspots?.personalHotspotSSIDs(usableBy: user)) ?? []
         var lookups: [MigrationLookup] = []
         for item in items {

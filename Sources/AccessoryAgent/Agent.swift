@@ -14,9 +14,10 @@ import Glibc
 /// order they arrive.
 ///
 /// The state is in parts, each the only writer of its own: `RecordBook`, `BondBook`, `ProfileCache`,
-/// `SessionTable`, `PickerAgentRegistry`, `EventSubscribers`, `JoinTable`, `HandedOffHotspots`
-/// and `Activity`. The agent's methods orchestrate them; NetworkManager and BlueZ are reached
-/// through `Radios`, as `HotspotManaging` and `BluetoothManaging`.
+/// `SessionTable`, `PickerAgentRegistry`, `EventSubscribers`, `JoinTable`, `HandedOffHotspots`,
+/// `Activity`, and `Callers` (who calls, polkit, the per-user limits). The agent's methods
+/// orchestrate them; NetworkManager and BlueZ are reached through `Radios`, as
+/// `HotspotManaging` and `BluetoothManaging`.
 public actor Agent {
     let configuration: AgentConfiguration
     let bus: BusConnection
@@ -52,12 +53,8 @@ public actor Agent {
     private var pairingAgent: BluetoothPairingAgent?
     private var profiles = ProfileCache()
     var handedOff = HandedOffHotspots()
-    /// The application of each connection that called, until it leaves the bus.
-    var identities = ApplicationIdentities()
-    /// polkit checks outstanding, by the user whose call asked (`AgentLimits.polkitChecksPerUser`).
-    var polkitChecks = UserCounts()
-    /// Method calls being answered, by the caller's user (`AgentLimits.callsPerUser`, `callsInFlight`).
-    var callsInFlight = UserCounts()
+    /// Who calls, polkit's answers, and what each user holds against the limits.
+    let callers: Callers
     /// `ShowPicker` calls between their check of `AgentLimits.pickerRequestsPerUser` and the
     /// picker agent being asked, by user.
     var showingPickers = UserCounts()
@@ -72,6 +69,7 @@ public actor Agent {
         self.clients = clients
         self.manager = manager
         polkit = Polkit(bus: bus)
+        callers = Callers(bus: bus, limits: configuration.limits)
         radios = Radios(busAddress: configuration.radioBusAddress)
         self.records = records
         self.bonds = bonds
@@ -215,7 +213,7 @@ public actor Agent {
         // string longer than any the agent takes) before anything is done for it: before polkit.
         let uid: UInt32
         do throws(CallFailure) {
-            uid = try await self.uid(of: call)
+            uid = try await callers.uid(of: call)
             let limits = configuration.limits
             if call.descriptorCount > 0, !Self.takesDescriptors(call) {
                 call.closeDescriptors()
@@ -228,15 +226,12 @@ public actor Agent {
                         what: "bytes in one string argument", limit: limits.stringBytes,
                         advice: "no name, path, option or secret the agent takes is longer"))
             }
-            // Root, trusted as polkit trusts it, counts towards the total only.
-            try callsInFlight.add(
-                uid, limit: uid == 0 ? .max : limits.callsPerUser, totalLimit: limits.callsInFlight,
-                what: "calls in flight", advice: "wait for the answers to the calls already made")
+            try callers.admit(uid)
         } catch {
             call.reply(errorName: error.name, message: error.message)
             return
         }
-        defer { callsInFlight.remove(uid) }
+        defer { callers.ended(uid) }
         do throws(CallFailure) {
             let values: [DBusValue]
             switch interface {
@@ -324,7 +319,7 @@ public actor Agent {
 
     /// A peer left the bus: its sessions end, its picker agents and subscription go.
     func peerVanished(_ peer: String) async {
-        identities.forget(peer)
+        callers.peerVanished(peer)
         let gone = pickerAgents.removeAll(of: peer)
         // Sessions and joins mark it as they end; any peer may leave the bus without it.
         if subscribers.remove(peer) || !gone.isEmpty { activity.mark() }
@@ -395,90 +390,6 @@ public actor Agent {
         Journal.notice("reloading the profiles and the kiosk policy")
         profiles.forgetAll()
         try loadKioskPolicy()
-    }
-
-    // MARK: Callers
-
-    func uid(of peer: String) async throws(CallFailure) -> UInt32 {
-        do {
-            return try await bus.unixUser(of: peer)
-        } catch {
-            throw CallFailure(
-                name: "org.freedesktop.DBus.Error.Failed", message: "cannot tell who \(peer) is: \(error)")
-        }
-    }
-
-    /// The uid of the call's sender, asked of the bus daemon once per call.
-    func uid(of call: MethodCall) async throws(CallFailure) -> UInt32 {
-        if let known = call.senderUID.withLock({ $0 }) { return known }
-        let uid = try await uid(of: call.sender)
-        call.senderUID.withLock { $0 = uid }
-        return uid
-    }
-
-    /// The caller: its uid from the bus daemon, its application from its connection's process.
-    func caller(_ call: MethodCall) async throws(CallFailure) -> Caller {
-        let uid = try await uid(of: call)
-        return Caller(connection: call.sender, uid: uid, application: await application(of: call.sender))
-    }
-
-    /// The application behind `peer`, looked up on its first call and kept until it leaves the
-    /// bus. Calls that arrive during the lookup wait for the same one. A peer that left before
-    /// or during it was not seen leaving by the cache: its entry is dropped here, so that no
-    /// entry outlives its connection. An identity established was checked on the bus after
-    /// the entry was made (`applicationIdentity`'s last step), so its leaving is seen by the
-    /// cache; only an unidentified peer is asked about again.
-    func application(of peer: String) async -> ApplicationIdentity {
-        if let known = identities[peer] { return await known.value }
-        let bus = self.bus
-        let lookup = Task {
-            let identity = await bus.applicationIdentity(of: peer)
-            if case .unidentified(let reason) = identity {
-                Journal.warning(
-                    "caller \(peer): its application cannot be established, so it may open no session and "
-                        + "sees no record: \(reason)")
-            } else {
-                Journal.info("caller \(peer) is \(identity)")
-            }
-            return identity
-        }
-        identities.add(lookup, for: peer)
-        let identity = await lookup.value
-        if case .unidentified = identity, !(await bus.hasOwner(peer)) { identities.forget(peer, ifStill: lookup) }
-        return identity
-    }
-
-    /// Refuses with `NotAuthorized` naming the action unless polkit allows it.
-    func require(_ action: PolkitAction, _ call: MethodCall, uid: UInt32, details: [String: String] = [:])
-        async throws(CallFailure)
-    {
-        // Root passes without asking; anyone else's checks are counted while polkit has them.
-        let application = uid == 0 ? nil : try? await caller(call).ownerApplication
-        if uid != 0 {
-            try polkitChecks.add(
-                uid, application: application, limit: configuration.limits.polkitChecksPerUser,
-                what: "polkit checks outstanding",
-                advice: "answer the authentication dialogs already open, or call without interactive authorization")
-        }
-        defer { if uid != 0 { polkitChecks.remove(uid, application: application) } }
-        guard
-            await polkit.check(
-                action, sender: call.sender, uid: uid, interactive: call.allowsInteractiveAuthorization,
-                details: details)
-        else {
-            throw CallFailure(AgentError.notAuthorized(action: action.rawValue))
-        }
-    }
-
-    static func userName(of uid: UInt32) -> String? {
-        var entry = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 4096)
-        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name
-        else {
-            return nil
-        }
-        return String(cString: name)
     }
 }
 

@@ -1,5 +1,7 @@
 import AccessoryCore
+import AgentInterface
 import BusService
+import Glibc
 
 /// Who calls: the user (from the bus daemon) and the application (from the connection's
 /// process, `ApplicationIdentity`), never what the caller says of itself.
@@ -93,5 +95,130 @@ struct ApplicationIdentities {
     mutating func forget(_ peer: String, ifStill lookup: Task<ApplicationIdentity, Never>? = nil) {
         guard lookup == nil || lookups[peer] == lookup else { return }
         lookups[peer] = nil
+    }
+}
+
+/// The agent's part that knows who calls: each caller's uid (asked of the bus daemon once per
+/// call), its application (looked up once per connection), polkit's answers, and what each
+/// user holds of the agent (calls in flight, polkit checks outstanding) against the limits.
+///
+/// The agent's actor owns it, and it is isolated to that actor: its asynchronous methods run on
+/// the caller's executor (`nonisolated(nonsending)`), so that its state is written in the
+/// agent's one order of calls, and by this type's file alone.
+final class Callers {
+    private let bus: BusConnection
+    private let polkit: Polkit
+    private let limits: AgentLimits
+    /// The application of each connection that called, until it leaves the bus.
+    private var identities = ApplicationIdentities()
+    /// polkit checks outstanding, by the user whose call asked (`AgentLimits.polkitChecksPerUser`).
+    private var polkitChecks = UserCounts()
+    /// Method calls being answered, by the caller's user (`AgentLimits.callsPerUser`, `callsInFlight`).
+    private var callsInFlight = UserCounts()
+
+    init(bus: BusConnection, limits: AgentLimits) {
+        self.bus = bus
+        polkit = Polkit(bus: bus)
+        self.limits = limits
+    }
+
+    /// Counts a call of `uid` until `ended(_:)`, or refuses it past the user's limit or all
+    /// users' (root counts towards the total only).
+    func admit(_ uid: UInt32) throws(CallFailure) {
+        try callsInFlight.add(
+            uid, limit: uid == 0 ? .max : limits.callsPerUser, totalLimit: limits.callsInFlight,
+            what: "calls in flight", advice: "wait for the answers to the calls already made")
+    }
+
+    func ended(_ uid: UInt32) {
+        callsInFlight.remove(uid)
+    }
+
+    /// A peer left the bus: its application is forgotten.
+    func peerVanished(_ peer: String) {
+        identities.forget(peer)
+    }
+
+    nonisolated(nonsending) func uid(of peer: String) async throws(CallFailure) -> UInt32 {
+        do {
+            return try await bus.unixUser(of: peer)
+        } catch {
+            throw CallFailure(
+                name: "org.freedesktop.DBus.Error.Failed", message: "cannot tell who \(peer) is: \(error)")
+        }
+    }
+
+    /// The uid of the call's sender, asked of the bus daemon once per call.
+    nonisolated(nonsending) func uid(of call: MethodCall) async throws(CallFailure) -> UInt32 {
+        if let known = call.senderUID.withLock({ $0 }) { return known }
+        let uid = try await uid(of: call.sender)
+        call.senderUID.withLock { $0 = uid }
+        return uid
+    }
+
+    /// The caller: its uid from the bus daemon, its application from its connection's process.
+    nonisolated(nonsending) func caller(_ call: MethodCall) async throws(CallFailure) -> Caller {
+        let uid = try await uid(of: call)
+        return Caller(connection: call.sender, uid: uid, application: await application(of: call.sender))
+    }
+
+    /// The application behind `peer`, looked up on its first call and kept until it leaves the
+    /// bus. Calls that arrive during the lookup wait for the same one. A peer that left before
+    /// or during it was not seen leaving by the cache: its entry is dropped here, so that no
+    /// entry outlives its connection. An identity established was checked on the bus after
+    /// the entry was made (`applicationIdentity`'s last step), so its leaving is seen by the
+    /// cache; only an unidentified peer is asked about again.
+    nonisolated(nonsending) func application(of peer: String) async -> ApplicationIdentity {
+        if let known = identities[peer] { return await known.value }
+        let bus = self.bus
+        let lookup = Task {
+            let identity = await bus.applicationIdentity(of: peer)
+            if case .unidentified(let reason) = identity {
+                Journal.warning(
+                    "caller \(peer): its application cannot be established, so it may open no session and "
+                        + "sees no record: \(reason)")
+            } else {
+                Journal.info("caller \(peer) is \(identity)")
+            }
+            return identity
+        }
+        identities.add(lookup, for: peer)
+        let identity = await lookup.value
+        if case .unidentified = identity, !(await bus.hasOwner(peer)) { identities.forget(peer, ifStill: lookup) }
+        return identity
+    }
+
+    /// Refuses with `NotAuthorized` naming the action unless polkit allows it.
+    nonisolated(nonsending) func require(
+        _ action: PolkitAction, _ call: MethodCall, uid: UInt32, details: [String: String] = [:]
+    ) async throws(CallFailure) {
+        // Root passes without asking; anyone else's checks are counted while polkit has them.
+        let application = uid == 0 ? nil : try? await caller(call).ownerApplication
+        if uid != 0 {
+            try polkitChecks.add(
+                uid, application: application, limit: limits.polkitChecksPerUser,
+                what: "polkit checks outstanding",
+                advice: "answer the authentication dialogs already open, or call without interactive authorization")
+        }
+        defer { if uid != 0 { polkitChecks.remove(uid, application: application) } }
+        guard
+            await polkit.check(
+                action, sender: call.sender, uid: uid, interactive: call.allowsInteractiveAuthorization,
+                details: details)
+        else {
+            throw CallFailure(AgentError.notAuthorized(action: action.rawValue))
+        }
+    }
+
+    /// The login name of `uid`, from the password database.
+    static func userName(of uid: UInt32) -> String? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name
+        else {
+            return nil
+        }
+        return String(cString: name)
     }
 }
