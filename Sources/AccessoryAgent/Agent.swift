@@ -69,7 +69,7 @@ public actor Agent {
         self.clients = clients
         self.manager = manager
         polkit = Polkit(bus: bus)
-        callers = Callers(bus: bus, limits: configuration.limits)
+        callers = Callers(bus: bus, polkit: polkit, limits: configuration.limits)
         radios = Radios(busAddress: configuration.radioBusAddress)
         self.records = records
         self.bonds = bonds

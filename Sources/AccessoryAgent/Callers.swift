@@ -116,9 +116,9 @@ final class Callers {
     /// Method calls being answered, by the caller's user (`AgentLimits.callsPerUser`, `callsInFlight`).
     private var callsInFlight = UserCounts()
 
-    init(bus: BusConnection, limits: AgentLimits) {
+    init(bus: BusConnection, polkit: Polkit, limits: AgentLimits) {
         self.bus = bus
-        polkit = Polkit(bus: bus)
+        self.polkit = polkit
         self.limits = limits
     }
 
