@@ -26,7 +26,7 @@ extension Agent {
             .configureHotspot, call, uid: caller.uid,
             details: [
                 "ssid": DisplayText.sanitized(request.displayName),
-                "application": await applicationName(of: call) ?? "a program of yours",
+                "application": await callers.applicationName(of: call) ?? "a program of yours",
             ])
         // After polkit, so that no application learns silently which networks are stored.
         try await refuseOthersNetworks(request, caller: caller)

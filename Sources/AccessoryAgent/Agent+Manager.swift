@@ -39,7 +39,8 @@ extension Agent {
         case .provisionAccessory:
             let (record, caller) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
             return [
-                try await provision(call, record: record, uid: caller.uid, host: nil, options: arguments.options(1))
+                try await provisioning.provision(
+                    call, record: record, uid: caller.uid, host: nil, options: arguments.options(1), in: self)
             ]
         case .leave:
             return [try await leave(call, host: nil, options: arguments.options(0))]
@@ -458,8 +459,7 @@ extension Agent {
     func removeRecord(_ record: AccessoryRecord) throws(CallFailure) {
         let record = try records.remove(record)
         Journal.info("record \(record.id) of \(record.owner.logDescription) removed")
-        locations.forget(record.id)
-        refreshLocationWatch()
+        locations.forget(record.id, in: self)
         // Its join ends first, the previous network back: nothing would leave it later, and the
         // agent stopping must not end a join of a record that is gone.
         let held = joins.all.filter { $0.recordID == record.id }

@@ -55,7 +55,10 @@ extension Agent {
             return [try await join(call, record: record, uid: host.uid, host: host, options: arguments.options(1))]
         case .provisionAccessory:
             let record = try sessionRecord(try arguments.accessory(0), of: host)
-            return [try await provision(call, record: record, uid: host.uid, host: host, options: arguments.options(1))]
+            return [
+                try await provisioning.provision(
+                    call, record: record, uid: host.uid, host: host, options: arguments.options(1), in: self)
+            ]
         case .leave:
             return [try await leave(call, host: host, options: [:])]
         case .invalidate:
@@ -228,7 +231,7 @@ extension Agent {
             Journal.debugLog("session \(host.path): \(error)")
         }
         host.cancelTasks()
-        provisionings.cancel(sessionPath: host.path)
+        provisioning.cancel(sessionPath: host.path)
         sessions.remove(host)
         activity.mark()
         await bus.unexport(host.object)

@@ -31,7 +31,7 @@ public actor Agent {
     let manager: ExportedObject
     let polkit: Polkit
     let radios: Radios
-    var records: RecordBook
+    let records: RecordBook
     /// Whom each Bluetooth bond the agent made was made for.
     var bonds: BondBook
     private(set) var kiosk: KioskPolicy?
@@ -39,8 +39,10 @@ public actor Agent {
     var pickerAgents = PickerAgentRegistry()
     var subscribers = EventSubscribers()
     var joins = JoinTable()
-    var provisionings = ProvisioningTable()
-    var locations = HomeLocations()
+    /// Giving accessories the home network.
+    let provisioning = Provisioning()
+    /// Finding provisioned accessories on the home network.
+    let locations: Locations
     var activity = Activity()
     /// Waits for the next accessory profile to expire.
     private var purge: Task<Void, Never>?
@@ -61,7 +63,7 @@ public actor Agent {
 
     private init(
         configuration: AgentConfiguration, bus: BusConnection, calls: CallQueue<ExportedInterface>,
-        clients: BusConnection, manager: ExportedObject, records: RecordBook, bonds: BondBook
+        clients: BusConnection, manager: ExportedObject, records: sending RecordBook, bonds: BondBook
     ) {
         self.configuration = configuration
         self.bus = bus
@@ -71,6 +73,7 @@ public actor Agent {
         polkit = Polkit(bus: bus)
         callers = Callers(bus: bus, polkit: polkit, limits: configuration.limits)
         radios = Radios(busAddress: configuration.radioBusAddress)
+        locations = Locations(radios: radios)
         self.records = records
         self.bonds = bonds
     }
@@ -83,6 +86,7 @@ public actor Agent {
     ) async throws(AgentStartError) -> Agent {
         let trace = CallTrace("start", since: began)
         let records = try RecordBook.open(in: configuration.stateDirectory)
+        let recordCount = records.count
         trace.ended("records read")
         let bus: BusConnection
         let clients: BusConnection
@@ -122,7 +126,7 @@ public actor Agent {
         }
         trace.ended("name owned")
         trace.log("serving")
-        Journal.notice("serving \(AgentBus.name) on \(configuration.bus) with \(records.count) records")
+        Journal.notice("serving \(AgentBus.name) on \(configuration.bus) with \(recordCount) records")
         return agent
     }
 
@@ -156,7 +160,7 @@ public actor Agent {
         await shutdown()
         tasks.forEach { $0.cancel() }
         purge?.cancel()
-        locations.watch?.task.cancel()
+        locations.stop()
     }
 
     /// Starts what the agent keeps up behind the calls, once. Not before the first call was
@@ -168,7 +172,7 @@ public actor Agent {
         backgroundStarted = true
         startAdoption()
         schedulePurge()
-        resumeLocating()
+        locations.resume(in: self)
     }
 
     /// Starts taking over the joins a predecessor left up, once.
@@ -330,7 +334,7 @@ public actor Agent {
                 await feed(.pickerDismissed(.pickerRestricted(reason: "the picker left the bus")), to: host)
             }
         }
-        provisionings.cancel(client: peer)
+        provisioning.cancel(client: peer)
         for host in sessions.all where host.client == peer {
             Journal.info("session \(host.path): its client \(peer) left the bus")
             await invalidate(host, error: nil)

@@ -1,6 +1,7 @@
 import AccessoryCore
 import AgentInterface
 import BusService
+import GLibRuntime
 import Glibc
 
 /// Who calls: the user (from the bus daemon) and the application (from the connection's
@@ -160,6 +161,12 @@ final class Callers {
     nonisolated(nonsending) func caller(_ call: MethodCall) async throws(CallFailure) -> Caller {
         let uid = try await uid(of: call)
         return Caller(connection: call.sender, uid: uid, application: await application(of: call.sender))
+    }
+
+    /// The caller's application as the desktop names it; `nil` for a program on the host.
+    nonisolated(nonsending) func applicationName(of call: MethodCall) async -> String? {
+        guard let caller = try? await caller(call), let id = caller.ownerApplication else { return nil }
+        return await Task.detached { DesktopApplication.lookUp(id).name }.value
     }
 
     /// The application behind `peer`, looked up on its first call and kept until it leaves the

@@ -4,7 +4,7 @@ import FoundationEssentials
 /// Every owner's authorization records, as `accessories.json` in the state directory holds
 /// them. Read once at the start; changed only by a write the store accepted, so what the agent
 /// answers from is what a restart would read.
-struct RecordBook {
+final class RecordBook {
     private let store: AccessoryStore
     /// Every owner's records, as the store holds them.
     private(set) var all: [AccessoryRecord]
@@ -65,7 +65,7 @@ struct RecordBook {
 
     /// Stores a record a session changed, keeping what the agent alone knows of it (the
     /// profiles its joins made).
-    mutating func save(_ record: AccessoryRecord) throws(CallFailure) {
+    func save(_ record: AccessoryRecord) throws(CallFailure) {
         var record = record
         if let stored = self.record(record.id) { record.connectionUUIDs = stored.connectionUUIDs }
         try persist {
@@ -75,21 +75,21 @@ struct RecordBook {
 
     /// Removes the record; returns the stored copy, which holds the profiles the agent made
     /// for it (a session's copy may not).
-    mutating func remove(_ record: AccessoryRecord) throws(CallFailure) -> AccessoryRecord {
+    func remove(_ record: AccessoryRecord) throws(CallFailure) -> AccessoryRecord {
         let record = self.record(record.id) ?? record
         try persist { $0.removeAll { $0.id == record.id } }
         return record
     }
 
     /// Adds a profile a join made to the record, so that it is known after a restart.
-    mutating func addConnection(_ uuid: String, to recordID: UUID) throws(CallFailure) {
+    func addConnection(_ uuid: String, to recordID: UUID) throws(CallFailure) {
         try persist { records in
             if let index = records.firstIndex(where: { $0.id == recordID }) { records[index].addConnection(uuid) }
         }
     }
 
     /// Records the network the accessory was given; returns the record as stored.
-    mutating func setNetwork(_ network: AccessoryNetwork, of recordID: UUID) throws(CallFailure) -> AccessoryRecord? {
+    func setNetwork(_ network: AccessoryNetwork, of recordID: UUID) throws(CallFailure) -> AccessoryRecord? {
         try persist { records in
             if let index = records.firstIndex(where: { $0.id == recordID }) {
                 records[index].network = network
@@ -100,8 +100,7 @@ struct RecordBook {
     }
 
     /// Sets where the accessory lives on the home network.
-    mutating func setLocation(_ location: AccessoryLocation, of recordID: UUID) throws(CallFailure) -> AccessoryRecord?
-    {
+    func setLocation(_ location: AccessoryLocation, of recordID: UUID) throws(CallFailure) -> AccessoryRecord? {
         try persist { records in
             if let index = records.firstIndex(where: { $0.id == recordID }) {
                 records[index].location = location
@@ -112,7 +111,7 @@ struct RecordBook {
     }
 
     /// Stores the records with `change` applied; nothing changes when the store refuses.
-    private mutating func persist(_ change: (inout [AccessoryRecord]) -> Void) throws(CallFailure) {
+    private func persist(_ change: (inout [AccessoryRecord]) -> Void) throws(CallFailure) {
         var updated = all
         change(&updated)
         do {

@@ -9,24 +9,34 @@ import ProvisioningHTTP
 /// Giving an accessory the home network (`ProvisionAccessory`): ESP-IDF's unified provisioning
 /// over the accessory's setup hotspot or Bluetooth LE, or Improv Wi-Fi over Bluetooth LE, as
 /// the accessory's profile says.
-extension Agent {
+///
+/// A part of the agent: it holds the provisionings under way, each cancelled when its client
+/// leaves the bus or its session ends; its methods run on the agent (`isolated Agent`).
+final class Provisioning {
+    private var underWay = ProvisioningTable()
+
+    /// Cancels the provisionings of `client`, or of the session at `sessionPath`.
+    func cancel(client: String? = nil, sessionPath: String? = nil) {
+        underWay.cancel(client: client, sessionPath: sessionPath)
+    }
     /// Provisions `record`, which the caller (running as `uid`) is authorized for, and answers
     /// with the device's verdict; each step is signalled to the caller as it happens.
     func provision(
-        _ call: MethodCall, record: AccessoryRecord, uid: UInt32, host: SessionHost?, options: [String: DBusValue]
+        _ call: MethodCall, record: AccessoryRecord, uid: UInt32, host: SessionHost?, options: [String: DBusValue],
+        in agent: isolated Agent
     ) async throws(CallFailure) -> DBusValue {
         var request = try Self.provisioningRequest(options)
         // A session's own profile (a client's, passed with OpenSessionWithProfile) is the one
         // its records follow; outside one, the installed profile.
         let profile: AccessoryProfile
-        if let host { profile = host.session.profile } else { profile = try loadProfile(record.owner.profileID) }
+        if let host { profile = host.session.profile } else { profile = try agent.loadProfile(record.owner.profileID) }
         let method = try Self.provisioningMethod(of: profile, record)
         if request.proofOfPossession == nil, case .espIDF(let setup) = method {
-            request.proofOfPossession = suppliedProofOfPossession(for: record.id, host: host, setup)
+            request.proofOfPossession = suppliedProofOfPossession(for: record.id, host: host, setup, in: agent)
         }
-        try refuseUnencryptedUnderKioskPolicy(profile, uid: uid)
-        try await callers.require(.provision, call, uid: uid)
-        let joined = joins.all.first { $0.recordID == record.id }
+        try refuseUnencryptedUnderKioskPolicy(profile, uid: uid, in: agent)
+        try await agent.callers.require(.provision, call, uid: uid)
+        let joined = agent.joins.all.first { $0.recordID == record.id }
         if let address = method.hotspotAddress {
             guard let joined else {
                 throw CallFailure(
@@ -35,7 +45,7 @@ extension Agent {
                         reason: "its setup hotspot is not joined, and it is provisioned over it: join it first "
                             + "(JoinAccessoryHotspot)"))
             }
-            try await requireOnHotspot(address, joinedOn: joined.device)
+            try await Self.requireOnHotspot(address, joinedOn: joined.device, agent.radios)
         }
         let credentials: WiFiCredentials
         if let given = request.credentials {
@@ -44,20 +54,20 @@ extension Agent {
             credentials = try await sharedNetwork(
                 request.ssid, device: joined?.device, for: record,
                 exposure: profile.provisioningExposure ?? .unencrypted,
-                call, uid: uid)
+                call, uid: uid, in: agent)
         }
-        let claim = try provisionings.claim(
+        let claim = try underWay.claim(
             record.id, uid: uid, client: call.sender, sessionPath: host?.path,
-            limit: configuration.limits.provisioningsPerUser)
-        defer { provisionings.release(claim) }
+            limit: agent.configuration.limits.provisioningsPerUser)
+        defer { underWay.release(claim) }
         // polkit's prompts and the checks above took their time: a caller that left meanwhile,
         // or whose session ended, had nothing to cancel then, and is given nothing now.
-        if let host, !sessions.isOpen(host) { throw CallFailure(AccessorySessionError.invalidated) }
-        guard await bus.hasOwner(call.sender) else { throw CallFailure(ProvisioningError.cancelled) }
+        if let host, !agent.sessions.isOpen(host) { throw CallFailure(AccessorySessionError.invalidated) }
+        guard await agent.bus.hasOwner(call.sender) else { throw CallFailure(ProvisioningError.cancelled) }
 
         let path = host?.path ?? AgentBus.managerPath
         let interface = host == nil ? AgentBus.Interface.manager.name : AgentBus.Interface.session.name
-        let progress: @Sendable (String, [(String, DBusValue)]) -> Void = { [bus] step, details in
+        let progress: @Sendable (String, [(String, DBusValue)]) -> Void = { [bus = agent.bus] step, details in
             bus.emit(
                 path: path, interface: interface, signal: AgentBus.Session1.Signal.provisioningProgress.name,
                 [.string(record.id.uuidString.lowercased()), .string(step), .vardict(details)], destination: call.sender
@@ -65,24 +75,24 @@ extension Agent {
         }
         let ssid = (try? SSID(bytes: credentials.ssid))?.notation ?? Hex.string(credentials.ssid)
         Journal.info("provision: record \(record.id) of uid \(uid) is given '\(ssid)' (\(call.sender))")
-        let radios = self.radios
+        let radios = agent.radios
         let work = Task { () async -> Result<[(String, DBusValue)], CallFailure> in
             do throws(CallFailure) {
                 return .success(
-                    try await Self.run(
+                    try await Provisioning.run(
                         method, record: record, credentials: credentials, request: request, on: joined?.device,
                         radios, progress))
             } catch {
                 return .failure(error)
             }
         }
-        provisionings.attach(work, to: claim)
+        underWay.attach(work, to: claim)
         do throws(CallFailure) {
             var reply = try await work.value.get()
             reply.insert(("ssid", .string(ssid)), at: 0)
             Journal.notice("provision: record \(record.id) joined '\(ssid)'")
-            await recordNetwork(credentials.ssid, reply: reply, of: record.id)
-            startLocating(record, profile: profile)
+            await recordNetwork(credentials.ssid, reply: reply, of: record.id, in: agent)
+            agent.locations.start(record, profile: profile, in: agent)
             if !profile.homeServices.isEmpty {
                 reply.append(("seekSeconds", .uint32(UInt32(profile.homeNetworkWithin.components.seconds))))
             }
@@ -96,23 +106,27 @@ extension Agent {
     /// A kiosk policy naming the profile and the caller may refuse that the home network's
     /// passphrase travels without encryption (`unencryptedProvisioning: false`): refused before
     /// polkit is asked or anything is sent.
-    private func refuseUnencryptedUnderKioskPolicy(_ profile: AccessoryProfile, uid: UInt32) throws(CallFailure) {
+    private func refuseUnencryptedUnderKioskPolicy(
+        _ profile: AccessoryProfile, uid: UInt32, in agent: isolated Agent
+    ) throws(CallFailure) {
         guard let exposure = profile.provisioningExposure, exposure != .encrypted,
-            let policy = kiosk?.policy(forProfile: profile.id, uid: uid, userName: Callers.userName(of: uid)),
+            let policy = agent.kiosk?.policy(forProfile: profile.id, uid: uid, userName: Callers.userName(of: uid)),
             !policy.allowsUnencryptedProvisioning
         else { return }
         Journal.notice("provision: refused for uid \(uid): \(profile.id) may send the passphrase unencrypted")
         throw CallFailure(
             AccessorySessionError.invalidRequest(
                 field: "accessory",
-                reason: "the kiosk policy (\(configuration.kioskPolicyPath)) refuses to send the home network's "
+                reason: "the kiosk policy (\(agent.configuration.kioskPolicyPath)) refuses to send the home network's "
                     + "passphrase without encryption, and profile \(profile.id) would send it so"))
     }
 
     /// Over a setup hotspot the agent speaks only to an address on that hotspot's own network:
     /// a profile naming any other (a client's own, passed with `OpenSessionWithProfile`) would
     /// have the agent, as root, connect wherever it says, and send there the network it gives.
-    private func requireOnHotspot(_ address: String, joinedOn device: String) async throws(CallFailure) {
+    private static func requireOnHotspot(_ address: String, joinedOn device: String, _ radios: Radios)
+        async throws(CallFailure)
+    {
         guard let host = Radios.provisioningHost(address) else {
             throw CallFailure(
                 AccessorySessionError.invalidRequest(
@@ -139,15 +153,17 @@ extension Agent {
     /// Records where the accessory now is, from the device's answer, and tells its owner's
     /// sessions (`AccessoryChanged`) and subscribers. A store that refuses leaves the record as
     /// it was: the provisioning itself succeeded, and the caller has the answer.
-    private func recordNetwork(_ ssid: [UInt8], reply: [(String, DBusValue)], of id: UUID) async {
+    private func recordNetwork(
+        _ ssid: [UInt8], reply: [(String, DBusValue)], of id: UUID, in agent: isolated Agent
+    ) async {
         guard let ssid = try? SSID(bytes: ssid) else { return }
         let field = { (key: String) in reply.first { $0.0 == key }?.1.string }
         let network = AccessoryNetwork(
             ssid: ssid, ipv4Address: field("ipv4Address"), url: field("url"),
             macAddress: field("macAddress").flatMap { try? MACAddress($0) }, joined: Date())
         do throws(CallFailure) {
-            guard let changed = try records.setNetwork(network, of: id) else { return }
-            await broadcast(.changed(changed), except: nil)
+            guard let changed = try agent.records.setNetwork(network, of: id) else { return }
+            await agent.broadcast(.changed(changed), except: nil)
         } catch {
             Journal.warning("provision: record \(id): where it is now was not stored: \(error.message)")
         }
@@ -156,9 +172,9 @@ extension Agent {
     /// The proof of possession the person typed in the picker that picked the record (the
     /// caller's session, else the one that picked it), else the vendor's published default.
     private func suppliedProofOfPossession(
-        for id: UUID, host: SessionHost?, _ setup: ProvisioningSetup
+        for id: UUID, host: SessionHost?, _ setup: ProvisioningSetup, in agent: isolated Agent
     ) -> Secret? {
-        let picking = host.map { [$0] } ?? sessions.all
+        let picking = host.map { [$0] } ?? agent.sessions.all
         if let typed = picking.lazy.compactMap({ $0.session.suppliedProofOfPossession(for: id) }).first {
             return typed
         }
@@ -176,12 +192,13 @@ extension Agent {
     /// said so only after polkit, so that nobody learns silently which networks are.
     private func sharedNetwork(
         _ ssid: SSID?, device: String?, for record: AccessoryRecord, exposure: NetworkShareConsent.Exposure,
-        _ call: MethodCall, uid: UInt32
+        _ call: MethodCall, uid: UInt32, in agent: isolated Agent
     ) async throws(CallFailure) -> WiFiCredentials {
         let user = uid == 0 ? nil : Callers.userName(of: uid) ?? "#\(uid)"
         let lookup: Result<StoredNetwork, HotspotError>
         do {
-            lookup = .success(try await radios.hotspots().storedNetwork(ssid: ssid, device: device, permitting: user))
+            lookup = .success(
+                try await agent.radios.hotspots().storedNetwork(ssid: ssid, device: device, permitting: user))
         } catch .notStored(let what) {
             lookup = .failure(.notStored(what))
         } catch {
@@ -196,8 +213,8 @@ extension Agent {
         }
         let consent = NetworkShareConsent(
             recordID: record.id, accessory: record.displayName, network: network?.ssid ?? ssid,
-            application: await applicationName(of: call), exposure: exposure)
-        try await callers.require(action, call, uid: uid, details: consent.details)
+            application: await agent.callers.applicationName(of: call), exposure: exposure)
+        try await agent.callers.require(action, call, uid: uid, details: consent.details)
         let shared: StoredNetwork
         do { shared = try lookup.get() } catch { throw CallFailure(error) }
         Journal.notice(
@@ -208,12 +225,6 @@ extension Agent {
         } catch {
             throw CallFailure(error)
         }
-    }
-
-    /// The caller's application as the desktop names it; `nil` for a program on the host.
-    func applicationName(of call: MethodCall) async -> String? {
-        guard let caller = try? await callers.caller(call), let id = caller.ownerApplication else { return nil }
-        return await Task.detached { DesktopApplication.lookUp(id).name }.value
     }
 
     /// Runs the provisioning the profile names, signalling its steps; over a setup hotspot,
@@ -415,7 +426,7 @@ extension Agent {
 }
 
 /// How an accessory is given a network.
-enum ProvisioningMethod {
+enum ProvisioningMethod: Sendable {
     case espIDF(ProvisioningSetup)
     /// Improv Wi-Fi over Bluetooth LE, at the accessory's address.
     case improv(MACAddress)
@@ -448,7 +459,7 @@ struct ProvisioningRequest: Sendable {
     var deviceTimeout: Duration { timeout ?? .seconds(60) }
 }
 
-/// The provisionings under way, one per record: each a task the agent cancels when its client
+/// The provisionings under way, one per record: each a task `Provisioning` cancels when its client
 /// leaves the bus or its session ends.
 struct ProvisioningTable {
     struct Entry {
