@@ -31,9 +31,9 @@ extension Agent {
         // After polkit, so that no application learns silently which networks are stored.
         try await refuseOthersNetworks(request, caller: caller)
         let contents = try await readCertificates(request)
-        await joinsAdopted()
-        let claim = try joins.claim(request.device)
-        defer { joins.release(claim) }
+        await joins.adopted(in: self)
+        let claim = try joins.table.claim(request.device)
+        defer { joins.table.release(claim) }
 
         let certificates = try storeCertificates(contents, in: &request)
         let configuration = try request.configuration()
@@ -41,7 +41,7 @@ extension Agent {
         options.owner = owner
         options.permittedUser = caller.uid == 0 ? nil : Callers.userName(of: caller.uid)
         options.restoreAfter = request.restoreAfter
-        options.cleaningUp = ownConnections
+        options.cleaningUp = joins.ownConnections(in: self)
         options.bindToClient = configuration.joinOnce && request.bindToCaller
         let joined: JoinedHotspot
         do {
@@ -54,19 +54,19 @@ extension Agent {
             certificates?.remove()
             throw CallFailure(error)
         }
-        joins.remember(joined, of: nil)
-        joins.add(
+        joins.table.remember(joined, of: nil)
+        joins.table.add(
             ActiveJoin(
                 device: joined.device, uid: caller.uid, application: caller.ownerApplication, client: call.sender,
                 sessionPath: nil, recordID: nil, ssid: joined.ssid, connectionUUID: joined.connectionUUID.lowercased(),
                 joinOnce: configuration.joinOnce, endsWithClient: options.bindToClient))
         Journal.notice("apply: \(joined.ssid) joined on \(joined.device) for \(caller.logDescription)")
-        if options.bindToClient, !(await bus.hasOwner(call.sender)), let join = joins[joined.device] {
-            await endJoin(join, because: "its client left during the join")
+        if options.bindToClient, !(await bus.hasOwner(call.sender)), let join = joins.table[joined.device] {
+            await joins.end(join, because: "its client left during the join", in: self)
             throw CallFailure(AccessorySessionError.connectionFailed(reason: "the client left the bus during the join"))
         }
-        if configuration.lifetimeInDays != nil { schedulePurge() }
-        return Self.reply(joined, to: caller)
+        if configuration.lifetimeInDays != nil { joins.schedulePurge(in: self) }
+        return Joins.reply(joined, to: caller)
     }
 
     /// Refuses a configuration for an SSID that a system profile, or another user's, is for:
@@ -114,7 +114,7 @@ extension Agent {
         }
         let uuids = Set(owned.map { $0.connectionUUID.lowercased() })
         // No longer held while NetworkManager takes it down: the dispatcher's "down" is expected.
-        for join in joins.all where uuids.contains(join.connectionUUID) { _ = joins.remove(on: join.device) }
+        for join in joins.all where uuids.contains(join.connectionUUID) { _ = joins.table.remove(on: join.device) }
         do {
             let forgotten = try await radios.hotspots().forget(connectionUUIDs: uuids)
             Journal.notice(
@@ -138,7 +138,7 @@ extension Agent {
     func configurations(of caller: Caller) async throws(CallFailure) -> [ConfiguredHotspot] {
         let all: [ConfiguredHotspot]
         do {
-            all = try await radios.hotspots().configuredHotspots(cleaningUp: ownConnections)
+            all = try await radios.hotspots().configuredHotspots(cleaningUp: joins.ownConnections(in: self))
         } catch {
             if case .networkManagerUnavailable = error { await radios.reset(networkManager: true) }
             throw CallFailure(error)
@@ -245,7 +245,10 @@ extension Agent {
         let root = certificateDirectory.path
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: root) else { return }
         Task {
-            guard let configured = try? await radios.hotspots().configuredHotspots(cleaningUp: ownConnections) else {
+            guard
+                let configured = try? await radios.hotspots().configuredHotspots(
+                    cleaningUp: joins.ownConnections(in: self))
+            else {
                 return
             }
             let used = configured.flatMap { $0.certificatePaths ?? [] }

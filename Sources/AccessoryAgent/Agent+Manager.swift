@@ -35,7 +35,10 @@ extension Agent {
             return [BusCoding.record(record)]
         case .joinAccessory:
             let (record, caller) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
-            return [try await join(call, record: record, uid: caller.uid, host: nil, options: arguments.options(1))]
+            return [
+                try await joins.join(
+                    call, record: record, uid: caller.uid, host: nil, options: arguments.options(1), in: self)
+            ]
         case .provisionAccessory:
             let (record, caller) = try await callersRecord(call, id: try arguments.string(0, "accessory"))
             return [
@@ -43,7 +46,7 @@ extension Agent {
                     call, record: record, uid: caller.uid, host: nil, options: arguments.options(1), in: self)
             ]
         case .leave:
-            return [try await leave(call, host: nil, options: arguments.options(0))]
+            return [try await joins.leave(call, host: nil, options: arguments.options(0), in: self)]
         case .applyConfiguration:
             return [try await applyConfiguration(call, arguments)]
         case .getConfiguredSSIDs:
@@ -64,7 +67,7 @@ extension Agent {
             return []
         case .reportConnection:
             let action = try arguments.string(0, "action")
-            try await reportConnection(call, action: action, connection: arguments.options(1))
+            try await joins.reportConnection(call, action: action, connection: arguments.options(1), in: self)
             return []
         case .reload:
             let caller = try await callers.caller(call)
@@ -91,7 +94,7 @@ extension Agent {
             let id = try arguments.string(0, "accessory")
             let (record, _) = try await callersRecord(call, id: id, action: .manageOthers)
             // A join of it a predecessor left up is held first, so that the removal ends it.
-            await joinsAdopted()
+            await joins.adopted(in: self)
             try await applyOutsideSession(record, .removeAccessory(record.id))
         case .renameAccessory:
             let id = try arguments.string(0, "accessory")
@@ -464,8 +467,8 @@ extension Agent {
         // agent stopping must not end a join of a record that is gone.
         let held = joins.all.filter { $0.recordID == record.id }
         Task {
-            for join in held { await self.endJoin(join, because: "its record was removed") }
-            await self.forgetProfiles(of: record)
+            for join in held { await self.joins.end(join, because: "its record was removed", in: self) }
+            await self.joins.forgetProfiles(of: record)
             await self.forgetBond(of: record)
         }
         Task { await self.broadcast(.removed(record), except: nil) }
@@ -485,50 +488,6 @@ extension Agent {
         } catch {
             Journal.warning("pairing: \(address) could not be unpaired with record \(record.id): \(error)")
         }
-    }
-
-    /// Forgets the NetworkManager profiles the agent made for a removed record, and those only:
-    /// another owner's profile or join of the same SSID stays.
-    func forgetProfiles(of record: AccessoryRecord) async {
-        let made = Set(record.connectionUUIDs + joins.madeConnectionUUIDs(of: [record.id]))
-        guard !made.isEmpty else { return }
-        do {
-            let forgotten = try await radios.hotspots().forget(connectionUUIDs: made)
-            Journal.info(
-                "record \(record.id): forgot \(forgotten.count) of the \(made.count) NetworkManager profiles it made")
-        } catch {
-            Journal.warning("record \(record.id): the NetworkManager profiles it made could not be forgotten: \(error)")
-        }
-    }
-
-    /// Remembers the profile a join made for a record: in the record, so that it is known after
-    /// a restart, and among the recent ones, so that a join-once profile's end is recognised.
-    func recordConnection(_ joined: JoinedHotspot, of recordID: UUID) {
-        let uuid = joined.connectionUUID.lowercased()
-        joins.remember(joined, of: recordID)
-        do {
-            try records.addConnection(uuid, to: recordID)
-        } catch {
-            Journal.warning(
-                "record \(recordID): the profile \(uuid) it joined with is known until the agent stops only: \(error.message)"
-            )
-        }
-    }
-
-    /// The NetworkManager profiles the agent made, lowercased: the only ones it cleans up,
-    /// forgets, or believes the dispatcher about.
-    var ownConnections: Set<String> {
-        Set(records.connectionUUIDs + joins.madeConnectionUUIDs())
-    }
-
-    /// The profiles the agent made for the records a session of `owner` may adopt: all of its
-    /// user's for a host process's session, its application's own for a sandboxed one's.
-    func ownConnections(for owner: AccessoryOwner) -> Set<String> {
-        let owned = records.owned(uid: owner.uid).filter {
-            owner.application == nil || $0.owner.application == owner.application
-        }
-        let ids = Set(owned.map(\.id))
-        return Set(owned.flatMap(\.connectionUUIDs) + joins.madeConnectionUUIDs(of: ids))
     }
 
     /// A record changed or removed: its owner's other open sessions hear it as their input. A

@@ -46,13 +46,16 @@ extension Agent {
             try await apply(.updateAuthorization(id, descriptor), to: host)
         case .removeAccessory:
             let id = try arguments.accessory(0)
-            await joinsAdopted()
+            await joins.adopted(in: self)
             try await apply(.removeAccessory(id), to: host)
         case .renameAccessory:
             try await renameAccessory(arguments, host: host)
         case .joinAccessoryHotspot:
             let record = try sessionRecord(try arguments.accessory(0), of: host)
-            return [try await join(call, record: record, uid: host.uid, host: host, options: arguments.options(1))]
+            return [
+                try await joins.join(
+                    call, record: record, uid: host.uid, host: host, options: arguments.options(1), in: self)
+            ]
         case .provisionAccessory:
             let record = try sessionRecord(try arguments.accessory(0), of: host)
             return [
@@ -60,7 +63,7 @@ extension Agent {
                     call, record: record, uid: host.uid, host: host, options: arguments.options(1), in: self)
             ]
         case .leave:
-            return [try await leave(call, host: host, options: [:])]
+            return [try await joins.leave(call, host: host, options: [:], in: self)]
         case .invalidate:
             await invalidate(host, error: nil)
         default:
@@ -236,7 +239,7 @@ extension Agent {
         activity.mark()
         await bus.unexport(host.object)
         for join in joins.all where join.sessionPath == host.path && join.endsWithClient {
-            await endJoin(join, because: "its session ended")
+            await joins.end(join, because: "its session ended", in: self)
         }
         Journal.info("session \(host.path) ended (\(host.owner.logDescription))")
     }
@@ -328,7 +331,7 @@ extension Agent {
             await invalidate(host, error: .unknown(reason: error.message))
             return false
         }
-        if let hotspot = host.session.revealedHotspot(for: record.id) { handedOff.keep(hotspot, for: record.id) }
+        if let hotspot = host.session.revealedHotspot(for: record.id) { joins.handedOff.keep(hotspot, for: record.id) }
         Journal.info(
             "record \(record.id) of \(record.owner.logDescription) saved: \(record.state.name), '\(record.displayName)'"
         )
@@ -563,9 +566,9 @@ extension Agent {
     private func lookUp(_ items: [MigrationDisplayItem], for owner: AccessoryOwner, _ use: BondUse) async
         -> [MigrationLookup]
     {
-        let own = ownConnections(for: owner)
+        let own = joins.ownConnections(for: owner, in: self)
         let hotspots = try? await radios.hotspots()
-        let configured = ((try? await hotspots?.configuredHotspots(cleaningUp: ownConnections)) ?? [])
+        let configured = ((try? await hotspots?.configuredHotspots(cleaningUp: joins.ownConnections(in: self))) ?? [])
             .filter { own.contains($0.connectionUUID.lowercased()) }
         let user = Callers.userName(of: owner.uid)
         let personal = (try? await hotspots?.personalHotspotSSIDs(usableBy: user)) ?? []
@@ -652,7 +655,11 @@ extension Agent {
         guard let address = entry.bluetooth?.address, let handoff else { return }
         Journal.notice("handoff: the picker of \(address) ended meanwhile; its hotspot is switched off again")
         // Not in the setup's task, which the picker's end cancelled.
-        await runToCompletion { await self.switchHotspotOff(address, handoff, for: BondUse(owner: use.owner)) }
+        await runToCompletion { await self.switchHotspotOff(address, handoff, owner: use.owner) }
+    }
+
+    private func switchHotspotOff(_ address: MACAddress, _ handoff: BluetoothHandoff, owner: UInt32) async {
+        await joins.switchHotspotOff(address, handoff, for: BondUse(owner: owner), in: self)
     }
 
     private func cancelPairing(_ address: MACAddress) async {

@@ -38,23 +38,19 @@ public actor Agent {
     var sessions = SessionTable()
     var pickerAgents = PickerAgentRegistry()
     var subscribers = EventSubscribers()
-    var joins = JoinTable()
+    /// The joins, and the work kept up behind them.
+    let joins: Joins
     /// Giving accessories the home network.
     let provisioning = Provisioning()
     /// Finding provisioned accessories on the home network.
     let locations: Locations
-    var activity = Activity()
-    /// Waits for the next accessory profile to expire.
-    private var purge: Task<Void, Never>?
-    /// Takes over the joins a predecessor left up; awaited before any join, leave or removal.
-    private var adoption: Task<Void, Never>?
+    let activity = Activity()
     /// Whether the work kept up behind the calls (the adoption, the purge, the home network's
     /// browse) has started: once the first call was answered.
     private var backgroundStarted = false
     /// The BlueZ pairing agent on the agent's connection, from the first pairing on.
     private var pairingAgent: BluetoothPairingAgent?
     private var profiles = ProfileCache()
-    var handedOff = HandedOffHotspots()
     /// Who calls, polkit's answers, and what each user holds against the limits.
     let callers: Callers
     /// `ShowPicker` calls between their check of `AgentLimits.pickerRequestsPerUser` and the
@@ -74,6 +70,7 @@ public actor Agent {
         callers = Callers(bus: bus, polkit: polkit, limits: configuration.limits)
         radios = Radios(busAddress: configuration.radioBusAddress)
         locations = Locations(radios: radios)
+        joins = Joins(radios: radios)
         self.records = records
         self.bonds = bonds
     }
@@ -159,7 +156,7 @@ public actor Agent {
         Journal.notice("stopping: \(reason)")
         await shutdown()
         tasks.forEach { $0.cancel() }
-        purge?.cancel()
+        joins.stop()
         locations.stop()
     }
 
@@ -170,26 +167,9 @@ public actor Agent {
     private func startBackgroundWork() {
         guard !backgroundStarted else { return }
         backgroundStarted = true
-        startAdoption()
-        schedulePurge()
+        joins.startAdoption(in: self)
+        joins.schedulePurge(in: self)
         locations.resume(in: self)
-    }
-
-    /// Starts taking over the joins a predecessor left up, once.
-    private func startAdoption() {
-        if adoption == nil { adoption = Task { await self.adoptJoinsLeftUp() } }
-    }
-
-    /// Waits until the joins a predecessor left up are taken over, starting that if need be.
-    func joinsAdopted() async {
-        startAdoption()
-        await adoption?.value
-    }
-
-    /// Restarts the purge after something may have added a profile with a lifetime.
-    func schedulePurge() {
-        purge?.cancel()
-        purge = Task { await self.keepProfilesPurged() }
     }
 
     /// The pairing agent, made on the first pairing.
@@ -302,14 +282,14 @@ public actor Agent {
         for host in sessions.all { await invalidate(host, error: .invalidated) }
         // An adoption under way finishes, so that its join-once joins end below; one never
         // started leaves them for the next agent, as they were.
-        await adoption?.value
+        await joins.adoptionEnded()
         let upgrading = configuration.isStoppingForUpgrade
         for join in joins.all where join.joinOnce {
             if upgrading {
                 Journal.notice(
                     "stopping for an upgrade: \(join.ssid) on \(join.device) stays joined for the next agent to hold")
             } else {
-                await endJoin(join, because: "the agent is stopping")
+                await joins.end(join, because: "the agent is stopping", in: self)
             }
         }
         for agent in pickerAgents.removeAll() {
@@ -340,7 +320,7 @@ public actor Agent {
             await invalidate(host, error: nil)
         }
         for join in joins.all where join.client == peer && join.endsWithClient && join.sessionPath == nil {
-            await endJoin(join, because: "its client left the bus")
+            await joins.end(join, because: "its client left the bus", in: self)
         }
     }
 
@@ -404,24 +384,24 @@ public struct AgentStartError: Error, CustomStringConvertible {
 }
 
 /// What the idle exit goes by: the calls being answered, and when something last ended.
-struct Activity {
+final class Activity {
     private var callsInFlight = 0
     /// When a call started or ended, or a session, join, picker agent or subscription ended.
     private(set) var last = ContinuousClock.now
 
     var hasCallsInFlight: Bool { callsInFlight > 0 }
 
-    mutating func callStarted() {
+    func callStarted() {
         callsInFlight += 1
         last = .now
     }
 
-    mutating func callEnded() {
+    func callEnded() {
         callsInFlight -= 1
         last = .now
     }
 
-    mutating func mark() {
+    func mark() {
         last = .now
     }
 }

@@ -3,7 +3,7 @@ import FoundationEssentials
 
 /// The joins the agent made and must end, by device; the devices joins are being made on now;
 /// and the connections recent joins made.
-struct JoinTable {
+final class JoinTable {
     private var joins: [String: ActiveJoin] = [:]
     /// The devices joins are being made on now ("*": the first Wi-Fi device, whichever it is).
     private var inFlight: [String] = []
@@ -40,7 +40,7 @@ struct JoinTable {
     /// Claims `device` (`nil`: the first Wi-Fi device) for a join, returning the claim for
     /// `release`. One join at a time on a device, checkpoint or not; a join on the first device
     /// found waits for none and is waited for by all: refused with `Pending`.
-    mutating func claim(_ device: String?) throws(CallFailure) -> String {
+    func claim(_ device: String?) throws(CallFailure) -> String {
         let slot = device ?? "*"
         if let busy = inFlight.first(where: { $0 == slot || $0 == "*" || slot == "*" }) {
             throw CallFailure(HotspotError.pending(device: busy == "*" ? (device ?? "the Wi-Fi device") : busy))
@@ -49,26 +49,26 @@ struct JoinTable {
         return slot
     }
 
-    mutating func release(_ claim: String) {
+    func release(_ claim: String) {
         inFlight.removeAll { $0 == claim }
     }
 
-    mutating func add(_ join: ActiveJoin) {
+    func add(_ join: ActiveJoin) {
         joins[join.device] = join
     }
 
     /// Takes the join on `device` off the table; `nil` if there was none.
-    mutating func remove(on device: String) -> ActiveJoin? {
+    func remove(on device: String) -> ActiveJoin? {
         joins.removeValue(forKey: device)
     }
 
     /// Puts back a join taken off for a leave that failed, unless another took its device.
-    mutating func restore(_ join: ActiveJoin) {
+    func restore(_ join: ActiveJoin) {
         if joins[join.device] == nil { joins[join.device] = join }
     }
 
     /// Remembers the connection a join made for `recordID`.
-    mutating func remember(_ joined: JoinedHotspot, of recordID: UUID?) {
+    func remember(_ joined: JoinedHotspot, of recordID: UUID?) {
         made.append(
             MadeConnection(
                 uuid: joined.connectionUUID.lowercased(), id: joined.connectionID, ssid: joined.ssid, recordID: recordID
@@ -104,19 +104,19 @@ struct MadeConnection: Sendable {
 /// Hotspots accessories revealed in a Bluetooth handoff and still keep switched on, by record:
 /// a join after the picking session ended uses them. A revealed passphrase is kept only while
 /// its hotspot is on.
-struct HandedOffHotspots {
+final class HandedOffHotspots {
     private var byRecord: [UUID: RevealedHotspot] = [:]
 
     func hotspot(for recordID: UUID) -> RevealedHotspot? {
         byRecord[recordID]
     }
 
-    mutating func keep(_ hotspot: RevealedHotspot, for recordID: UUID) {
+    func keep(_ hotspot: RevealedHotspot, for recordID: UUID) {
         byRecord[recordID] = hotspot
     }
 
     /// The hotspot is switched off, or about to be.
-    mutating func drop(_ recordID: UUID) {
+    func drop(_ recordID: UUID) {
         byRecord[recordID] = nil
     }
 }
