@@ -48,11 +48,11 @@ extension Agent {
         case .leave:
             return [try await joins.leave(call, host: nil, options: arguments.options(0), in: self)]
         case .applyConfiguration:
-            return [try await applyConfiguration(call, arguments)]
+            return [try await configurations.apply(call, arguments, in: self)]
         case .getConfiguredSSIDs:
-            return [.strings(try await configuredSSIDs(call))]
+            return [.strings(try await configurations.configuredSSIDs(call, in: self))]
         case .removeConfiguration:
-            try await removeConfiguration(call, ssid: try arguments.string(0, "ssid"))
+            try await configurations.remove(call, ssid: try arguments.string(0, "ssid"), in: self)
             return []
         case .removeAccessory, .renameAccessory, .finishAuthorization, .failAuthorization:
             try await changeRecord(call, arguments)

@@ -40,6 +40,8 @@ public actor Agent {
     var subscribers = EventSubscribers()
     /// The joins, and the work kept up behind them.
     let joins: Joins
+    /// Applications' own Wi-Fi configurations.
+    let configurations: Configurations
     /// Giving accessories the home network.
     let provisioning = Provisioning()
     /// Finding provisioned accessories on the home network.
@@ -71,6 +73,8 @@ public actor Agent {
         radios = Radios(busAddress: configuration.radioBusAddress)
         locations = Locations(radios: radios)
         joins = Joins(radios: radios)
+        configurations = Configurations(
+            stateDirectory: configuration.stateDirectory, limits: configuration.limits, radios: radios)
         self.records = records
         self.bonds = bonds
     }

@@ -319,7 +319,7 @@ final class Joins {
     /// NetworkManager keeps a join that is not join-once, and without this its owner could not
     /// leave it, nor the agent end it. A record's join counts only where the record says the
     /// agent made the connection, with the record's owner; an application's configuration only
-    /// where NetworkManager's own permissions prove its owner (`configurationOwner(of:)`).
+    /// where NetworkManager's own permissions prove its owner (`Configurations.owner(of:)`).
     private func adoptJoinsLeftUp(in agent: isolated Agent) async {
         let made = agent.records.all.flatMap { record in record.connectionUUIDs.map { ($0, record) } }
         let byConnection = Dictionary(made, uniquingKeysWith: { first, _ in first })
@@ -339,7 +339,7 @@ final class Joins {
                 table[device.interface] == nil
             else { continue }
             let record = byConnection[uuid]
-            guard let owner = record?.owner ?? Agent.configurationOwner(of: hotspot) else { continue }
+            guard let owner = record?.owner ?? Configurations.owner(of: hotspot) else { continue }
             table.add(
                 ActiveJoin(
                     device: device.interface, uid: owner.uid, application: owner.application, client: "",

@@ -9,31 +9,46 @@ import Glibc
 /// `NEHotspotConfigurationManager`'s `apply`, `getConfiguredSSIDs` and `removeConfiguration`:
 /// NetworkManager profiles tagged with their owner (the caller's uid, and a sandboxed
 /// application's id), which only that owner sees (docs/dbus-api.md, `ApplyConfiguration`).
-extension Agent {
+///
+/// A part of the agent with no state of its own but the certificates it stores: its methods run
+/// on the agent (`isolated Agent`), whose callers, joins and radios it uses.
+final class Configurations {
+    /// Where certificates passed by descriptor are kept for NetworkManager: root's alone.
+    let certificateDirectory: URL
+    private let limits: AgentLimits
+    private let radios: Radios
+
+    init(stateDirectory: URL, limits: AgentLimits, radios: Radios) {
+        certificateDirectory = stateDirectory.appendingPathComponent("certificates")
+        self.limits = limits
+        self.radios = radios
+    }
     /// `ApplyConfiguration`: validates, checks the caller's limit, asks polkit with the SSID in
     /// the prompt, reads the certificates, and joins; returns `JoinAccessory`'s reply.
-    func applyConfiguration(_ call: MethodCall, _ arguments: CallArguments) async throws(CallFailure) -> DBusValue {
-        let caller = try await callers.caller(call)
+    func apply(
+        _ call: MethodCall, _ arguments: CallArguments, in agent: isolated Agent
+    ) async throws(CallFailure) -> DBusValue {
+        let caller = try await agent.callers.caller(call)
         try caller.requireIdentified(AgentBus.Manager1.Method.applyConfiguration.name)
         var request = try ConfigurationRequest(
             arguments[0].members ?? [:], options: arguments.options(1), call: call)
         defer { request.closeDescriptors() }
-        let owner = Self.configurationOwner(caller)
-        try await checkConfigurationLimit(caller, replacing: request.ssidOrPrefix, owner: owner)
+        let owner = Self.owner(of: caller)
+        try await checkLimit(caller, replacing: request.ssidOrPrefix, owner: owner, in: agent)
         // polkit (a person may take minutes over its dialog) and the client's descriptors come
         // before the device is claimed, so that neither holds off another user's join.
-        try await callers.require(
+        try await agent.callers.require(
             .configureHotspot, call, uid: caller.uid,
             details: [
                 "ssid": DisplayText.sanitized(request.displayName),
-                "application": await callers.applicationName(of: call) ?? "a program of yours",
+                "application": await agent.callers.applicationName(of: call) ?? "a program of yours",
             ])
         // After polkit, so that no application learns silently which networks are stored.
-        try await refuseOthersNetworks(request, caller: caller)
-        let contents = try await readCertificates(request)
-        await joins.adopted(in: self)
-        let claim = try joins.table.claim(request.device)
-        defer { joins.table.release(claim) }
+        try await Self.refuseOthersNetworks(request, caller: caller, radios)
+        let contents = try await Self.readCertificates(request, limits)
+        await agent.joins.adopted(in: agent)
+        let claim = try agent.joins.table.claim(request.device)
+        defer { agent.joins.table.release(claim) }
 
         let certificates = try storeCertificates(contents, in: &request)
         let configuration = try request.configuration()
@@ -41,7 +56,7 @@ extension Agent {
         options.owner = owner
         options.permittedUser = caller.uid == 0 ? nil : Callers.userName(of: caller.uid)
         options.restoreAfter = request.restoreAfter
-        options.cleaningUp = joins.ownConnections(in: self)
+        options.cleaningUp = agent.joins.ownConnections(in: agent)
         options.bindToClient = configuration.joinOnce && request.bindToCaller
         let joined: JoinedHotspot
         do {
@@ -54,25 +69,27 @@ extension Agent {
             certificates?.remove()
             throw CallFailure(error)
         }
-        joins.table.remember(joined, of: nil)
-        joins.table.add(
+        agent.joins.table.remember(joined, of: nil)
+        agent.joins.table.add(
             ActiveJoin(
                 device: joined.device, uid: caller.uid, application: caller.ownerApplication, client: call.sender,
                 sessionPath: nil, recordID: nil, ssid: joined.ssid, connectionUUID: joined.connectionUUID.lowercased(),
                 joinOnce: configuration.joinOnce, endsWithClient: options.bindToClient))
         Journal.notice("apply: \(joined.ssid) joined on \(joined.device) for \(caller.logDescription)")
-        if options.bindToClient, !(await bus.hasOwner(call.sender)), let join = joins.table[joined.device] {
-            await joins.end(join, because: "its client left during the join", in: self)
+        if options.bindToClient, !(await agent.bus.hasOwner(call.sender)), let join = agent.joins.table[joined.device] {
+            await agent.joins.end(join, because: "its client left during the join", in: agent)
             throw CallFailure(AccessorySessionError.connectionFailed(reason: "the client left the bus during the join"))
         }
-        if configuration.lifetimeInDays != nil { joins.schedulePurge(in: self) }
+        if configuration.lifetimeInDays != nil { agent.joins.schedulePurge(in: agent) }
         return Joins.reply(joined, to: caller)
     }
 
     /// Refuses a configuration for an SSID that a system profile, or another user's, is for:
     /// an application may not put a twin of the machine's own networks beside them, nor join
     /// one by its name. Root's configurations are the system's own.
-    private func refuseOthersNetworks(_ request: ConfigurationRequest, caller: Caller) async throws(CallFailure) {
+    private static func refuseOthersNetworks(
+        _ request: ConfigurationRequest, caller: Caller, _ radios: Radios
+    ) async throws(CallFailure) {
         guard caller.uid != 0 else { return }
         let user = Callers.userName(of: caller.uid) ?? "#\(caller.uid)"
         let target = request.target
@@ -89,24 +106,24 @@ extension Agent {
     }
 
     /// `GetConfiguredSSIDs`: the SSIDs of the caller's configurations, in the profile notation.
-    func configuredSSIDs(_ call: MethodCall) async throws(CallFailure) -> [String] {
-        let caller = try await callers.caller(call)
-        let owned = try await configurations(of: caller)
-        sweepCertificates()
+    func configuredSSIDs(_ call: MethodCall, in agent: isolated Agent) async throws(CallFailure) -> [String] {
+        let caller = try await agent.callers.caller(call)
+        let owned = try await configurations(of: caller, in: agent)
+        sweepCertificates(in: agent)
         return Array(Set(owned.map(\.ssid.notation))).sorted()
     }
 
     /// `RemoveConfiguration`: deletes the caller's configurations for `ssid`, leaving the
     /// network first where the device is on it. Another owner's count as not there.
-    func removeConfiguration(_ call: MethodCall, ssid text: String) async throws(CallFailure) {
+    func remove(_ call: MethodCall, ssid text: String, in agent: isolated Agent) async throws(CallFailure) {
         let ssid: SSID
         do {
             ssid = try SSID(notation: text)
         } catch {
             throw CallFailure(HotspotError.invalidConfiguration(.invalidSSID(error.description)))
         }
-        let caller = try await callers.caller(call)
-        let owned = try await configurations(of: caller).filter { $0.ssid == ssid }
+        let caller = try await agent.callers.caller(call)
+        let owned = try await configurations(of: caller, in: agent).filter { $0.ssid == ssid }
         guard !owned.isEmpty else {
             throw CallFailure(
                 name: HotspotError.notStored("").dbusName,
@@ -114,7 +131,9 @@ extension Agent {
         }
         let uuids = Set(owned.map { $0.connectionUUID.lowercased() })
         // No longer held while NetworkManager takes it down: the dispatcher's "down" is expected.
-        for join in joins.all where uuids.contains(join.connectionUUID) { _ = joins.table.remove(on: join.device) }
+        for join in agent.joins.all where uuids.contains(join.connectionUUID) {
+            _ = agent.joins.table.remove(on: join.device)
+        }
         do {
             let forgotten = try await radios.hotspots().forget(connectionUUIDs: uuids)
             Journal.notice(
@@ -129,21 +148,21 @@ extension Agent {
     }
 
     /// The owner tag of `caller`'s configurations: `1000`, or `1000/org.example.App`.
-    static func configurationOwner(_ caller: Caller) -> String {
+    static func owner(of caller: Caller) -> String {
         caller.ownerApplication.map { "\(caller.uid)/\($0)" } ?? "\(caller.uid)"
     }
 
-    /// The configurations `caller` sees: those whose owner (`configurationOwner(of:)`) the
+    /// The configurations `caller` sees: those whose owner (`owner(of:)`) the
     /// caller sees (`Caller.sees`).
-    func configurations(of caller: Caller) async throws(CallFailure) -> [ConfiguredHotspot] {
+    func configurations(of caller: Caller, in agent: isolated Agent) async throws(CallFailure) -> [ConfiguredHotspot] {
         let all: [ConfiguredHotspot]
         do {
-            all = try await radios.hotspots().configuredHotspots(cleaningUp: joins.ownConnections(in: self))
+            all = try await radios.hotspots().configuredHotspots(cleaningUp: agent.joins.ownConnections(in: agent))
         } catch {
             if case .networkManagerUnavailable = error { await radios.reset(networkManager: true) }
             throw CallFailure(error)
         }
-        return all.filter { hotspot in Self.configurationOwner(of: hotspot).map(caller.sees) ?? false }
+        return all.filter { hotspot in Self.owner(of: hotspot).map(caller.sees) ?? false }
     }
 
     /// The owner of an application's configuration: a profile of this project with an owner tag
@@ -152,7 +171,7 @@ extension Agent {
     /// NetworkManager may write it; NetworkManager lets a user write only profiles that name
     /// that user, so a profile restricted to the owner alone is the owner's or the
     /// administrator's.
-    static func configurationOwner(of hotspot: ConfiguredHotspot) -> AccessoryOwner? {
+    static func owner(of hotspot: ConfiguredHotspot) -> AccessoryOwner? {
         guard hotspot.recordID == nil, let tag = hotspot.owner, let owner = owner(tag: tag) else { return nil }
         let permitted = owner.uid == 0 ? nil : Callers.userName(of: owner.uid).map { [$0] }
         guard owner.uid == 0 || permitted != nil, hotspot.permittedUsers == permitted else { return nil }
@@ -167,12 +186,12 @@ extension Agent {
 
     /// Refuses a new configuration past the user's limit; one replacing the owner's own for the
     /// same SSID adds none.
-    private func checkConfigurationLimit(_ caller: Caller, replacing target: String, owner: String)
-        async throws(CallFailure)
-    {
-        let limit = configuration.limits.configurationsPerUser
+    private func checkLimit(
+        _ caller: Caller, replacing target: String, owner: String, in agent: isolated Agent
+    ) async throws(CallFailure) {
+        let limit = limits.configurationsPerUser
         let hostView = Caller(connection: caller.connection, uid: caller.uid, application: .host)
-        let users = try await configurations(of: hostView)
+        let users = try await configurations(of: hostView, in: agent)
         guard !users.contains(where: { $0.owner == owner && $0.ssid.notation == target }) else { return }
         let advice = "remove one with RemoveConfiguration ('accessoryctl forget --ssid SSID') first"
         guard users.count < limit else {
@@ -181,22 +200,18 @@ extension Agent {
         }
         if let application = caller.ownerApplication {
             try ApplicationShare.check(
-                users.count { Self.configurationOwner(of: $0)?.application == application }, of: limit,
+                users.count { Self.owner(of: $0)?.application == application }, of: limit,
                 what: "Wi-Fi configurations", advice: advice)
         }
     }
 
     // MARK: Certificates
 
-    /// Where certificates passed by descriptor are kept for NetworkManager: root's alone.
-    var certificateDirectory: URL { configuration.stateDirectory.appendingPathComponent("certificates") }
-
     /// Reads the request's certificate descriptors, bounded in size and time, off the agent's
     /// thread.
-    private func readCertificates(_ request: ConfigurationRequest) async throws(CallFailure)
-        -> [(ConfigurationRequest.Certificate, Data)]
-    {
-        let limits = configuration.limits
+    private static func readCertificates(
+        _ request: ConfigurationRequest, _ limits: AgentLimits
+    ) async throws(CallFailure) -> [(ConfigurationRequest.Certificate, Data)] {
         var contents: [(ConfigurationRequest.Certificate, Data)] = []
         for (kind, descriptor) in request.certificateDescriptors.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             let field = "configuration.eap.\(kind.rawValue)"
@@ -241,13 +256,13 @@ extension Agent {
     /// Removes the certificate directories no profile of this project names any more (their
     /// configuration was removed, or deleted outside the agent). A directory younger than a
     /// minute may belong to a configuration being applied now.
-    func sweepCertificates() {
+    private func sweepCertificates(in agent: isolated Agent) {
         let root = certificateDirectory.path
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: root) else { return }
         Task {
             guard
                 let configured = try? await radios.hotspots().configuredHotspots(
-                    cleaningUp: joins.ownConnections(in: self))
+                    cleaningUp: agent.joins.ownConnections(in: agent))
             else {
                 return
             }
