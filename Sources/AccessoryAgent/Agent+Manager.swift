@@ -469,25 +469,9 @@ extension Agent {
         Task {
             for join in held { await self.joins.end(join, because: "its record was removed", in: self) }
             await self.joins.forgetProfiles(of: record)
-            await self.forgetBond(of: record)
+            await self.pairing.forgetBond(of: record, in: self)
         }
         Task { await self.broadcast(.removed(record), except: nil) }
-    }
-
-    /// Unpairs a removed record's accessory, as Apple's removal does, where the agent paired it
-    /// for the record's owner and no other record of theirs uses it; a bond of another user's,
-    /// or made outside the agent, stays.
-    func forgetBond(of record: AccessoryRecord) async {
-        guard let address = record.bluetoothIdentifier, bonds.owner(of: address) == record.owner.uid,
-            !records.all.contains(where: { $0.owner.uid == record.owner.uid && $0.bluetoothIdentifier == address })
-        else { return }
-        do {
-            try await radios.bluetooth().removeDevice(address)
-            bonds.forget(address)
-            Journal.notice("pairing: \(address) unpaired with record \(record.id), the last of uid \(record.owner.uid)")
-        } catch {
-            Journal.warning("pairing: \(address) could not be unpaired with record \(record.id): \(error)")
-        }
     }
 
     /// A record changed or removed: its owner's other open sessions hear it as their input. A

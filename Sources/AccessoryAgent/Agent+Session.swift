@@ -581,7 +581,7 @@ extension Agent {
             if let address = item.peripheralAddress {
                 do {
                     peripheral = try await radios.bluetooth().knownDevice(address)
-                    try await requireBond(of: address, for: use)
+                    try await pairing.requireBond(of: address, for: use, in: self)
                 } catch {
                     Journal.notice("migration: \(address) is not adopted: \(error)")
                     peripheral = nil
@@ -599,9 +599,9 @@ extension Agent {
         do {
             let bluetooth = try await radios.bluetooth()
             switch step {
-            case .pairing: try await pairThroughAgent(address, for: use)
+            case .pairing: try await pairing.pair(address, for: use, in: self)
             case .bridging:
-                try await requireBond(of: address, for: use)
+                try await pairing.requireBond(of: address, for: use, in: self)
                 try await bluetooth.connectProfiles(address)
             case .hotspotHandoff: return nil
             }
@@ -621,7 +621,7 @@ extension Agent {
         }
         do {
             let bluetooth = try await radios.bluetooth()
-            try await requireBond(of: address, for: use)
+            try await pairing.requireBond(of: address, for: use, in: self)
             Journal.info("handoff: \(address) is switching its hotspot on")
             let hotspot = try await bluetooth.revealHotspot(
                 address, handoff: handoff,

@@ -32,8 +32,6 @@ public actor Agent {
     let polkit: Polkit
     let radios: Radios
     let records: RecordBook
-    /// Whom each Bluetooth bond the agent made was made for.
-    var bonds: BondBook
     private(set) var kiosk: KioskPolicy?
     var sessions = SessionTable()
     var pickerAgents = PickerAgentRegistry()
@@ -42,6 +40,8 @@ public actor Agent {
     let joins: Joins
     /// Applications' own Wi-Fi configurations.
     let configurations: Configurations
+    /// Bluetooth bonds: whom each was made for, and the pairing agent.
+    let pairing: Pairing
     /// Giving accessories the home network.
     let provisioning = Provisioning()
     /// Finding provisioned accessories on the home network.
@@ -50,8 +50,6 @@ public actor Agent {
     /// Whether the work kept up behind the calls (the adoption, the purge, the home network's
     /// browse) has started: once the first call was answered.
     private var backgroundStarted = false
-    /// The BlueZ pairing agent on the agent's connection, from the first pairing on.
-    private var pairingAgent: BluetoothPairingAgent?
     private var profiles = ProfileCache()
     /// Who calls, polkit's answers, and what each user holds against the limits.
     let callers: Callers
@@ -75,8 +73,8 @@ public actor Agent {
         joins = Joins(radios: radios)
         configurations = Configurations(
             stateDirectory: configuration.stateDirectory, limits: configuration.limits, radios: radios)
+        pairing = Pairing(bonds: bonds, radios: radios, polkit: polkit)
         self.records = records
-        self.bonds = bonds
     }
 
     /// Reads the records and the kiosk policy, connects, exports the manager and owns the bus
@@ -176,12 +174,18 @@ public actor Agent {
         locations.resume(in: self)
     }
 
-    /// The pairing agent, made on the first pairing.
-    var bluetoothPairingAgent: BluetoothPairingAgent {
-        if let pairingAgent { return pairingAgent }
-        let made = makePairingAgent()
-        pairingAgent = made
-        return made
+    /// Pairs with `address` through the pairing agent: for the closures radios call back.
+    func pairThroughAgent(_ address: MACAddress, for use: BondUse) async throws(BluetoothError) {
+        try await pairing.pair(address, for: use, in: self)
+    }
+
+    /// The pairing agent's questions, to the picker of the session setting `address` up.
+    func confirmPasskey(_ code: String, for address: MACAddress) async -> Bool {
+        await pairing.confirmPasskey(code, for: address, in: self)
+    }
+
+    func showPasskey(_ code: String, for address: MACAddress) {
+        pairing.showPasskey(code, for: address, in: self)
     }
 
     private func serveCalls() async {

@@ -383,7 +383,7 @@ final class Joins {
         else { return nil }
         if let hotspot = handedOff.hotspot(for: record.id) { return hotspot }
         do {
-            try await agent.requireBond(of: address, for: use)
+            try await agent.pairing.requireBond(of: address, for: use, in: agent)
             Journal.info("handoff: \(address) is switching its hotspot on again for record \(record.id)")
             let hotspot = try await radios.bluetooth().revealHotspot(
                 address, handoff: handoff,
@@ -416,7 +416,7 @@ final class Joins {
         _ address: MACAddress, _ handoff: BluetoothHandoff, for use: BondUse, in agent: isolated Agent
     ) async {
         do {
-            try await agent.requireBond(of: address, for: use)
+            try await agent.pairing.requireBond(of: address, for: use, in: agent)
             try await radios.bluetooth().switchHotspotOff(
                 address, handoff: handoff,
                 pair: { address throws(BluetoothError) in

@@ -8,20 +8,32 @@ import GLibRuntime
 /// The agent pairs through a `BluetoothPairingAgent` on its own bus connection: BlueZ asks the
 /// agent of the connection that calls `Device1.Pair`, and a passkey the accessory wants typed
 /// on it goes to the picker of the session setting that accessory up.
-extension Agent {
-    static let pairingAgentPath = AgentBus.pairingAgentPath
+///
+/// A part of the agent: it holds the bonds the agent made (`BondBook`) and the pairing agent;
+/// its methods run on the agent (`isolated Agent`), whose sessions' pickers it asks.
+final class Pairing {
+    private var bonds: BondBook
+    /// The BlueZ pairing agent on the agent's connection, from the first pairing on.
+    private var pairingAgent: BluetoothPairingAgent?
+    private let radios: Radios
+    private let polkit: Polkit
 
+    init(bonds: BondBook, radios: Radios, polkit: Polkit) {
+        self.bonds = bonds
+        self.radios = radios
+        self.polkit = polkit
+    }
     /// Pairs with the device through the agent's own connection, so that BlueZ asks the
     /// pairing agent, and records the bond as `use.owner`'s. A device already paired is left
     /// as it is, and used only as `requireBond` allows.
-    func pairThroughAgent(_ address: MACAddress, for use: BondUse) async throws(BluetoothError) {
+    func pair(_ address: MACAddress, for use: BondUse, in agent: isolated Agent) async throws(BluetoothError) {
         let bluetooth = try await radios.bluetooth()
         let path = try await bluetooth.devicePath(of: address)
         if await bluetooth.isPaired(address) {
-            try await requireBond(of: address, for: use)
+            try await requireBond(of: address, for: use, in: agent)
             return
         }
-        let pairingAgent = bluetoothPairingAgent
+        let pairingAgent = pairingAgent(in: agent)
         Journal.info("pairing: \(address)")
         try await pairingAgent.pair(address, devicePath: path)
         bonds.record(address, for: use.owner)
@@ -32,7 +44,7 @@ extension Agent {
     /// agent, unless polkit lets the caller manage other users' accessories: a bond answers
     /// whoever connects, so reusing it would hand one user's accessory (and the hotspot
     /// passphrase it reveals) to another. A device not paired is left to pair.
-    func requireBond(of address: MACAddress, for use: BondUse) async throws(BluetoothError) {
+    func requireBond(of address: MACAddress, for use: BondUse, in agent: isolated Agent) async throws(BluetoothError) {
         let bluetooth = try await radios.bluetooth()
         guard await bluetooth.isPaired(address) else {
             bonds.forget(address)
@@ -54,37 +66,58 @@ extension Agent {
                 + "or the accessory's owner removes it")
     }
 
-    /// A pairing agent whose questions go to the picker of the session pairing the accessory.
-    func makePairingAgent() -> BluetoothPairingAgent {
-        BluetoothPairingAgent(
-            bus: bus, path: Self.pairingAgentPath,
-            show: { [weak self] code, address in
+    /// The pairing agent, made on the first pairing, whose questions go to the picker of the
+    /// session pairing the accessory.
+    private func pairingAgent(in agent: isolated Agent) -> BluetoothPairingAgent {
+        if let pairingAgent { return pairingAgent }
+        let made = BluetoothPairingAgent(
+            bus: agent.bus, path: AgentBus.pairingAgentPath,
+            show: { [weak agent] code, address in
                 Journal.notice("pairing: \(address) asks the person to type a code on it")
-                Task { await self?.showPasskey(code, for: address) }
+                Task { await agent?.showPasskey(code, for: address) }
             },
-            confirm: { [weak self] code, address in
-                await self?.confirmPasskey(code, for: address) ?? false
+            confirm: { [weak agent] code, address in
+                await agent?.confirmPasskey(code, for: address) ?? false
             },
             warn: { Journal.warning($0) })
+        pairingAgent = made
+        return made
+    }
+
+    /// Unpairs a removed record's accessory, as Apple's removal does, where the agent paired it
+    /// for the record's owner and no other record of theirs uses it; a bond of another user's,
+    /// or made outside the agent, stays.
+    func forgetBond(of record: AccessoryRecord, in agent: isolated Agent) async {
+        guard let address = record.bluetoothIdentifier, bonds.owner(of: address) == record.owner.uid,
+            !agent.records.all.contains(where: { $0.owner.uid == record.owner.uid && $0.bluetoothIdentifier == address }
+            )
+        else { return }
+        do {
+            try await radios.bluetooth().removeDevice(address)
+            bonds.forget(address)
+            Journal.notice("pairing: \(address) unpaired with record \(record.id), the last of uid \(record.owner.uid)")
+        } catch {
+            Journal.warning("pairing: \(address) could not be unpaired with record \(record.id): \(error)")
+        }
     }
 
     /// Asks the person, through the picker of the session setting up `address`, whether the
     /// accessory shows `code`. A pick made by the kiosk policy has no person to ask: the
     /// comparison is refused, as consent cannot be skipped.
-    private func confirmPasskey(_ code: String, for address: MACAddress) async -> Bool {
-        guard let host = sessions.all.first(where: { $0.session.settingUpBluetoothAddress == address }) else {
+    func confirmPasskey(_ code: String, for address: MACAddress, in agent: isolated Agent) async -> Bool {
+        guard let host = agent.sessions.all.first(where: { $0.session.settingUpBluetoothAddress == address }) else {
             Journal.notice("pairing: \(address) shows a number to confirm, and no session is setting it up; refused")
             return false
         }
-        guard let agent = host.pickerAgent else {
+        guard let picker = host.pickerAgent else {
             Journal.notice(
                 "pairing: \(address) shows a number to confirm, and no person picks for session \(host.path); refused")
             return false
         }
         Journal.notice("pairing: \(address) shows a number; the picker asks the person to compare it")
         do {
-            try await clients.call(
-                destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name,
+            try await agent.clients.call(
+                destination: picker.connection, path: picker.path, interface: AgentBus.Interface.pickerAgent.name,
                 method: AgentBus.PickerAgent1.Method.confirmPasskey.name, [.objectPath(host.path), .string(code)],
                 timeout: .seconds(60))
             Journal.notice("pairing: the person confirmed the number \(address) shows")
@@ -96,11 +129,11 @@ extension Agent {
     }
 
     /// Tells the picker of the session setting up `address` which code to type on the accessory.
-    private func showPasskey(_ code: String, for address: MACAddress) {
-        for host in sessions.all {
-            guard let agent = host.pickerAgent, host.session.settingUpBluetoothAddress == address else { continue }
-            send(
-                agent, .setupProgress,
+    func showPasskey(_ code: String, for address: MACAddress, in agent: isolated Agent) {
+        for host in agent.sessions.all {
+            guard let picker = host.pickerAgent, host.session.settingUpBluetoothAddress == address else { continue }
+            agent.send(
+                picker, .setupProgress,
                 [.objectPath(host.path), .string("pairing"), .vardict([("passkey", .string(code))])])
         }
     }
