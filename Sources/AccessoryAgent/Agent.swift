@@ -13,11 +13,13 @@ import Glibc
 /// polkit, picker agents) are awaited without blocking the others. Method calls start in the
 /// order they arrive.
 ///
-/// The state is in parts, each the only writer of its own: `RecordBook`, `BondBook`, `ProfileCache`,
-/// `SessionTable`, `PickerAgentRegistry`, `EventSubscribers`, `JoinTable`, `HandedOffHotspots`,
-/// `Activity`, and `Callers` (who calls, polkit, the per-user limits). The agent's methods
-/// orchestrate them; NetworkManager and BlueZ are reached through `Radios`, as
-/// `HotspotManaging` and `BluetoothManaging`.
+/// The agent is made of parts, each the only writer of its own state (docs/architecture.md):
+/// `Callers`, `ManagerSurface`, `SessionSurface`, `Pickers`, `SetUps`, `Joins`,
+/// `Configurations`, `Provisioning`, `Locations` and `Pairing`, over tables only their own files
+/// write (`RecordBook`, `SessionTable`, `PickerAgentRegistry`, `EventSubscribers`, …). A part's
+/// methods take the agent as an `isolated` parameter, so they run on it. The actor keeps the
+/// start, the calls' admission and routing, the idle exit and the shutdown. NetworkManager and
+/// BlueZ are reached through `Radios`, as `HotspotManaging` and `BluetoothManaging`.
 public actor Agent {
     let configuration: AgentConfiguration
     let bus: BusConnection
@@ -33,9 +35,9 @@ public actor Agent {
     let radios: Radios
     let records: RecordBook
     private(set) var kiosk: KioskPolicy?
-    var sessions = SessionTable()
-    var pickerAgents = PickerAgentRegistry()
-    var subscribers = EventSubscribers()
+    let sessions = SessionTable()
+    let pickerAgents = PickerAgentRegistry()
+    let subscribers = EventSubscribers()
     /// The joins, and the work kept up behind them.
     let joins: Joins
     /// Applications' own Wi-Fi configurations.
@@ -55,7 +57,12 @@ public actor Agent {
     let callers: Callers
     /// `ShowPicker` calls between their check of `AgentLimits.pickerRequestsPerUser` and the
     /// picker agent being asked, by user.
-    var showingPickers = UserCounts()
+    let showingPickers = UserCounts()
+    /// The parts that answer calls and carry sessions out.
+    let managerSurface = ManagerSurface()
+    let sessionSurface = SessionSurface()
+    let pickers = Pickers()
+    let setUps = SetUps()
 
     private init(
         configuration: AgentConfiguration, bus: BusConnection, calls: CallQueue<ExportedInterface>,
@@ -179,6 +186,16 @@ public actor Agent {
         try await pairing.pair(address, for: use, in: self)
     }
 
+    /// A report for the session at `path`, from a callback that is not the agent's (a backend's).
+    func feed(_ input: AccessorySession.Input, toSession path: String) async {
+        await sessionSurface.feed(input, toSession: path, in: self)
+    }
+
+    /// Has the accessory switch its hotspot off, from a task that is not the agent's.
+    func switchHotspotOff(_ address: MACAddress, _ handoff: BluetoothHandoff, owner: UInt32) async {
+        await joins.switchHotspotOff(address, handoff, for: BondUse(owner: owner), in: self)
+    }
+
     /// The pairing agent's questions, to the picker of the session setting `address` up.
     func confirmPasskey(_ code: String, for address: MACAddress) async -> Bool {
         await pairing.confirmPasskey(code, for: address, in: self)
@@ -227,8 +244,8 @@ public actor Agent {
         do throws(CallFailure) {
             let values: [DBusValue]
             switch interface {
-            case .manager: values = try await managerCall(call)
-            case .session: values = try await sessionCall(call)
+            case .manager: values = try await managerSurface.call(call, in: self)
+            case .session: values = try await sessionSurface.call(call, in: self)
             }
             call.reply(values)
         } catch {
@@ -287,7 +304,7 @@ public actor Agent {
     }
 
     private func shutdown() async {
-        for host in sessions.all { await invalidate(host, error: .invalidated) }
+        for host in sessions.all { await sessionSurface.invalidate(host, error: .invalidated, in: self) }
         // An adoption under way finishes, so that its join-once joins end below; one never
         // started leaves them for the next agent, as they were.
         await joins.adoptionEnded()
@@ -312,24 +329,12 @@ public actor Agent {
     /// A peer left the bus: its sessions end, its picker agents and subscription go.
     func peerVanished(_ peer: String) async {
         callers.peerVanished(peer)
-        let gone = pickerAgents.removeAll(of: peer)
         // Sessions and joins mark it as they end; any peer may leave the bus without it.
-        if subscribers.remove(peer) || !gone.isEmpty { activity.mark() }
-        if !gone.isEmpty {
-            Journal.info("picker agent of \(peer) left the bus")
-            for host in sessions.all where host.pickerAgent.map(gone.contains) == true {
-                host.losePickerAgent()
-                await feed(.pickerDismissed(.pickerRestricted(reason: "the picker left the bus")), to: host)
-            }
-        }
+        if subscribers.remove(peer) { activity.mark() }
+        await pickers.peerVanished(peer, in: self)
         provisioning.cancel(client: peer)
-        for host in sessions.all where host.client == peer {
-            Journal.info("session \(host.path): its client \(peer) left the bus")
-            await invalidate(host, error: nil)
-        }
-        for join in joins.all where join.client == peer && join.endsWithClient && join.sessionPath == nil {
-            await joins.end(join, because: "its client left the bus", in: self)
-        }
+        await sessionSurface.peerVanished(peer, in: self)
+        await joins.peerVanished(peer, in: self)
     }
 
     // MARK: Profiles and the kiosk policy

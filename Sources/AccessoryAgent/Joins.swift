@@ -360,6 +360,13 @@ final class Joins {
             user: join.uid == 0 ? nil : Callers.userName(of: join.uid) ?? "#\(join.uid)")
     }
 
+    /// The joins bound to `peer` outside a session end (a session's end with it).
+    func peerVanished(_ peer: String, in agent: isolated Agent) async {
+        for join in table.all where join.client == peer && join.endsWithClient && join.sessionPath == nil {
+            await end(join, because: "its client left the bus", in: agent)
+        }
+    }
+
     /// Ends a join the agent made, bringing the previous network back.
     func end(_ join: ActiveJoin, because reason: String, in agent: isolated Agent) async {
         guard table.remove(on: join.device) != nil else { return }

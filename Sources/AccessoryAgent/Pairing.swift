@@ -132,9 +132,9 @@ final class Pairing {
     func showPasskey(_ code: String, for address: MACAddress, in agent: isolated Agent) {
         for host in agent.sessions.all {
             guard let picker = host.pickerAgent, host.session.settingUpBluetoothAddress == address else { continue }
-            agent.send(
+            agent.pickers.send(
                 picker, .setupProgress,
-                [.objectPath(host.path), .string("pairing"), .vardict([("passkey", .string(code))])])
+                [.objectPath(host.path), .string("pairing"), .vardict([("passkey", .string(code))])], in: agent)
         }
     }
 }

@@ -3,7 +3,7 @@ import FoundationEssentials
 
 /// The picker front ends registered with `RegisterPickerAgent`: at most one per logind
 /// session, and one per connection for the sessions that connection opens itself.
-struct PickerAgentRegistry {
+final class PickerAgentRegistry {
     private var agents: [PickerAgentRegistration] = []
 
     var isEmpty: Bool { agents.isEmpty }
@@ -25,7 +25,7 @@ struct PickerAgentRegistry {
 
     /// Adds `registration`, refused when its scope (its logind session, or its connection's
     /// own sessions) has an agent already.
-    mutating func register(_ registration: PickerAgentRegistration) throws(CallFailure) {
+    func register(_ registration: PickerAgentRegistration) throws(CallFailure) {
         let taken = agents.contains { existing in
             registration.logindSession == nil
                 ? existing.logindSession == nil && existing.connection == registration.connection
@@ -39,19 +39,19 @@ struct PickerAgentRegistry {
         agents.append(registration)
     }
 
-    mutating func unregister(_ registration: PickerAgentRegistration) {
+    func unregister(_ registration: PickerAgentRegistration) {
         agents.removeAll { $0 == registration }
     }
 
     /// Removes the agents of a connection that left the bus; returns them.
-    mutating func removeAll(of connection: String) -> [PickerAgentRegistration] {
+    func removeAll(of connection: String) -> [PickerAgentRegistration] {
         let gone = agents.filter { $0.connection == connection }
         agents.removeAll { $0.connection == connection }
         return gone
     }
 
     /// Removes every agent, as the agent stops; returns them, to be released.
-    mutating func removeAll() -> [PickerAgentRegistration] {
+    func removeAll() -> [PickerAgentRegistration] {
         defer { agents = [] }
         return agents
     }
@@ -61,7 +61,7 @@ struct PickerAgentRegistry {
 /// process of root hears every session's events, one of another user the events of that
 /// user's sessions, a sandboxed application those of its own application's sessions only, an
 /// unidentified caller none.
-struct EventSubscribers {
+final class EventSubscribers {
     private var callers: [String: Caller] = [:]
 
     var isEmpty: Bool { callers.isEmpty }
@@ -70,12 +70,12 @@ struct EventSubscribers {
         callers[peer] != nil
     }
 
-    mutating func add(_ caller: Caller) {
+    func add(_ caller: Caller) {
         callers[caller.connection] = caller
     }
 
     /// Ends the subscription of `peer`; whether it had one.
-    mutating func remove(_ peer: String) -> Bool {
+    func remove(_ peer: String) -> Bool {
         callers.removeValue(forKey: peer) != nil
     }
 

@@ -4,7 +4,7 @@ import FoundationEssentials
 
 /// The open sessions, by object path, and the limits on how many one connection or one user
 /// may hold open.
-struct SessionTable {
+final class SessionTable {
     private var hosts: [String: SessionHost] = [:]
     /// Sessions opened since the agent started: the number in the next one's path.
     private var opened = 0
@@ -59,16 +59,16 @@ struct SessionTable {
     }
 
     /// The object path for the next session.
-    mutating func nextPath() -> String {
+    func nextPath() -> String {
         opened += 1
         return AgentBus.sessionPath(opened)
     }
 
-    mutating func add(_ host: SessionHost) {
+    func add(_ host: SessionHost) {
         hosts[host.path] = host
     }
 
-    mutating func remove(_ host: SessionHost) {
+    func remove(_ host: SessionHost) {
         hosts[host.path] = nil
     }
 }

@@ -3,7 +3,7 @@ import AccessoryCore
 /// How many of something each user, and each sandboxed application of a user, has the agent
 /// hold at once (polkit checks outstanding, pickers being shown), with the limits checked as
 /// one is added.
-struct UserCounts {
+final class UserCounts {
     private var counts: [UInt32: Int] = [:]
     private var applications: [ApplicationShare.Holder: Int] = [:]
     private(set) var total = 0
@@ -17,7 +17,7 @@ struct UserCounts {
     /// Adds one of `uid`'s (and of its `application`'s), or refuses with `LimitsExceeded` naming
     /// `what` when `uid` holds `limit` already, the application its share of it
     /// (`ApplicationShare`), or all users together `totalLimit`.
-    mutating func add(
+    func add(
         _ uid: UInt32, application: String? = nil, limit: Int, totalLimit: Int = .max, what: String, advice: String
     ) throws(CallFailure) {
         guard count(of: uid) < limit else {
@@ -34,7 +34,7 @@ struct UserCounts {
     }
 
     /// Adds one of `uid`'s, whatever the count.
-    mutating func add(_ uid: UInt32, application: String? = nil) {
+    func add(_ uid: UInt32, application: String? = nil) {
         counts[uid, default: 0] += 1
         if let application {
             applications[ApplicationShare.Holder(uid: uid, application: application), default: 0] += 1
@@ -42,7 +42,7 @@ struct UserCounts {
         total += 1
     }
 
-    mutating func remove(_ uid: UInt32, application: String? = nil) {
+    func remove(_ uid: UInt32, application: String? = nil) {
         guard let count = counts[uid] else { return }
         counts[uid] = count > 1 ? count - 1 : nil
         if let application {
