@@ -195,6 +195,19 @@ final class Callers {
         return identity
     }
 
+    /// The user the call's `user` option names, else the caller's own. Another user is named
+    /// only by a host process that polkit lets manage others.
+    nonisolated(nonsending) func user(
+        namedIn options: CallOptions, by caller: Caller, _ call: MethodCall
+    ) async throws(CallFailure) -> UInt32 {
+        let uid = try options.uint32("user", expected: "a uint32 user id") ?? caller.uid
+        if uid != caller.uid {
+            try caller.requireHost("options.user naming another user", because: Agent.ownRecordsOnly)
+            try await require(.manageOthers, call, uid: caller.uid)
+        }
+        return uid
+    }
+
     /// Refuses with `NotAuthorized` naming the action unless polkit allows it.
     nonisolated(nonsending) func require(
         _ action: PolkitAction, _ call: MethodCall, uid: UInt32, details: [String: String] = [:]

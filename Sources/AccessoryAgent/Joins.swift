@@ -274,12 +274,8 @@ final class Joins {
     ) async throws(CallFailure) -> DBusValue {
         let caller = try await agent.callers.caller(call)
         let reader = try CallOptions(options, known: ["device", "user"])
-        let uid = try reader.uint32("user", expected: "a uint32 user id") ?? caller.uid
         let device = try reader.string("device", expected: "an interface name")
-        if uid != caller.uid {
-            try caller.requireHost("options.user naming another user", because: Agent.ownRecordsOnly)
-            try await agent.callers.require(.manageOthers, call, uid: caller.uid)
-        }
+        let uid = try await agent.callers.user(namedIn: reader, by: caller, call)
         let othersUser = uid != caller.uid
         await adopted(in: agent)
         guard

@@ -307,19 +307,14 @@ final class ManagerSurface {
 
     // MARK: Records outside a session
 
-    private func listAccessories(_ call: MethodCall, options: [String: DBusValue], in agent: isolated Agent)
-        async throws(CallFailure)
-        -> [AccessoryRecord]
-    {
+    private func listAccessories(
+        _ call: MethodCall, options: [String: DBusValue], in agent: isolated Agent
+    ) async throws(CallFailure) -> [AccessoryRecord] {
         let caller = try await agent.callers.caller(call)
         let reader = try CallOptions(options, known: ["profile", "user"])
-        let uid = try reader.uint32("user", expected: "a uint32 user id") ?? caller.uid
         let profile = try reader.string("profile", expected: "a profile id")
-        if uid != caller.uid {
-            try caller.requireHost("options.user naming another user", because: Agent.ownRecordsOnly)
-            try await agent.callers.require(.manageOthers, call, uid: caller.uid)
-            return agent.records.owned(uid: uid, profile: profile)
-        }
+        let uid = try await agent.callers.user(namedIn: reader, by: caller, call)
+        if uid != caller.uid { return agent.records.owned(uid: uid, profile: profile) }
         return agent.records.owned(uid: uid, profile: profile).filter { caller.sees($0.owner) }
     }
 
