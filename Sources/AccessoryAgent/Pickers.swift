@@ -121,18 +121,17 @@ final class Pickers {
             await agent.sessionSurface.feed(
                 .pickerDismissed(.pickerRestricted(reason: "the picker failed: \(error.message)")), to: host, in: agent)
         case .success(let values):
-            guard let entry = values.first?.uint32 else {
+            guard let answer = PickerAgentChoice(values) else {
                 await agent.sessionSurface.feed(
                     .pickerDismissed(.pickerRestricted(reason: "the picker answered without an entry")), to: host,
                     in: agent)
                 return
             }
-            let answer = values.count > 1 ? values[1].members ?? [:] : [:]
-            let passphrase = answer["passphrase"]?.string.map { SuppliedPassphrase.secret(Secret($0)) }
             let choice = PickerChoice(
-                entryID: Int(entry), name: answer["name"]?.string, passphrase: passphrase,
-                proofOfPossession: answer["proofOfPossession"]?.string.map(Secret.init))
-            Journal.log(.debug, "discovery trace: session \(host.path): the picker chose entry \(entry)")
+                entryID: Int(answer.entry), name: answer.name,
+                passphrase: answer.passphrase.map(SuppliedPassphrase.secret),
+                proofOfPossession: answer.proofOfPossession)
+            Journal.log(.debug, "discovery trace: session \(host.path): the picker chose entry \(answer.entry)")
             // The pick is the person's consent; polkit decides whether it may be recorded.
             let allowed = await agent.polkit.check(.authorize, sender: host.client, uid: host.uid, interactive: true)
             Journal.log(.debug, "discovery trace: session \(host.path): polkit answered the pick")

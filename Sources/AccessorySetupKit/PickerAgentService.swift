@@ -146,11 +146,9 @@ public struct PickerAgentCall: Sendable {
     /// a `passphrase`.
     public func choose(entry: UInt32, name: String? = nil, passphrase: Secret? = nil, proofOfPossession: Secret? = nil)
     {
-        var answer: [(String, DBusValue)] = []
-        if let name { answer.append(("name", .string(name))) }
-        if let passphrase { answer.append(("passphrase", .string(passphrase.reveal()))) }
-        if let proofOfPossession { answer.append(("proofOfPossession", .string(proofOfPossession.reveal()))) }
-        call.reply([.uint32(entry), .vardict(answer)])
+        call.reply(
+            PickerAgentChoice(entry: entry, name: name, passphrase: passphrase, proofOfPossession: proofOfPossession)
+                .dbusValues)
     }
 
     /// Answers with no value: an update taken, a comparison confirmed.

@@ -126,3 +126,41 @@ public struct PickerAgentRequest: Sendable, Hashable {
     /// Whether the item at `index` offers renaming.
     public func renames(_ index: Int) -> Bool { items.indices.contains(index) && items[index].rename }
 }
+
+/// A picker agent's answer to `RequestChoice`: the entry the person chose, and what they typed
+/// for it. Written by the picker (`PickerAgentService`), read by the agent.
+public struct PickerAgentChoice: Sendable {
+    public var entry: UInt32
+    /// A new name for the accessory, where its item offers renaming.
+    public var name: String?
+    /// The accessory's hotspot passphrase, where the picker asked for it.
+    public var passphrase: Secret?
+    /// The proof of possession printed on the device, where the picker asked for it.
+    public var proofOfPossession: Secret?
+
+    public init(entry: UInt32, name: String? = nil, passphrase: Secret? = nil, proofOfPossession: Secret? = nil) {
+        self.entry = entry
+        self.name = name
+        self.passphrase = passphrase
+        self.proofOfPossession = proofOfPossession
+    }
+
+    /// Reads the reply (`ua{sv}`); `nil` when it names no entry.
+    public init?(_ values: [DBusValue]) {
+        guard let entry = values.first?.uint32 else { return nil }
+        let answer = values.count > 1 ? values[1] : .vardict([])
+        self.init(
+            entry: entry, name: answer.field("name")?.string,
+            passphrase: answer.field("passphrase")?.string.map(Secret.init),
+            proofOfPossession: answer.field("proofOfPossession")?.string.map(Secret.init))
+    }
+
+    /// The reply's values.
+    public var dbusValues: [DBusValue] {
+        var answer: [(String, DBusValue)] = []
+        if let name { answer.append(("name", .string(name))) }
+        if let passphrase { answer.append(("passphrase", .string(passphrase.reveal()))) }
+        if let proofOfPossession { answer.append(("proofOfPossession", .string(proofOfPossession.reveal()))) }
+        return [.uint32(entry), .vardict(answer)]
+    }
+}

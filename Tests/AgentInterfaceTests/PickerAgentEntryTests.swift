@@ -51,4 +51,22 @@ struct PickerAgentEntryTests {
         #expect(read.vendor == "org.example.plug")
         #expect(read.items.isEmpty && !read.asksPassphrase && read.user == nil)
     }
+
+    @Test func aChoiceComesBackAsThePickerSentIt() throws {
+        let sent = PickerAgentChoice(
+            entry: 3, name: "Porch light", passphrase: Secret("s3cr3t-pass"), proofOfPossession: Secret("abcd1234"))
+        let read = try #require(PickerAgentChoice(sent.dbusValues))
+        #expect(read.entry == 3 && read.name == "Porch light")
+        #expect(read.passphrase?.reveal() == "s3cr3t-pass" && read.proofOfPossession?.reveal() == "abcd1234")
+        let bare = try #require(PickerAgentChoice(PickerAgentChoice(entry: 0).dbusValues))
+        #expect(bare.entry == 0 && bare.name == nil && bare.passphrase == nil && bare.proofOfPossession == nil)
+        #expect(PickerAgentChoice(entry: 0).dbusValues[1] == .vardict([]), "nothing typed, nothing sent")
+    }
+
+    @Test func aChoiceWithoutAnEntryIsNotRead() throws {
+        #expect(PickerAgentChoice([]) == nil)
+        #expect(PickerAgentChoice([.string("3")]) == nil, "an entry is a u")
+        let entryOnly = try #require(PickerAgentChoice([.uint32(5)]), "the answer's dictionary may be left out")
+        #expect(entryOnly.entry == 5 && entryOnly.name == nil)
+    }
 }
