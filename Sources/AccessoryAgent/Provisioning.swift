@@ -76,7 +76,7 @@ final class Provisioning {
         let ssid = (try? SSID(bytes: credentials.ssid))?.notation ?? Hex.string(credentials.ssid)
         Journal.info("provision: record \(record.id) of uid \(uid) is given '\(ssid)' (\(call.sender))")
         let radios = agent.radios
-        let work = Task { () async -> Result<[(String, DBusValue)], CallFailure> in
+        let work = Task { () async -> Result<ProvisioningReply, CallFailure> in
             do throws(CallFailure) {
                 return .success(
                     try await Provisioning.run(
@@ -89,14 +89,14 @@ final class Provisioning {
         underWay.attach(work, to: claim)
         do throws(CallFailure) {
             var reply = try await work.value.get()
-            reply.insert(("ssid", .string(ssid)), at: 0)
+            reply.ssid = ssid
             Journal.notice("provision: record \(record.id) joined '\(ssid)'")
             await recordNetwork(credentials.ssid, reply: reply, of: record.id, in: agent)
             agent.locations.start(record, profile: profile, in: agent)
             if !profile.homeServices.isEmpty {
-                reply.append(("seekSeconds", .uint32(UInt32(profile.homeNetworkWithin.components.seconds))))
+                reply.seekSeconds = UInt32(profile.homeNetworkWithin.components.seconds)
             }
-            return .vardict(reply)
+            return reply.dbusValue
         } catch {
             Journal.notice("provision: record \(record.id) was not given '\(ssid)': \(error.message)")
             throw error
@@ -154,13 +154,12 @@ final class Provisioning {
     /// sessions (`AccessoryChanged`) and subscribers. A store that refuses leaves the record as
     /// it was: the provisioning itself succeeded, and the caller has the answer.
     private func recordNetwork(
-        _ ssid: [UInt8], reply: [(String, DBusValue)], of id: UUID, in agent: isolated Agent
+        _ ssid: [UInt8], reply: ProvisioningReply, of id: UUID, in agent: isolated Agent
     ) async {
         guard let ssid = try? SSID(bytes: ssid) else { return }
-        let field = { (key: String) in reply.first { $0.0 == key }?.1.string }
         let network = AccessoryNetwork(
-            ssid: ssid, ipv4Address: field("ipv4Address"), url: field("url"),
-            macAddress: field("macAddress").flatMap { try? MACAddress($0) }, joined: Date())
+            ssid: ssid, ipv4Address: reply.ipv4Address, url: reply.url,
+            macAddress: reply.macAddress.flatMap { try? MACAddress($0) }, joined: Date())
         do throws(CallFailure) {
             guard let changed = try agent.records.setNetwork(network, of: id) else { return }
             await agent.broadcast(.changed(changed), except: nil)
@@ -233,7 +232,7 @@ final class Provisioning {
         _ method: ProvisioningMethod, record: AccessoryRecord, credentials: WiFiCredentials,
         request: ProvisioningRequest, on hotspotInterface: String?, _ radios: Radios,
         _ progress: @escaping @Sendable (String, [(String, DBusValue)]) -> Void
-    ) async throws(CallFailure) -> [(String, DBusValue)] {
+    ) async throws(CallFailure) -> ProvisioningReply {
         switch method {
         case .espIDF(let setup):
             progress("connecting", [("transport", .string(setup.transport.rawValue))])
@@ -257,11 +256,9 @@ final class Provisioning {
                 }
                 await close()
                 let done = try outcome.get()
-                return [
-                    ("protocol", .string("espIDF")), ("version", .string(done.version.version)),
-                    ("security", .uint32(UInt32(done.scheme))), ("ipv4Address", .string(done.connection.ipv4Address)),
-                    ("channel", .int32(done.connection.channel)),
-                ]
+                return ProvisioningReply(
+                    provisioningProtocol: "espIDF", version: done.version.version, security: UInt32(done.scheme),
+                    ipv4Address: done.connection.ipv4Address, channel: done.connection.channel)
             } catch {
                 throw CallFailure(error)
             }
@@ -285,14 +282,9 @@ final class Provisioning {
                     case .deviceLeft: progress("deviceLeft", [])
                     }
                 }
-                var reply: [(String, DBusValue)] = [
-                    ("protocol", .string("http")), ("confirmed", .boolean(outcome.confirmed)),
-                ]
-                if let address = outcome.ipv4Address { reply.append(("ipv4Address", .string(address))) }
-                if let mac = outcome.captured["mac"].flatMap(MACAddress.init(looseText:)) {
-                    reply.append(("macAddress", .string(mac.description)))
-                }
-                return reply
+                return ProvisioningReply(
+                    provisioningProtocol: "http", ipv4Address: outcome.ipv4Address, confirmed: outcome.confirmed,
+                    macAddress: outcome.captured["mac"].flatMap(MACAddress.init(looseText:))?.description)
             } catch {
                 throw CallFailure(error)
             }
@@ -316,7 +308,7 @@ final class Provisioning {
                     case .provisioned: break
                     }
                 }
-                return [("protocol", .string("improvWiFi"))] + (url.map { [("url", .string($0))] } ?? [])
+                return ProvisioningReply(provisioningProtocol: "improvWiFi", url: url)
             } catch {
                 throw CallFailure(error)
             }

@@ -66,15 +66,15 @@ public struct AccessoryProvisioningReport: Sendable, Hashable {
     public var json: JSONValue
 
     init(_ value: DBusValue?) {
-        let fields = value?.members ?? [:]
-        ssid = fields["ssid"]?.string
-        provisioningProtocol = fields["protocol"]?.string
-        ipv4Address = fields["ipv4Address"]?.string
-        url = fields["url"]?.string
-        if case .boolean(let flag)? = fields["confirmed"] { confirmed = flag }
-        macAddress = fields["macAddress"]?.string
-        seekSeconds = fields["seekSeconds"]?.int
-        json = .object(fields.mapValues(\.jsonValue))
+        let reply = ProvisioningReply(value)
+        ssid = reply.ssid
+        provisioningProtocol = reply.provisioningProtocol
+        ipv4Address = reply.ipv4Address
+        url = reply.url
+        confirmed = reply.confirmed
+        macAddress = reply.macAddress
+        seekSeconds = reply.seekSeconds.map(Int.init)
+        json = .object((value?.members ?? [:]).mapValues(\.jsonValue))
     }
 }
 

@@ -162,6 +162,80 @@ public struct ErrorReply: Sendable, Hashable {
     }
 }
 
+/// What `ProvisionAccessory` answers (docs/dbus-api.md): where the device joined, as its
+/// protocol reported it. The agent writes it, its clients read it; read, every field is
+/// optional.
+public struct ProvisioningReply: Sendable, Hashable {
+    /// The network given, escaped where it is not UTF-8 (`SSID.notation`).
+    public var ssid: String?
+    /// `espIDF`, `improvWiFi` or `http` (a vendor's own setup API).
+    public var provisioningProtocol: String?
+    /// The ESP-IDF provisioning version and security scheme the device spoke.
+    public var version: String?
+    public var security: UInt32?
+    /// The device's address on the network (ESP-IDF, a vendor's setup that reports it).
+    public var ipv4Address: String?
+    /// The channel the device joined on (ESP-IDF).
+    public var channel: Int32?
+    /// `false` when the device took the network but left its hotspot before saying it joined
+    /// (a vendor's setup that restarts the device); `nil` where the protocol itself confirms.
+    public var confirmed: Bool?
+    /// The device's MAC address as it reported it (a vendor's setup).
+    public var macAddress: String?
+    /// Where the device's own setup goes on (Improv).
+    public var url: String?
+    /// How long the agent's search for it on the home network may take, per its profile;
+    /// `nil` when the profile names no service to find it by.
+    public var seekSeconds: UInt32?
+
+    public init(
+        ssid: String? = nil, provisioningProtocol: String?, version: String? = nil, security: UInt32? = nil,
+        ipv4Address: String? = nil, channel: Int32? = nil, confirmed: Bool? = nil, macAddress: String? = nil,
+        url: String? = nil, seekSeconds: UInt32? = nil
+    ) {
+        self.ssid = ssid
+        self.provisioningProtocol = provisioningProtocol
+        self.version = version
+        self.security = security
+        self.ipv4Address = ipv4Address
+        self.channel = channel
+        self.confirmed = confirmed
+        self.macAddress = macAddress
+        self.url = url
+        self.seekSeconds = seekSeconds
+    }
+
+    /// Reads the reply; what is missing or of another type is `nil`.
+    public init(_ value: DBusValue?) {
+        ssid = value?.field("ssid")?.string
+        provisioningProtocol = value?.field("protocol")?.string
+        version = value?.field("version")?.string
+        security = value?.field("security")?.int.flatMap(UInt32.init(exactly:))
+        ipv4Address = value?.field("ipv4Address")?.string
+        channel = value?.field("channel")?.int.flatMap(Int32.init(exactly:))
+        confirmed = value?.field("confirmed")?.bool
+        macAddress = value?.field("macAddress")?.string
+        url = value?.field("url")?.string
+        seekSeconds = value?.field("seekSeconds")?.int.flatMap(UInt32.init(exactly:))
+    }
+
+    /// The `a{sv}` on the wire, with only the fields that are set.
+    public var dbusValue: DBusValue {
+        var fields = ReplyFields()
+        fields.add("ssid", ssid)
+        fields.add("protocol", provisioningProtocol)
+        fields.add("version", version)
+        if let security { fields.entries.append(("security", .uint32(security))) }
+        fields.add("ipv4Address", ipv4Address)
+        if let channel { fields.entries.append(("channel", .int32(channel))) }
+        if let confirmed { fields.entries.append(("confirmed", .boolean(confirmed))) }
+        fields.add("macAddress", macAddress)
+        fields.add("url", url)
+        if let seekSeconds { fields.entries.append(("seekSeconds", .uint32(seekSeconds))) }
+        return .vardict(fields.entries)
+    }
+}
+
 /// An `a{sv}` reply as it is written: only the fields that are set, in order.
 private struct ReplyFields {
     var entries: [(String, DBusValue)] = []

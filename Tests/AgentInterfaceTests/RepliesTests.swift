@@ -31,6 +31,28 @@ struct RepliesTests {
         #expect(JoinReply(nil).dbusValue == .vardict([]))
     }
 
+    @Test func aProvisioningReplyOfEachProtocolIsWrittenWithItsFieldsAloneAndReadBack() {
+        let espIDF = ProvisioningReply(
+            ssid: "HomeNet", provisioningProtocol: "espIDF", version: "v1.1", security: 2, ipv4Address: "10.0.0.7",
+            channel: 6, seekSeconds: 120)
+        let wire = espIDF.dbusValue
+        #expect(
+            wire.entries.map(\.key)
+                == ["ssid", "protocol", "version", "security", "ipv4Address", "channel", "seekSeconds"]
+                .map(DBusValue.string))
+        #expect(wire["security"] == .variant(.init(.uint32(2))) && wire["channel"] == .variant(.init(.int32(6))))
+        #expect(ProvisioningReply(wire) == espIDF)
+        let http = ProvisioningReply(
+            ssid: "HomeNet", provisioningProtocol: "http", confirmed: false, macAddress: "AA:BB:CC:DD:EE:01")
+        #expect(
+            http.dbusValue.entries.map(\.key) == ["ssid", "protocol", "confirmed", "macAddress"].map(DBusValue.string))
+        #expect(ProvisioningReply(http.dbusValue) == http)
+        #expect(ProvisioningReply(http.dbusValue).confirmed == false, "an unconfirmed join is said, not left out")
+        let improv = ProvisioningReply(provisioningProtocol: "improvWiFi", url: "http://10.0.0.9/")
+        #expect(ProvisioningReply(improv.dbusValue) == improv)
+        #expect(ProvisioningReply(nil).provisioningProtocol == nil && ProvisioningReply(nil).confirmed == nil)
+    }
+
     @Test func aLeaveReplyAlwaysSaysWhetherItDeletedAndWhetherTheJoinHadEnded() {
         let reply = LeaveReply(
             device: "wlan0", ssid: nil, deleted: true, alreadyEnded: false, restored: "HomeNet", notRestored: nil)
