@@ -53,13 +53,13 @@ final class SessionSurface {
         case .renameAccessory:
             try await renameAccessory(arguments, host: host, in: agent)
         case .joinAccessoryHotspot:
-            let record = try sessionRecord(try arguments.accessory(0), of: host, in: agent)
+            let record = try Self.sessionRecord(try arguments.accessory(0), of: host)
             return [
                 try await agent.joins.join(
                     call, record: record, uid: host.uid, host: host, options: arguments.options(1), in: agent)
             ]
         case .provisionAccessory:
-            let record = try sessionRecord(try arguments.accessory(0), of: host, in: agent)
+            let record = try Self.sessionRecord(try arguments.accessory(0), of: host)
             return [
                 try await agent.provisioning.provision(
                     call, record: record, uid: host.uid, host: host, options: arguments.options(1), in: agent)
@@ -143,9 +143,7 @@ final class SessionSurface {
     }
 
     /// The record `id` of the session's client.
-    private func sessionRecord(_ id: UUID, of host: SessionHost, in agent: isolated Agent) throws(CallFailure)
-        -> AccessoryRecord
-    {
+    private static func sessionRecord(_ id: UUID, of host: SessionHost) throws(CallFailure) -> AccessoryRecord {
         guard let record = host.session.accessories.first(where: { $0.id == id }) else {
             throw CallFailure(
                 AccessorySessionError.invalidRequest(
