@@ -86,26 +86,44 @@ final class Locations {
         stop()
         guard !types.isEmpty else { return }
         let radios = radios
-        // On the agent, which it holds until `stop()` cancels it, as the agent does when it stops.
-        let task = Task { [weak self] in
+        // Holds the agent for one round at a time, never between rounds, so that an agent let
+        // go of without `stop()` ends its browse rather than keeping itself alive through it.
+        let task = Task { [weak agent] in
             var reportedUnavailable = false
-            while !Task.isCancelled, let self {
-                let round = self.isSeeking ? Self.seekingRound : Self.watchingRound
+            while !Task.isCancelled, let current = agent {
+                let round = await Locations.roundLength(in: current)
                 do throws(HomeServiceError) {
                     let services = try await radios.homeServices().browse(types, for: round)
                     reportedUnavailable = false
-                    self.heard.removeAll()
-                    for await service in services { await self.heard(service, in: agent) }
+                    await Locations.startRound(in: current)
+                    for await service in services { await Locations.hearing(service, in: current) }
                 } catch {
                     await radios.reset(homeServices: true)
                     if !reportedUnavailable { Journal.warning("locate: \(error)") }
                     reportedUnavailable = true
-                    try? await Task.sleep(for: Self.seekingRound)
+                    try? await Task.sleep(for: Locations.seekingRound)
                 }
-                self.expireSought()
+                await Locations.endRound(in: current)
             }
         }
         watch = (types, task)
+    }
+
+    /// A browse's length: short while an accessory is sought.
+    private static func roundLength(in agent: isolated Agent) -> Duration {
+        agent.locations.isSeeking ? seekingRound : watchingRound
+    }
+
+    private static func startRound(in agent: isolated Agent) {
+        agent.locations.heard.removeAll()
+    }
+
+    private static func hearing(_ service: ResolvedService, in agent: isolated Agent) async {
+        await agent.locations.heard(service, in: agent)
+    }
+
+    private static func endRound(in agent: isolated Agent) {
+        agent.locations.expireSought()
     }
 
     /// Drops what is sought past its deadline.
