@@ -317,11 +317,7 @@ public actor Agent {
                 await joins.end(join, because: "the agent is stopping", in: self)
             }
         }
-        for agent in pickerAgents.removeAll() {
-            clients.send(
-                destination: agent.connection, path: agent.path, interface: AgentBus.Interface.pickerAgent.name,
-                method: AgentBus.PickerAgent1.Method.release.name, [])
-        }
+        pickers.releaseAll(in: self)
         await clients.close()
         await bus.close()
     }

@@ -159,6 +159,11 @@ final class Pickers {
         }
     }
 
+    /// The agent stops: every picker agent registered is released (`Release`).
+    func releaseAll(in agent: isolated Agent) {
+        for picker in agent.pickerAgents.removeAll() { send(picker, .release, [], in: agent) }
+    }
+
     /// The picker agents `peer` registered go; the pickers they showed are dismissed.
     func peerVanished(_ peer: String, in agent: isolated Agent) async {
         let gone = agent.pickerAgents.removeAll(of: peer)
